@@ -1,0 +1,68 @@
+"""The Agent Card, built from settings.
+
+Two documents, because a strict v1.0 reader rejects the v0.3 keys (the v1.0 schema
+allows no extra properties): asked with ``A2A-Version: 1.0`` the card is strict v1.0;
+asked without, it is one card both generations read (v1.0 ``supportedInterfaces``
+plus the v0.3 ``url`` / ``protocolVersion`` / ``preferredTransport`` /
+``additionalInterfaces``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .conf import a2a_settings
+
+V03_PROTOCOL_VERSION = "0.3.0"
+
+
+def skills() -> list[dict[str, Any]]:
+    """The configured skills in card shape (``tags`` always present)."""
+    out = []
+    for skill in a2a_settings.SKILLS:
+        entry = {
+            "id": skill["id"],
+            "name": skill.get("name") or skill["id"],
+            "description": skill.get("description", ""),
+            "tags": list(skill.get("tags") or [skill["id"]]),
+        }
+        for key in ("examples", "inputModes", "outputModes"):
+            if skill.get(key):
+                entry[key] = list(skill[key])
+        out.append(entry)
+    return out
+
+
+def build_card(endpoint: str, *, version: str) -> dict[str, Any]:
+    """The card for a JSON-RPC ``endpoint`` (an absolute URL) in dialect ``version``."""
+    card: dict[str, Any] = {
+        "name": a2a_settings.AGENT_NAME,
+        "description": a2a_settings.AGENT_DESCRIPTION,
+        "supportedInterfaces": [
+            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+        ],
+        "version": a2a_settings.AGENT_VERSION,
+        "capabilities": {"streaming": False, "pushNotifications": False},
+        "defaultInputModes": list(a2a_settings.INPUT_MODES),
+        "defaultOutputModes": list(a2a_settings.OUTPUT_MODES),
+        "skills": skills(),
+    }
+    if a2a_settings.PROVIDER_ORGANIZATION:
+        card["provider"] = {
+            "organization": a2a_settings.PROVIDER_ORGANIZATION,
+            "url": a2a_settings.PROVIDER_URL or "",
+        }
+    if a2a_settings.DOCUMENTATION_URL:
+        card["documentationUrl"] = a2a_settings.DOCUMENTATION_URL
+    if version == "1.0":
+        card["capabilities"]["extendedAgentCard"] = False
+        return card
+    card.update(
+        protocolVersion=V03_PROTOCOL_VERSION,
+        url=endpoint,
+        preferredTransport="JSONRPC",
+        additionalInterfaces=[{"url": endpoint, "transport": "JSONRPC"}],
+        supportsAuthenticatedExtendedCard=False,
+    )
+    return card

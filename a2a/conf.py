@@ -1,0 +1,115 @@
+"""Every setting the ``a2a`` and ``stores`` apps read, with its default, in one place.
+
+Read a setting as ``a2a_settings.HANDLER`` (the ``A2A_`` prefix dropped); values are
+looked up once and cached, and the cache is cleared when a test overrides a setting.
+``TASK_STORE`` is the one unprefixed setting, because it names the store for the
+whole project (like ``CACHES`` or ``STORAGES``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+
+#: Setting name -> default. The README's settings reference lists exactly these.
+DEFAULTS: dict[str, Any] = {
+    # Where Tasks live: "memory", "file:<dir>", "orm", "orm:<alias>", a dotted class
+    # path, a {"BACKEND": ..., "OPTIONS": {...}} dict, or a store instance.
+    "TASK_STORE": "memory",
+    # Dotted path to the callable (sync or async) that fulfils each Task.
+    "A2A_HANDLER": "a2a.handlers.echo",
+    # How many Tasks are fulfilled at once per process; more wait their turn.
+    "A2A_WORKERS": 8,
+    # Blocking SendMessage waits at most this long (seconds), then answers with the
+    # Task as it stands; the Task goes on in the background.
+    "A2A_BLOCKING_TIMEOUT": 60.0,
+    # On shutdown, in-flight Tasks get this long (seconds) to finish before they are
+    # saved as failed with a message that says so.
+    "A2A_SHUTDOWN_GRACE": 10.0,
+    # Absolute base URL the Agent Card advertises (e.g. "https://agent.example.com");
+    # None derives it from each request's host and scheme.
+    "A2A_PUBLIC_URL": None,
+    # The Agent Card.
+    "A2A_AGENT_NAME": "toolnexus-agent",
+    "A2A_AGENT_DESCRIPTION": "An A2A agent served by Django.",
+    "A2A_AGENT_VERSION": "0.1.0",
+    "A2A_PROVIDER_ORGANIZATION": "",
+    "A2A_PROVIDER_URL": "",
+    "A2A_DOCUMENTATION_URL": "",
+    # A list of skill dicts: {"id", "name", "description", "tags", "examples"?}.
+    "A2A_SKILLS": [],
+    # Media types the agent takes and gives, as the card's defaultInput/OutputModes.
+    "A2A_INPUT_MODES": ["text/plain"],
+    "A2A_OUTPUT_MODES": ["text/plain"],
+    # Agent Card max-age for HTTP caching (seconds).
+    "A2A_CARD_MAX_AGE": 300,
+}
+
+
+def from_environment(environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """The settings above that are set in the environment, parsed by their default's
+    type: numbers as numbers, lists as JSON (``[...]``) or comma-separated strings,
+    ``A2A_SKILLS`` and dicts as JSON. A project's settings module does
+    ``globals().update(from_environment())`` to make every setting an env var."""
+    environ = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    for name, default in DEFAULTS.items():
+        raw = environ.get(name)
+        if raw is None:
+            continue
+        try:
+            if isinstance(default, bool):
+                values[name] = raw.strip().lower() in ("1", "true", "yes", "on")
+            elif isinstance(default, int | float):
+                values[name] = type(default)(raw)
+            elif isinstance(default, list | dict) or raw.lstrip().startswith(("[", "{")):
+                if raw.lstrip().startswith(("[", "{")):
+                    values[name] = json.loads(raw)
+                else:
+                    values[name] = [item.strip() for item in raw.split(",") if item.strip()]
+            else:
+                values[name] = raw or default
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"Environment variable {name}={raw!r} is not valid: {exc}") from None
+    return values
+
+
+class A2ASettings:
+    """Attribute access to the settings above, e.g. ``a2a_settings.WORKERS``."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, Any] = {}
+
+    @staticmethod
+    def _name(attr: str) -> str:
+        return attr if attr == "TASK_STORE" else f"A2A_{attr}"
+
+    def __getattr__(self, attr: str) -> Any:
+        name = self._name(attr)
+        if name not in DEFAULTS:
+            raise AttributeError(f"Unknown A2A setting: {attr!r}")
+        try:
+            return self._cache[name]
+        except KeyError:
+            value = getattr(settings, name, DEFAULTS[name])
+            self._cache[name] = value
+            return value
+
+    def reload(self) -> None:
+        self._cache.clear()
+
+
+a2a_settings = A2ASettings()
+
+
+def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
+    if setting in DEFAULTS:
+        a2a_settings.reload()
+
+
+setting_changed.connect(_on_setting_changed)

@@ -1,0 +1,71 @@
+"""The in-process event bus: who hears a Task's saved transitions.
+
+Every save through :mod:`a2a.lifecycle` publishes the task here; a blocking
+``SendMessage`` (and, later, streams and push delivery) subscribes by task id. The
+publisher may be on any thread or event loop: each subscriber's queue is fed on its
+own loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from stores.base import Task
+
+
+class Subscription:
+    """The saved versions of one task, in order, from the moment of subscribing."""
+
+    def __init__(self, task_id: str) -> None:
+        self.task_id = task_id
+        self.loop = asyncio.get_running_loop()
+        self.queue: asyncio.Queue[Task] = asyncio.Queue()
+
+    async def get(self) -> Task:
+        return await self.queue.get()
+
+    def _deliver(self, task: Task) -> None:
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody left to tell
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, task)
+
+
+class EventBus:
+    def __init__(self) -> None:
+        self._subscribers: dict[str, set[Subscription]] = {}
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def subscribe(self, task_id: str) -> Iterator[Subscription]:
+        """Hear every task version published while the ``with`` block is open."""
+        sub = Subscription(task_id)
+        with self._lock:
+            self._subscribers.setdefault(task_id, set()).add(sub)
+        try:
+            yield sub
+        finally:
+            with self._lock:
+                subs = self._subscribers.get(task_id)
+                if subs is not None:
+                    subs.discard(sub)
+                    if not subs:
+                        del self._subscribers[task_id]
+
+    def publish(self, task: Task) -> None:
+        """Tell every subscriber of ``task["id"]`` about this saved version."""
+        subs = self._subscribers.get(task["id"])
+        if not subs:
+            return
+        with self._lock:
+            subs = list(subs)
+        for sub in subs:
+            sub._deliver(task)
+
+    def subscriber_count(self, task_id: str) -> int:
+        return len(self._subscribers.get(task_id, ()))
+
+
+bus = EventBus()

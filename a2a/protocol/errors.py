@@ -1,0 +1,91 @@
+"""A2A and JSON-RPC errors: one class each, with its code, reason and HTTP status.
+
+Operations raise these; each binding renders them in its own shape (see
+``a2a.bindings``), so an error is defined once and means the same everywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class A2AError(Exception):
+    """Base of every error a client can be answered with."""
+
+    code: int = -32603
+    reason: str = "INTERNAL"
+    http_status: int = 500
+    default_message: str = "Internal error"
+
+    def __init__(self, message: str | None = None, *, metadata: dict[str, Any] | None = None) -> None:
+        self.message = message or self.default_message
+        self.metadata = metadata or {}
+        super().__init__(self.message)
+
+
+class JSONParseError(A2AError):
+    code, reason, http_status, default_message = -32700, "PARSE_ERROR", 400, "Invalid JSON payload"
+
+
+class InvalidRequestError(A2AError):
+    code, reason, http_status, default_message = -32600, "INVALID_REQUEST", 400, "Request payload validation error"
+
+
+class MethodNotFoundError(A2AError):
+    code, reason, http_status, default_message = -32601, "METHOD_NOT_FOUND", 404, "Method not found"
+
+
+class InvalidParamsError(A2AError):
+    """Bad parameters; ``field`` names the offending one (dotted path, e.g. ``message.parts``)."""
+
+    code, reason, http_status, default_message = -32602, "INVALID_PARAMS", 400, "Invalid parameters"
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        self.field = field
+        super().__init__(f"Invalid params: {field}: {message}" if field else f"Invalid params: {message}")
+        self.description = message
+
+
+class InternalError(A2AError):
+    pass
+
+
+class TaskNotFoundError(A2AError):
+    code, reason, http_status, default_message = -32001, "TASK_NOT_FOUND", 404, "Task not found"
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"Task not found: {task_id}", metadata={"taskId": task_id})
+
+
+class TaskNotCancelableError(A2AError):
+    code, reason, http_status, default_message = -32002, "TASK_NOT_CANCELABLE", 400, "Task cannot be canceled"
+
+
+class PushNotificationNotSupportedError(A2AError):
+    code, reason, http_status = -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED", 400
+    default_message = "Push notifications are not supported"
+
+
+class UnsupportedOperationError(A2AError):
+    code, reason, http_status, default_message = -32004, "UNSUPPORTED_OPERATION", 400, "This operation is not supported"
+
+
+class ContentTypeNotSupportedError(A2AError):
+    code, reason, http_status, default_message = -32005, "CONTENT_TYPE_NOT_SUPPORTED", 400, "Incompatible content types"
+
+
+class InvalidAgentResponseError(A2AError):
+    code, reason, http_status, default_message = -32006, "INVALID_AGENT_RESPONSE", 500, "Invalid agent response"
+
+
+class ExtendedAgentCardNotConfiguredError(A2AError):
+    code, reason, http_status = -32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", 400
+    default_message = "Extended agent card is not configured"
+
+
+class ExtensionSupportRequiredError(A2AError):
+    code, reason, http_status, default_message = -32008, "EXTENSION_SUPPORT_REQUIRED", 400, "Extension support required"
+
+
+class VersionNotSupportedError(A2AError):
+    code, reason, http_status, default_message = -32009, "VERSION_NOT_SUPPORTED", 400, "Protocol version not supported"

@@ -1,0 +1,212 @@
+"""The canonical representation inside the app, whatever dialect came in.
+
+Tasks, Messages and Parts are plain JSON-ready dicts in the stored shape (the A2A
+v0.3 wire shape, which is also what toolnexus stores): lowercase states, ``kind``
+discriminators, camelCase keys. Each dialect module converts to and from it at the
+edge; operations and stores only ever see this shape.
+
+The parsed parameters of each operation are small dataclasses, so operations never
+look at wire JSON.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from stores.base import TERMINAL_STATES, Task, now_iso, task_state
+
+from .errors import InvalidParamsError
+
+Message = dict[str, Any]
+Part = dict[str, Any]
+Artifact = dict[str, Any]
+
+#: States in which the task waits for the client (blocking calls return on them too).
+INTERRUPTED_STATES = frozenset({"input-required", "auth-required"})
+#: States after which SendMessage stops waiting.
+SETTLED_STATES = TERMINAL_STATES | INTERRUPTED_STATES
+
+__all__ = [
+    "INTERRUPTED_STATES",
+    "SETTLED_STATES",
+    "TERMINAL_STATES",
+    "Artifact",
+    "Message",
+    "Part",
+    "Task",
+    "new_id",
+    "new_task",
+    "now_iso",
+    "task_state",
+]
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def new_task(message: Message, *, context_id: str, metadata: dict[str, Any] | None = None) -> Task:
+    """A fresh ``submitted`` task whose history starts with ``message``."""
+    task_id = new_id()
+    task: Task = {
+        "kind": "task",
+        "id": task_id,
+        "contextId": context_id,
+        "status": {"state": "submitted", "timestamp": now_iso()},
+        "history": [{**message, "taskId": task_id, "contextId": context_id}],
+    }
+    if metadata:
+        task["metadata"] = metadata
+    return task
+
+
+def set_status(task: Task, state: str, message: Message | None = None) -> Task:
+    """Move ``task`` to ``state`` now (in place), with an optional status message."""
+    status: dict[str, Any] = {"state": state, "timestamp": now_iso()}
+    if message is not None:
+        status["message"] = message
+    task["status"] = status
+    return task
+
+
+def agent_message(text: str, *, task: Task | None = None) -> Message:
+    """An agent-role message with one text part, tied to ``task`` when given."""
+    message: Message = {"kind": "message", "messageId": new_id(), "role": "agent", "parts": [text_part(text)]}
+    if task is not None:
+        message["taskId"] = task["id"]
+        if task.get("contextId"):
+            message["contextId"] = task["contextId"]
+    return message
+
+
+def text_part(text: str) -> Part:
+    return {"kind": "text", "text": text}
+
+
+def message_text(message: Message) -> str:
+    """The text parts of a message, joined by newlines."""
+    return "\n".join(p["text"] for p in message.get("parts", ()) if p.get("kind") == "text")
+
+
+def with_history(task: Task, history_length: int | None) -> Task:
+    """The task with at most ``history_length`` recent messages (spec 3.2.4):
+    None keeps all, 0 drops the field."""
+    if history_length is None or "history" not in task:
+        return task
+    task = dict(task)
+    if history_length == 0:
+        del task["history"]
+    else:
+        task["history"] = task["history"][-history_length:]
+    return task
+
+
+# --- Parsed operation parameters (dialect-free) ---------------------------------
+
+
+@dataclass
+class SendParams:
+    message: Message
+    blocking: bool = True
+    history_length: int | None = None
+    accepted_output_modes: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] | None = None
+
+
+@dataclass
+class GetParams:
+    id: str
+    history_length: int | None = None
+
+
+@dataclass
+class CancelParams:
+    id: str
+    metadata: dict[str, Any] | None = None
+
+
+@dataclass
+class ListParams:
+    context_id: str | None = None
+    state: str | None = None
+    updated_after: dt.datetime | None = None
+    page_size: int = 50
+    page_token: str | None = None
+    history_length: int | None = None
+    include_artifacts: bool = False
+
+
+# --- Validation helpers shared by the dialects ----------------------------------
+
+
+def want_object(value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InvalidParamsError(f"must be an object, not {json_type(value)}", field=path)
+    return value
+
+
+def want_string(value: Any, path: str, *, required: bool = True, max_length: int = 1024) -> str | None:
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value):
+        raise InvalidParamsError(
+            "is required and must be a non-empty string"
+            if value in (None, "")
+            else f"must be a string, not {json_type(value)}",
+            field=path,
+        )
+    if len(value) > max_length:
+        raise InvalidParamsError(f"is longer than {max_length} characters", field=path)
+    return value
+
+
+def want_int(value: Any, path: str, *, minimum: int | None = None, maximum: int | None = None) -> int | None:
+    if value is None:
+        return None
+    # ProtoJSON allows an int32 to arrive as a string of digits.
+    if isinstance(value, str) and value.lstrip("-").isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidParamsError(f"must be an integer, not {json_type(value)}", field=path)
+    if minimum is not None and value < minimum:
+        raise InvalidParamsError(f"must be at least {minimum}", field=path)
+    if maximum is not None and value > maximum:
+        raise InvalidParamsError(f"must be at most {maximum}", field=path)
+    return value
+
+
+def want_bool(value: Any, path: str) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise InvalidParamsError(f"must be true or false, not {json_type(value)}", field=path)
+
+
+def want_string_list(value: Any, path: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InvalidParamsError("must be a list of strings", field=path)
+    return value
+
+
+def json_type(value: Any) -> str:
+    return {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
+
+
+def pick(obj: dict[str, Any], camel: str) -> Any:
+    """``obj[camel]``, or the ProtoJSON proto-name spelling (``context_id``)."""
+    if camel in obj:
+        return obj[camel]
+    snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
+    return obj.get(snake)

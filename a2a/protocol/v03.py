@@ -1,0 +1,223 @@
+"""A2A v0.3 JSON (and the toolnexus dialect, which sends it under v1.0 method names).
+
+The canonical shape *is* the v0.3 shape, so rendering is close to the identity; the
+work here is validating what comes in. :class:`V10Dialect` subclasses this and
+overrides the leaf conversions (states, roles, parts) and the result wrappers.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from stores.base import MAX_PAGE_SIZE, STATES, parse_timestamp
+
+from .errors import A2AError, InvalidParamsError
+from .model import (
+    CancelParams,
+    GetParams,
+    ListParams,
+    Message,
+    Part,
+    SendParams,
+    Task,
+    json_type,
+    pick,
+    want_bool,
+    want_int,
+    want_object,
+    want_string,
+    want_string_list,
+    with_history,
+)
+
+MAX_ID_LENGTH = 255
+
+
+class V03Dialect:
+    """Parse requests into canonical objects and render canonical objects, v0.3 style."""
+
+    version = "0.3"
+    roles = {"user": "user", "agent": "agent"}
+
+    # --- leaf conversions (overridden by v1.0) ---------------------------------
+
+    def parse_role(self, value: Any, path: str) -> str:
+        role = self.roles.get(value) if isinstance(value, str | int) and not isinstance(value, bool) else None
+        if role is None:
+            expected = ", ".join(f'"{r}"' for r in self.roles if isinstance(r, str))
+            raise InvalidParamsError(f"must be one of {expected}", field=path)
+        return role
+
+    def parse_state(self, value: Any, path: str) -> str:
+        if value not in STATES:
+            raise InvalidParamsError(f"unknown task state {value!r}", field=path)
+        return value
+
+    def parse_part(self, raw: Any, path: str) -> Part:
+        raw = want_object(raw, path)
+        kind = raw.get("kind") or next((k for k in ("text", "file", "data") if k in raw), None)
+        part: Part
+        if kind == "text":
+            text = raw.get("text")
+            if not isinstance(text, str):
+                raise InvalidParamsError("a text part needs a string 'text'", field=f"{path}.text")
+            part = {"kind": "text", "text": text}
+        elif kind == "file":
+            f = want_object(raw.get("file"), f"{path}.file")
+            file: dict[str, Any] = {}
+            if "bytes" in f:
+                file["bytes"] = check_base64(f["bytes"], f"{path}.file.bytes")
+            elif "uri" in f:
+                file["uri"] = want_string(f["uri"], f"{path}.file.uri", max_length=8192)
+            else:
+                raise InvalidParamsError("a file needs 'bytes' or 'uri'", field=f"{path}.file")
+            for key in ("mimeType", "name"):
+                if f.get(key) is not None:
+                    file[key] = want_string(f[key], f"{path}.file.{key}")
+            part = {"kind": "file", "file": file}
+        elif kind == "data":
+            if "data" not in raw:
+                raise InvalidParamsError("a data part needs 'data'", field=f"{path}.data")
+            part = {"kind": "data", "data": raw["data"]}
+        else:
+            raise InvalidParamsError('must be a text, file or data part (kind "text", "file" or "data")', field=path)
+        if raw.get("metadata") is not None:
+            part["metadata"] = want_object(raw["metadata"], f"{path}.metadata")
+        return part
+
+    def render_part(self, part: Part) -> dict[str, Any]:
+        return part
+
+    def render_state(self, state: str) -> str:
+        return state
+
+    def render_role(self, role: str) -> str:
+        return role
+
+    # --- messages and tasks ------------------------------------------------------
+
+    def parse_message(self, raw: Any, path: str = "message") -> Message:
+        raw = want_object(raw, path)
+        if raw.get("kind") not in (None, "message"):
+            raise InvalidParamsError('must have kind "message"', field=f"{path}.kind")
+        parts = raw.get("parts")
+        if not isinstance(parts, list) or not parts:
+            raise InvalidParamsError("at least one part is required", field=f"{path}.parts")
+        message: Message = {
+            "kind": "message",
+            "messageId": want_string(pick(raw, "messageId"), f"{path}.messageId", max_length=MAX_ID_LENGTH),
+            "role": self.parse_role(raw.get("role"), f"{path}.role"),
+            "parts": [self.parse_part(p, f"{path}.parts[{i}]") for i, p in enumerate(parts)],
+        }
+        for key in ("contextId", "taskId"):
+            value = want_string(pick(raw, key), f"{path}.{key}", required=False, max_length=MAX_ID_LENGTH)
+            if value:
+                message[key] = value
+        if raw.get("metadata") is not None:
+            message["metadata"] = want_object(raw["metadata"], f"{path}.metadata")
+        for key in ("extensions", "referenceTaskIds"):
+            values = want_string_list(pick(raw, key), f"{path}.{key}")
+            if values:
+                message[key] = values
+        return message
+
+    def render_message(self, message: Message) -> dict[str, Any]:
+        return message
+
+    def render_task(self, task: Task, history_length: int | None = None) -> dict[str, Any]:
+        task = with_history(task, history_length)
+        return task if task.get("kind") == "task" else {**task, "kind": "task"}
+
+    # --- operation parameters ----------------------------------------------------
+
+    def parse_send(self, params: Any) -> SendParams:
+        params = want_object(params, "params")
+        message = self.parse_message(params.get("message"))
+        config = params.get("configuration")
+        config = want_object(config, "configuration") if config is not None else {}
+        metadata = params.get("metadata")
+        return SendParams(
+            message=message,
+            blocking=self.parse_blocking(config),
+            history_length=want_int(pick(config, "historyLength"), "configuration.historyLength", minimum=0),
+            accepted_output_modes=want_string_list(
+                pick(config, "acceptedOutputModes"), "configuration.acceptedOutputModes"
+            ),
+            metadata=want_object(metadata, "metadata") if metadata is not None else None,
+        )
+
+    def parse_blocking(self, config: dict[str, Any]) -> bool:
+        # v0.3: "blocking": true means wait; absent means wait (as the v0.3 SDK does).
+        blocking = want_bool(config.get("blocking"), "configuration.blocking")
+        return True if blocking is None else blocking
+
+    def parse_task_id(self, params: dict[str, Any], key: str = "id") -> str:
+        value = want_string(params.get(key), key, max_length=4096)
+        assert value is not None
+        return value
+
+    def parse_get(self, params: Any) -> GetParams:
+        params = want_object(params, "params")
+        return GetParams(
+            id=self.parse_task_id(params),
+            history_length=want_int(pick(params, "historyLength"), "historyLength", minimum=0),
+        )
+
+    def parse_cancel(self, params: Any) -> CancelParams:
+        params = want_object(params, "params")
+        metadata = params.get("metadata")
+        return CancelParams(
+            id=self.parse_task_id(params),
+            metadata=want_object(metadata, "metadata") if metadata is not None else None,
+        )
+
+    def parse_list(self, params: Any) -> ListParams:
+        params = want_object(params if params is not None else {}, "params")
+        state = pick(params, "status")
+        after = pick(params, "statusTimestampAfter")
+        if after is not None:
+            try:
+                after = parse_timestamp(want_string(after, "statusTimestampAfter") or "")
+            except ValueError:
+                raise InvalidParamsError("must be an ISO 8601 timestamp", field="statusTimestampAfter") from None
+        page_size = want_int(pick(params, "pageSize"), "pageSize", minimum=1, maximum=MAX_PAGE_SIZE)
+        include = want_bool(pick(params, "includeArtifacts"), "includeArtifacts")
+        return ListParams(
+            context_id=want_string(pick(params, "contextId"), "contextId", required=False, max_length=4096) or None,
+            state=self.parse_state(state, "status") if state not in (None, "") else None,
+            updated_after=after,
+            page_size=page_size or 50,
+            page_token=want_string(pick(params, "pageToken"), "pageToken", required=False, max_length=4096) or None,
+            history_length=want_int(pick(params, "historyLength"), "historyLength", minimum=0),
+            include_artifacts=bool(include),
+        )
+
+    # --- results -----------------------------------------------------------------
+
+    def render_send_result(self, result: Task | Message) -> dict[str, Any]:
+        """v0.3: the bare Task (or Message), as toolnexus clients read ``result.id``."""
+        if result.get("kind") == "message":
+            return self.render_message(result)
+        return self.render_task(result)
+
+    def render_list(self, tasks: list[dict[str, Any]], next_page_token: str, page_size: int, total: int) -> Any:
+        return {"tasks": tasks, "nextPageToken": next_page_token, "pageSize": page_size, "totalSize": total}
+
+    def render_error(self, error: A2AError) -> dict[str, Any]:
+        body: dict[str, Any] = {"code": error.code, "message": error.message}
+        field = getattr(error, "field", None)
+        if field:
+            body["data"] = {"field": field, "description": error.description}  # type: ignore[attr-defined]
+        return body
+
+
+def check_base64(value: Any, path: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidParamsError(f"must be a base64 string, not {json_type(value)}", field=path)
+    try:
+        base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidParamsError("is not valid base64", field=path) from None
+    return value

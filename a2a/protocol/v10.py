@@ -1,0 +1,178 @@
+"""A2A v1.0 JSON: ProtoJSON names (``TASK_STATE_*``, ``ROLE_*``), parts without ``kind``.
+
+Parsing accepts the lowerCamelCase names and the proto field names (``context_id``),
+as ProtoJSON parsers do, and ignores unknown fields (spec 5.5, 5.7).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import A2AError, InvalidParamsError
+from .model import Message, Part, Task, pick, want_bool, want_object, want_string, with_history
+from .v03 import V03Dialect, check_base64
+
+STATE_NAMES = {
+    "submitted": "TASK_STATE_SUBMITTED",
+    "working": "TASK_STATE_WORKING",
+    "completed": "TASK_STATE_COMPLETED",
+    "failed": "TASK_STATE_FAILED",
+    "canceled": "TASK_STATE_CANCELED",
+    "input-required": "TASK_STATE_INPUT_REQUIRED",
+    "rejected": "TASK_STATE_REJECTED",
+    "auth-required": "TASK_STATE_AUTH_REQUIRED",
+    "unknown": "TASK_STATE_UNSPECIFIED",
+}
+STATE_FROM_NAME = {v: k for k, v in STATE_NAMES.items()}
+STATE_FROM_NUMBER = dict(
+    enumerate(
+        [
+            "unknown",
+            "submitted",
+            "working",
+            "completed",
+            "failed",
+            "canceled",
+            "input-required",
+            "rejected",
+            "auth-required",
+        ]
+    )
+)
+
+_PART_CONTENT = ("text", "raw", "url", "data")
+_OPTIONAL_MESSAGE_KEYS = ("contextId", "taskId", "metadata", "extensions", "referenceTaskIds")
+_OPTIONAL_ARTIFACT_KEYS = ("name", "description", "metadata", "extensions")
+
+
+class V10Dialect(V03Dialect):
+    version = "1.0"
+    roles = {"ROLE_USER": "user", "ROLE_AGENT": "agent", 1: "user", 2: "agent"}  # type: ignore[dict-item]
+
+    def parse_state(self, value: Any, path: str) -> str:
+        state = STATE_FROM_NAME.get(value) if isinstance(value, str) else None
+        if state is None and isinstance(value, int) and not isinstance(value, bool):
+            state = STATE_FROM_NUMBER.get(value)
+        if state is None or state == "unknown":
+            raise InvalidParamsError(f"unknown task state {value!r}; expected a TASK_STATE_* name", field=path)
+        return state
+
+    def parse_part(self, raw: Any, path: str) -> Part:
+        raw = want_object(raw, path)
+        present = [k for k in _PART_CONTENT if k in raw]
+        if len(present) != 1:
+            raise InvalidParamsError("a part needs exactly one of text, raw, url or data", field=path)
+        kind = present[0]
+        media_type = want_string(pick(raw, "mediaType"), f"{path}.mediaType", required=False)
+        filename = want_string(raw.get("filename"), f"{path}.filename", required=False)
+        part: Part
+        if kind == "text":
+            if not isinstance(raw["text"], str):
+                raise InvalidParamsError("must be a string", field=f"{path}.text")
+            part = {"kind": "text", "text": raw["text"]}
+        elif kind == "data":
+            part = {"kind": "data", "data": raw["data"]}
+        else:
+            file: dict[str, Any] = (
+                {"bytes": check_base64(raw["raw"], f"{path}.raw")}
+                if kind == "raw"
+                else {"uri": want_string(raw["url"], f"{path}.url", max_length=8192)}
+            )
+            if media_type:
+                file["mimeType"] = media_type
+            if filename:
+                file["name"] = filename
+            part = {"kind": "file", "file": file}
+        if raw.get("metadata") is not None:
+            part["metadata"] = want_object(raw["metadata"], f"{path}.metadata")
+        return part
+
+    def render_part(self, part: Part) -> dict[str, Any]:
+        kind = part.get("kind")
+        out: dict[str, Any]
+        if kind == "file":
+            file = part.get("file", {})
+            out = {"raw": file["bytes"]} if "bytes" in file else {"url": file.get("uri", "")}
+            if file.get("mimeType"):
+                out["mediaType"] = file["mimeType"]
+            if file.get("name"):
+                out["filename"] = file["name"]
+        elif kind == "data":
+            out = {"data": part.get("data")}
+        else:
+            out = {"text": part.get("text", "")}
+        if part.get("metadata"):
+            out["metadata"] = part["metadata"]
+        return out
+
+    def render_state(self, state: str) -> str:
+        return STATE_NAMES.get(state, "TASK_STATE_UNSPECIFIED")
+
+    def render_role(self, role: str) -> str:
+        return "ROLE_AGENT" if role == "agent" else "ROLE_USER"
+
+    def render_message(self, message: Message) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "messageId": message.get("messageId", ""),
+            "role": self.render_role(message.get("role", "")),
+            "parts": [self.render_part(p) for p in message.get("parts", ())],
+        }
+        for key in _OPTIONAL_MESSAGE_KEYS:
+            if message.get(key):
+                out[key] = message[key]
+        return out
+
+    def render_task(self, task: Task, history_length: int | None = None) -> dict[str, Any]:
+        task = with_history(task, history_length)
+        status = task.get("status") or {}
+        out_status: dict[str, Any] = {"state": self.render_state(status.get("state", "unknown"))}
+        if status.get("message"):
+            out_status["message"] = self.render_message(status["message"])
+        if status.get("timestamp"):
+            out_status["timestamp"] = status["timestamp"]
+        out: dict[str, Any] = {"id": task["id"], "contextId": task.get("contextId", ""), "status": out_status}
+        if task.get("artifacts"):
+            out["artifacts"] = [self._render_artifact(a) for a in task["artifacts"]]
+        if task.get("history"):
+            out["history"] = [self.render_message(m) for m in task["history"]]
+        if task.get("metadata"):
+            out["metadata"] = task["metadata"]
+        return out
+
+    def _render_artifact(self, artifact: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "artifactId": artifact.get("artifactId", ""),
+            "parts": [self.render_part(p) for p in artifact.get("parts", ())],
+        }
+        for key in _OPTIONAL_ARTIFACT_KEYS:
+            if artifact.get(key):
+                out[key] = artifact[key]
+        return out
+
+    def parse_blocking(self, config: dict[str, Any]) -> bool:
+        # v1.0: "returnImmediately": false (the default) means wait.
+        return not want_bool(pick(config, "returnImmediately"), "configuration.returnImmediately")
+
+    def render_send_result(self, result: Task | Message) -> dict[str, Any]:
+        if result.get("kind") == "message":
+            return {"message": self.render_message(result)}
+        return {"task": self.render_task(result)}
+
+    def render_error(self, error: A2AError) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": error.reason,
+            "domain": "a2a-protocol.org",
+        }
+        if error.metadata:
+            info["metadata"] = {k: str(v) for k, v in error.metadata.items()}
+        data: list[dict[str, Any]] = [info]
+        field = getattr(error, "field", None)
+        if field:
+            data.append(
+                {
+                    "@type": "type.googleapis.com/google.rpc.BadRequest",
+                    "fieldViolations": [{"field": field, "description": error.description}],  # type: ignore[attr-defined]
+                }
+            )
+        return {"code": error.code, "message": error.message, "data": data}

@@ -1,0 +1,222 @@
+"""Background fulfilment: run each submitted Task through the project's handler.
+
+One runner per process owns an event loop on a daemon thread, so fulfilment works
+the same under an ASGI server, a WSGI server, tests and management commands. At most
+``A2A_WORKERS`` tasks run at once; the rest wait their turn in ``submitted``. Sync
+handlers run on a pool of the same size. Each step is a transition through
+:mod:`a2a.lifecycle`: ``working``, then ``completed`` with the result as artifacts,
+or ``failed`` with the error as the status message. A task that was canceled (or
+otherwise settled) meanwhile keeps its terminal state: the result is dropped.
+
+:meth:`Runner.shutdown` (called on ASGI lifespan shutdown and at exit) lets the
+tasks in flight finish for ``A2A_SHUTDOWN_GRACE`` seconds, then saves the rest as
+``failed`` with a message saying the server stopped, so no task is left
+``working`` by a clean stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextvars
+import functools
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+from asgiref.sync import iscoroutinefunction
+from django.db import close_old_connections
+
+from stores.base import Task
+from stores.resolve import get_task_store
+
+from . import lifecycle
+from .conf import a2a_settings
+from .handlers import HandlerRequest, load_handler, to_artifacts
+from .protocol.model import agent_message, set_status
+
+logger = logging.getLogger(__name__)
+
+SHUTDOWN_MESSAGE = "The server shut down before this task finished; send the message again."
+
+
+@dataclass
+class _Running:
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    handler: asyncio.Future[object] | None = None
+
+
+def _start_working(task: Task) -> Task | None:
+    if task["status"]["state"] != "submitted":
+        return None  # canceled (or taken) before it started
+    return set_status(task, "working")
+
+
+def _finish(state: str, *, artifacts: list | None = None, text: str | None = None):  # type: ignore[no-untyped-def]
+    def change(task: Task) -> Task | None:
+        if lifecycle.is_terminal(task):
+            return None  # a terminal state is final (e.g. canceled meanwhile)
+        if artifacts:
+            task["artifacts"] = [*(task.get("artifacts") or ()), *artifacts]
+        return set_status(task, state, agent_message(text, task=task) if text else None)
+
+    return change
+
+
+def _is_async(handler: object) -> bool:
+    """An ``async def`` function, or an object whose ``__call__`` is one."""
+    return iscoroutinefunction(handler) or iscoroutinefunction(type(handler).__dict__.get("__call__"))
+
+
+def _call_sync(handler, request: HandlerRequest):  # type: ignore[no-untyped-def]
+    close_old_connections()  # as Django does around a request
+    try:
+        return handler(request)
+    finally:
+        close_old_connections()
+
+
+class Runner:
+    """Fulfils tasks in the background of this process."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._semaphore: asyncio.Semaphore | None = None
+        self._jobs: dict[str, asyncio.Task[None]] = {}
+        self._running: dict[str, _Running] = {}
+
+    def _start(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                self._pool = concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="a2a-handler")
+                loop.set_default_executor(self._pool)
+                self._thread = threading.Thread(target=loop.run_forever, name="a2a-runner", daemon=True)
+                self._thread.start()
+                self._loop = loop
+                atexit.register(self.shutdown)
+            return self._loop
+
+    def submit(self, task_id: str) -> concurrent.futures.Future[None]:
+        """Queue the task for fulfilment; returns at once."""
+        loop = self._start()
+        return asyncio.run_coroutine_threadsafe(self._enqueue(task_id), loop)
+
+    async def _enqueue(self, task_id: str) -> None:
+        job = asyncio.current_task()
+        assert job is not None
+        self._jobs[task_id] = job
+        try:
+            if self._semaphore is None:
+                self._semaphore = asyncio.Semaphore(self.workers)
+            async with self._semaphore:
+                await self._fulfil(task_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("fulfilling task %s failed outside the handler", task_id)
+        finally:
+            self._jobs.pop(task_id, None)
+
+    async def _fulfil(self, task_id: str) -> None:
+        store = get_task_store()
+        task = await lifecycle.transition(store, task_id, _start_working)
+        if task is None:
+            return
+        running = self._running[task_id] = _Running()
+        started = time.monotonic()
+        try:
+            handler = load_handler(a2a_settings.HANDLER)
+            request = HandlerRequest.for_task(task, running.cancelled)
+            if _is_async(handler):
+                running.handler = asyncio.ensure_future(handler(request))
+            else:
+                ctx = contextvars.copy_context()
+                running.handler = asyncio.get_running_loop().run_in_executor(
+                    None, functools.partial(ctx.run, _call_sync, handler, request)
+                )
+            result = await running.handler
+            change = _finish("completed", artifacts=to_artifacts(result))
+        except asyncio.CancelledError:
+            if running.cancelled.is_set():
+                logger.info("task %s canceled while running", task_id)
+                return  # CancelTask already saved "canceled"
+            raise  # the runner is shutting down
+        except Exception as exc:  # the handler failed: the task fails, the server does not
+            logger.warning("task %s failed: %s", task_id, exc, exc_info=not str(exc))
+            change = _finish("failed", text=str(exc) or type(exc).__name__)
+        finally:
+            self._running.pop(task_id, None)
+        await lifecycle.transition(store, task_id, change)
+        logger.debug("task %s settled in %.3fs", task_id, time.monotonic() - started)
+
+    def cancel(self, task_id: str) -> None:
+        """Stop the handler of a task running here (its state is saved by the caller)."""
+        running = self._running.get(task_id)
+        if running is None or self._loop is None:
+            return
+        running.cancelled.set()
+        if running.handler is not None:
+            self._loop.call_soon_threadsafe(running.handler.cancel)
+
+    def shutdown(self, grace: float | None = None) -> None:
+        """Let running tasks finish for ``grace`` seconds, then fail the rest honestly."""
+        with self._lock:
+            loop, self._loop = self._loop, None
+        if loop is None:
+            return
+        grace = a2a_settings.SHUTDOWN_GRACE if grace is None else grace
+        try:
+            asyncio.run_coroutine_threadsafe(self._drain(grace), loop).result(grace + 30)
+        except Exception:
+            logger.exception("draining the A2A runner failed")
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        self._semaphore = None
+        atexit.unregister(self.shutdown)
+
+    async def _drain(self, grace: float) -> None:
+        jobs = dict(self._jobs)
+        if not jobs:
+            return
+        _, pending = await asyncio.wait(jobs.values(), timeout=grace)
+        if not pending:
+            return
+        for job in pending:
+            job.cancel()
+        await asyncio.wait(pending, timeout=5)
+        store = get_task_store()
+        unfinished = [task_id for task_id, job in jobs.items() if job in pending]
+        logger.warning("shutting down with %d unfinished task(s); saving them as failed", len(unfinished))
+        for task_id in unfinished:
+            try:
+                await lifecycle.transition(store, task_id, _finish("failed", text=SHUTDOWN_MESSAGE))
+            except Exception:
+                logger.exception("could not save task %s as failed at shutdown", task_id)
+
+    @property
+    def active(self) -> int:
+        """Tasks submitted here and not yet settled (running or waiting)."""
+        return len(self._jobs)
+
+
+_runner: Runner | None = None
+_runner_lock = threading.Lock()
+
+
+def get_runner() -> Runner:
+    """This process's runner, created on first use with ``A2A_WORKERS`` workers."""
+    global _runner
+    with _runner_lock:
+        if _runner is None:
+            _runner = Runner(int(a2a_settings.WORKERS))
+        return _runner

@@ -1,0 +1,69 @@
+"""HTTP views: thin. Each hands the request to a binding and returns its bytes."""
+
+from __future__ import annotations
+
+import hashlib
+
+import orjson
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+
+from .bindings import jsonrpc
+from .card import build_card
+from .conf import a2a_settings
+from .protocol import V03, dialect_for
+from .protocol.errors import A2AError, InvalidRequestError
+
+JSON = "application/json"
+
+
+def requested_version(request: HttpRequest) -> str | None:
+    """The ``A2A-Version`` service parameter: header first, then query parameter."""
+    return request.headers.get("A2A-Version") or request.GET.get("A2A-Version")
+
+
+@csrf_exempt
+async def jsonrpc_endpoint(request: HttpRequest) -> HttpResponse:
+    """POST a JSON-RPC 2.0 request (or batch) here."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        error = InvalidRequestError("The request body is larger than this server accepts (DATA_UPLOAD_MAX_MEMORY_SIZE)")
+        return HttpResponse(
+            orjson.dumps({"jsonrpc": "2.0", "id": None, "error": V03.render_error(error)}),
+            content_type=JSON,
+            status=413,
+        )
+    payload = await jsonrpc.handle(body, requested_version(request))
+    if payload is None:
+        return HttpResponse(status=204)
+    return HttpResponse(payload, content_type=JSON)
+
+
+def public_endpoint(request: HttpRequest) -> str:
+    """The absolute URL of the JSON-RPC endpoint, as the card advertises it."""
+    path = reverse("a2a:jsonrpc")
+    base = a2a_settings.PUBLIC_URL
+    return f"{base.rstrip('/')}{path}" if base else request.build_absolute_uri(path)
+
+
+async def agent_card(request: HttpRequest) -> HttpResponse:
+    """The Agent Card, with the HTTP caching headers of spec 8.6."""
+    try:
+        version = dialect_for(requested_version(request)).version
+    except A2AError as exc:
+        return HttpResponse(orjson.dumps({"error": V03.render_error(exc)}), content_type=JSON, status=400)
+    body = orjson.dumps(build_card(public_endpoint(request), version=version))
+    etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+    headers = {
+        "ETag": etag,
+        "Cache-Control": f"public, max-age={int(a2a_settings.CARD_MAX_AGE)}",
+        "Vary": "A2A-Version, Host",
+    }
+    if etag in request.headers.get("If-None-Match", ""):
+        return HttpResponse(status=304, headers=headers)
+    return HttpResponse(body, content_type=JSON, headers=headers)
