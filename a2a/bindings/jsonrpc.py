@@ -135,7 +135,11 @@ async def handle(body: bytes, version: str | None) -> bytes | None:
     try:
         payload = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        return _dumps(_error(V03, None, JSONParseError(f"Invalid JSON payload: {exc}")))
+        try:  # answer in the caller's dialect when it named one we speak
+            parse_dialect = dialect_for(version)
+        except A2AError:
+            parse_dialect = V03
+        return _dumps(_error(parse_dialect, None, JSONParseError(f"Invalid JSON payload: {exc}")))
     try:
         dialect = dialect_for(version)
     except A2AError as exc:

@@ -12,6 +12,7 @@ look at wire JSON.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -167,7 +168,7 @@ def want_int(value: Any, path: str, *, minimum: int | None = None, maximum: int 
     if value is None:
         return None
     # ProtoJSON allows an int32 to arrive as a string of digits.
-    if isinstance(value, str) and value.lstrip("-").isdigit():
+    if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value):
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidParamsError(f"must be an integer, not {json_type(value)}", field=path)

@@ -1,0 +1,64 @@
+"""Shared fixtures: a fresh store of each kind, and store parametrization."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+
+from stores.base import TaskStore
+from stores.resolve import get_task_store, resolve_store
+
+#: Store kinds every contract test runs on; "orm-postgres" only when it is configured.
+STORE_KINDS = ["memory", "file", "orm-sqlite"] + (["orm-postgres"] if "postgres" in settings.DATABASES else [])
+
+
+def make_store(kind: str, tmp_path) -> TaskStore:
+    return resolve_store(
+        {
+            "memory": "memory",
+            "file": f"file:{tmp_path / 'tasks'}",
+            "orm-sqlite": "orm",
+            "orm-postgres": "orm:postgres",
+        }[kind]
+    )
+
+
+#: Mark for modules whose tests use the ORM stores from several threads: real
+#: transactions on every configured database, so worker threads see committed rows.
+ALL_DATABASES = pytest.mark.django_db(transaction=True, databases="__all__")
+
+
+@pytest.fixture(params=STORE_KINDS)
+def store_kind(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def store(store_kind, tmp_path) -> TaskStore:
+    """A fresh store of each kind (the ORM ones on an empty, migrated test database)."""
+    return make_store(store_kind, tmp_path)
+
+
+@pytest.fixture
+def use_store(store, settings):
+    """Make ``store`` the project's TASK_STORE for the test."""
+    settings.TASK_STORE = store
+    assert get_task_store() is store
+    return store
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _end_stray_connections(django_db_setup, django_db_blocker):
+    """Worker threads (the runner's, asyncio's) each keep a connection, as they do in
+    production; end them so the PostgreSQL test database can be dropped."""
+    yield
+    from django.db import connections
+
+    with django_db_blocker.unblock():
+        for conn in connections.all():
+            if conn.vendor == "postgresql":
+                with conn.cursor() as cursor:
+                    cursor.execute(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    )

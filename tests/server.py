@@ -1,0 +1,90 @@
+"""Start the real site under a real ASGI server on a free loopback port (for the
+end-to-end tests and the benchmarks)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def site_env(**overrides: str) -> dict[str, str]:
+    """The environment of a site process: this one's, with the site's settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("A2A_", "TASK_STORE", "DATABASE_URL"))}
+    env.update(DJANGO_SETTINGS_MODULE="toolnexus_site.settings", PYTHONPATH=str(ROOT), **overrides)
+    return env
+
+
+def manage(*args: str, env: dict[str, str]) -> None:
+    subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], env=env, check=True, cwd=ROOT, capture_output=True)
+
+
+@contextlib.contextmanager
+def running_server(env: dict[str, str], *, workers: int = 1, log: Path | None = None) -> Iterator[str]:
+    """Serve the site with uvicorn; yield its base URL; stop it with SIGTERM (graceful)."""
+    port = free_port()
+    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "toolnexus_site.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--no-access-log",
+            "--loop",
+            "uvloop",
+            "--http",
+            "httptools",
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the server exited with {proc.returncode} (log: {log})")
+            try:
+                if httpx.get(f"{base}/.well-known/agent-card.json", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the server did not start within 30s")
+            time.sleep(0.05)
+        yield base
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if log:
+            out.close()

@@ -1,0 +1,115 @@
+"""End to end: the real site under uvicorn, driven over HTTP as a toolnexus client
+drives it, stopped and restarted; the completed Task is still there (the seeds'
+third example, in Python), on the file store and the ORM store (SQLite, and
+PostgreSQL when A2A_TEST_POSTGRES_URL is set)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import httpx
+import psycopg
+import pytest
+from django.conf import settings
+
+from stores.file import FileTaskStore
+from tests.server import manage, running_server, site_env
+
+pytestmark = pytest.mark.slow
+
+
+def rpc(endpoint: str, method: str, params: dict, **headers: str) -> dict:
+    body = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
+    response = httpx.post(endpoint, json=body, headers=headers, timeout=10)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def toolnexus_round_trip(base: str, text: str) -> tuple[str, dict]:
+    """What toolnexus's A2A agent tool does: card -> SendMessage (non-blocking) ->
+    poll GetTask until terminal."""
+    card = httpx.get(f"{base}/.well-known/agent-card.json", timeout=5).json()
+    endpoint = card["url"]
+    sent = rpc(
+        endpoint,
+        "SendMessage",
+        {
+            "message": {"role": "user", "messageId": str(uuid.uuid4()), "parts": [{"kind": "text", "text": text}]},
+            "configuration": {"blocking": False},
+        },
+    )["result"]
+    assert sent["status"]["state"] == "submitted"
+    deadline = time.monotonic() + 15
+    while True:
+        task = rpc(endpoint, "GetTask", {"id": sent["id"]})["result"]
+        if task["status"]["state"] in ("completed", "failed", "canceled", "rejected"):
+            return endpoint, task
+        assert time.monotonic() < deadline, task
+        time.sleep(0.025)
+
+
+def test_file_store_task_survives_the_server(tmp_path):
+    tasks = tmp_path / "tasks"
+    env = site_env(TASK_STORE=f"file:{tasks}", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    manage("migrate", "--noinput", env=env)
+    with running_server(env, log=tmp_path / "server.log") as base:
+        _, task = toolnexus_round_trip(base, "archive this")
+    assert task["status"]["state"] == "completed"
+    assert task["artifacts"][0]["parts"][0] == {"kind": "text", "text": "echo: archive this"}
+    # The server is gone: a brand-new store over the same directory has the task.
+    survived = FileTaskStore(tasks).get(task["id"])
+    assert survived["status"]["state"] == "completed"
+    assert survived["artifacts"] == task["artifacts"]
+    # And a new server answers GetTask for it, in v1.0 too.
+    with running_server(env, log=tmp_path / "server.log") as base:
+        again = rpc(f"{base}/a2a/", "GetTask", {"id": task["id"]}, **{"A2A-Version": "1.0"})["result"]
+    assert again["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert again["artifacts"][0]["parts"][0] == {"text": "echo: archive this"}
+
+
+def orm_database_urls() -> list[str]:
+    urls = ["sqlite"]
+    if "postgres" in settings.DATABASES:
+        urls.append("postgres")
+    return urls
+
+
+@pytest.fixture(params=orm_database_urls())
+def database_url(request, tmp_path):
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'db.sqlite3'}"
+        return
+    # A database of its own on the real PostgreSQL, dropped afterwards.
+    admin_url = settings.POSTGRES_URL
+    name = f"a2a_e2e_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield admin_url.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_orm_store_task_survives_a_restart(tmp_path, database_url):
+    env = site_env(TASK_STORE="orm", DATABASE_URL=database_url)
+    manage("migrate", "--noinput", env=env)
+    with running_server(env, log=tmp_path / "server.log") as base:
+        _, task = toolnexus_round_trip(base, "keep me")
+    assert task["status"]["state"] == "completed"
+    with running_server(env, log=tmp_path / "server.log") as base:
+        again = rpc(f"{base}/a2a/", "GetTask", {"id": task["id"]})["result"]
+        listed = rpc(f"{base}/a2a/", "ListTasks", {"contextId": task["contextId"]}, **{"A2A-Version": "1.0"})
+    assert again == task
+    assert [t["id"] for t in listed["result"]["tasks"]] == [task["id"]]
+
+
+def test_memory_store_serves_under_several_concurrent_clients(tmp_path):
+    import concurrent.futures
+
+    env = site_env(TASK_STORE="memory", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    with running_server(env, log=tmp_path / "server.log") as base, concurrent.futures.ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda i: toolnexus_round_trip(base, f"n{i}")[1], range(24)))
+    assert sorted(r["artifacts"][0]["parts"][0]["text"] for r in results) == sorted(f"echo: n{i}" for i in range(24))
+    assert len({r["id"] for r in results}) == 24

@@ -1,0 +1,214 @@
+"""Background fulfilment on every store: transitions, failures, cancellation, the
+bounded pool and an honest shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from a2a import operations
+from a2a.protocol.errors import TaskNotCancelableError, UnsupportedOperationError
+from a2a.protocol.model import CancelParams, GetParams, SendParams
+from a2a.runner import SHUTDOWN_MESSAGE, Runner
+from tests.conftest import ALL_DATABASES
+
+pytestmark = ALL_DATABASES
+
+GATE = threading.Event()
+RUNNING = {"now": 0, "max": 0}
+RUNNING_LOCK = threading.Lock()
+
+
+def gated_handler(request):
+    """Waits for GATE (or cancellation), counting how many run at once."""
+    with RUNNING_LOCK:
+        RUNNING["now"] += 1
+        RUNNING["max"] = max(RUNNING["max"], RUNNING["now"])
+    try:
+        while not GATE.wait(0.01):
+            if request.cancelled.is_set():
+                return "too late"
+        return f"done: {request.text}"
+    finally:
+        with RUNNING_LOCK:
+            RUNNING["now"] -= 1
+
+
+async def async_gated_handler(request):
+    while not GATE.is_set():
+        await asyncio.sleep(0.01)
+    return [{"kind": "data", "data": {"echo": request.text}}]
+
+
+def failing_handler(request):
+    raise RuntimeError(f"cannot do {request.text!r}")
+
+
+def bad_result_handler(request):
+    return 42
+
+
+ASYNC_CANCELLED = threading.Event()
+
+
+async def cancellable_handler(request):
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        ASYNC_CANCELLED.set()
+        raise
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    GATE.clear()
+    ASYNC_CANCELLED.clear()
+    RUNNING.update(now=0, max=0)
+    yield
+    GATE.set()
+
+
+def message(text: str = "hi", **extra) -> dict:
+    return {
+        "kind": "message",
+        "messageId": f"m-{text}",
+        "role": "user",
+        "parts": [{"kind": "text", "text": text}],
+        **extra,
+    }
+
+
+def send(text: str = "hi", *, blocking: bool = False, **extra) -> dict:
+    return asyncio.run(operations.send_message(SendParams(message=message(text, **extra), blocking=blocking)))
+
+
+def wait_for_state(store, task_id: str, states: set[str], timeout: float = 10) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        task = store.get(task_id)
+        if task and task["status"]["state"] in states:
+            return task
+        time.sleep(0.01)
+    raise AssertionError(f"task {task_id} never reached {states}: {store.get(task_id)}")
+
+
+def test_blocking_send_runs_submitted_working_completed(use_store):
+    task = send("hello", blocking=True)
+    assert task["status"]["state"] == "completed"
+    assert task["artifacts"][0]["parts"] == [{"kind": "text", "text": "echo: hello"}]
+    assert use_store.get(task["id"]) == task  # the answer is what the store holds
+    assert task["history"][0]["parts"][0]["text"] == "hello"
+
+
+def test_non_blocking_send_returns_submitted_and_completes_in_background(use_store, settings):
+    settings.A2A_HANDLER = "tests.test_runner.gated_handler"
+    task = send("later")
+    assert task["status"]["state"] == "submitted"
+    assert wait_for_state(use_store, task["id"], {"working"})["status"]["state"] == "working"
+    GATE.set()
+    done = wait_for_state(use_store, task["id"], {"completed"})
+    assert done["artifacts"][0]["parts"][0]["text"] == "done: later"
+
+
+def test_context_id_is_generated_or_kept(use_store):
+    assert send("a", blocking=True)["contextId"]
+    assert send("b", blocking=True, contextId="ctx-1")["contextId"] == "ctx-1"
+
+
+def test_async_handler_with_data_parts(use_store, settings):
+    settings.A2A_HANDLER = "tests.test_runner.async_gated_handler"
+    GATE.set()
+    task = send("x", blocking=True)
+    assert task["artifacts"][0]["parts"] == [{"kind": "data", "data": {"echo": "x"}}]
+
+
+def test_handler_exception_fails_the_task_not_the_server(use_store, settings):
+    settings.A2A_HANDLER = "tests.test_runner.failing_handler"
+    task = send("boom", blocking=True)
+    assert task["status"]["state"] == "failed"
+    assert task["status"]["message"]["role"] == "agent"
+    assert task["status"]["message"]["parts"][0]["text"] == "cannot do 'boom'"
+    settings.A2A_HANDLER = "a2a.handlers.echo"
+    assert send("still alive", blocking=True)["status"]["state"] == "completed"
+
+
+def test_handler_returning_nonsense_fails_with_a_reason(use_store, settings):
+    settings.A2A_HANDLER = "tests.test_runner.bad_result_handler"
+    task = send("x", blocking=True)
+    assert task["status"]["state"] == "failed"
+    assert "expected text, parts or artifacts" in task["status"]["message"]["parts"][0]["text"]
+
+
+def test_cancel_beats_completion_and_stays_canceled(use_store, settings):
+    settings.A2A_HANDLER = "tests.test_runner.gated_handler"
+    task = send("slow")
+    wait_for_state(use_store, task["id"], {"working"})
+    canceled = asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
+    assert canceled["status"]["state"] == "canceled"
+    GATE.set()  # the handler finishing now must not flip the terminal state
+    time.sleep(0.2)
+    assert use_store.get(task["id"])["status"]["state"] == "canceled"
+    with pytest.raises(TaskNotCancelableError):
+        asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
+
+
+def test_cancel_stops_an_async_handler(use_store, settings):
+    settings.A2A_HANDLER = "tests.test_runner.cancellable_handler"
+    task = send("forever")
+    wait_for_state(use_store, task["id"], {"working"})
+    asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
+    assert ASYNC_CANCELLED.wait(5)
+    assert use_store.get(task["id"])["status"]["state"] == "canceled"
+
+
+def test_completed_task_cannot_be_canceled_or_continued(use_store):
+    task = send("x", blocking=True)
+    with pytest.raises(TaskNotCancelableError):
+        asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
+    with pytest.raises(UnsupportedOperationError):
+        send("more", taskId=task["id"])
+    assert asyncio.run(operations.get_task(GetParams(id=task["id"])))["status"]["state"] == "completed"
+
+
+def test_the_pool_is_bounded(use_store, settings):
+    settings.A2A_HANDLER = "tests.test_runner.gated_handler"
+    runner = Runner(2)
+    try:
+        from a2a import lifecycle
+        from a2a.protocol.model import new_task
+
+        tasks = [new_task(message(f"t{i}"), context_id="c") for i in range(5)]
+        for t in tasks:
+            asyncio.run(lifecycle.create(use_store, t))
+            runner.submit(t["id"])
+        wait_for_state(use_store, tasks[0]["id"], {"working"})
+        time.sleep(0.2)
+        states = sorted(use_store.get(t["id"])["status"]["state"] for t in tasks)
+        assert states == ["submitted", "submitted", "submitted", "working", "working"]
+        GATE.set()
+        for t in tasks:
+            wait_for_state(use_store, t["id"], {"completed"})
+        assert RUNNING["max"] == 2
+    finally:
+        runner.shutdown(grace=1)
+
+
+def test_shutdown_fails_unfinished_tasks_honestly(use_store, settings):
+    settings.A2A_HANDLER = "tests.test_runner.async_gated_handler"
+    runner = Runner(1)
+    from a2a import lifecycle
+    from a2a.protocol.model import new_task
+
+    tasks = [new_task(message(f"t{i}"), context_id="c") for i in range(3)]
+    for t in tasks:
+        asyncio.run(lifecycle.create(use_store, t))
+        runner.submit(t["id"])
+    wait_for_state(use_store, tasks[0]["id"], {"working"})
+    runner.shutdown(grace=0.2)
+    for t in tasks:  # the running one and the two still queued
+        settled = use_store.get(t["id"])
+        assert settled["status"]["state"] == "failed"
+        assert settled["status"]["message"]["parts"][0]["text"] == SHUTDOWN_MESSAGE
