@@ -46,6 +46,8 @@ DEFAULTS: dict[str, Any] = {
     # Media types the agent takes and gives, as the card's defaultInput/OutputModes.
     "A2A_INPUT_MODES": ["text/plain"],
     "A2A_OUTPUT_MODES": ["text/plain"],
+    # Serve the A2A endpoints straight from a2a.asgi, skipping MIDDLEWARE (see a2a/asgi.py).
+    "A2A_DIRECT_ASGI": True,
     # Agent Card max-age for HTTP caching (seconds).
     "A2A_CARD_MAX_AGE": 300,
 }

@@ -62,3 +62,15 @@ def _end_stray_connections(django_db_setup, django_db_blocker):
                         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                         "WHERE datname = current_database() AND pid <> pg_backend_pid()"
                     )
+
+
+@pytest.fixture(autouse=True)
+def _fresh_runner():
+    """Each test gets a fresh runner: no handler thread (and its database connection)
+    outlives the test that started it."""
+    yield
+    from a2a import runner
+
+    if runner._runner is not None:
+        runner._runner.shutdown(grace=5)
+        runner._runner = None

@@ -35,8 +35,14 @@ def manage(*args: str, env: dict[str, str]) -> None:
     subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], env=env, check=True, cwd=ROOT, capture_output=True)
 
 
+class ServerURL(str):
+    """The base URL of a running server; ``.pid`` is the server process."""
+
+    pid: int
+
+
 @contextlib.contextmanager
-def running_server(env: dict[str, str], *, workers: int = 1, log: Path | None = None) -> Iterator[str]:
+def running_server(env: dict[str, str], *, workers: int = 1, log: Path | None = None) -> Iterator[ServerURL]:
     """Serve the site with uvicorn; yield its base URL; stop it with SIGTERM (graceful)."""
     port = free_port()
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
@@ -63,7 +69,8 @@ def running_server(env: dict[str, str], *, workers: int = 1, log: Path | None = 
         stdout=out,
         stderr=subprocess.STDOUT,
     )
-    base = f"http://127.0.0.1:{port}"
+    base = ServerURL(f"http://127.0.0.1:{port}")
+    base.pid = proc.pid
     try:
         deadline = time.monotonic() + 30
         while True:

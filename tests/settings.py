@@ -35,6 +35,3 @@ DATABASES = {
 POSTGRES_URL = os.environ.get("A2A_TEST_POSTGRES_URL", "")
 if POSTGRES_URL:
     DATABASES["postgres"] = environ.Env.db_url_config(POSTGRES_URL)
-
-# Static files are not collected for tests: no WhiteNoise (it warns about the empty STATIC_ROOT).
-MIDDLEWARE = [m for m in MIDDLEWARE if not m.startswith("whitenoise.")]  # noqa: F405
