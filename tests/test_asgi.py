@@ -1,0 +1,98 @@
+"""The ASGI application: the direct path for the A2A endpoints, the full Django stack
+for everything else, and lifespan shutdown draining the runner."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from a2a.asgi import get_asgi_application
+
+SEND = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "SendMessage",
+    "params": {"message": {"role": "user", "messageId": "m1", "parts": [{"kind": "text", "text": "hi"}]}},
+}
+
+
+async def call(method: str, path: str, **kwargs) -> httpx.Response:
+    transport = httpx.ASGITransport(app=get_asgi_application())
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        return await client.request(method, path, **kwargs)
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_both_paths_answer_the_same(settings, direct):
+    settings.A2A_DIRECT_ASGI = direct
+    response = asyncio.run(call("POST", "/a2a/", json=SEND))
+    assert response.status_code == 200
+    assert response.json()["result"]["artifacts"][0]["parts"][0]["text"] == "echo: hi"
+    card = asyncio.run(call("GET", "/.well-known/agent-card.json"))
+    assert card.json()["url"] == "http://testserver/a2a/"
+
+
+def test_the_direct_path_skips_middleware_and_the_full_stack_does_not(settings):
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, "tests.test_asgi.tag_middleware"]
+    settings.A2A_DIRECT_ASGI = True
+    assert "X-Tagged" not in asyncio.run(call("POST", "/a2a/", json=SEND)).headers
+    settings.A2A_DIRECT_ASGI = False
+    assert asyncio.run(call("POST", "/a2a/", json=SEND)).headers["X-Tagged"] == "yes"
+
+
+def tag_middleware(get_response):
+    from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+
+    async def middleware(request):
+        response = await get_response(request)
+        response["X-Tagged"] = "yes"
+        return response
+
+    assert iscoroutinefunction(get_response)
+    return markcoroutinefunction(middleware)
+
+
+tag_middleware.async_capable = True
+tag_middleware.sync_capable = False
+
+
+def test_the_direct_path_still_enforces_allowed_hosts(settings):
+    settings.ALLOWED_HOSTS = ["agent.example.com"]
+    response = asyncio.run(call("GET", "/.well-known/agent-card.json"))
+    assert response.status_code == 400
+    assert "testserver" in response.text
+
+
+def test_other_paths_go_through_django():
+    response = asyncio.run(call("GET", "/admin/"))
+    assert response.status_code == 302  # the admin's login redirect, from the full stack
+    assert "/admin/login/" in response.headers["location"]
+
+
+def test_lifespan_shutdown_drains_the_runner(settings):
+    from a2a.runner import get_runner
+
+    app = get_asgi_application()
+    runner = get_runner()
+
+    async def lifespan() -> list[dict]:
+        incoming = asyncio.Queue()
+        sent: list[dict] = []
+
+        async def send(message):
+            sent.append(message)
+
+        await incoming.put({"type": "lifespan.startup"})
+        await incoming.put({"type": "lifespan.shutdown"})
+        await app({"type": "lifespan"}, incoming.get, send)
+        return sent
+
+    runner.submit("no-such-task").result(5)  # starts the runner's loop
+    assert runner._loop is not None
+    assert asyncio.run(lifespan()) == [
+        {"type": "lifespan.startup.complete"},
+        {"type": "lifespan.shutdown.complete"},
+    ]
+    assert runner._loop is None  # shut down
