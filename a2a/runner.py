@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import contextlib
 import contextvars
 import functools
 import logging
@@ -95,8 +96,8 @@ class Runner:
         with self._lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
+                # Sync handlers get a pool of their own; store I/O uses the loop's default one.
                 self._pool = concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="a2a-handler")
-                loop.set_default_executor(self._pool)
                 self._thread = threading.Thread(target=loop.run_forever, name="a2a-runner", daemon=True)
                 self._thread.start()
                 self._loop = loop
@@ -139,7 +140,7 @@ class Runner:
             else:
                 ctx = contextvars.copy_context()
                 running.handler = asyncio.get_running_loop().run_in_executor(
-                    None, functools.partial(ctx.run, _call_sync, handler, request)
+                    self._pool, functools.partial(ctx.run, _call_sync, handler, request)
                 )
             result = await running.handler
             change = _finish("completed", artifacts=to_artifacts(result))
@@ -176,9 +177,13 @@ class Runner:
             asyncio.run_coroutine_threadsafe(self._drain(grace), loop).result(grace + 30)
         except Exception:
             logger.exception("draining the A2A runner failed")
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(loop.shutdown_default_executor(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(10)
+            if not self._thread.is_alive():
+                loop.close()
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self._semaphore = None
