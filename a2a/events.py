@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from stores.base import Task
+
+logger = logging.getLogger(__name__)
 
 
 class Subscription:
@@ -33,10 +36,27 @@ class Subscription:
             self.loop.call_soon_threadsafe(self.queue.put_nowait, task)
 
 
+Listener = Callable[[Task], None]
+
+
 class EventBus:
     def __init__(self) -> None:
         self._subscribers: dict[str, set[Subscription]] = {}
+        self._listeners: list[Listener] = []
         self._lock = threading.Lock()
+
+    def add_listener(self, listener: Listener) -> None:
+        """Call ``listener(task)`` for every published task version (any task), on the
+        publisher's thread: it must return quickly and never raise (push delivery,
+        metrics and logs hand their work off)."""
+        with self._lock:
+            if listener not in self._listeners:
+                self._listeners.append(listener)
+
+    def remove_listener(self, listener: Listener) -> None:
+        with self._lock:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
 
     @contextmanager
     def subscribe(self, task_id: str) -> Iterator[Subscription]:
@@ -55,7 +75,12 @@ class EventBus:
                         del self._subscribers[task_id]
 
     def publish(self, task: Task) -> None:
-        """Tell every subscriber of ``task["id"]`` about this saved version."""
+        """Tell every listener, and every subscriber of ``task["id"]``, about this saved version."""
+        for listener in self._listeners:
+            try:
+                listener(task)
+            except Exception:
+                logger.exception("event listener %r failed", listener)
         subs = self._subscribers.get(task["id"])
         if not subs:
             return
