@@ -14,26 +14,47 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
 
 from stores.base import Task
 
 logger = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class TaskEvent:
+    """One saved version of a task and what changed in it.
+
+    ``kind`` is "task" (just created), "status" (a status change) or "artifact" (an
+    artifact, or a chunk of one, was added: ``artifact``, ``append``, ``last_chunk``).
+    """
+
+    task: Task
+    kind: str = "status"
+    artifact: dict[str, Any] | None = None
+    append: bool = False
+    last_chunk: bool = False
+
+    @property
+    def version(self) -> int:
+        return int(self.task.get("_version", 0))
+
+
 class Subscription:
-    """The saved versions of one task, in order, from the moment of subscribing."""
+    """The events of one task, in order, from the moment of subscribing."""
 
     def __init__(self, task_id: str) -> None:
         self.task_id = task_id
         self.loop = asyncio.get_running_loop()
-        self.queue: asyncio.Queue[Task] = asyncio.Queue()
+        self.queue: asyncio.Queue[TaskEvent] = asyncio.Queue()
 
-    async def get(self) -> Task:
+    async def get(self) -> TaskEvent:
         return await self.queue.get()
 
-    def _deliver(self, task: Task) -> None:
+    def _deliver(self, event: TaskEvent) -> None:
         with contextlib.suppress(RuntimeError):  # a closed loop: nobody left to tell
-            self.loop.call_soon_threadsafe(self.queue.put_nowait, task)
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
 
 
 Listener = Callable[[Task], None]
@@ -74,8 +95,9 @@ class EventBus:
                     if not subs:
                         del self._subscribers[task_id]
 
-    def publish(self, task: Task) -> None:
-        """Tell every listener, and every subscriber of ``task["id"]``, about this saved version."""
+    def publish(self, task: Task, event: TaskEvent | None = None) -> None:
+        """Tell every listener (the task), and every subscriber of ``task["id"]`` (the
+        event; a status update unless given), about this saved version."""
         for listener in self._listeners:
             try:
                 listener(task)
@@ -86,8 +108,9 @@ class EventBus:
             return
         with self._lock:
             subs = list(subs)
+        event = event or TaskEvent(task)
         for sub in subs:
-            sub._deliver(task)
+            sub._deliver(event)
 
     def subscriber_count(self, task_id: str) -> int:
         return len(self._subscribers.get(task_id, ()))

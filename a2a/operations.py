@@ -57,7 +57,7 @@ async def send_message(params: SendParams) -> Task | Message:
         runner.submit(task_id)
         try:
             async with asyncio.timeout(float(a2a_settings.BLOCKING_TIMEOUT)):
-                while task_state(await events.get()) not in SETTLED_STATES:
+                while task_state((await events.get()).task) not in SETTLED_STATES:
                     pass
         except TimeoutError:
             pass  # answer with the task as it stands; it goes on in the background

@@ -128,7 +128,7 @@ class V03Dialect:
 
     def render_task(self, task: Task, history_length: int | None = None) -> dict[str, Any]:
         task = with_history(task, history_length)
-        return task if task.get("kind") == "task" else {**task, "kind": "task"}
+        return {**{k: v for k, v in task.items() if not k.startswith("_")}, "kind": "task"}
 
     # --- operation parameters ----------------------------------------------------
 
