@@ -20,15 +20,18 @@ send the A2A endpoints through your middleware too.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import django
+from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.core.exceptions import DisallowedHost, RequestAborted
 from django.core.handlers.asgi import ASGIHandler, ASGIRequest, get_script_prefix
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
-from django.urls import NoReverseMatch, reverse, set_script_prefix
+from django.urls import Resolver404, resolve, set_script_prefix
 
 from .conf import a2a_settings
 
@@ -42,28 +45,26 @@ class A2AASGIHandler(ASGIHandler):
 
     def __init__(self) -> None:
         super().__init__()
-        self._direct: dict[str, View] | None = None
+        self.direct_view = functools.lru_cache(maxsize=4096)(self._direct_view)
 
-    def direct_views(self) -> dict[str, View]:
-        """Path -> view for the A2A endpoints, from the project's URLconf (once)."""
-        if self._direct is None:
-            from . import views
-
-            direct: dict[str, View] = {}
-            for name, view in (("a2a:jsonrpc", views.jsonrpc_endpoint), ("a2a:agent-card", views.agent_card)):
-                try:
-                    path = reverse(name)
-                except NoReverseMatch:
-                    continue  # not included in this project's URLconf
-                direct[path] = view
-                direct.setdefault(path.rstrip("/"), view)
-            self._direct = direct
-        return self._direct
+    def _direct_view(self, path: str) -> tuple[View, dict[str, Any]] | None:
+        """The A2A view (and its URL kwargs) that serves ``path``, or None."""
+        try:
+            match = resolve(path)
+        except Resolver404:
+            return None
+        if match.app_name != "a2a":
+            return None
+        view = match.func
+        if not iscoroutinefunction(view):
+            view = sync_to_async(view, thread_sensitive=False)
+        return view, match.kwargs
 
     async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        view = self.direct_views().get(scope["path"]) if a2a_settings.DIRECT_ASGI else None
-        if view is None:
+        found = self.direct_view(scope["path"]) if a2a_settings.DIRECT_ASGI else None
+        if found is None:
             return await super().handle(scope, receive, send)
+        view, kwargs = found
         try:
             body_file = await self.read_body(receive)
         except RequestAborted:
@@ -72,15 +73,29 @@ class A2AASGIHandler(ASGIHandler):
         try:
             request = ASGIRequest(scope, body_file)
             request.get_host()  # ALLOWED_HOSTS, as CommonMiddleware would check it
-            response = await view(request)
         except DisallowedHost as exc:
-            response = HttpResponseBadRequest(str(exc))
-        except Exception:
-            logger.exception("A2A endpoint %s failed", scope["path"])
-            response = HttpResponse(b'{"error": "internal error"}', status=500, content_type="application/json")
-        finally:
             body_file.close()
-        await self.send_response(response, send)
+            return await self.send_response(HttpResponseBadRequest(str(exc)), send)
+
+        async def respond() -> None:
+            try:
+                response = await view(request, **kwargs)
+            except Exception:
+                logger.exception("A2A endpoint %s failed", scope["path"])
+                response = HttpResponse(b'{"error": "internal error"}', status=500, content_type="application/json")
+            await self.send_response(response, send)
+
+        # As Django does: a client that goes away cancels the view (and ends a stream).
+        tasks = [asyncio.ensure_future(self.listen_for_disconnect(receive)), asyncio.ensure_future(respond())]
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                if not task.done():
+                    task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, RequestAborted, AssertionError):
+                    await task
+            body_file.close()
 
 
 def get_asgi_application() -> Callable[..., Awaitable[None]]:

@@ -17,7 +17,10 @@ V03_PROTOCOL_VERSION = "0.3.0"
 
 
 def skills() -> list[dict[str, Any]]:
-    """The configured skills in card shape (``tags`` always present)."""
+    """The configured skills in card shape (``tags`` always present): ``A2A_SKILLS``,
+    then the ``SKILL.md`` skills of ``A2A_SKILLS_DIR`` (see :mod:`a2a.skills`)."""
+    from .skills import get_skills
+
     out = []
     for skill in a2a_settings.SKILLS:
         entry = {
@@ -30,20 +33,25 @@ def skills() -> list[dict[str, Any]]:
             if skill.get(key):
                 entry[key] = list(skill[key])
         out.append(entry)
+    listed = {entry["id"] for entry in out}
+    out += [skill.card_entry() for skill in get_skills() if skill.id not in listed]
     return out
 
 
-def build_card(endpoint: str, *, version: str) -> dict[str, Any]:
-    """The card for a JSON-RPC ``endpoint`` (an absolute URL) in dialect ``version``."""
+def build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict[str, Any]:
+    """The card for the JSON-RPC ``endpoint`` and the HTTP+JSON base URL ``rest``
+    (absolute URLs) in dialect ``version``."""
+    interfaces = [("JSONRPC", endpoint)] + ([("HTTP+JSON", rest)] if rest else [])
     card: dict[str, Any] = {
         "name": a2a_settings.AGENT_NAME,
         "description": a2a_settings.AGENT_DESCRIPTION,
         "supportedInterfaces": [
-            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+            {"url": url, "protocolBinding": binding, "protocolVersion": v}
+            for v in ("1.0", "0.3")
+            for binding, url in interfaces
         ],
         "version": a2a_settings.AGENT_VERSION,
-        "capabilities": {"streaming": False, "pushNotifications": False},
+        "capabilities": {"streaming": True, "pushNotifications": bool(a2a_settings.PUSH_NOTIFICATIONS)},
         "defaultInputModes": list(a2a_settings.INPUT_MODES),
         "defaultOutputModes": list(a2a_settings.OUTPUT_MODES),
         "skills": skills(),
@@ -62,7 +70,7 @@ def build_card(endpoint: str, *, version: str) -> dict[str, Any]:
         protocolVersion=V03_PROTOCOL_VERSION,
         url=endpoint,
         preferredTransport="JSONRPC",
-        additionalInterfaces=[{"url": endpoint, "transport": "JSONRPC"}],
+        additionalInterfaces=[{"url": url, "transport": binding} for binding, url in interfaces],
         supportsAuthenticatedExtendedCard=False,
     )
     return card

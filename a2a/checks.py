@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.checks import CheckMessage, Error, register
+from django.core.checks import CheckMessage, Error, Warning, register
 
 from .conf import a2a_settings
 
@@ -35,6 +35,9 @@ def check_a2a_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
     errors += _number("A2A_WORKERS", a2a_settings.WORKERS, minimum=1, integer=True)
     errors += _number("A2A_BLOCKING_TIMEOUT", a2a_settings.BLOCKING_TIMEOUT, minimum=0)
     errors += _number("A2A_SHUTDOWN_GRACE", a2a_settings.SHUTDOWN_GRACE, minimum=0)
+    errors += _number("A2A_PUSH_MAX_ATTEMPTS", a2a_settings.PUSH_MAX_ATTEMPTS, minimum=1, integer=True)
+    errors += _number("A2A_PUSH_RETRY_DELAY", a2a_settings.PUSH_RETRY_DELAY, minimum=0)
+    errors += _number("A2A_PUSH_TIMEOUT", a2a_settings.PUSH_TIMEOUT, minimum=0.1)
     skills = a2a_settings.SKILLS
     if not isinstance(skills, list) or not all(
         isinstance(s, dict) and isinstance(s.get("id"), str) and s["id"] for s in skills
@@ -49,4 +52,128 @@ def check_a2a_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
     public_url = a2a_settings.PUBLIC_URL
     if public_url and not str(public_url).startswith(("http://", "https://")):
         errors.append(Error(f"A2A_PUBLIC_URL must be an absolute http(s) URL, not {public_url!r}.", id="a2a.E004"))
+    return errors
+
+
+def _loopback(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    return (urlsplit(url).hostname or "") in ("localhost", "127.0.0.1", "::1")
+
+
+@register()
+def check_llm_skills_and_operations(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """The model-backed handler, the skills directory and the operations settings."""
+    from pathlib import Path
+
+    from .handlers import load_handler
+    from .handlers.llm import STYLES, LLMHandler
+    from .skills import enabled_ids, scan, skills_dir
+
+    errors: list[CheckMessage] = []
+    errors += _number("A2A_LLM_TIMEOUT", a2a_settings.LLM_TIMEOUT, minimum=0.1)
+    errors += _number("A2A_LLM_MAX_RETRIES", a2a_settings.LLM_MAX_RETRIES, minimum=0, integer=True)
+    errors += _number("A2A_LLM_RETRY_BACKOFF", a2a_settings.LLM_RETRY_BACKOFF, minimum=0)
+    errors += _number("A2A_LLM_MAX_TOKENS", a2a_settings.LLM_MAX_TOKENS, minimum=0, integer=True)
+    errors += _number("A2A_LLM_CONTEXT_TASKS", a2a_settings.LLM_CONTEXT_TASKS, minimum=0, integer=True)
+    errors += _number("A2A_STALE_AFTER", a2a_settings.STALE_AFTER, minimum=1)
+    errors += _number("A2A_HEALTH_TIMEOUT", a2a_settings.HEALTH_TIMEOUT, minimum=0.1)
+    errors += _number("A2A_CARD_MAX_AGE", a2a_settings.CARD_MAX_AGE, minimum=0, integer=True)
+
+    for name in ("A2A_LLM_BASE_URL", "A2A_LLM_MODEL", "A2A_LLM_API_KEY", "A2A_LLM_SYSTEM_PROMPT"):
+        if not isinstance(getattr(a2a_settings, name[4:]), str):
+            errors.append(Error(f"{name} must be a string.", id="a2a.E013"))
+    style = a2a_settings.LLM_STYLE
+    if style not in STYLES:
+        errors.append(
+            Error(f"A2A_LLM_STYLE must be one of {', '.join(map(repr, STYLES))}, not {style!r}.", id="a2a.E010")
+        )
+    base_url = a2a_settings.LLM_BASE_URL
+    if isinstance(base_url, str) and base_url and not base_url.startswith(("http://", "https://")):
+        errors.append(Error(f"A2A_LLM_BASE_URL must be an absolute http(s) URL, not {base_url!r}.", id="a2a.E011"))
+    try:
+        uses_llm = isinstance(load_handler(a2a_settings.HANDLER), LLMHandler)
+    except Exception:
+        uses_llm = False  # a2a.E001 reports it
+    if uses_llm:
+        missing = [n for n in ("A2A_LLM_BASE_URL", "A2A_LLM_MODEL") if not getattr(a2a_settings, n[4:])]
+        if missing:
+            errors.append(
+                Error(
+                    f"A2A_HANDLER is the LLM handler but {' and '.join(missing)} "
+                    f"{'is' if len(missing) == 1 else 'are'} not set.",
+                    hint='e.g. A2A_LLM_BASE_URL="https://api.openai.com/v1", A2A_LLM_MODEL="gpt-4o-mini".',
+                    id="a2a.E012",
+                )
+            )
+        elif not a2a_settings.LLM_API_KEY and isinstance(base_url, str) and not _loopback(base_url):
+            errors.append(
+                Warning(
+                    f"A2A_LLM_API_KEY is empty, so requests to {base_url} carry no key.",
+                    hint="Set the A2A_LLM_API_KEY environment variable (a local model server needs none).",
+                    id="a2a.W010",
+                )
+            )
+
+    for name in ("A2A_INPUT_MODES", "A2A_OUTPUT_MODES"):
+        modes = getattr(a2a_settings, name[4:])
+        if not isinstance(modes, list) or not modes or not all(isinstance(m, str) and "/" in m for m in modes):
+            errors.append(Error(f"{name} must be a non-empty list of media types, not {modes!r}.", id="a2a.E030"))
+    if not isinstance(a2a_settings.AGENT_NAME, str) or not a2a_settings.AGENT_NAME.strip():
+        errors.append(Error("A2A_AGENT_NAME must be a non-empty string.", id="a2a.E031"))
+
+    raw_dir = a2a_settings.SKILLS_DIR
+    enabled_setting = a2a_settings.SKILLS_ENABLED
+    if enabled_setting is not None and not (
+        isinstance(enabled_setting, str)
+        or (isinstance(enabled_setting, list | tuple) and all(isinstance(i, str) for i in enabled_setting))
+    ):
+        errors.append(
+            Error(f"A2A_SKILLS_ENABLED must be None or a list of skill ids, not {enabled_setting!r}.", id="a2a.E022")
+        )
+        enabled_setting = None
+    if raw_dir is not None and not isinstance(raw_dir, str | Path):
+        errors.append(Error(f"A2A_SKILLS_DIR must be a path, not {raw_dir!r}.", id="a2a.E020"))
+        return errors
+    directory = skills_dir()
+    if directory is None:
+        if enabled_setting:
+            errors.append(Error("A2A_SKILLS_ENABLED is set but A2A_SKILLS_DIR is not.", id="a2a.E023"))
+        return errors
+    if not directory.is_dir():
+        errors.append(Error(f"A2A_SKILLS_DIR {str(directory)!r} is not a directory.", id="a2a.E020"))
+        return errors
+    skills, problems = scan(directory)
+    errors += [Error(f"A skill cannot be loaded: {p}", id="a2a.E021") for p in problems]
+    if not skills and not problems:
+        errors.append(
+            Warning(
+                f"A2A_SKILLS_DIR {str(directory)!r} has no skills.",
+                hint="Put each skill in <dir>/<skill>/SKILL.md, starting with front matter (name, description).",
+                id="a2a.W020",
+            )
+        )
+    found = {s.id for s in skills}
+    enabled = enabled_ids() if enabled_setting is not None else None
+    unknown = [i for i in enabled or () if i not in found]
+    if unknown:
+        errors.append(
+            Error(
+                f"A2A_SKILLS_ENABLED names skills that A2A_SKILLS_DIR does not have: {', '.join(unknown)}.",
+                hint=f"Known skills: {', '.join(sorted(found)) or 'none'}.",
+                id="a2a.E023",
+            )
+        )
+    listed = (
+        {s.get("id") for s in a2a_settings.SKILLS if isinstance(s, dict)}
+        if isinstance(a2a_settings.SKILLS, list)
+        else set()
+    )
+    for skill_id in sorted(found & listed):
+        errors.append(
+            Warning(
+                f"Skill {skill_id!r} is both in A2A_SKILLS and in A2A_SKILLS_DIR; the card lists the A2A_SKILLS one.",
+                id="a2a.W021",
+            )
+        )
     return errors

@@ -44,12 +44,65 @@ DEFAULTS: dict[str, Any] = {
     # A list of skill dicts: {"id", "name", "description", "tags", "examples"?}.
     "A2A_SKILLS": [],
     # Media types the agent takes and gives, as the card's defaultInput/OutputModes.
-    "A2A_INPUT_MODES": ["text/plain"],
+    "A2A_INPUT_MODES": ["text/plain", "application/json"],
     "A2A_OUTPUT_MODES": ["text/plain"],
     # Serve the A2A endpoints straight from a2a.asgi, skipping MIDDLEWARE (see a2a/asgi.py).
     "A2A_DIRECT_ASGI": True,
+    # Streams send an SSE comment this often (seconds) while nothing happens, so
+    # proxies keep them open.
+    "A2A_STREAM_KEEPALIVE": 15.0,
     # Agent Card max-age for HTTP caching (seconds).
     "A2A_CARD_MAX_AGE": 300,
+    # Push notifications (the card's capabilities.pushNotifications). False answers every
+    # push config method, and a SendMessage carrying a push config, with -32003.
+    "A2A_PUSH_NOTIFICATIONS": True,
+    # Allow webhook URLs that resolve to loopback, private, link-local or other
+    # non-public addresses (SSRF guard). Only for tests and closed networks.
+    "A2A_PUSH_ALLOW_PRIVATE_URLS": False,
+    # Attempts per delivery (the first one included) on connection errors, 5xx and 429.
+    "A2A_PUSH_MAX_ATTEMPTS": 5,
+    # Seconds before the first retry; doubled for each further one (capped at 5 minutes).
+    "A2A_PUSH_RETRY_DELAY": 1.0,
+    # Seconds one webhook POST may take (connect, send, answer).
+    "A2A_PUSH_TIMEOUT": 10.0,
+    # --- The model-backed handler (A2A_HANDLER = "a2a.handlers.llm.handle") -------------
+    # Base URL of the model API: an OpenAI-compatible one ("https://api.openai.com/v1",
+    # "http://127.0.0.1:11434/v1" for Ollama) or Anthropic's ("https://api.anthropic.com/v1").
+    # Empty: the LLM handler is not configured (and nothing ever calls the network).
+    "A2A_LLM_BASE_URL": "",
+    # The model name the endpoint knows, e.g. "gpt-4o-mini" or "claude-sonnet-4-5".
+    "A2A_LLM_MODEL": "",
+    # The API key (sent as "Authorization: Bearer" or, Anthropic-style, "x-api-key");
+    # from the environment variable of the same name. Empty sends none.
+    "A2A_LLM_API_KEY": "",
+    # The wire format: "openai" (POST {base}/chat/completions) or "anthropic" (POST {base}/messages).
+    "A2A_LLM_STYLE": "openai",
+    # Seconds one model request may take (connect, send, answer).
+    "A2A_LLM_TIMEOUT": 60.0,
+    # Retries after a connection error, a timeout, 408, 429 or 5xx (0: none).
+    "A2A_LLM_MAX_RETRIES": 2,
+    # Seconds before the first retry, doubled for each further one (with jitter, at most
+    # 30 s); a Retry-After header wins.
+    "A2A_LLM_RETRY_BACKOFF": 1.0,
+    # max_tokens of each answer; 0 sends none (OpenAI style) or 4096 (Anthropic requires one).
+    "A2A_LLM_MAX_TOKENS": 0,
+    # The system prompt; empty: one made from A2A_AGENT_NAME and A2A_AGENT_DESCRIPTION.
+    # The targeted skill's instructions are appended to it.
+    "A2A_LLM_SYSTEM_PROMPT": "",
+    # How many earlier tasks of the same contextId the model sees as conversation (0: none).
+    "A2A_LLM_CONTEXT_TASKS": 10,
+    # A directory of skills, one SKILL.md per sub-directory (see a2a/skills.py); relative
+    # to BASE_DIR. Its skills join A2A_SKILLS on the Agent Card. None: no directory.
+    "A2A_SKILLS_DIR": None,
+    # Ids of the A2A_SKILLS_DIR skills to offer (a list, or comma-separated); None: all.
+    "A2A_SKILLS_ENABLED": None,
+    # --- Operations ------------------------------------------------------------------------
+    # A submitted or working task not updated for this many seconds is stale: the admin's
+    # "fail stale" action and `manage.py a2a_tasks fail-stale` (its default --older-than)
+    # save it as failed.
+    "A2A_STALE_AFTER": 3600.0,
+    # Seconds each check of /healthz (the store, the runner, ...) may take before it fails.
+    "A2A_HEALTH_TIMEOUT": 5.0,
 }
 
 

@@ -8,14 +8,16 @@ the single source of truth: every answer about a task is read from it.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 from stores.base import TaskPage, TaskQuery
 from stores.resolve import get_task_store
 
-from . import lifecycle
+from . import lifecycle, push
 from .conf import a2a_settings
-from .events import bus
+from .events import Subscription, bus
 from .protocol.errors import (
+    ContentTypeNotSupportedError,
     InvalidParamsError,
     TaskNotCancelableError,
     TaskNotFoundError,
@@ -29,6 +31,7 @@ from .protocol.model import (
     ListParams,
     Message,
     SendParams,
+    StreamItem,
     Task,
     new_id,
     new_task,
@@ -39,15 +42,30 @@ from .protocol.model import (
 from .runner import get_runner
 
 
-async def send_message(params: SendParams) -> Task | Message:
-    """Start a task for the message (or continue the interrupted task it names)."""
-    store = get_task_store()
+async def _start(params: SendParams) -> Task:
+    """Create the task for a new message, or resubmit the interrupted task it continues."""
+    check_input_modes(params.message)
+    push_config = await push.check_send_config(params.push_config)  # refused before any task exists
     message = params.message
     if message.get("taskId"):
         task = await _continue(message)
     else:
         context_id = message.get("contextId") or new_id()
-        task = await lifecycle.create(store, new_task(message, context_id=context_id, metadata=params.metadata))
+        task = new_task(message, context_id=context_id, metadata=params.metadata)
+        task = await lifecycle.create(get_task_store(), task)
+    if push_config is not None:  # saved before the runner starts: it hears every later transition
+        await push.attach_config(task["id"], push_config)
+    return task
+
+
+async def send_message(params: SendParams) -> Task | Message:
+    """Start a task for the message (or continue the interrupted task it names).
+
+    Non-blocking: answers with the task as submitted. Blocking: waits until the task
+    settles (terminal or interrupted) or ``A2A_BLOCKING_TIMEOUT`` passes, and answers
+    with the task as stored, or with the handler's direct reply Message.
+    """
+    task = await _start(params)
     task_id = task["id"]
     runner = get_runner()
     if not params.blocking:
@@ -61,10 +79,95 @@ async def send_message(params: SendParams) -> Task | Message:
                     pass
         except TimeoutError:
             pass  # answer with the task as it stands; it goes on in the background
-    settled = await store.aget(task_id)
+    settled = await get_task_store().aget(task_id)
     if settled is None:
         raise TaskNotFoundError(task_id)
+    if settled.get("_reply") and settled["status"].get("message"):
+        return settled["status"]["message"]
     return with_history(settled, params.history_length)
+
+
+async def stream_message(params: SendParams) -> AsyncIterator[StreamItem]:
+    """SendStreamingMessage: the task as submitted, then each update until it settles.
+
+    Errors (bad input, unknown task) are raised before the first item.
+    """
+    task = await _start(params)
+    with bus.subscribe(task["id"]) as events:
+        get_runner().submit(task["id"])
+        async for item in _follow(events, task, params.history_length):
+            yield item
+
+
+async def subscribe_to_task(params: GetParams) -> AsyncIterator[StreamItem]:
+    """SubscribeToTask: the task as it is now, then each update until it settles."""
+    with bus.subscribe(params.id) as events:  # before the snapshot: nothing falls between
+        task = await get_task_store().aget(params.id)
+        if task is None:
+            raise TaskNotFoundError(params.id)
+        if lifecycle.is_terminal(task):
+            raise UnsupportedOperationError(
+                f"Task {params.id} is {task_state(task)}; there is nothing left to subscribe to",
+                metadata={"taskId": params.id},
+            )
+        async for item in _follow(events, task, params.history_length):
+            yield item
+
+
+async def _follow(events: Subscription, snapshot: Task, history_length: int | None) -> AsyncIterator[StreamItem]:
+    """The stream of one task: ``snapshot``, then every event newer than it, until the
+    task settles. Artifacts that arrive with a status change are announced first."""
+    yield StreamItem("task", task=with_history(snapshot, history_length))
+    seen = {a.get("artifactId") for a in snapshot.get("artifacts") or ()}
+    version = snapshot.get("_version", 0)
+    if task_state(snapshot) in SETTLED_STATES:
+        return
+    keepalive = float(a2a_settings.STREAM_KEEPALIVE)
+    while True:
+        try:
+            event = await asyncio.wait_for(events.get(), keepalive)
+        except TimeoutError:
+            yield StreamItem("keepalive")
+            continue
+        if event.version <= version or event.kind == "task":
+            continue  # already in the snapshot
+        version, task = event.version, event.task
+        if event.kind == "artifact" and event.artifact is not None:
+            seen.add(event.artifact.get("artifactId"))
+            yield StreamItem(
+                "artifact", task=task, artifact=event.artifact, append=event.append, last_chunk=event.last_chunk
+            )
+            continue
+        for artifact in task.get("artifacts") or ():
+            if artifact.get("artifactId") not in seen:
+                seen.add(artifact.get("artifactId"))
+                yield StreamItem("artifact", task=task, artifact=artifact, last_chunk=True)
+        settled = task_state(task) in SETTLED_STATES
+        yield StreamItem("status", task=task, final=settled)
+        if settled:
+            return
+
+
+def check_input_modes(message: Message) -> None:
+    """ContentTypeNotSupportedError for a part whose media type the agent does not take
+    (``A2A_INPUT_MODES``; ``*/*`` and ``type/*`` are wildcards)."""
+    accepted = list(a2a_settings.INPUT_MODES)
+    for i, part in enumerate(message.get("parts", ())):
+        kind = part.get("kind")
+        media = (
+            "text/plain"
+            if kind == "text"
+            else "application/json"
+            if kind == "data"
+            else (part.get("file") or {}).get("mimeType") or "application/octet-stream"
+        )
+        major = media.split("/", 1)[0]
+        if not any(m in ("*/*", media, f"{major}/*") for m in accepted):
+            raise ContentTypeNotSupportedError(
+                f"message.parts[{i}] is {media}, which this agent does not accept "
+                f"(it accepts {', '.join(accepted) or 'nothing'})",
+                metadata={"mediaType": media},
+            )
 
 
 async def _continue(message: Message) -> Task:

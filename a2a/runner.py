@@ -25,6 +25,7 @@ import functools
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from asgiref.sync import iscoroutinefunction
@@ -35,8 +36,8 @@ from stores.resolve import get_task_store
 
 from . import lifecycle
 from .conf import a2a_settings
-from .handlers import HandlerRequest, load_handler, to_artifacts
-from .protocol.model import agent_message, set_status
+from .handlers import HandlerRequest, Interrupt, Reply, load_handler, to_artifacts, with_result_metadata
+from .protocol.model import agent_message, set_status, text_part
 
 logger = logging.getLogger(__name__)
 
@@ -55,13 +56,25 @@ def _start_working(task: Task) -> Task | None:
     return set_status(task, "working")
 
 
-def _finish(state: str, *, artifacts: list | None = None, text: str | None = None):  # type: ignore[no-untyped-def]
+def _finish(
+    state: str, *, artifacts: list | None = None, parts: list | None = None, in_history: bool = False,
+    reply: bool = False,
+) -> Callable[[Task], Task | None]:
+    """The change that settles a task in ``state``: with new ``artifacts``, and/or an
+    agent message of ``parts`` as the status message (also kept in the history when
+    ``in_history``, as questions and replies are)."""
+
     def change(task: Task) -> Task | None:
         if lifecycle.is_terminal(task):
             return None  # a terminal state is final (e.g. canceled meanwhile)
         if artifacts:
             task["artifacts"] = [*(task.get("artifacts") or ()), *artifacts]
-        return set_status(task, state, agent_message(text, task=task) if text else None)
+        message = agent_message(parts, task=task) if parts else None
+        if message is not None and in_history:
+            task["history"] = [*(task.get("history") or ()), message]
+        if reply:
+            task["_reply"] = True
+        return set_status(task, state, message)
 
     return change
 
@@ -134,7 +147,7 @@ class Runner:
         started = time.monotonic()
         try:
             handler = load_handler(a2a_settings.HANDLER)
-            request = HandlerRequest.for_task(task, running.cancelled)
+            request = HandlerRequest.for_task(task, running.cancelled, store)
             if _is_async(handler):
                 running.handler = asyncio.ensure_future(handler(request))
             else:
@@ -143,7 +156,13 @@ class Runner:
                     self._pool, functools.partial(ctx.run, _call_sync, handler, request)
                 )
             result = await running.handler
-            change = _finish("completed", artifacts=to_artifacts(result))
+            if isinstance(result, Reply):
+                change = _finish("completed", parts=result.parts, in_history=True, reply=True)
+            else:
+                change = _finish("completed", artifacts=to_artifacts(result))
+                change = with_result_metadata(change, result)
+        except Interrupt as interrupt:  # the handler asks the client for input (or auth)
+            change = _finish(interrupt.state, parts=interrupt.parts, in_history=True)
         except asyncio.CancelledError:
             if running.cancelled.is_set():
                 logger.info("task %s canceled while running", task_id)
@@ -151,7 +170,7 @@ class Runner:
             raise  # the runner is shutting down
         except Exception as exc:  # the handler failed: the task fails, the server does not
             logger.warning("task %s failed: %s", task_id, exc, exc_info=not str(exc))
-            change = _finish("failed", text=str(exc) or type(exc).__name__)
+            change = _finish("failed", parts=[text_part(str(exc) or type(exc).__name__)])
         finally:
             self._running.pop(task_id, None)
         await lifecycle.transition(store, task_id, change)
@@ -188,6 +207,9 @@ class Runner:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self._semaphore = None
         atexit.unregister(self.shutdown)
+        from . import push
+
+        push.shutdown()  # deliver (or drop) the push notifications of the last transitions
 
     async def _drain(self, grace: float) -> None:
         jobs = dict(self._jobs)
@@ -204,7 +226,7 @@ class Runner:
         logger.warning("shutting down with %d unfinished task(s); saving them as failed", len(unfinished))
         for task_id in unfinished:
             try:
-                await lifecycle.transition(store, task_id, _finish("failed", text=SHUTDOWN_MESSAGE))
+                await lifecycle.transition(store, task_id, _finish("failed", parts=[text_part(SHUTDOWN_MESSAGE)]))
             except Exception:
                 logger.exception("could not save task %s as failed at shutdown", task_id)
 

@@ -1,14 +1,27 @@
 """Include in the project's root URLconf: ``path("", include("a2a.urls"))``."""
 
-from django.urls import path
+from django.urls import path, re_path
 
-from . import views
+from . import ops_views, views
+from .bindings import rest
 
 app_name = "a2a"
 
 urlpatterns = [
+    # Operations: health (200/503 JSON) and Prometheus metrics (a2a/ops_views.py).
+    path("healthz", ops_views.healthz, name="healthz"),
+    path("metrics", ops_views.metrics, name="metrics"),
     path(".well-known/agent-card.json", views.agent_card, name="agent-card"),
     path(".well-known/agent.json", views.agent_card),  # the pre-0.3 location
     path("a2a/", views.jsonrpc_endpoint, name="jsonrpc"),
     path("a2a", views.jsonrpc_endpoint),
+    # HTTP+JSON (REST), spec section 11; v0.3 clients add "/v1" to the interface URL.
+    path("a2a/rest", rest.extended_card, name="rest"),  # the interface URL the card names
+    re_path(r"^a2a/rest(?:/v1)?/message:send$", rest.send_message, name="rest-send"),
+    re_path(r"^a2a/rest(?:/v1)?/message:stream$", rest.stream_message, name="rest-stream"),
+    re_path(r"^a2a/rest(?:/v1)?/tasks$", rest.list_tasks, name="rest-list"),
+    re_path(r"^a2a/rest(?:/v1)?/tasks/(?P<task_id>[^/]+):cancel$", rest.cancel_task, name="rest-cancel"),
+    re_path(r"^a2a/rest(?:/v1)?/tasks/(?P<task_id>[^/]+):subscribe$", rest.subscribe_to_task, name="rest-subscribe"),
+    re_path(r"^a2a/rest(?:/v1)?/tasks/(?P<task_id>[^/:]+)$", rest.get_task, name="rest-get"),
+    re_path(r"^a2a/rest(?:/v1)?/(?:extendedAgentCard|card)$", rest.extended_card, name="rest-extended-card"),
 ]

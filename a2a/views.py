@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import AsyncIterator
 
 import orjson
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, StreamingHttpResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -41,12 +42,23 @@ async def jsonrpc_endpoint(request: HttpRequest) -> HttpResponse:
     payload = await jsonrpc.handle(body, requested_version(request))
     if payload is None:
         return HttpResponse(status=204)
-    return HttpResponse(payload, content_type=JSON)
+    if isinstance(payload, bytes):
+        return HttpResponse(payload, content_type=JSON)
+    return event_stream(payload)
 
 
-def public_endpoint(request: HttpRequest) -> str:
-    """The absolute URL of the JSON-RPC endpoint, as the card advertises it."""
-    path = reverse("a2a:jsonrpc")
+def event_stream(events: AsyncIterator[bytes]) -> StreamingHttpResponse:
+    """An SSE response that no proxy buffers or caches."""
+    return StreamingHttpResponse(
+        events,
+        content_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+def public_url(request: HttpRequest, name: str) -> str:
+    """The absolute URL of a named A2A route, as the card advertises it."""
+    path = reverse(name)
     base = a2a_settings.PUBLIC_URL
     return f"{base.rstrip('/')}{path}" if base else request.build_absolute_uri(path)
 
@@ -57,7 +69,8 @@ async def agent_card(request: HttpRequest) -> HttpResponse:
         version = dialect_for(requested_version(request)).version
     except A2AError as exc:
         return HttpResponse(orjson.dumps({"error": V03.render_error(exc)}), content_type=JSON, status=400)
-    body = orjson.dumps(build_card(public_endpoint(request), version=version))
+    card = build_card(public_url(request, "a2a:jsonrpc"), version=version, rest=public_url(request, "a2a:rest"))
+    body = orjson.dumps(card)
     etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
     headers = {
         "ETag": etag,

@@ -37,6 +37,36 @@ def file_stem(task_id: str) -> str:
     return stem
 
 
+def atomic_write(target: Path, data: bytes, *, fsync: bool = True) -> None:
+    """Write ``data`` to ``target`` atomically: a temp file in the same directory,
+    flushed and fsynced, ``os.replace``d over the target, then the directory fsynced.
+    A reader sees the old file or the new one, never a partial one; with ``fsync``
+    the new one survives power loss."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=TEMP_PREFIX, suffix=".json")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if fsync:
+        fsync_directory(target.parent)
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make a rename or unlink in ``directory`` durable."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class FileTaskStore(TaskStore):
     """Tasks as JSON files under ``directory`` (created if missing).
 
@@ -87,30 +117,8 @@ class FileTaskStore(TaskStore):
         return task
 
     def save(self, task: Task) -> Task:
-        target = self.path(check_task(task))
-        data = orjson.dumps(task)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=TEMP_PREFIX, suffix=".json")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                if self.fsync:
-                    fh.flush()
-                    os.fsync(fh.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        if self.fsync:
-            self._fsync_directory()
+        atomic_write(self.path(check_task(task)), orjson.dumps(task), fsync=self.fsync)
         return task
-
-    def _fsync_directory(self) -> None:
-        fd = os.open(self.directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
     def _task_files(self) -> list[Path]:
         with os.scandir(self.directory) as entries:

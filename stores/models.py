@@ -38,3 +38,24 @@ class StoredTask(models.Model):
         managed = False
         verbose_name = "task"
         default_permissions = ("view",)
+
+
+class PushConfigRecord(models.Model):
+    """One push notification config of a task (the ORM store's ``stores.push`` backend).
+    ``config`` holds the whole config as saved; ``task_id`` is not a foreign key, so a
+    config never stops a task row from being replaced or deleted."""
+
+    task_id = models.CharField(max_length=255)
+    config_id = models.CharField(max_length=255)
+    config = models.JSONField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name = "push notification config"
+        ordering = ["task_id", "created_at", "config_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["task_id", "config_id"], name="stores_pushconfig_task_config_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task_id}/{self.config_id}"

@@ -607,13 +607,44 @@ def test_push_notification_methods_are_not_supported(method, version):
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-@pytest.mark.parametrize("method", ["SendStreamingMessage", "message/stream", "SubscribeToTask", "tasks/resubscribe"])
-def test_streaming_methods_are_unsupported(method, version, store):
-    params = {"message": (V10 if version else V03).message(), "id": "x"}
-    error = fails(method, params, code=-32004, version=version)
-    assert "Streaming" in error["message"]
-    if version == "1.0":
-        assert error["data"][0]["reason"] == "UNSUPPORTED_OPERATION"
+@pytest.mark.parametrize("method", ["SubscribeToTask", "tasks/resubscribe"])
+def test_subscribe_errors_come_before_any_stream(method, version, store):
+    # Unknown task: a plain JSON-RPC error, not an event stream.
+    error = fails(method, {"id": "nope"}, code=-32001, version=version)
+    assert "nope" in error["message"]
+    # A terminal task has nothing left to stream: UnsupportedOperationError.
+    done = ok("message/send" if not version else "SendMessage",
+              {"message": (V10 if version else V03).message()}, version=version)
+    task_id = (done["task"] if version else done)["id"]
+    error = fails(method, {"id": task_id}, code=-32004, version=version)
+    assert "nothing left to subscribe to" in error["message"]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("method", ["SendStreamingMessage", "message/stream"])
+def test_stream_with_bad_params_is_a_plain_error(method, version, store):
+    error = fails(method, {"message": {"role": "user"}}, code=-32602, version=version)
+    assert "message." in error["message"]
+    assert len(store) == 0
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_unaccepted_media_type_is_content_type_not_supported(version, store, settings):
+    settings.A2A_INPUT_MODES = ["text/plain"]
+    d = V10 if version else V03
+    part = {"url": "https://example.com/x.png", "mediaType": "image/png"} if version else {
+        "kind": "file", "file": {"uri": "https://example.com/x.png", "mimeType": "image/png"}}
+    message = {**d.message(), "parts": [part]}
+    error = fails(d.send, {"message": message}, code=-32005, version=version)
+    assert "image/png" in error["message"] and "text/plain" in error["message"]
+    assert len(store) == 0
+    settings.A2A_INPUT_MODES = ["image/*"]
+    assert "error" not in call(d.send, {"message": message}, version=version)
+
+
+def test_streaming_methods_cannot_be_batched(store):
+    response = post([request("message/stream", {"message": V03.message()})])
+    assert response.json()[0]["error"]["code"] == -32600
     assert len(store) == 0
 
 
@@ -950,7 +981,8 @@ def test_v10_accepts_proto_names_and_ignores_unknown_fields():
     assert task["artifacts"][0]["parts"] == [{"text": "echo: snake"}]
 
 
-def test_v10_accepts_enum_numbers_and_file_parts():
+def test_v10_accepts_enum_numbers_and_file_parts(settings):
+    settings.A2A_INPUT_MODES = ["text/*", "application/*"]
     params = {
         "message": {
             "messageId": "m-1",
@@ -1261,12 +1293,18 @@ def test_card_without_version_serves_both_generations():
     assert card["url"] == "http://testserver/a2a/"
     assert card["protocolVersion"] == "0.3.0"
     assert card["preferredTransport"] == "JSONRPC"
-    assert card["additionalInterfaces"] == [{"url": card["url"], "transport": "JSONRPC"}]
-    assert card["capabilities"]["streaming"] is False
-    assert card["capabilities"]["pushNotifications"] is False
-    versions = {i["protocolVersion"]: i for i in card["supportedInterfaces"]}
-    assert versions["1.0"] == {"url": "http://testserver/a2a/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-    assert "0.3" in versions
+    assert card["additionalInterfaces"] == [
+        {"url": card["url"], "transport": "JSONRPC"},
+        {"url": "http://testserver/a2a/rest", "transport": "HTTP+JSON"},
+    ]
+    assert card["capabilities"]["streaming"] is True
+    interfaces = {(i["protocolBinding"], i["protocolVersion"]): i["url"] for i in card["supportedInterfaces"]}
+    assert interfaces == {
+        ("JSONRPC", "1.0"): "http://testserver/a2a/",
+        ("HTTP+JSON", "1.0"): "http://testserver/a2a/rest",
+        ("JSONRPC", "0.3"): "http://testserver/a2a/",
+        ("HTTP+JSON", "0.3"): "http://testserver/a2a/rest",
+    }
     for skill in card["skills"]:
         assert skill["id"] and skill["name"] and isinstance(skill["tags"], list)
 
@@ -1334,7 +1372,10 @@ def test_card_follows_settings(settings):
     card = response.json()
     assert card["name"] == "renamed-agent"
     assert card["url"] == "https://agent.example.com/a2a/"
-    assert {i["url"] for i in card["supportedInterfaces"]} == {"https://agent.example.com/a2a/"}
+    assert {i["url"] for i in card["supportedInterfaces"]} == {
+        "https://agent.example.com/a2a/",
+        "https://agent.example.com/a2a/rest",
+    }
     assert response.headers["Cache-Control"] == "public, max-age=60"
 
 

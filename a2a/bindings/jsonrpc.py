@@ -9,12 +9,12 @@ gets anything but a well-formed JSON-RPC response.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import orjson
 
-from .. import operations
+from .. import operations, push
 from ..protocol import V03, Dialect, dialect_for
 from ..protocol.errors import (
     A2AError,
@@ -23,9 +23,9 @@ from ..protocol.errors import (
     InvalidRequestError,
     JSONParseError,
     MethodNotFoundError,
-    PushNotificationNotSupportedError,
-    UnsupportedOperationError,
 )
+from ..protocol.model import StreamItem
+from .sse import SSE, sse_stream
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +50,28 @@ async def _list(d: Dialect, params: Any) -> Any:
     return d.render_list([d.render_task(t) for t in page.tasks], page.next_page_token, query.page_size, page.total_size)
 
 
+async def _push_create(d: Dialect, params: Any) -> Any:
+    push.ensure_enabled()
+    return d.render_push_config(await push.create_config(d.parse_push_create(params)))
+
+
+async def _push_get(d: Dialect, params: Any) -> Any:
+    push.ensure_enabled()
+    return d.render_push_config(await push.get_config(d.parse_push_get(params)))
+
+
+async def _push_list(d: Dialect, params: Any) -> Any:
+    push.ensure_enabled()
+    page = await push.list_configs(d.parse_push_list(params))
+    return d.render_push_list(page.configs, page.next_page_token)
+
+
+async def _push_delete(d: Dialect, params: Any) -> Any:
+    push.ensure_enabled()
+    await push.delete_config(d.parse_push_delete(params))
+    return d.render_push_deleted()
+
+
 def _refuse(error: type[A2AError], message: str) -> Method:
     async def method(d: Dialect, params: Any) -> Any:
         raise error(message)
@@ -57,11 +79,21 @@ def _refuse(error: type[A2AError], message: str) -> Method:
     return method
 
 
-_streaming = _refuse(
-    UnsupportedOperationError,
-    "Streaming is not enabled on this agent (capabilities.streaming is false); use SendMessage and GetTask",
-)
-_push = _refuse(PushNotificationNotSupportedError, "Push notifications are not enabled on this agent")
+class Stream:
+    """What a streaming method returns: the operation's items, rendered as SSE later."""
+
+    def __init__(self, items: AsyncIterator[StreamItem]) -> None:
+        self.items = items
+
+
+async def _stream(d: Dialect, params: Any) -> Any:
+    return Stream(operations.stream_message(d.parse_send(params)))
+
+
+async def _subscribe(d: Dialect, params: Any) -> Any:
+    return Stream(operations.subscribe_to_task(d.parse_get(params)))
+
+
 _extended = _refuse(ExtendedAgentCardNotConfiguredError, "This agent has no extended agent card")
 
 #: Method name (v1.0 and v0.3 spellings) -> implementation.
@@ -74,18 +106,18 @@ METHODS: dict[str, Method] = {
     "tasks/cancel": _cancel,
     "ListTasks": _list,
     "tasks/list": _list,
-    "SendStreamingMessage": _streaming,
-    "message/stream": _streaming,
-    "SubscribeToTask": _streaming,
-    "tasks/resubscribe": _streaming,
-    "CreateTaskPushNotificationConfig": _push,
-    "GetTaskPushNotificationConfig": _push,
-    "ListTaskPushNotificationConfigs": _push,
-    "DeleteTaskPushNotificationConfig": _push,
-    "tasks/pushNotificationConfig/set": _push,
-    "tasks/pushNotificationConfig/get": _push,
-    "tasks/pushNotificationConfig/list": _push,
-    "tasks/pushNotificationConfig/delete": _push,
+    "SendStreamingMessage": _stream,
+    "message/stream": _stream,
+    "SubscribeToTask": _subscribe,
+    "tasks/resubscribe": _subscribe,
+    "CreateTaskPushNotificationConfig": _push_create,
+    "GetTaskPushNotificationConfig": _push_get,
+    "ListTaskPushNotificationConfigs": _push_list,
+    "DeleteTaskPushNotificationConfig": _push_delete,
+    "tasks/pushNotificationConfig/set": _push_create,
+    "tasks/pushNotificationConfig/get": _push_get,
+    "tasks/pushNotificationConfig/list": _push_list,
+    "tasks/pushNotificationConfig/delete": _push_delete,
     "GetExtendedAgentCard": _extended,
     "agent/getAuthenticatedExtendedCard": _extended,
 }
@@ -99,8 +131,9 @@ def _valid_id(value: Any) -> bool:
     return value is None or isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool))
 
 
-async def _call(dialect: Dialect, request: Any) -> dict[str, Any] | None:
-    """Answer one request object; None for a notification."""
+async def _call(dialect: Dialect, request: Any, *, batched: bool = False) -> dict[str, Any] | SSE | None:
+    """Answer one request object; None for a notification; an SSE stream for a
+    streaming method (primed: errors before its first event are plain errors)."""
     if not isinstance(request, dict):
         return _error(dialect, None, InvalidRequestError("A JSON-RPC request must be an object"))
     request_id = request.get("id")
@@ -116,6 +149,11 @@ async def _call(dialect: Dialect, request: Any) -> dict[str, Any] | None:
         if method is None:
             raise MethodNotFoundError(f"Method not found: {method_name[:100]}")
         result = await method(dialect, request.get("params"))
+        if isinstance(result, Stream):
+            if batched or "id" not in request:
+                raise InvalidRequestError("A streaming method must be a single request with an id, not batched")
+            first = await anext(result.items)
+            return _sse(dialect, request_id, first, result.items)
     except A2AError as exc:
         response = _error(dialect, request_id, exc)
     except Exception:
@@ -126,12 +164,27 @@ async def _call(dialect: Dialect, request: Any) -> dict[str, Any] | None:
     return response if "id" in request else None
 
 
+def _sse(dialect: Dialect, request_id: Any, first: StreamItem, items: AsyncIterator[StreamItem]) -> SSE:
+    """Each ``data:`` a whole JSON-RPC response carrying the request id."""
+
+    def frame(body: dict[str, Any]) -> bytes:
+        return _dumps({"jsonrpc": "2.0", "id": request_id, **body})
+
+    return sse_stream(
+        first,
+        items,
+        lambda item: frame({"result": dialect.render_stream_item(item)}),
+        lambda error: frame({"error": dialect.render_error(error)}),
+    )
+
+
 def _dumps(payload: Any) -> bytes:
     return orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
 
 
-async def handle(body: bytes, version: str | None) -> bytes | None:
-    """Answer a JSON-RPC HTTP body; None when nothing is to be sent (notifications)."""
+async def handle(body: bytes, version: str | None) -> bytes | SSE | None:
+    """Answer a JSON-RPC HTTP body: the response bytes, an SSE stream (streaming
+    methods), or None when nothing is to be sent (notifications)."""
     try:
         payload = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
@@ -153,7 +206,9 @@ async def handle(body: bytes, version: str | None) -> bytes | None:
     if isinstance(payload, list):
         if not payload:
             return _dumps(_error(dialect, None, InvalidRequestError("An empty batch is not a request")))
-        responses = [r for r in [await _call(dialect, item) for item in payload] if r is not None]
+        responses = [r for r in [await _call(dialect, item, batched=True) for item in payload] if r is not None]
         return _dumps(responses) if responses else None
     response = await _call(dialect, payload)
-    return _dumps(response) if response is not None else None
+    if response is None or isinstance(response, bytes | dict):
+        return _dumps(response) if response is not None else None
+    return response

@@ -15,15 +15,32 @@ It receives a :class:`HandlerRequest` and returns the result:
   ``{"kind": "file", "file": {...}}``) or a list of parts: one artifact holding them;
 - an artifact dict (``{"parts": [...], "name": ...}``) or a list of artifacts;
 - ``None``: completed with no artifact.
+- ``Result(any of the above, metadata={...})``: also merge ``metadata`` into the
+  task's metadata (e.g. token usage).
 
-Raising fails the task, with the exception's text as the status message. A sync
-handler runs in a worker thread and may use the ORM; it should check
+- :class:`Reply` (``return Reply("hi")``): a direct Message instead of a task result
+  (a blocking ``SendMessage`` answers with the Message).
+
+Raising fails the task, with the exception's text as the status message, except:
+
+- ``raise InputRequired("Which city?")``: the task waits in ``input-required``; the
+  client's next message with this ``taskId`` calls the handler again, with the whole
+  conversation in ``request.history``;
+- ``raise AuthRequired("...")``: likewise, in ``auth-required``.
+
+While it works, a handler can report progress (``request.progress("half way")``)
+and emit artifacts or chunks of one (``request.artifact([...], append=True)``);
+each is saved at once, so streams, pollers and push subscribers see it. Async
+handlers use ``await request.aprogress(...)`` / ``await request.aartifact(...)``.
+
+A sync handler runs in a worker thread and may use the ORM; it should check
 ``request.cancelled`` now and then in long loops. An async handler runs on the
 runner's event loop and is cancelled (``CancelledError``) when the task is.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import threading
 from collections.abc import Awaitable, Callable
@@ -33,8 +50,10 @@ from typing import Any
 import orjson
 from django.utils.module_loading import import_string
 
+from stores.base import TaskStore
+
 from ..protocol.errors import InvalidAgentResponseError
-from ..protocol.model import Artifact, Message, Part, Task, message_text, new_id
+from ..protocol.model import Artifact, Message, Part, Task, agent_message, message_text, new_id, set_status
 
 
 @dataclass
@@ -47,6 +66,73 @@ class HandlerRequest:
     history: list[Message] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     cancelled: threading.Event = field(default_factory=threading.Event)
+    store: TaskStore | None = field(default=None, repr=False)
+
+    def progress(self, text: str) -> None:
+        """Save a ``working`` status update carrying ``text`` as the agent's message."""
+        from .. import lifecycle
+
+        def change(task: Task) -> Task | None:
+            if lifecycle.is_terminal(task):
+                return None
+            return set_status(task, "working", agent_message(text, task=task))
+
+        lifecycle.transition_sync(self._store(), self.task_id, change)
+
+    def artifact(
+        self,
+        parts: list[Part] | str,
+        *,
+        artifact_id: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        append: bool = False,
+        last_chunk: bool = False,
+    ) -> str:
+        """Add an artifact now, or with ``append=True`` add ``parts`` to the artifact
+        ``artifact_id``; returns the artifact's id."""
+        from .. import lifecycle
+        from ..events import TaskEvent
+
+        chunk: Artifact = {"artifactId": artifact_id or new_id(), "parts": _parts(parts)}
+        if name:
+            chunk["name"] = name
+        if description:
+            chunk["description"] = description
+        chunk = _plain_json([chunk])[0]
+
+        def change(task: Task) -> Task | None:
+            if lifecycle.is_terminal(task):
+                return None
+            artifacts = task.setdefault("artifacts", [])
+            existing = next((a for a in artifacts if a.get("artifactId") == chunk["artifactId"]), None)
+            if existing is None:
+                artifacts.append(dict(chunk))
+            elif append:
+                existing["parts"] = [*existing.get("parts", ()), *chunk["parts"]]
+            else:
+                existing.clear()
+                existing.update(chunk)
+            return task
+
+        def event(task: Task) -> TaskEvent:
+            return TaskEvent(task, kind="artifact", artifact=chunk, append=append, last_chunk=last_chunk)
+
+        lifecycle.transition_sync(self._store(), self.task_id, change, event)
+        return chunk["artifactId"]
+
+    async def aprogress(self, text: str) -> None:
+        """:meth:`progress` for async handlers."""
+        await asyncio.to_thread(self.progress, text)
+
+    async def aartifact(self, parts: list[Part] | str, **kwargs: Any) -> str:
+        """:meth:`artifact` for async handlers."""
+        return await asyncio.to_thread(functools.partial(self.artifact, parts, **kwargs))
+
+    def _store(self) -> TaskStore:
+        from stores.resolve import get_task_store
+
+        return self.store or get_task_store()
 
     @property
     def text(self) -> str:
@@ -58,7 +144,9 @@ class HandlerRequest:
         return list(self.message.get("parts", ()))
 
     @classmethod
-    def for_task(cls, task: Task, cancelled: threading.Event | None = None) -> HandlerRequest:
+    def for_task(
+        cls, task: Task, cancelled: threading.Event | None = None, store: TaskStore | None = None
+    ) -> HandlerRequest:
         history = list(task.get("history") or ())
         message = next((m for m in reversed(history) if m.get("role") == "user"), None) or {"parts": []}
         return cls(
@@ -68,11 +156,72 @@ class HandlerRequest:
             history=history,
             metadata=dict(task.get("metadata") or {}),
             cancelled=cancelled or threading.Event(),
+            store=store,
         )
+
+
+class Reply:
+    """Returned by a handler: answer with a direct Message rather than a result."""
+
+    def __init__(self, content: str | list[Part]) -> None:
+        self.parts = _parts(content)
+
+
+class Interrupt(Exception):
+    """Raised by a handler to pause the task until the client answers."""
+
+    state = "input-required"
+
+    def __init__(self, content: str | list[Part]) -> None:
+        self.parts = _parts(content)
+        super().__init__(message_text({"parts": self.parts}))
+
+
+class InputRequired(Interrupt):
+    """The task needs more input from the client (``input-required``)."""
+
+
+class AuthRequired(Interrupt):
+    """The task needs the client to authenticate somewhere (``auth-required``)."""
+
+    state = "auth-required"
+
+
+def _parts(content: str | list[Part]) -> list[Part]:
+    if isinstance(content, str):
+        return [{"kind": "text", "text": content}]
+    if isinstance(content, list) and content and all(_is_part(p) for p in content):
+        return list(content)
+    raise InvalidAgentResponseError(f"expected text or a list of parts, not {str(content)[:80]!r}")
 
 
 HandlerResult = str | Part | Artifact | list[Any] | None
 Handler = Callable[[HandlerRequest], HandlerResult | Awaitable[HandlerResult]]
+
+
+@dataclass
+class Result:
+    """Returned by a handler: ``result`` (anything above) plus ``metadata`` merged into
+    the task's metadata when it completes (e.g. the LLM handler's token usage)."""
+
+    result: Any
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def with_result_metadata(change: Callable[[Task], Task | None], result: Any) -> Callable[[Task], Task | None]:
+    """``change``, then the :class:`Result`'s metadata merged into the task's (a no-op
+    for any other result)."""
+    metadata = _plain_json([result.metadata])[0] if isinstance(result, Result) and result.metadata else None
+    if not metadata:
+        return change
+
+    def merged(task: Task) -> Task | None:
+        new = change(task)
+        if new is not None:
+            new["metadata"] = {**(new.get("metadata") or {}), **metadata}
+        return new
+
+    return merged
 
 
 @functools.cache
@@ -91,6 +240,8 @@ def _is_part(value: Any) -> bool:
 def to_artifacts(result: Any) -> list[Artifact]:
     """Turn what a handler returned into the task's artifacts; InvalidAgentResponseError
     for anything else."""
+    if isinstance(result, Result):
+        result = result.result
     if result is None:
         return []
     if isinstance(result, str):

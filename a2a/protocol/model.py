@@ -73,9 +73,11 @@ def set_status(task: Task, state: str, message: Message | None = None) -> Task:
     return task
 
 
-def agent_message(text: str, *, task: Task | None = None) -> Message:
-    """An agent-role message with one text part, tied to ``task`` when given."""
-    message: Message = {"kind": "message", "messageId": new_id(), "role": "agent", "parts": [text_part(text)]}
+def agent_message(content: str | list[Part], *, task: Task | None = None) -> Message:
+    """An agent-role message (of one text part, or of ``content``'s parts), tied to
+    ``task`` when given."""
+    parts = [text_part(content)] if isinstance(content, str) else content
+    message: Message = {"kind": "message", "messageId": new_id(), "role": "agent", "parts": parts}
     if task is not None:
         message["taskId"] = task["id"]
         if task.get("contextId"):
@@ -105,6 +107,24 @@ def with_history(task: Task, history_length: int | None) -> Task:
     return task
 
 
+@dataclass
+class StreamItem:
+    """One item of a stream, before a dialect renders it.
+
+    ``kind``: "task" (the snapshot that opens a stream), "message", "status" (a status
+    update of ``task``; ``final`` on the last), "artifact" (``artifact`` added to
+    ``task``, or appended to with ``append``), or "keepalive" (nothing happened).
+    """
+
+    kind: str
+    task: Task | None = None
+    message: Message | None = None
+    artifact: Artifact | None = None
+    append: bool = False
+    last_chunk: bool = False
+    final: bool = False
+
+
 # --- Parsed operation parameters (dialect-free) ---------------------------------
 
 
@@ -115,6 +135,8 @@ class SendParams:
     history_length: int | None = None
     accepted_output_modes: list[str] = field(default_factory=list)
     metadata: dict[str, Any] | None = None
+    #: A push notification config for the task (its ``task_id`` is filled in once the task exists).
+    push_config: PushConfigParams | None = None
 
 
 @dataclass
@@ -138,6 +160,36 @@ class ListParams:
     page_token: str | None = None
     history_length: int | None = None
     include_artifacts: bool = False
+
+
+@dataclass
+class PushConfigParams:
+    """A push notification config to create (or replace, when ``id`` names an existing
+    one). ``authentication`` is ``{"schemes": [...], "credentials"?: str}``;
+    ``dialect`` is the protocol version the deliveries are rendered in."""
+
+    task_id: str
+    url: str
+    id: str | None = None
+    token: str | None = None
+    authentication: dict[str, Any] | None = None
+    dialect: str = "0.3"
+
+
+@dataclass
+class PushConfigRef:
+    """One push notification config of a task; ``id`` None means the task's first one
+    (v0.3 ``tasks/pushNotificationConfig/get`` without ``pushNotificationConfigId``)."""
+
+    task_id: str
+    id: str | None = None
+
+
+@dataclass
+class PushConfigListParams:
+    task_id: str
+    page_size: int | None = None
+    page_token: str | None = None
 
 
 # --- Validation helpers shared by the dialects ----------------------------------

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from stores.base import MAX_PAGE_SIZE, STATES, parse_timestamp
 
@@ -20,7 +22,11 @@ from .model import (
     ListParams,
     Message,
     Part,
+    PushConfigListParams,
+    PushConfigParams,
+    PushConfigRef,
     SendParams,
+    StreamItem,
     Task,
     json_type,
     pick,
@@ -146,6 +152,7 @@ class V03Dialect:
                 pick(config, "acceptedOutputModes"), "configuration.acceptedOutputModes"
             ),
             metadata=want_object(metadata, "metadata") if metadata is not None else None,
+            push_config=self.parse_send_push_config(config),
         )
 
     def parse_blocking(self, config: dict[str, Any]) -> bool:
@@ -196,6 +203,22 @@ class V03Dialect:
 
     # --- results -----------------------------------------------------------------
 
+    def render_stream_item(self, item: StreamItem) -> dict[str, Any]:
+        """One stream event: v0.3 events carry ``kind``; the last status has ``final``."""
+        if item.kind == "message":
+            assert item.message is not None
+            return self.render_message(item.message)
+        task = item.task
+        assert task is not None
+        if item.kind == "task":
+            return self.render_task(task)
+        ids = {"taskId": task["id"], "contextId": task.get("contextId", "")}
+        if item.kind == "artifact":
+            assert item.artifact is not None
+            return {"kind": "artifact-update", **ids, "artifact": item.artifact, "append": item.append,
+                    "lastChunk": item.last_chunk}
+        return {"kind": "status-update", **ids, "status": task["status"], "final": item.final}
+
     def render_send_result(self, result: Task | Message) -> dict[str, Any]:
         """v0.3: the bare Task (or Message), as toolnexus clients read ``result.id``."""
         if result.get("kind") == "message":
@@ -212,6 +235,91 @@ class V03Dialect:
             body["data"] = {"field": field, "description": error.description}  # type: ignore[attr-defined]
         return body
 
+    # --- push notification configs -------------------------------------------------
+
+    def parse_push_config(self, raw: Any, path: str, *, task_id: str = "") -> PushConfigParams:
+        """A PushNotificationConfig (v0.3) or the config fields of a TaskPushNotificationConfig
+        (v1.0) at ``path`` ("" for the params themselves)."""
+        raw = want_object(raw, path or "params")
+        url = want_string(raw.get("url"), at(path, "url"), max_length=MAX_URL_LENGTH)
+        assert url is not None
+        check_webhook_url(url, at(path, "url"))
+        return PushConfigParams(
+            task_id=task_id,
+            url=url,
+            id=want_string(raw.get("id"), at(path, "id"), required=False, max_length=MAX_ID_LENGTH) or None,
+            token=want_header_value(raw.get("token"), at(path, "token")),
+            authentication=self.parse_push_authentication(raw.get("authentication"), at(path, "authentication")),
+            dialect=self.version,
+        )
+
+    def parse_push_authentication(self, raw: Any, path: str) -> dict[str, Any] | None:
+        """v0.3 ``{"schemes": [...], "credentials"?}`` (a v1.0 ``scheme`` is taken too)."""
+        if raw is None:
+            return None
+        raw = want_object(raw, path)
+        if raw.get("schemes") is None and raw.get("scheme") is not None:
+            schemes = [want_string(raw["scheme"], f"{path}.scheme")]
+        else:
+            if not isinstance(raw.get("schemes"), list):
+                raise InvalidParamsError("is required and must be a list of strings", field=f"{path}.schemes")
+            schemes = want_string_list(raw["schemes"], f"{path}.schemes")
+        return push_authentication(schemes, raw.get("credentials"), path, schemes_field=f"{path}.schemes")
+
+    def parse_send_push_config(self, config: dict[str, Any]) -> PushConfigParams | None:
+        raw = pick(config, "pushNotificationConfig")
+        return None if raw is None else self.parse_push_config(raw, "configuration.pushNotificationConfig")
+
+    def parse_push_create(self, params: Any) -> PushConfigParams:
+        """``tasks/pushNotificationConfig/set``: ``{taskId, pushNotificationConfig}``."""
+        params = want_object(params, "params")
+        task_id = want_string(pick(params, "taskId"), "taskId", max_length=4096)
+        assert task_id is not None
+        raw = pick(params, "pushNotificationConfig")
+        return self.parse_push_config(raw, "pushNotificationConfig", task_id=task_id)
+
+    def parse_push_config_id(self, params: dict[str, Any], key: str, *, required: bool) -> str | None:
+        return want_string(pick(params, key), key, required=required, max_length=MAX_ID_LENGTH) or None
+
+    def parse_push_get(self, params: Any) -> PushConfigRef:
+        """``{id: task id, pushNotificationConfigId?}``; without one, the task's first config."""
+        params = want_object(params, "params")
+        return PushConfigRef(
+            task_id=self.parse_task_id(params),
+            id=self.parse_push_config_id(params, "pushNotificationConfigId", required=False),
+        )
+
+    def parse_push_list(self, params: Any) -> PushConfigListParams:
+        params = want_object(params, "params")
+        return PushConfigListParams(task_id=self.parse_task_id(params))
+
+    def parse_push_delete(self, params: Any) -> PushConfigRef:
+        params = want_object(params, "params")
+        return PushConfigRef(
+            task_id=self.parse_task_id(params),
+            id=self.parse_push_config_id(params, "pushNotificationConfigId", required=True),
+        )
+
+    def render_push_config(self, config: dict[str, Any]) -> dict[str, Any]:
+        """A TaskPushNotificationConfig: ``{taskId, pushNotificationConfig: {id, url, ...}}``."""
+        inner: dict[str, Any] = {"id": config["id"], "url": config["url"]}
+        if config.get("token"):
+            inner["token"] = config["token"]
+        auth = config.get("authentication")
+        if auth:
+            inner["authentication"] = {
+                "schemes": list(auth.get("schemes") or ()),
+                **({"credentials": auth["credentials"]} if auth.get("credentials") else {}),
+            }
+        return {"taskId": config["taskId"], "pushNotificationConfig": inner}
+
+    def render_push_list(self, configs: list[dict[str, Any]], next_page_token: str) -> Any:
+        """v0.3: a bare array of TaskPushNotificationConfig."""
+        return [self.render_push_config(c) for c in configs]
+
+    def render_push_deleted(self) -> Any:
+        return None
+
 
 def check_base64(value: Any, path: str) -> str:
     if not isinstance(value, str):
@@ -221,3 +329,46 @@ def check_base64(value: Any, path: str) -> str:
     except (binascii.Error, ValueError):
         raise InvalidParamsError("is not valid base64", field=path) from None
     return value
+
+
+MAX_URL_LENGTH = 2048
+#: An HTTP authentication scheme name (RFC 9110 token).
+_SCHEME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+#: What a header value may hold: visible ASCII, spaces and tabs (no CR, LF or NUL).
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
+
+
+def at(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def check_webhook_url(url: str, path: str) -> None:
+    """An absolute http(s) URL with a host (where it resolves is checked later, by a2a.push)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError for a bad port)
+    except ValueError:
+        raise InvalidParamsError("is not a valid URL", field=path) from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise InvalidParamsError("must be an absolute http:// or https:// URL", field=path)
+
+
+def want_header_value(value: Any, path: str) -> str | None:
+    """An optional string that can travel in an HTTP header."""
+    value = want_string(value, path, required=False, max_length=4096)
+    if value and not _HEADER_VALUE.fullmatch(value):
+        raise InvalidParamsError("may hold only printable ASCII characters", field=path)
+    return value or None
+
+
+def push_authentication(schemes: list[Any], credentials: Any, path: str, *, schemes_field: str) -> dict[str, Any]:
+    """Canonical push authentication: ``{"schemes": [...], "credentials"?}``, each checked."""
+    for i, scheme in enumerate(schemes):
+        if not isinstance(scheme, str) or not _SCHEME.fullmatch(scheme):
+            field = schemes_field if schemes_field.endswith(".scheme") else f"{schemes_field}[{i}]"
+            raise InvalidParamsError("is not an HTTP authentication scheme name (e.g. Bearer)", field=field)
+    auth: dict[str, Any] = {"schemes": list(schemes)}
+    credentials = want_header_value(credentials, f"{path}.credentials")
+    if credentials:
+        auth["credentials"] = credentials
+    return auth

@@ -8,9 +8,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from stores.base import MAX_PAGE_SIZE
+
 from .errors import A2AError, InvalidParamsError
-from .model import Message, Part, Task, pick, want_bool, want_object, want_string, with_history
-from .v03 import V03Dialect, check_base64
+from .model import (
+    Message,
+    Part,
+    PushConfigListParams,
+    PushConfigParams,
+    PushConfigRef,
+    StreamItem,
+    Task,
+    pick,
+    want_bool,
+    want_int,
+    want_object,
+    want_string,
+    with_history,
+)
+from .v03 import V03Dialect, check_base64, push_authentication
 
 STATE_NAMES = {
     "submitted": "TASK_STATE_SUBMITTED",
@@ -122,15 +138,37 @@ class V10Dialect(V03Dialect):
                 out[key] = message[key]
         return out
 
+    def render_status(self, status: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"state": self.render_state(status.get("state", "unknown"))}
+        if status.get("message"):
+            out["message"] = self.render_message(status["message"])
+        if status.get("timestamp"):
+            out["timestamp"] = status["timestamp"]
+        return out
+
+    def render_stream_item(self, item: StreamItem) -> dict[str, Any]:
+        """One StreamResponse: exactly one of task, message, statusUpdate, artifactUpdate."""
+        if item.kind == "message":
+            assert item.message is not None
+            return {"message": self.render_message(item.message)}
+        task = item.task
+        assert task is not None
+        if item.kind == "task":
+            return {"task": self.render_task(task)}
+        ids = {"taskId": task["id"], "contextId": task.get("contextId", "")}
+        if item.kind == "artifact":
+            assert item.artifact is not None
+            return {"artifactUpdate": {**ids, "artifact": self._render_artifact(item.artifact),
+                                       "append": item.append, "lastChunk": item.last_chunk}}
+        return {"statusUpdate": {**ids, "status": self.render_status(task.get("status") or {})}}
+
     def render_task(self, task: Task, history_length: int | None = None) -> dict[str, Any]:
         task = with_history(task, history_length)
-        status = task.get("status") or {}
-        out_status: dict[str, Any] = {"state": self.render_state(status.get("state", "unknown"))}
-        if status.get("message"):
-            out_status["message"] = self.render_message(status["message"])
-        if status.get("timestamp"):
-            out_status["timestamp"] = status["timestamp"]
-        out: dict[str, Any] = {"id": task["id"], "contextId": task.get("contextId", ""), "status": out_status}
+        out: dict[str, Any] = {
+            "id": task["id"],
+            "contextId": task.get("contextId", ""),
+            "status": self.render_status(task.get("status") or {}),
+        }
         if task.get("artifacts"):
             out["artifacts"] = [self._render_artifact(a) for a in task["artifacts"]]
         if task.get("history"):
@@ -176,3 +214,69 @@ class V10Dialect(V03Dialect):
                 }
             )
         return {"code": error.code, "message": error.message, "data": data}
+
+    # --- push notification configs -------------------------------------------------
+
+    def parse_push_authentication(self, raw: Any, path: str) -> dict[str, Any] | None:
+        """AuthenticationInfo ``{scheme, credentials?}`` (a v0.3 ``schemes`` list is taken too)."""
+        if raw is None:
+            return None
+        raw = want_object(raw, path)
+        if raw.get("scheme") is None and isinstance(raw.get("schemes"), list):
+            return push_authentication(raw["schemes"], raw.get("credentials"), path, schemes_field=f"{path}.schemes")
+        scheme = want_string(raw.get("scheme"), f"{path}.scheme", max_length=255)
+        return push_authentication([scheme], raw.get("credentials"), path, schemes_field=f"{path}.scheme")
+
+    def parse_send_push_config(self, config: dict[str, Any]) -> PushConfigParams | None:
+        """``configuration.taskPushNotificationConfig`` (also ``pushNotificationConfig``); its taskId is ignored."""
+        for key in ("taskPushNotificationConfig", "pushNotificationConfig"):
+            raw = pick(config, key)
+            if raw is not None:
+                return self.parse_push_config(raw, f"configuration.{key}")
+        return None
+
+    def _push_task_id(self, params: dict[str, Any]) -> str:
+        task_id = want_string(pick(params, "taskId"), "taskId", max_length=4096)
+        assert task_id is not None
+        return task_id
+
+    def parse_push_create(self, params: Any) -> PushConfigParams:
+        """A TaskPushNotificationConfig: ``{taskId, id?, url, token?, authentication?}``."""
+        params = want_object(params, "params")
+        return self.parse_push_config(params, "", task_id=self._push_task_id(params))
+
+    def parse_push_get(self, params: Any) -> PushConfigRef:
+        """``{taskId, id}``: ``id`` is the config's."""
+        params = want_object(params, "params")
+        return PushConfigRef(
+            task_id=self._push_task_id(params), id=self.parse_push_config_id(params, "id", required=True)
+        )
+
+    def parse_push_list(self, params: Any) -> PushConfigListParams:
+        params = want_object(params, "params")
+        page_size = want_int(pick(params, "pageSize"), "pageSize", minimum=0)
+        return PushConfigListParams(
+            task_id=self._push_task_id(params),
+            page_size=min(page_size, MAX_PAGE_SIZE) if page_size else None,
+            page_token=want_string(pick(params, "pageToken"), "pageToken", required=False, max_length=4096) or None,
+        )
+
+    def parse_push_delete(self, params: Any) -> PushConfigRef:
+        return self.parse_push_get(params)
+
+    def render_push_config(self, config: dict[str, Any]) -> dict[str, Any]:
+        """A TaskPushNotificationConfig: ``{id, taskId, url, token?, authentication?}``."""
+        out: dict[str, Any] = {"id": config["id"], "taskId": config["taskId"], "url": config["url"]}
+        if config.get("token"):
+            out["token"] = config["token"]
+        auth = config.get("authentication")
+        if auth:
+            schemes = auth.get("schemes") or [""]
+            out["authentication"] = {
+                "scheme": schemes[0],
+                **({"credentials": auth["credentials"]} if auth.get("credentials") else {}),
+            }
+        return out
+
+    def render_push_list(self, configs: list[dict[str, Any]], next_page_token: str) -> Any:
+        return {"configs": [self.render_push_config(c) for c in configs], "nextPageToken": next_page_token}

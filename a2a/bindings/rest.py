@@ -1,0 +1,181 @@
+"""The HTTP+JSON (REST) binding, spec section 11: the same operations as JSON-RPC,
+addressed by URL and HTTP method.
+
+Routes (under the app's ``a2a/rest`` prefix, and again under ``a2a/rest/v1`` where
+v0.3 clients look for them): ``POST message:send``, ``POST message:stream``,
+``GET tasks``, ``GET tasks/{id}``, ``POST tasks/{id}:cancel``,
+``POST|GET tasks/{id}:subscribe`` (the spec text says POST, a2a.proto says GET),
+``GET extendedAgentCard``. Success bodies are the bare objects
+(``application/a2a+json``); errors are ``google.rpc.Status`` objects with the HTTP
+status of spec 5.4; streams are SSE of bare StreamResponse objects.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import orjson
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
+from django.views.decorators.csrf import csrf_exempt
+
+from .. import operations
+from ..protocol import V03, V10, Dialect, dialect_for
+from ..protocol.errors import (
+    A2AError,
+    ExtendedAgentCardNotConfiguredError,
+    InternalError,
+    InvalidRequestError,
+    JSONParseError,
+    MethodNotFoundError,
+)
+from .sse import sse_stream
+
+logger = logging.getLogger(__name__)
+
+A2A_JSON = "application/a2a+json"
+STATUS_NAMES = {
+    400: "INVALID_ARGUMENT",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    413: "INVALID_ARGUMENT",
+    500: "INTERNAL",
+}
+BOOLEAN_QUERY = {"true": True, "false": False}
+
+
+def _dumps(value: Any) -> bytes:
+    return orjson.dumps(value)
+
+
+def error_body(dialect: Dialect, error: A2AError) -> dict[str, Any]:
+    """A ``google.rpc.Status`` for ``error`` (the same in both dialects): code = HTTP
+    status, details = ErrorInfo (and BadRequest naming the field of invalid params)."""
+    return {
+        "error": {
+            "code": error.http_status,
+            "status": STATUS_NAMES.get(error.http_status, "UNKNOWN"),
+            "message": error.message,
+            "details": V10.render_error(error)["data"],
+        }
+    }
+
+
+def _error_response(dialect: Dialect, error: A2AError) -> HttpResponse:
+    return HttpResponse(_dumps(error_body(dialect, error)), status=error.http_status, content_type=A2A_JSON)
+
+
+def _body(request: HttpRequest) -> dict[str, Any]:
+    try:
+        raw = request.body
+    except RequestDataTooBig:
+        raise InvalidRequestError("The request body is larger than this server accepts") from None
+    if not raw.strip():
+        return {}
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise JSONParseError(f"Invalid JSON payload: {exc}") from None
+    if not isinstance(body, dict):
+        raise InvalidRequestError("The request body must be a JSON object")
+    return body
+
+
+def _query(request: HttpRequest) -> dict[str, Any]:
+    """Query parameters as a params object (spec 11.5): booleans from true/false."""
+    params: dict[str, Any] = {}
+    for key, value in request.GET.items():
+        if key == "A2A-Version":
+            continue
+        params[key] = BOOLEAN_QUERY.get(value, value) if key in ("includeArtifacts", "include_artifacts") else value
+    return params
+
+
+Operation = Callable[[Dialect, HttpRequest, dict[str, str]], Awaitable[Any]]
+
+
+def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Awaitable[HttpResponseBase]]:
+    """A view running ``operation`` in the caller's dialect, errors as Status bodies."""
+
+    @csrf_exempt
+    async def view(request: HttpRequest, **kwargs: str) -> HttpResponseBase:
+        try:
+            dialect = dialect_for(request.headers.get("A2A-Version") or request.GET.get("A2A-Version"))
+        except A2AError as exc:
+            return _error_response(V03, exc)
+        try:
+            if request.method not in methods:
+                raise MethodNotFoundError(f"{request.method} is not allowed here; use {' or '.join(methods)}")
+            result = await operation(dialect, request, kwargs)
+        except MethodNotFoundError as exc:
+            response = _error_response(dialect, exc)
+            response.status_code = 405
+            response["Allow"] = ", ".join(methods)
+            return response
+        except A2AError as exc:
+            return _error_response(dialect, exc)
+        except Exception:
+            logger.exception("REST %s failed", request.path)
+            return _error_response(dialect, InternalError("Internal error; the server logged the details"))
+        if isinstance(result, HttpResponseBase):
+            return result
+        content_type = A2A_JSON if dialect.version == "1.0" else "application/json"
+        return HttpResponse(_dumps(result), content_type=content_type)
+
+    return view
+
+
+async def _stream(dialect: Dialect, items: Any) -> StreamingHttpResponse:
+    from ..views import event_stream
+
+    first = await anext(items)  # errors before the first event are plain error responses
+    return event_stream(
+        sse_stream(
+            first,
+            items,
+            lambda item: _dumps(dialect.render_stream_item(item)),
+            lambda error: _dumps(error_body(dialect, error)),
+        )
+    )
+
+
+async def _send(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
+    return d.render_send_result(await operations.send_message(d.parse_send(_body(request))))
+
+
+async def _send_streaming(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
+    return await _stream(d, operations.stream_message(d.parse_send(_body(request))))
+
+
+async def _get(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
+    return d.render_task(await operations.get_task(d.parse_get({**_query(request), "id": kw["task_id"]})))
+
+
+async def _list(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
+    query = d.parse_list(_query(request))
+    page = await operations.list_tasks(query)
+    return d.render_list([d.render_task(t) for t in page.tasks], page.next_page_token, query.page_size, page.total_size)
+
+
+async def _cancel(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
+    return d.render_task(await operations.cancel_task(d.parse_cancel({**_body(request), "id": kw["task_id"]})))
+
+
+async def _subscribe(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
+    return await _stream(d, operations.subscribe_to_task(d.parse_get({"id": kw["task_id"]})))
+
+
+async def _extended_card(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
+    raise ExtendedAgentCardNotConfiguredError("This agent has no extended agent card")
+
+
+send_message = endpoint(("POST",), _send)
+stream_message = endpoint(("POST",), _send_streaming)
+get_task = endpoint(("GET",), _get)
+list_tasks = endpoint(("GET",), _list)
+cancel_task = endpoint(("POST",), _cancel)
+subscribe_to_task = endpoint(("POST", "GET"), _subscribe)
+extended_card = endpoint(("GET",), _extended_card)

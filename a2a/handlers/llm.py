@@ -1,0 +1,362 @@
+"""A handler that answers with a language model, shaped by skills.
+
+Set ``A2A_HANDLER = "a2a.handlers.llm.handle"`` and point it at a model::
+
+    A2A_LLM_BASE_URL = "https://api.openai.com/v1"  # any OpenAI-compatible server
+    A2A_LLM_MODEL = "gpt-4o-mini"
+    A2A_LLM_API_KEY = env("A2A_LLM_API_KEY")          # or just the environment variable
+
+``A2A_LLM_STYLE = "anthropic"`` speaks Anthropic's Messages API instead
+(``https://api.anthropic.com/v1``). Local servers that speak the OpenAI format
+(Ollama, vLLM, llama.cpp, LM Studio) work with ``"openai"`` and their ``/v1`` URL.
+
+Each Task is one chat completion: a system prompt (``A2A_LLM_SYSTEM_PROMPT``, or one
+made from the agent's name and description), the skill the message targets (its
+``SKILL.md`` instructions, see :mod:`a2a.skills`), the earlier tasks of the same
+context (``A2A_LLM_CONTEXT_TASKS`` of them) and this task's messages. The answer is
+the task's text artifact; token usage goes into the task's metadata under ``"llm"``
+(summed over the task's turns). Requests time out after ``A2A_LLM_TIMEOUT`` seconds;
+connection errors, 408, 429 and 5xx are retried ``A2A_LLM_MAX_RETRIES`` times with
+exponential backoff (honouring ``Retry-After``); any other error fails the task with
+the provider's own error text as the status message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from stores.base import TaskQuery, task_updated
+
+from .. import observability
+from ..conf import a2a_settings
+from ..skills import Skill, get_skill, get_skills, requested_skill
+from . import HandlerRequest, Result
+
+logger = logging.getLogger(__name__)
+
+STYLES = ("openai", "anthropic")
+ANTHROPIC_VERSION = "2023-06-01"
+#: Anthropic requires max_tokens; used when A2A_LLM_MAX_TOKENS is 0.
+ANTHROPIC_DEFAULT_MAX_TOKENS = 4096
+RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504, 529})
+MAX_BACKOFF = 30.0
+MAX_ERROR_TEXT = 500
+
+
+class LLMError(Exception):
+    """The model endpoint could not answer; the text is the task's status message."""
+
+
+@dataclass
+class ChatResult:
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class LLMClient:
+    """One chat completion over HTTP, OpenAI- or Anthropic-style, with retries."""
+
+    base_url: str
+    model: str
+    api_key: str = ""
+    style: str = "openai"
+    timeout: float = 60.0
+    max_retries: int = 2
+    backoff: float = 1.0
+    max_tokens: int = 0
+    transport: httpx.AsyncBaseTransport | None = None
+
+    @classmethod
+    def from_settings(cls) -> LLMClient:
+        if not a2a_settings.LLM_BASE_URL or not a2a_settings.LLM_MODEL:
+            raise LLMError(
+                "The model is not configured: set A2A_LLM_BASE_URL and A2A_LLM_MODEL "
+                "(and A2A_LLM_API_KEY if the endpoint needs one)."
+            )
+        return cls(
+            base_url=str(a2a_settings.LLM_BASE_URL),
+            model=str(a2a_settings.LLM_MODEL),
+            api_key=str(a2a_settings.LLM_API_KEY or ""),
+            style=str(a2a_settings.LLM_STYLE),
+            timeout=float(a2a_settings.LLM_TIMEOUT),
+            max_retries=int(a2a_settings.LLM_MAX_RETRIES),
+            backoff=float(a2a_settings.LLM_RETRY_BACKOFF),
+            max_tokens=int(a2a_settings.LLM_MAX_TOKENS or 0),
+        )
+
+    # --- The two wire styles --------------------------------------------------------
+
+    def endpoint(self) -> str:
+        base = self.base_url.rstrip("/")
+        suffix = "/messages" if self.style == "anthropic" else "/chat/completions"
+        return base if base.endswith(suffix) else base + suffix
+
+    def headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.style == "anthropic":
+            headers["anthropic-version"] = ANTHROPIC_VERSION
+            if self.api_key:
+                headers["x-api-key"] = self.api_key
+        elif self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    def body(self, system: str, messages: list[dict[str, str]]) -> dict[str, Any]:
+        if self.style == "anthropic":
+            body: dict[str, Any] = {
+                "model": self.model,
+                "max_tokens": self.max_tokens or ANTHROPIC_DEFAULT_MAX_TOKENS,
+                "messages": _alternating(messages),
+            }
+            if system:
+                body["system"] = system
+            return body
+        body = {"model": self.model, "messages": ([{"role": "system", "content": system}] if system else []) + messages}
+        if self.max_tokens:
+            body["max_tokens"] = self.max_tokens
+        return body
+
+    def parse(self, data: Any) -> ChatResult:
+        if not isinstance(data, dict):
+            raise LLMError(f"The model endpoint answered with something that is not a JSON object: {str(data)[:200]}")
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        if self.style == "anthropic":
+            blocks = data.get("content")
+            if not isinstance(blocks, list):
+                raise LLMError(f"The model endpoint's answer has no 'content': {_short(data)}")
+            text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+            tokens_in, tokens_out = usage.get("input_tokens"), usage.get("output_tokens")
+        else:
+            try:
+                content = data["choices"][0]["message"]["content"]
+            except (KeyError, IndexError, TypeError):
+                raise LLMError(f"The model endpoint's answer has no choices[0].message: {_short(data)}") from None
+            if isinstance(content, list):  # content parts
+                content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+            text = content if isinstance(content, str) else ""
+            tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        return ChatResult(
+            text=text,
+            input_tokens=tokens_in if isinstance(tokens_in, int) else 0,
+            output_tokens=tokens_out if isinstance(tokens_out, int) else 0,
+            model=str(data.get("model") or self.model),
+            raw=data,
+        )
+
+    # --- The call ---------------------------------------------------------------------
+
+    async def chat(self, system: str, messages: list[dict[str, str]]) -> ChatResult:
+        """One completion; retried on connection errors, 408, 429 and 5xx."""
+        url, body = self.endpoint(), self.body(system, messages)
+        attempts = self.max_retries + 1
+        async with httpx.AsyncClient(timeout=self.timeout, transport=self.transport) as client:
+            for attempt in range(attempts):
+                last = attempt == attempts - 1
+                started = time.perf_counter()
+                try:
+                    response = await client.post(url, json=body, headers=self.headers())
+                except httpx.TimeoutException:
+                    error = LLMError(
+                        f"The model endpoint did not answer within {self.timeout:g}s ({attempt + 1} attempt(s))."
+                    )
+                    delay = None
+                except httpx.TransportError as exc:
+                    error = LLMError(f"Cannot reach the model endpoint {url}: {exc or type(exc).__name__}")
+                    delay = None
+                else:
+                    observability.LLM_SECONDS.observe(time.perf_counter() - started)
+                    if response.is_success:
+                        try:
+                            result = self.parse(response.json())
+                        except ValueError:
+                            observability.LLM_REQUESTS.labels("error").inc()
+                            raise LLMError(
+                                f"The model endpoint answered HTTP {response.status_code} with something that is "
+                                f"not JSON: {response.text[:200]}"
+                            ) from None
+                        observability.LLM_REQUESTS.labels("ok").inc()
+                        observability.LLM_TOKENS.labels("input").inc(result.input_tokens)
+                        observability.LLM_TOKENS.labels("output").inc(result.output_tokens)
+                        return result
+                    error = LLMError(
+                        f"The model endpoint answered HTTP {response.status_code}: {provider_error(response)}"
+                    )
+                    if response.status_code not in RETRY_STATUSES:
+                        observability.LLM_REQUESTS.labels("error").inc()
+                        raise error
+                    delay = retry_after(response)
+                if last:
+                    observability.LLM_REQUESTS.labels("error").inc()
+                    raise error
+                observability.LLM_REQUESTS.labels("retry").inc()
+                wait = self._backoff(attempt) if delay is None else min(delay, MAX_BACKOFF)
+                logger.info("model request failed (%s); retry %d/%d in %.2fs", error, attempt + 1, attempts - 1, wait)
+                await asyncio.sleep(wait)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _backoff(self, attempt: int) -> float:
+        return min(self.backoff * (2**attempt) * random.uniform(0.5, 1.0), MAX_BACKOFF)
+
+
+def provider_error(response: httpx.Response) -> str:
+    """The provider's own error text: ``error.message`` of an OpenAI or Anthropic error
+    body, else the body itself (shortened)."""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            kind = error.get("type") or error.get("code")
+            return f"{error['message']} ({kind})" if isinstance(kind, str) and kind else error["message"]
+        if isinstance(error, str):
+            return error
+        if isinstance(data.get("message"), str):
+            return data["message"]
+    text = response.text.strip() or response.reason_phrase
+    return text[:MAX_ERROR_TEXT] + ("…" if len(text) > MAX_ERROR_TEXT else "")
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """Seconds the server asked us to wait (``Retry-After`` in seconds), if any."""
+    value = response.headers.get("retry-after", "")
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
+
+
+def _short(data: Any) -> str:
+    text = json.dumps(data, ensure_ascii=False, default=str)
+    return text[:200] + ("…" if len(text) > 200 else "")
+
+
+def _alternating(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Anthropic wants user/assistant turns alternating, starting with the user: merge
+    neighbours of one role and open with a user turn."""
+    out: list[dict[str, str]] = []
+    for message in messages:
+        if out and out[-1]["role"] == message["role"]:
+            out[-1] = {"role": message["role"], "content": f"{out[-1]['content']}\n\n{message['content']}"}
+        else:
+            out.append(dict(message))
+    if out and out[0]["role"] != "user":
+        out.insert(0, {"role": "user", "content": "(continuing our conversation)"})
+    return out
+
+
+# --- From a Task to a chat ----------------------------------------------------------------
+
+
+def part_text(part: dict[str, Any]) -> str:
+    """A part as the model reads it: text as it is, data as JSON, a file by its name and URI."""
+    if isinstance(part.get("text"), str):
+        return part["text"]
+    if "data" in part:
+        return "```json\n" + json.dumps(part["data"], indent=2, ensure_ascii=False, default=str) + "\n```"
+    file = part.get("file")
+    if isinstance(file, dict):
+        bits = [file.get("name") or "unnamed", file.get("mimeType"), file.get("uri")]
+        return "[file: " + ", ".join(str(b) for b in bits if b) + "]"
+    return ""
+
+
+def parts_text(parts: Any) -> str:
+    return "\n".join(t for t in (part_text(p) for p in parts or () if isinstance(p, dict)) if t)
+
+
+def task_turns(task: dict[str, Any]) -> list[dict[str, str]]:
+    """A task as chat turns: its messages (user -> user, agent -> assistant), then its
+    artifacts as the assistant's answer."""
+    turns = []
+    for message in task.get("history") or ():
+        text = parts_text(message.get("parts"))
+        if text:
+            turns.append({"role": "assistant" if message.get("role") == "agent" else "user", "content": text})
+    answer = "\n\n".join(t for t in (parts_text(a.get("parts")) for a in task.get("artifacts") or ()) if t)
+    if answer:
+        turns.append({"role": "assistant", "content": answer})
+    return turns
+
+
+class LLMHandler:
+    """The handler (``a2a.handlers.llm.handle`` is an instance). Subclass it to change
+    the prompt (:meth:`system_prompt`) or the conversation (:meth:`conversation`)."""
+
+    def client(self) -> LLMClient:
+        return LLMClient.from_settings()
+
+    def skill_for(self, request: HandlerRequest) -> Skill | None:
+        """The skill the message targets; LLMError naming the known ones if it is unknown."""
+        skill_id = requested_skill(request.message, request.metadata)
+        if skill_id is None:
+            return None
+        skill = get_skill(skill_id)
+        if skill is None:
+            known = ", ".join(s.id for s in get_skills()) or "none"
+            raise LLMError(f"Unknown skill {skill_id!r}; this agent's skills: {known}.")
+        return skill
+
+    def system_prompt(self, skill: Skill | None) -> str:
+        base = a2a_settings.LLM_SYSTEM_PROMPT or (
+            f"You are {a2a_settings.AGENT_NAME}, an agent that other agents and people reach over the A2A "
+            f"protocol. {a2a_settings.AGENT_DESCRIPTION}"
+        )
+        if skill is not None:
+            instructions = skill.instructions or skill.description
+            return f"{base}\n\n# Skill: {skill.title or skill.id}\n{skill.description}\n\n{instructions}".rstrip()
+        skills = get_skills()
+        if skills:
+            listing = "\n".join(f"- {s.id}: {s.description}" for s in skills)
+            return f"{base}\n\nYour skills:\n{listing}"
+        return base
+
+    async def conversation(self, request: HandlerRequest) -> list[dict[str, str]]:
+        """The earlier tasks of this context (oldest first), then this task's messages."""
+        turns: list[dict[str, str]] = []
+        limit = int(a2a_settings.LLM_CONTEXT_TASKS)
+        if limit > 0 and request.context_id:
+            from stores.resolve import get_task_store
+
+            store = getattr(request, "store", None) or get_task_store()
+            page = await store.alist(TaskQuery(context_id=request.context_id, page_size=min(limit + 1, 100)))
+            earlier = [t for t in page.tasks if t["id"] != request.task_id][:limit]
+            for task in sorted(earlier, key=lambda t: (task_updated(t), t["id"])):
+                turns += task_turns(task)
+        turns += task_turns({"history": request.history or [request.message]})
+        if not turns or turns[-1]["role"] != "user":
+            turns.append({"role": "user", "content": request.text or "(no text)"})
+        return turns
+
+    async def __call__(self, request: HandlerRequest) -> Result:
+        client = self.client()
+        skill = self.skill_for(request)
+        result = await client.chat(self.system_prompt(skill), await self.conversation(request))
+        before = (request.metadata.get("llm") or {}).get("usage") or {}
+        tokens_in = int(before.get("inputTokens") or 0) + result.input_tokens
+        tokens_out = int(before.get("outputTokens") or 0) + result.output_tokens
+        llm = {
+            "model": result.model,
+            "style": client.style,
+            "usage": {"inputTokens": tokens_in, "outputTokens": tokens_out, "totalTokens": tokens_in + tokens_out},
+        }
+        if skill is not None:
+            llm["skill"] = skill.id
+        return Result(result.text, metadata={"llm": llm})
+
+
+handle = LLMHandler()

@@ -1,0 +1,241 @@
+"""Operating on stored tasks, for the management commands and the admin: select by
+state, context and age; cancel and fail stale tasks through :mod:`a2a.lifecycle` (so
+a terminal state stays final and every listener hears it); export and import as JSON
+lines; copy between stores."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from stores.base import (
+    MAX_PAGE_SIZE,
+    STATES,
+    TERMINAL_STATES,
+    Task,
+    TaskQuery,
+    TaskStore,
+    check_task,
+    format_timestamp,
+    parse_timestamp,
+    task_state,
+    task_updated,
+)
+
+#: States a task can be stale in: started or waiting to start, and not heard of since.
+STALE_STATES = ("submitted", "working")
+_AGE = re.compile(r"(\d+(?:\.\d+)?)\s*(w|d|h|m|s)", re.IGNORECASE)
+_UNIT_SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def parse_age(text: str) -> dt.timedelta:
+    """``"30d"``, ``"12h"``, ``"90m"``, ``"45s"``, ``"2w"``, ``"1h30m"`` -> a timedelta;
+    ValueError for anything else."""
+    compact = text.strip().replace(" ", "")
+    if not compact or _AGE.sub("", compact):
+        raise ValueError(f"{text!r} is not an age: use a number and a unit, e.g. 30d, 12h, 90m, 45s, 2w or 1h30m")
+    return dt.timedelta(seconds=sum(float(n) * _UNIT_SECONDS[u.lower()] for n, u in _AGE.findall(compact)))
+
+
+def updated_at(task: Task) -> dt.datetime | None:
+    try:
+        return parse_timestamp(task_updated(task))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which tasks: any of ``states`` (all when empty), in ``context_id``, last updated
+    before ``older_than`` ago and/or within ``newer_than``."""
+
+    states: tuple[str, ...] = ()
+    context_id: str | None = None
+    older_than: dt.timedelta | None = None
+    newer_than: dt.timedelta | None = None
+    now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+
+    def __post_init__(self) -> None:
+        unknown = [s for s in self.states if s not in STATES]
+        if unknown:
+            raise ValueError(f"unknown state {unknown[0]!r}; expected one of {', '.join(STATES)}")
+
+    def query(self, page_token: str | None = None) -> TaskQuery:
+        return TaskQuery(
+            context_id=self.context_id,
+            state=self.states[0] if len(self.states) == 1 else None,
+            updated_after=self.now - self.newer_than if self.newer_than else None,
+            page_size=MAX_PAGE_SIZE,
+            page_token=page_token,
+        )
+
+    def matches(self, task: Task) -> bool:
+        if self.states and task_state(task) not in self.states:
+            return False
+        if self.context_id is not None and task.get("contextId") != self.context_id:
+            return False
+        if self.older_than is not None:
+            when = updated_at(task)
+            if when is None or when >= self.now - self.older_than:
+                return False
+        return True
+
+    def select(self, store: TaskStore) -> Iterator[Task]:
+        """Every matching task, newest-updated first, a page at a time."""
+        everything = _read_all(store)
+        if everything is not None:  # one pass, not one directory scan per page
+            everything.sort(key=lambda t: (task_updated(t), t["id"]), reverse=True)
+            yield from (task for task in everything if self.matches(task) and self._recent(task))
+            return
+        token: str | None = None
+        while True:
+            page = store.list(self.query(token))
+            yield from (task for task in page.tasks if self.matches(task))
+            token = page.next_page_token
+            if not token:
+                return
+
+    def _recent(self, task: Task) -> bool:
+        if self.newer_than is None:
+            return True
+        when = updated_at(task)
+        return when is not None and when > self.now - self.newer_than
+
+    def estimate(self, store: TaskStore) -> int:
+        """How many tasks the store's filters leave (an upper bound with an age or several states)."""
+        return store.list(TaskQuery(**{**self.query().__dict__, "page_size": 1})).total_size
+
+
+def _read_all(store: TaskStore) -> list[Task] | None:
+    """Every task of a file store in one directory scan (its ``list`` rescans the
+    directory for each page); None for other stores."""
+    from stores.file import FileTaskStore
+
+    if not isinstance(store, FileTaskStore):
+        return None
+    return [t for t in map(store._read, store._task_files()) if t is not None]
+
+
+# --- State changes through the lifecycle ---------------------------------------------------
+
+
+def cancel(store: TaskStore, task_id: str, *, by: str = "") -> tuple[str, Task | None]:
+    """Cancel a task that has not finished. Returns ("canceled", task), ("final", task)
+    when it had already reached a terminal state (left as it is), or ("missing", None)."""
+    from .lifecycle import is_terminal, transition_sync
+    from .protocol.model import agent_message, set_status
+
+    def change(task: Task) -> Task | None:
+        if is_terminal(task):
+            return None
+        note = agent_message(f"Canceled by {by}.", task=task) if by else None
+        return set_status(task, "canceled", note)
+
+    saved = transition_sync(store, task_id, change)
+    if saved is not None:
+        from .runner import get_runner
+
+        get_runner().cancel(task_id)  # stops the handler if it runs in this process
+        return "canceled", saved
+    current = store.get(task_id)
+    return ("missing", None) if current is None else ("final", current)
+
+
+def fail_stale(
+    store: TaskStore, task_id: str, older_than: dt.timedelta, *, by: str = "", now: dt.datetime | None = None
+) -> tuple[str, Task | None]:
+    """Save a stale task (submitted or working, not updated for ``older_than``) as
+    failed, saying so in its status message. Returns ("failed", task), ("fresh", task)
+    when it is not stale (finished, waiting for input, or recently updated), or
+    ("missing", None)."""
+    from .lifecycle import transition_sync
+    from .protocol.model import agent_message, set_status
+
+    cutoff = (now or dt.datetime.now(dt.UTC)) - older_than
+
+    def change(task: Task) -> Task | None:
+        when = updated_at(task)
+        if task_state(task) not in STALE_STATES or (when is not None and when >= cutoff):
+            return None
+        since = format_timestamp(when) if when else "an unknown time"
+        text = f"No progress since {since}; marked failed as stale" + (f" by {by}." if by else ".")
+        return set_status(task, "failed", agent_message(text, task=task))
+
+    saved = transition_sync(store, task_id, change)
+    if saved is not None:
+        return "failed", saved
+    current = store.get(task_id)
+    return ("missing", None) if current is None else ("fresh", current)
+
+
+# --- JSON lines --------------------------------------------------------------------------------
+
+
+def to_json_line(task: Task) -> bytes:
+    return orjson.dumps(task) + b"\n"
+
+
+@dataclass
+class Problem:
+    where: str
+    error: str
+
+
+def read_json_lines(lines: Iterable[bytes | str], source: str = "") -> Iterator[Task | Problem]:
+    """Each non-blank line as a task, or a :class:`Problem` naming the line."""
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{source}:{number}" if source else f"line {number}"
+        try:
+            task = orjson.loads(line)
+            check_task(task)
+        except (orjson.JSONDecodeError, ValueError) as exc:
+            yield Problem(where, str(exc))
+            continue
+        yield task
+
+
+@dataclass
+class Tally:
+    """What a bulk operation did, for its summary line."""
+
+    done: int = 0
+    skipped: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+    def summary(self, verb: str, noun: str = "task") -> str:
+        parts = [f"{verb} {self.done} {noun}{'' if self.done == 1 else 's'}"]
+        if self.skipped:
+            parts.append(f"{self.skipped} skipped")
+        if self.problems:
+            parts.append(f"{len(self.problems)} failed")
+        return ", ".join(parts)
+
+
+def put(store: TaskStore, task: Task, *, overwrite: bool) -> bool:
+    """Save ``task`` into ``store`` unless it holds that id already (and not ``overwrite``);
+    True when saved. Copying is not a state change: nothing is published."""
+    if not overwrite and store.get(task["id"]) is not None:
+        return False
+    store.save(task)
+    return True
+
+
+def terminal(task: Task) -> bool:
+    return task_state(task) in TERMINAL_STATES
+
+
+def describe(task: Task) -> dict[str, Any]:
+    """The columns a listing shows."""
+    return {
+        "id": task["id"],
+        "state": task_state(task),
+        "context_id": task.get("contextId") or "",
+        "updated": task_updated(task),
+    }

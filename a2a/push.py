@@ -1,0 +1,591 @@
+"""Push notifications: the config operations, and delivery of task updates to webhooks.
+
+**Operations** (``create_config``, ``get_config``, ``list_configs``,
+``delete_config``) take the canonical params of :mod:`a2a.protocol.model` and return
+canonical config dicts, for every binding and dialect::
+
+    {"taskId", "id", "url", "token"?, "authentication"?: {"schemes": [...], "credentials"?},
+     "dialect": "0.3" | "1.0", "createdAt"}
+
+``dialect`` is the protocol version the config was created in; its deliveries are
+rendered in that version (spec 4.3.3): v1.0 POSTs a ``StreamResponse``
+(``{"task": {...}}``, ``Content-Type: application/a2a+json``), v0.3 POSTs the Task.
+Each delivery carries ``X-A2A-Notification-Token`` (the config's token) and
+``Authorization: <scheme> <credentials>`` when configured. Configs live in the
+``stores.push`` backend beside the task store.
+
+**Delivery**: :func:`on_task_saved` listens on the event bus (registered by the app's
+``ready()``) and hands every saved task version to one background worker (a daemon
+thread with its own event loop and one shared ``httpx.AsyncClient``); it never blocks
+or raises into the publisher. Per (task, config) the worker sends the versions in the
+order they were saved, one request in flight at a time; a failed request (connection
+error, timeout, 5xx, 429) is retried ``A2A_PUSH_MAX_ATTEMPTS`` times in all, after
+``A2A_PUSH_RETRY_DELAY`` seconds doubled each time, then given up with a warning.
+
+**SSRF guard**: a webhook URL must be http(s), and its host must resolve only to
+public addresses, checked when the config is created and again before each delivery
+(DNS may have changed); the request then goes to the address that was checked. Set
+``A2A_PUSH_ALLOW_PRIVATE_URLS`` to allow loopback, private and link-local targets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import collections
+import contextlib
+import dataclasses
+import ipaddress
+import logging
+import random
+import socket
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import orjson
+
+from stores.base import Task, decode_cursor, encode_cursor, now_iso
+from stores.push import PushConfig, PushConfigStore, config_order, get_push_config_store
+from stores.resolve import get_task_store
+
+from .conf import a2a_settings
+from .protocol.errors import A2AError, InvalidParamsError, PushNotificationNotSupportedError, TaskNotFoundError
+from .protocol.model import PushConfigListParams, PushConfigParams, PushConfigRef, new_id
+
+logger = logging.getLogger(__name__)
+
+#: Queued versions per (task, config) beyond which the oldest undelivered one is dropped.
+MAX_QUEUED = 100
+#: Longest wait between two attempts of one delivery, whatever the backoff says.
+MAX_RETRY_DELAY = 300.0
+USER_AGENT = "django-a2a-agent push notifications"
+
+
+class PushConfigNotFoundError(TaskNotFoundError):
+    """The task exists but has no such push notification config (spec 3.1.8: TaskNotFoundError)."""
+
+    def __init__(self, task_id: str, config_id: str | None) -> None:
+        message = (
+            f"Push notification config {config_id!r} not found for task {task_id}"
+            if config_id
+            else f"Task {task_id} has no push notification config"
+        )
+        metadata = {"taskId": task_id, **({"pushNotificationConfigId": config_id} if config_id else {})}
+        A2AError.__init__(self, message, metadata=metadata)
+
+
+@dataclass
+class PushConfigPage:
+    """One page of a task's configs, oldest first; ``next_page_token`` "" on the last."""
+
+    configs: list[PushConfig]
+    next_page_token: str = ""
+
+
+# --- operations ------------------------------------------------------------------------
+
+
+def ensure_enabled() -> None:
+    """PushNotificationNotSupportedError unless ``A2A_PUSH_NOTIFICATIONS`` is on."""
+    if not a2a_settings.PUSH_NOTIFICATIONS:
+        raise PushNotificationNotSupportedError(
+            "Push notifications are not enabled on this agent (capabilities.pushNotifications is false)"
+        )
+
+
+async def _require_task(task_id: str) -> None:
+    if await get_task_store().aget(task_id) is None:
+        raise TaskNotFoundError(task_id)
+
+
+async def create_config(params: PushConfigParams) -> PushConfig:
+    """Save a config for an existing task (replacing the task's config of the same id);
+    the id is generated when absent. -32602 for a refused webhook URL."""
+    ensure_enabled()
+    await _require_task(params.task_id)
+    await check_url(params.url)
+    return await _save(params)
+
+
+async def get_config(params: PushConfigRef) -> PushConfig:
+    """One config of a task; with ``id`` None, the task's first (oldest) config."""
+    ensure_enabled()
+    await _require_task(params.task_id)
+    store = get_push_config_store()
+    if params.id is None:
+        configs = await store.alist_push_configs(params.task_id)
+        config = configs[0] if configs else None
+    else:
+        config = await store.aget_push_config(params.task_id, params.id)
+    if config is None:
+        raise PushConfigNotFoundError(params.task_id, params.id)
+    return config
+
+
+async def list_configs(params: PushConfigListParams) -> PushConfigPage:
+    """A task's configs, oldest first; ``page_size`` None or 0 means all of them."""
+    ensure_enabled()
+    await _require_task(params.task_id)
+    configs = await get_push_config_store().alist_push_configs(params.task_id)
+    if params.page_token:
+        try:
+            after = decode_cursor(params.page_token)
+        except ValueError:
+            raise InvalidParamsError("is not a token from a previous page", field="pageToken") from None
+        configs = [c for c in configs if config_order(c) > after]
+    token = ""
+    if params.page_size and len(configs) > params.page_size:
+        configs = configs[: params.page_size]
+        token = encode_cursor(*config_order(configs[-1]))
+    return PushConfigPage(configs, token)
+
+
+async def delete_config(params: PushConfigRef) -> bool:
+    """Delete one config of an existing task; idempotent (spec 3.1.10): deleting a
+    config that is not there succeeds too. True when there was one. Queued deliveries
+    for it are dropped."""
+    ensure_enabled()
+    await _require_task(params.task_id)
+    if params.id is None:
+        raise InvalidParamsError("is required", field="id")
+    deleted = await get_push_config_store().adelete_push_config(params.task_id, params.id)
+    _worker.forget(params.task_id, params.id)
+    return deleted
+
+
+async def check_send_config(params: PushConfigParams | None) -> PushConfigParams | None:
+    """Check a SendMessage's push config before the task exists (so a refused one
+    creates nothing); None passes through."""
+    if params is None:
+        return None
+    ensure_enabled()
+    await check_url(params.url)
+    return params
+
+
+async def attach_config(task_id: str, params: PushConfigParams) -> PushConfig:
+    """Save a SendMessage's (checked) push config for the task it created or continued."""
+    return await _save(dataclasses.replace(params, task_id=task_id))
+
+
+async def _save(params: PushConfigParams) -> PushConfig:
+    store = get_push_config_store()
+    config_id = params.id or new_id()
+    existing = await store.aget_push_config(params.task_id, config_id) if params.id else None
+    config: PushConfig = {"taskId": params.task_id, "id": config_id, "url": params.url}
+    if params.token:
+        config["token"] = params.token
+    if params.authentication:
+        config["authentication"] = params.authentication
+    config["dialect"] = params.dialect
+    config["createdAt"] = (existing or {}).get("createdAt") or now_iso()
+    await store.asave_push_config(config)
+    return config
+
+
+# --- the SSRF guard ----------------------------------------------------------------------
+
+
+class UnsafeURLError(ValueError):
+    """A webhook URL this agent will not call."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where to send a request for a webhook URL: the checked address, pinned."""
+
+    url: str  # the webhook URL with its host replaced by the checked address
+    host_header: str
+    sni_hostname: str | None
+
+
+def _refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why an address is not a public one, or None when it is."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    for label, flag in (
+        ("loopback", address.is_loopback),
+        ("link-local", address.is_link_local),
+        ("private", address.is_private),
+        ("multicast", address.is_multicast),
+        ("reserved", address.is_reserved),
+        ("unspecified", address.is_unspecified),
+    ):
+        if flag:
+            return label
+    return None if address.is_global else "not public"
+
+
+def _split(url: str) -> tuple[str, str, int]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise UnsafeURLError("only http and https URLs are allowed")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError as exc:
+        raise UnsafeURLError(f"is not a valid URL ({exc})") from None
+    if not host:
+        raise UnsafeURLError("has no host")
+    return scheme, host, port or (443 if scheme == "https" else 80)
+
+
+async def resolve(url: str) -> Target:
+    """Resolve the webhook host and check every address it has (unless private URLs
+    are allowed). UnsafeURLError for a URL to refuse; OSError when the name does not
+    resolve (now)."""
+    scheme, host, port = _split(url)
+    infos = await asyncio.to_thread(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+    if not addresses:
+        raise OSError(f"{host} has no address")
+    if not a2a_settings.PUSH_ALLOW_PRIVATE_URLS:
+        for address in addresses:
+            reason = _refusal(ipaddress.ip_address(address))
+            if reason:
+                raise UnsafeURLError(
+                    f"resolves to {address}, a {reason} address; webhooks must be public "
+                    f"(A2A_PUSH_ALLOW_PRIVATE_URLS allows others)"
+                )
+    parts = urlsplit(url)
+    port_suffix = f":{parts.port}" if parts.port is not None else ""
+    userinfo = parts.netloc.rpartition("@")[0]
+    address = addresses[0]
+    netloc = (f"[{address}]" if ":" in address else address) + port_suffix
+    try:
+        ascii_host = host.encode("idna").decode("ascii") if not host.isascii() else host
+    except UnicodeError as exc:
+        raise UnsafeURLError(f"has a host name that cannot be encoded ({exc})") from None
+    return Target(
+        url=urlunsplit((scheme, f"{userinfo}@{netloc}" if userinfo else netloc, parts.path or "/", parts.query, "")),
+        host_header=(f"[{ascii_host}]" if ":" in ascii_host else ascii_host) + port_suffix,
+        sni_hostname=ascii_host if scheme == "https" else None,
+    )
+
+
+async def check_url(url: str) -> None:
+    """InvalidParamsError (naming the URL) for a webhook URL this agent will not call."""
+    try:
+        await resolve(url)
+    except UnsafeURLError as exc:
+        raise InvalidParamsError(f"webhook URL {url!r} is refused: {exc}") from None
+    except (OSError, UnicodeError) as exc:
+        raise InvalidParamsError(f"webhook URL {url!r} is refused: its host does not resolve ({exc})") from None
+
+
+# --- delivery ------------------------------------------------------------------------------
+
+
+def payload(config: PushConfig, task: Task) -> tuple[bytes, dict[str, str]]:
+    """The body and headers of the POST that tells ``config``'s webhook about ``task``."""
+    from .protocol import V03, V10
+
+    if config.get("dialect") == "1.0":
+        body: Any = {"task": V10.render_task(task)}
+        content_type = "application/a2a+json"
+    else:
+        body = V03.render_task(task)
+        content_type = "application/json"
+    headers = {"Content-Type": content_type, "User-Agent": USER_AGENT}
+    if config.get("token"):
+        headers["X-A2A-Notification-Token"] = config["token"]
+    auth = config.get("authentication") or {}
+    schemes = auth.get("schemes") or []
+    if schemes and auth.get("credentials"):
+        headers["Authorization"] = f"{schemes[0]} {auth['credentials']}"
+    return orjson.dumps(body), headers
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None
+
+
+@dataclass
+class _Incoming:
+    store: PushConfigStore
+    versions: collections.deque[Task] = field(default_factory=collections.deque)
+
+
+class _Worker:
+    """The delivery worker of this process: a daemon thread running an event loop."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._client: Any = None
+        self._jobs: set[asyncio.Task[None]] = set()
+        # task id -> versions waiting for their configs to be looked up
+        self._incoming: dict[str, _Incoming] = {}
+        # (task id, config id) -> (config, version) waiting to be sent, and their sender
+        self._outgoing: dict[tuple[str, str], collections.deque[tuple[PushConfig, Task]]] = {}
+        self._senders: dict[tuple[str, str], asyncio.Task[None]] = {}
+
+    # Any thread ------------------------------------------------------------------------
+
+    def _start(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(target=loop.run_forever, name="a2a-push", daemon=True)
+                self._thread.start()
+                self._loop = loop
+                atexit.register(self.shutdown)
+            return self._loop
+
+    def notify(self, task: Task, store: PushConfigStore) -> None:
+        """Queue a saved task version; returns at once."""
+        loop = self._start()
+        with contextlib.suppress(RuntimeError):  # closed meanwhile by shutdown
+            loop.call_soon_threadsafe(self._accept, task, store)
+
+    def forget(self, task_id: str, config_id: str) -> None:
+        """Drop what is queued or in flight for a deleted config."""
+        loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._forget, (task_id, config_id))
+
+    def shutdown(self, grace: float | None = None) -> None:
+        """Give queued deliveries ``grace`` seconds, then drop the rest and stop."""
+        with self._lock:
+            loop, self._loop = self._loop, None
+            thread = self._thread
+        if loop is None:
+            return
+        if grace is None:
+            grace = min(float(a2a_settings.SHUTDOWN_GRACE), float(a2a_settings.PUSH_TIMEOUT))
+        try:
+            asyncio.run_coroutine_threadsafe(self._drain(grace), loop).result(grace + 15)
+        except Exception:
+            logger.exception("stopping the push notification worker failed")
+        loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join(10)
+            if not thread.is_alive():
+                loop.close()
+        atexit.unregister(self.shutdown)
+
+    # The worker's loop --------------------------------------------------------------------
+
+    def _spawn(self, coro: Any) -> asyncio.Task[None]:
+        job = asyncio.ensure_future(coro)
+        self._jobs.add(job)
+        job.add_done_callback(self._jobs.discard)
+        return job
+
+    def _accept(self, task: Task, store: PushConfigStore) -> None:
+        incoming = self._incoming.get(task["id"])
+        if incoming is None or incoming.store is not store:  # (another store: TASK_STORE was swapped)
+            incoming = self._incoming[task["id"]] = _Incoming(store)
+            self._spawn(self._route(task["id"], incoming))
+        incoming.versions.append(task)
+
+    async def _route(self, task_id: str, incoming: _Incoming) -> None:
+        """Look up the task's configs (once per batch of versions) and queue each version for each."""
+        try:
+            while incoming.versions:
+                try:
+                    configs = await incoming.store.alist_push_configs(task_id)
+                except Exception:
+                    logger.exception("could not read the push notification configs of task %s", task_id)
+                    configs = []
+                while incoming.versions:
+                    task = incoming.versions.popleft()
+                    for config in configs:
+                        self._queue(config, task)
+        finally:
+            if self._incoming.get(task_id) is incoming:
+                del self._incoming[task_id]
+
+    def _queue(self, config: PushConfig, task: Task) -> None:
+        key = (config["taskId"], config["id"])
+        queue = self._outgoing.get(key)
+        if queue is None:
+            queue = self._outgoing[key] = collections.deque()
+            self._senders[key] = self._spawn(self._send_all(key, queue))
+        elif queue and queue[-1][1] == task:
+            return  # the same version twice: tell the webhook once
+        if len(queue) >= MAX_QUEUED:
+            _, dropped = queue.popleft()
+            logger.warning(
+                "push notifications for task %s to %s are backing up; dropped the %s version",
+                key[0],
+                config["url"],
+                dropped.get("status", {}).get("state"),
+            )
+        queue.append((config, task))
+
+    def _forget(self, key: tuple[str, str]) -> None:
+        queue = self._outgoing.pop(key, None)
+        if queue is not None:
+            queue.clear()
+        sender = self._senders.pop(key, None)
+        if sender is not None:
+            sender.cancel()
+
+    async def _send_all(self, key: tuple[str, str], queue: collections.deque[tuple[PushConfig, Task]]) -> None:
+        try:
+            while queue:
+                config, task = queue.popleft()
+                try:
+                    await self._deliver(config, task)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    logger.exception("push notification for task %s to %s failed", key[0], config.get("url"))
+        finally:
+            if self._outgoing.get(key) is queue:
+                del self._outgoing[key]
+                self._senders.pop(key, None)
+
+    def _http(self) -> Any:
+        if self._client is None:
+            import httpx
+
+            self._client = httpx.AsyncClient(follow_redirects=False, trust_env=False)
+        return self._client
+
+    async def _deliver(self, config: PushConfig, task: Task) -> None:
+        """POST one task version to one webhook, with retries; never raises for the webhook's faults."""
+        import httpx
+
+        url, task_id = config["url"], task["id"]
+        state = task.get("status", {}).get("state")
+        body, headers = payload(config, task)
+        attempts = max(1, int(a2a_settings.PUSH_MAX_ATTEMPTS))
+        timeout = float(a2a_settings.PUSH_TIMEOUT)
+        for attempt in range(1, attempts + 1):
+            retry_after = None
+            try:
+                target = await resolve(url)
+                async with asyncio.timeout(timeout):
+                    async with self._http().stream(
+                        "POST",
+                        target.url,
+                        content=body,
+                        headers={**headers, "Host": target.host_header},
+                        extensions={"sni_hostname": target.sni_hostname} if target.sni_hostname else {},
+                        timeout=timeout,
+                    ) as response:
+                        status = response.status_code
+                        retry_after = _retry_after(response.headers.get("retry-after"))
+            except UnsafeURLError as exc:
+                logger.warning("push notification for task %s not sent: webhook %s %s", task_id, url, exc)
+                return
+            except (OSError, UnicodeError, TimeoutError, httpx.TransportError) as exc:
+                problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            else:
+                if 200 <= status < 300:
+                    logger.debug("push notification for task %s (%s) delivered to %s", task_id, state, url)
+                    return
+                if status != 429 and status < 500:
+                    logger.warning(
+                        "push notification for task %s (%s) refused by %s with HTTP %d; not retrying",
+                        task_id,
+                        state,
+                        url,
+                        status,
+                    )
+                    return
+                problem = f"HTTP {status}"
+            if attempt == attempts:
+                logger.warning(
+                    "push notification for task %s (%s) to %s given up after %d attempt(s): %s",
+                    task_id,
+                    state,
+                    url,
+                    attempts,
+                    problem,
+                )
+                return
+            delay = float(a2a_settings.PUSH_RETRY_DELAY) * 2 ** (attempt - 1) * random.uniform(0.9, 1.1)
+            delay = min(max(delay, retry_after or 0.0), MAX_RETRY_DELAY)
+            logger.info(
+                "push notification for task %s to %s failed (%s); retrying in %.2fs", task_id, url, problem, delay
+            )
+            await asyncio.sleep(delay)
+
+    async def _drain(self, grace: float) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        while self._jobs and loop.time() < deadline:  # routing spawns senders: wait again
+            await asyncio.wait(set(self._jobs), timeout=max(0.0, deadline - loop.time()))
+        pending = set(self._jobs)
+        if pending:
+            undelivered = sum(len(q) + 1 for q in self._outgoing.values())
+            logger.warning("stopping with about %d push notification(s) undelivered", undelivered)
+            for job in pending:
+                job.cancel()
+            await asyncio.wait(pending, timeout=5)
+        self._incoming.clear()
+        self._outgoing.clear()
+        self._senders.clear()
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                await self._client.aclose()
+            self._client = None
+        with contextlib.suppress(Exception):  # a lookup stuck in DNS must not hold the stop up
+            await asyncio.wait_for(loop.shutdown_default_executor(), 5)
+
+    def idle(self) -> bool:
+        """Nothing queued or in flight (for tests and health checks)."""
+        return not self._jobs
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Block until everything queued so far is delivered or given up; False on timeout."""
+        loop = self._loop
+        if loop is None:
+            return True
+
+        async def settle() -> None:
+            while self._jobs:  # a router may spawn senders: wait again
+                await asyncio.wait(set(self._jobs))
+
+        try:
+            asyncio.run_coroutine_threadsafe(settle(), loop).result(timeout)
+        except TimeoutError:
+            return False
+        return True
+
+
+_worker = _Worker()
+
+
+def on_task_saved(task: Task) -> None:
+    """The event-bus listener: hand a saved task version to the delivery worker.
+    Returns at once; never raises."""
+    if not a2a_settings.PUSH_NOTIFICATIONS:
+        return
+    try:
+        store = get_push_config_store()
+        has_configs = getattr(store, "has_configs", None)
+        if store.nonblocking and has_configs is not None and not has_configs(task["id"]):
+            return  # an in-memory lookup says nobody is listening: no hand-off at all
+        _worker.notify(orjson.loads(orjson.dumps(task)), store)  # a snapshot: the caller may change the dict
+    except Exception:
+        logger.exception("could not queue push notifications for task %r", task.get("id"))
+
+
+def install() -> None:
+    """Listen for saved task versions (called by the ``a2a`` app's ``ready()``)."""
+    from .events import bus
+
+    bus.add_listener(on_task_saved)
+
+
+def wait_idle(timeout: float = 10.0) -> bool:
+    """Block until every push notification queued so far is delivered or given up."""
+    return _worker.wait_idle(timeout)
+
+
+def shutdown(grace: float | None = None) -> None:
+    """Stop the delivery worker, giving queued deliveries ``grace`` seconds (default:
+    the smaller of ``A2A_SHUTDOWN_GRACE`` and ``A2A_PUSH_TIMEOUT``). A later task
+    update starts a new worker."""
+    _worker.shutdown(grace)

@@ -1,0 +1,264 @@
+"""The push-config storage contract, on the backend beside every task store kind (ORM on
+SQLite, and on PostgreSQL when A2A_TEST_POSTGRES_URL is set)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+
+import pytest
+
+from stores.file import FileTaskStore
+from stores.memory import MemoryTaskStore
+from stores.push import (
+    FILE_SUBDIRECTORY,
+    FilePushConfigStore,
+    MemoryPushConfigStore,
+    OrmPushConfigStore,
+    TaskStorePushConfigs,
+    get_push_config_store,
+    push_config_store_for,
+)
+from tests.conftest import ALL_DATABASES, STORE_KINDS, make_store
+
+pytestmark = ALL_DATABASES
+
+DURABLE_KINDS = [k for k in STORE_KINDS if k != "memory"]
+
+
+def config(task_id: str, config_id: str, url: str = "https://hooks.example.com/a2a", *, minute: int = 0, **extra):
+    return {
+        "taskId": task_id,
+        "id": config_id,
+        "url": url,
+        "dialect": "1.0",
+        "createdAt": f"2026-01-01T00:{minute:02d}:00.000Z",
+        **extra,
+    }
+
+
+@pytest.fixture
+def configs(store):
+    """The push-config store beside a fresh task store of each kind."""
+    return get_push_config_store(store)
+
+
+def test_backend_follows_the_task_store(store_kind, configs):
+    expected = {"memory": MemoryPushConfigStore, "file": FilePushConfigStore}.get(store_kind, OrmPushConfigStore)
+    assert isinstance(configs, expected)
+
+
+def test_one_push_config_store_per_task_store(store, configs):
+    assert get_push_config_store(store) is configs
+
+
+def test_two_configs_on_one_task_both_survive(configs):
+    first = config("t1", "a", token="tok-a", authentication={"schemes": ["Bearer"], "credentials": "s3cret"})
+    assert configs.save_push_config(first) is first
+    configs.save_push_config(config("t1", "b", "https://other.example.com/hook", minute=1))
+    assert configs.get_push_config("t1", "a") == first
+    assert configs.get_push_config("t1", "b")["url"] == "https://other.example.com/hook"
+    assert [c["id"] for c in configs.list_push_configs("t1")] == ["a", "b"]
+
+
+def test_list_is_oldest_first_then_by_id(configs):
+    configs.save_push_config(config("t1", "z", minute=0))
+    configs.save_push_config(config("t1", "late", minute=5))
+    configs.save_push_config(config("t1", "a", minute=0))
+    assert [c["id"] for c in configs.list_push_configs("t1")] == ["a", "z", "late"]
+
+
+def test_saving_the_same_id_replaces_it(configs):
+    configs.save_push_config(config("t1", "a", "https://one.example.com/"))
+    configs.save_push_config(config("t1", "a", "https://two.example.com/"))
+    assert [c["url"] for c in configs.list_push_configs("t1")] == ["https://two.example.com/"]
+
+
+def test_delete_removes_one(configs):
+    configs.save_push_config(config("t1", "a"))
+    configs.save_push_config(config("t1", "b", minute=1))
+    assert configs.delete_push_config("t1", "a") is True
+    assert configs.get_push_config("t1", "a") is None
+    assert [c["id"] for c in configs.list_push_configs("t1")] == ["b"]
+    assert configs.delete_push_config("t1", "a") is False
+    assert configs.delete_push_config("nope", "a") is False
+
+
+def test_tasks_do_not_share_configs(configs):
+    configs.save_push_config(config("t1", "a"))
+    configs.save_push_config(config("t2", "a", "https://t2.example.com/"))
+    assert configs.get_push_config("t1", "a")["url"] == "https://hooks.example.com/a2a"
+    assert configs.get_push_config("t2", "a")["url"] == "https://t2.example.com/"
+    assert configs.list_push_configs("t3") == []
+    assert configs.get_push_config("t3", "a") is None
+    assert configs.get_push_config("", "") is None
+
+
+def test_stored_copy_is_isolated_from_the_caller(configs):
+    original = config("t1", "a")
+    configs.save_push_config(original)
+    original["url"] = "https://mutated.example.com/"
+    got = configs.get_push_config("t1", "a")
+    got["url"] = "https://mutated-too.example.com/"
+    assert configs.get_push_config("t1", "a")["url"] == "https://hooks.example.com/a2a"
+
+
+@pytest.mark.parametrize(
+    "bad", [None, "x", {"id": "a"}, {"taskId": "t"}, {"taskId": "", "id": "a"}, {"taskId": "t", "id": 5}]
+)
+def test_save_refuses_a_config_without_ids(configs, bad):
+    with pytest.raises(ValueError):
+        configs.save_push_config(bad)
+
+
+def test_configs_do_not_show_up_as_tasks(store, configs):
+    configs.save_push_config(config("t1", "a"))
+    assert store.list().total_size == 0
+    assert store.get("t1") is None
+
+
+@pytest.mark.parametrize("store_kind", DURABLE_KINDS)
+def test_a_fresh_instance_sees_what_the_previous_one_saved(store_kind, tmp_path):
+    first = get_push_config_store(make_store(store_kind, tmp_path))
+    first.save_push_config(config("t1", "a"))
+    first.save_push_config(config("t1", "b", minute=1))
+    again = get_push_config_store(make_store(store_kind, tmp_path))
+    assert again is not first
+    assert [c["id"] for c in again.list_push_configs("t1")] == ["a", "b"]
+    assert again.delete_push_config("t1", "a") is True
+    assert [c["id"] for c in first.list_push_configs("t1")] == ["b"]
+
+
+def test_concurrent_saves_on_one_task_all_survive(configs):
+    errors: list[BaseException] = []
+
+    def save(i: int) -> None:
+        try:
+            configs.save_push_config(config("t1", f"c{i}", minute=i))
+        except BaseException as exc:  # pragma: no cover (reported below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=save, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert [c["id"] for c in configs.list_push_configs("t1")] == [f"c{i}" for i in range(8)]
+
+
+def test_async_twins(configs):
+    async def go():
+        await configs.asave_push_config(config("t1", "a"))
+        got = await configs.aget_push_config("t1", "a")
+        listed = await configs.alist_push_configs("t1")
+        deleted = await configs.adelete_push_config("t1", "a")
+        return got, listed, deleted
+
+    got, listed, deleted = asyncio.run(go())
+    assert got["id"] == "a" and [c["id"] for c in listed] == ["a"] and deleted is True
+
+
+# --- the file backend -----------------------------------------------------------------
+
+
+def test_file_configs_live_in_a_dot_directory_beside_the_tasks(tmp_path):
+    store = FileTaskStore(tmp_path, fsync=False)
+    configs = get_push_config_store(store)
+    configs.save_push_config(config("task-1", "cfg-1"))
+    assert (tmp_path / FILE_SUBDIRECTORY / "task-1" / "cfg-1.json").is_file()
+    assert not [p for p in tmp_path.iterdir() if not p.name.startswith(".")]
+    assert configs.fsync is False  # follows the task store
+
+
+@pytest.mark.parametrize("evil", ["../escape", "/etc/passwd", "a/b", "nul\x00byte", "..", "x" * 5000, "é✓"])
+def test_file_ids_never_escape_the_directory(tmp_path, evil):
+    configs = FilePushConfigStore(tmp_path / "push")
+    configs.save_push_config(config(evil, evil))
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(files) == 1 and files[0].is_relative_to(tmp_path / "push")
+    assert all(len(part) <= 255 for part in files[0].parts)
+    assert configs.get_push_config(evil, evil)["id"] == evil
+    assert [c["id"] for c in configs.list_push_configs(evil)] == [evil]
+
+
+def test_file_ids_that_sanitize_alike_do_not_alias(tmp_path):
+    configs = FilePushConfigStore(tmp_path)
+    configs.save_push_config(config("a.b", "x.y"))
+    configs.save_push_config(config("a_b", "x_y", "https://second.example.com/"))
+    assert configs.get_push_config("a.b", "x.y")["url"] == "https://hooks.example.com/a2a"
+    assert configs.get_push_config("a_b", "x_y")["url"] == "https://second.example.com/"
+    assert configs.get_push_config("a.b", "x_y") is None
+    assert [c["id"] for c in configs.list_push_configs("a.b")] == ["x.y"]
+
+
+def test_file_corrupt_config_reads_as_missing(tmp_path, caplog):
+    configs = FilePushConfigStore(tmp_path)
+    configs.save_push_config(config("t1", "a"))
+    configs.save_push_config(config("t1", "b", minute=1))
+    configs.path("t1", "a").write_bytes(b'{"taskId": "t1", "id"')
+    assert configs.get_push_config("t1", "a") is None
+    assert [c["id"] for c in configs.list_push_configs("t1")] == ["b"]
+    assert "unreadable" in caplog.text
+
+
+# --- custom task stores ------------------------------------------------------------------
+
+
+class StoreWithConfigs(MemoryTaskStore):
+    """A custom task store that keeps push configs itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kept: dict[tuple[str, str], dict] = {}
+
+    def save_push_config(self, config):
+        self.kept[config["taskId"], config["id"]] = config
+        return config
+
+    def get_push_config(self, task_id, config_id):
+        return self.kept.get((task_id, config_id))
+
+    def list_push_configs(self, task_id):
+        return [c for (t, _), c in self.kept.items() if t == task_id]
+
+    def delete_push_config(self, task_id, config_id):
+        return self.kept.pop((task_id, config_id), None) is not None
+
+
+class PlainStore(MemoryTaskStore):
+    pass
+
+
+def test_a_custom_store_with_the_methods_keeps_its_configs():
+    task_store = StoreWithConfigs()
+    configs = push_config_store_for(task_store)
+    assert isinstance(configs, TaskStorePushConfigs)
+    configs.save_push_config(config("t1", "a"))
+    assert task_store.kept["t1", "a"]["id"] == "a"
+    assert asyncio.run(configs.alist_push_configs("t1"))[0]["id"] == "a"
+
+
+def test_another_custom_store_falls_back_to_memory_with_a_warning(caplog):
+    from stores.base import TaskPage, TaskStore
+
+    class Bare(TaskStore):
+        def get(self, task_id):
+            return None
+
+        def save(self, task):
+            return task
+
+        def list(self, query=None):
+            return TaskPage(tasks=[])
+
+        def delete(self, task_id):
+            return False
+
+    with caplog.at_level(logging.WARNING, logger="stores.push"):
+        configs = push_config_store_for(Bare())
+    assert isinstance(configs, MemoryPushConfigStore)
+    assert "keeps no push notification configs" in caplog.text
+    # A MemoryTaskStore subclass is still a memory store: no warning needed.
+    assert isinstance(push_config_store_for(PlainStore()), MemoryPushConfigStore)

@@ -1,0 +1,158 @@
+"""The HTTP+JSON (REST) binding over the real server: routes, query parameters,
+status codes and error bodies (spec section 11), streams, and the v0.3 "/v1" paths."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import orjson
+import pytest
+
+from tests.server import running_server, site_env
+
+pytestmark = pytest.mark.slow
+
+V10 = {"A2A-Version": "1.0"}
+
+
+@pytest.fixture(scope="module")
+def rest(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("rest")
+    env = site_env(
+        TASK_STORE=f"file:{tmp / 'tasks'}",
+        DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}",
+        A2A_HANDLER="tests.handlers.scripted",
+    )
+    with running_server(env, log=tmp / "server.log") as base:
+        yield f"{base}/a2a/rest"
+
+
+def message(text: str, **extra) -> dict:
+    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}], **extra}
+
+
+def send(rest: str, text: str, **config) -> dict:
+    response = httpx.post(f"{rest}/message:send", json={"message": message(text), "configuration": config}, headers=V10)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/a2a+json"
+    return response.json()["task"]
+
+
+def error_of(response: httpx.Response, status: int, reason: str) -> dict:
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert error["code"] == status
+    assert error["message"]
+    info = error["details"][0]
+    assert info["@type"] == "type.googleapis.com/google.rpc.ErrorInfo"
+    assert info["reason"] == reason and info["domain"] == "a2a-protocol.org"
+    return error
+
+
+def test_the_card_names_the_rest_interface(rest):
+    card = httpx.get(rest.replace("/a2a/rest", "/.well-known/agent-card.json"), headers=V10).json()
+    assert {"url": rest, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"} in card["supportedInterfaces"]
+
+
+def test_send_then_get(rest):
+    task = send(rest, "hello")
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["artifacts"][0]["parts"] == [{"text": "done: hello"}]
+    got = httpx.get(f"{rest}/tasks/{task['id']}", headers=V10)
+    assert got.status_code == 200 and got.json() == task
+    short = httpx.get(f"{rest}/tasks/{task['id']}", params={"historyLength": 0}, headers=V10).json()
+    assert "history" not in short
+
+
+def test_non_blocking_send_and_cancel(rest):
+    task = send(rest, "sleep:5", returnImmediately=True)
+    assert task["status"]["state"] == "TASK_STATE_SUBMITTED"
+    canceled = httpx.post(f"{rest}/tasks/{task['id']}:cancel", headers=V10)
+    assert canceled.status_code == 200
+    assert canceled.json()["status"]["state"] == "TASK_STATE_CANCELED"
+    again = httpx.post(f"{rest}/tasks/{task['id']}:cancel", headers=V10)
+    error_of(again, 400, "TASK_NOT_CANCELABLE")
+
+
+def test_list_with_query_parameters_and_pages(rest):
+    context = str(uuid.uuid4())
+    ids = [
+        httpx.post(f"{rest}/message:send", headers=V10, json={"message": message(f"n{i}", contextId=context)}).json()[
+            "task"
+        ]["id"]
+        for i in range(3)
+    ]
+    first = httpx.get(
+        f"{rest}/tasks", params={"contextId": context, "pageSize": 2, "includeArtifacts": "true"}, headers=V10
+    ).json()
+    assert first["totalSize"] == 3 and first["pageSize"] == 2
+    assert [t["id"] for t in first["tasks"]] == ids[::-1][:2]
+    assert "artifacts" in first["tasks"][0]
+    rest_page = httpx.get(
+        f"{rest}/tasks", params={"contextId": context, "pageSize": 2, "pageToken": first["nextPageToken"]}, headers=V10
+    ).json()
+    assert [t["id"] for t in rest_page["tasks"]] == [ids[0]]
+    assert rest_page["nextPageToken"] == ""
+    assert "artifacts" not in rest_page["tasks"][0]
+    completed = httpx.get(
+        f"{rest}/tasks", params={"contextId": context, "status": "TASK_STATE_COMPLETED"}, headers=V10
+    ).json()
+    assert completed["totalSize"] == 3
+
+
+def test_errors_are_status_objects_with_the_mapped_http_status(rest):
+    error_of(httpx.get(f"{rest}/tasks/nope", headers=V10), 404, "TASK_NOT_FOUND")
+    error_of(httpx.post(f"{rest}/tasks/nope:cancel", headers=V10), 404, "TASK_NOT_FOUND")
+    bad_status = error_of(httpx.get(f"{rest}/tasks", params={"status": "SLEEPING"}, headers=V10), 400, "INVALID_PARAMS")
+    assert bad_status["details"][1]["fieldViolations"][0]["field"] == "status"
+    error_of(httpx.get(f"{rest}/tasks", params={"pageSize": 500}, headers=V10), 400, "INVALID_PARAMS")
+    error_of(httpx.post(f"{rest}/message:send", content=b"{not json", headers=V10), 400, "PARSE_ERROR")
+    error_of(httpx.post(f"{rest}/message:send", json=[1], headers=V10), 400, "INVALID_REQUEST")
+    error_of(
+        httpx.post(f"{rest}/message:send", json={"message": {"role": "ROLE_USER"}}, headers=V10), 400, "INVALID_PARAMS"
+    )
+    error_of(httpx.get(f"{rest}/extendedAgentCard", headers=V10), 400, "EXTENDED_AGENT_CARD_NOT_CONFIGURED")
+    error_of(httpx.get(f"{rest}/tasks", headers={"A2A-Version": "9.9"}), 400, "VERSION_NOT_SUPPORTED")
+    wrong = httpx.get(f"{rest}/message:send", headers=V10)
+    assert wrong.status_code == 405 and wrong.headers["allow"] == "POST"
+
+
+def sse(method: str, url: str, **kwargs) -> list[dict]:
+    with httpx.stream(method, url, timeout=15, **kwargs) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        return [orjson.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: ")]
+
+
+def test_stream_sends_bare_stream_responses(rest):
+    events = sse("POST", f"{rest}/message:stream", json={"message": message("progress:half")}, headers=V10)
+    assert list(events[0]) == ["task"]
+    assert all(len(e) == 1 for e in events)
+    assert [next(iter(e)) for e in events][-1] == "statusUpdate"
+    assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+@pytest.mark.parametrize("method", ["POST", "GET"])
+def test_subscribe_by_post_and_by_get(rest, method):
+    task = send(rest, "sleep:0.3", returnImmediately=True)
+    events = sse(method, f"{rest}/tasks/{task['id']}:subscribe", headers=V10)
+    assert events[0]["task"]["id"] == task["id"]
+    assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    error_of(httpx.post(f"{rest}/tasks/{task['id']}:subscribe", headers=V10), 400, "UNSUPPORTED_OPERATION")
+
+
+def test_v03_clients_use_the_v1_paths_without_a_version(rest):
+    body = {
+        "message": {
+            "kind": "message",
+            "messageId": "m",
+            "role": "user",
+            "parts": [{"kind": "text", "text": "old school"}],
+        }
+    }
+    response = httpx.post(f"{rest}/v1/message:send", json=body)
+    assert response.status_code == 200
+    task = response.json()
+    assert task["kind"] == "task" and task["status"]["state"] == "completed"
+    assert httpx.get(f"{rest}/v1/tasks/{task['id']}").json()["artifacts"] == task["artifacts"]
