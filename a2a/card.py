@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import auth
 from .conf import a2a_settings
 
 V03_PROTOCOL_VERSION = "0.3.0"
@@ -21,21 +22,24 @@ def skills() -> list[dict[str, Any]]:
     then the ``SKILL.md`` skills of ``A2A_SKILLS_DIR`` (see :mod:`a2a.skills`)."""
     from .skills import get_skills
 
-    out = []
-    for skill in a2a_settings.SKILLS:
-        entry = {
-            "id": skill["id"],
-            "name": skill.get("name") or skill["id"],
-            "description": skill.get("description", ""),
-            "tags": list(skill.get("tags") or [skill["id"]]),
-        }
-        for key in ("examples", "inputModes", "outputModes"):
-            if skill.get(key):
-                entry[key] = list(skill[key])
-        out.append(entry)
+    out = [normalize_skill(skill) for skill in a2a_settings.SKILLS]
     listed = {entry["id"] for entry in out}
     out += [skill.card_entry() for skill in get_skills() if skill.id not in listed]
     return out
+
+
+def normalize_skill(skill: dict[str, Any]) -> dict[str, Any]:
+    """A skill setting in card shape."""
+    entry = {
+        "id": skill["id"],
+        "name": skill.get("name") or skill["id"],
+        "description": skill.get("description", ""),
+        "tags": list(skill.get("tags") or [skill["id"]]),
+    }
+    for key in ("examples", "inputModes", "outputModes"):
+        if skill.get(key):
+            entry[key] = list(skill[key])
+    return entry
 
 
 def build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict[str, Any]:
@@ -63,14 +67,39 @@ def build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict[
         }
     if a2a_settings.DOCUMENTATION_URL:
         card["documentationUrl"] = a2a_settings.DOCUMENTATION_URL
+    extended = extended_card_available()
     if version == "1.0":
-        card["capabilities"]["extendedAgentCard"] = False
+        card["capabilities"]["extendedAgentCard"] = extended
+        card.update(auth.card_security("1.0"))
         return card
     card.update(
         protocolVersion=V03_PROTOCOL_VERSION,
         url=endpoint,
         preferredTransport="JSONRPC",
         additionalInterfaces=[{"url": url, "transport": binding} for binding, url in interfaces],
-        supportsAuthenticatedExtendedCard=False,
+        supportsAuthenticatedExtendedCard=extended,
     )
+    # One card for both generations: each scheme carries its v1.0 (oneof) and v0.3 keys.
+    v10, v03 = auth.card_security("1.0"), auth.card_security("0.3")
+    if v10:
+        card["securitySchemes"] = {name: {**v10["securitySchemes"][name], **scheme}
+                                   for name, scheme in v03["securitySchemes"].items()}
+        card["securityRequirements"] = v10["securityRequirements"]
+        card["security"] = v03["security"]
+    return card
+
+
+def extended_card_available() -> bool:
+    """An extended card is served when one is configured and callers authenticate."""
+    return a2a_settings.EXTENDED_CARD is not None and bool(a2a_settings.AUTHENTICATION_CLASSES)
+
+
+def build_extended_card(endpoint: str, *, version: str, rest: str | None = None) -> dict[str, Any]:
+    """The public card with ``A2A_EXTENDED_CARD``'s fields over it (its ``skills`` are
+    added to the public ones)."""
+    card = build_card(endpoint, version=version, rest=rest)
+    extra = dict(a2a_settings.EXTENDED_CARD or {})
+    extra_skills = [normalize_skill(s) for s in extra.pop("skills", [])]
+    card.update(extra)
+    card["skills"] = [*card["skills"], *extra_skills]
     return card

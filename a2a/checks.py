@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.checks import CheckMessage, Error, Warning, register
+from rest_framework.authentication import TokenAuthentication
 
 from .conf import a2a_settings
 
@@ -49,6 +50,7 @@ def check_a2a_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
                 id="a2a.E003",
             )
         )
+    errors += _check_authentication()
     public_url = a2a_settings.PUBLIC_URL
     if public_url and not str(public_url).startswith(("http://", "https://")):
         errors.append(Error(f"A2A_PUBLIC_URL must be an absolute http(s) URL, not {public_url!r}.", id="a2a.E004"))
@@ -177,3 +179,21 @@ def check_llm_skills_and_operations(app_configs: Any = None, **kwargs: Any) -> l
             )
         )
     return errors
+
+
+def _check_authentication() -> list[CheckMessage]:
+    from django.apps import apps
+
+    from .auth import authenticators
+
+    try:
+        classes = authenticators()
+    except Exception as exc:
+        return [Error(f"A2A_AUTHENTICATION_CLASSES cannot be loaded: {exc}", id="a2a.E005")]
+    if any(isinstance(a, TokenAuthentication) for a in classes) and not apps.is_installed("rest_framework.authtoken"):
+        return [Error(
+            "A2A_AUTHENTICATION_CLASSES uses DRF tokens, but 'rest_framework.authtoken' is not in INSTALLED_APPS.",
+            hint="Add 'rest_framework.authtoken' to INSTALLED_APPS and migrate.",
+            id="a2a.E006",
+        )]
+    return []

@@ -51,6 +51,15 @@ DEFAULTS: dict[str, Any] = {
     # Streams send an SSE comment this often (seconds) while nothing happens, so
     # proxies keep them open.
     "A2A_STREAM_KEEPALIVE": 15.0,
+    # django-rest-framework authentication classes (dotted paths) the A2A endpoints
+    # accept, e.g. ["a2a.auth.BearerTokenAuthentication", "a2a.auth.APIKeyAuthentication"].
+    # Empty: an open agent. Set: unauthenticated requests get 401 and tasks are owned.
+    "A2A_AUTHENTICATION_CLASSES": [],
+    # The header a2a.auth.APIKeyAuthentication reads.
+    "A2A_API_KEY_HEADER": "X-API-Key",
+    # Fields of the extended agent card, served to authenticated callers only (its
+    # "skills" are added to the public ones); None: no extended card.
+    "A2A_EXTENDED_CARD": None,
     # Agent Card max-age for HTTP caching (seconds).
     "A2A_CARD_MAX_AGE": 300,
     # Push notifications (the card's capabilities.pushNotifications). False answers every
@@ -96,6 +105,22 @@ DEFAULTS: dict[str, Any] = {
     "A2A_SKILLS_DIR": None,
     # Ids of the A2A_SKILLS_DIR skills to offer (a list, or comma-separated); None: all.
     "A2A_SKILLS_ENABLED": None,
+    # --- Limits on what a request may carry (answered with -32600/-32602 naming the setting)
+    # Bytes of a request body, checked by both bindings before parsing (HTTP 413 beyond).
+    # Django's DATA_UPLOAD_MAX_MEMORY_SIZE must not be smaller (the example site matches it).
+    "A2A_MAX_BODY_BYTES": 10 * 1024 * 1024,
+    # Parts of one message.
+    "A2A_MAX_PARTS": 100,
+    # Characters of one text part.
+    "A2A_MAX_TEXT_LENGTH": 1_000_000,
+    # Characters of a task, context, message or push config id.
+    "A2A_MAX_ID_LENGTH": 255,
+    # Largest ListTasks pageSize; at most 100, the task stores' own ceiling (the default
+    # page is 50, or this when smaller).
+    "A2A_MAX_PAGE_SIZE": 100,
+    # Messages kept in a task's history: when a follow-up or an agent message would
+    # make it longer, the oldest are dropped.
+    "A2A_MAX_HISTORY": 100,
     # --- Operations ------------------------------------------------------------------------
     # A submitted or working task not updated for this many seconds is stale: the admin's
     # "fail stale" action and `manage.py a2a_tasks fail-stale` (its default --older-than)

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from stores.base import TaskPage, TaskQuery
 from stores.resolve import get_task_store
 
-from . import lifecycle, push
+from . import auth, lifecycle, push
 from .conf import a2a_settings
 from .events import Subscription, bus
 from .protocol.errors import (
@@ -52,6 +52,8 @@ async def _start(params: SendParams) -> Task:
     else:
         context_id = message.get("contextId") or new_id()
         task = new_task(message, context_id=context_id, metadata=params.metadata)
+        if auth.caller.get():
+            task["_owner"] = auth.caller.get()
         task = await lifecycle.create(get_task_store(), task)
     if push_config is not None:  # saved before the runner starts: it hears every later transition
         await push.attach_config(task["id"], push_config)
@@ -102,9 +104,7 @@ async def stream_message(params: SendParams) -> AsyncIterator[StreamItem]:
 async def subscribe_to_task(params: GetParams) -> AsyncIterator[StreamItem]:
     """SubscribeToTask: the task as it is now, then each update until it settles."""
     with bus.subscribe(params.id) as events:  # before the snapshot: nothing falls between
-        task = await get_task_store().aget(params.id)
-        if task is None:
-            raise TaskNotFoundError(params.id)
+        task = await load_task(params.id)
         if lifecycle.is_terminal(task):
             raise UnsupportedOperationError(
                 f"Task {params.id} is {task_state(task)}; there is nothing left to subscribe to",
@@ -176,6 +176,8 @@ async def _continue(message: Message) -> Task:
 
     def change(task: Task) -> Task:
         state = task_state(task)
+        if not auth.owns(task):
+            raise TaskNotFoundError(task_id)
         if lifecycle.is_terminal(task):
             raise UnsupportedOperationError(
                 f"Task {task_id} is {state} and cannot take more messages; start a new task "
@@ -194,17 +196,25 @@ async def _continue(message: Message) -> Task:
     return task
 
 
+async def load_task(task_id: str) -> Task:
+    """The task as stored, if the caller may see it; else TaskNotFoundError (another
+    caller's task answers exactly like an unknown one)."""
+    task = await get_task_store().aget(task_id)
+    if task is None or not auth.owns(task):
+        raise TaskNotFoundError(task_id)
+    return task
+
+
 async def get_task(params: GetParams) -> Task:
-    task = await get_task_store().aget(params.id)
-    if task is None:
-        raise TaskNotFoundError(params.id)
-    return with_history(task, params.history_length)
+    return with_history(await load_task(params.id), params.history_length)
 
 
 async def cancel_task(params: CancelParams) -> Task:
     """Cancel a task that has not settled; a terminal task stays as it is."""
 
     def change(task: Task) -> Task:
+        if not auth.owns(task):
+            raise TaskNotFoundError(params.id)
         if lifecycle.is_terminal(task):
             raise TaskNotCancelableError(
                 f"Task {params.id} is {task_state(task)} and cannot be canceled",
@@ -227,6 +237,7 @@ async def list_tasks(params: ListParams) -> TaskPage:
             updated_after=params.updated_after,
             page_size=params.page_size,
             page_token=params.page_token,
+            owner=auth.caller.get(),
         )
         page = await get_task_store().alist(query)
     except ValueError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import orjson
 from django.core.exceptions import RequestDataTooBig
@@ -11,11 +12,11 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, Strea
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
+from . import auth, card
 from .bindings import jsonrpc
-from .card import build_card
 from .conf import a2a_settings
-from .protocol import V03, dialect_for
-from .protocol.errors import A2AError, InvalidRequestError
+from .protocol import V03, Dialect, dialect_for
+from .protocol.errors import A2AError, ExtendedAgentCardNotConfiguredError, InvalidRequestError
 
 JSON = "application/json"
 
@@ -38,6 +39,15 @@ async def jsonrpc_endpoint(request: HttpRequest) -> HttpResponse:
             orjson.dumps({"jsonrpc": "2.0", "id": None, "error": V03.render_error(error)}),
             content_type=JSON,
             status=413,
+        )
+    try:
+        await auth.authenticate(request)
+    except auth.AuthenticationRequiredError as exc:
+        return HttpResponse(
+            orjson.dumps({"jsonrpc": "2.0", "id": None, "error": V03.render_error(exc)}),
+            content_type=JSON,
+            status=401,
+            headers={"WWW-Authenticate": auth.challenge()},
         )
     payload = await jsonrpc.handle(body, requested_version(request))
     if payload is None:
@@ -63,14 +73,28 @@ def public_url(request: HttpRequest, name: str) -> str:
     return f"{base.rstrip('/')}{path}" if base else request.build_absolute_uri(path)
 
 
+def extended_card(dialect: Dialect) -> dict[str, Any]:
+    """GetExtendedAgentCard: the extended card, for authenticated callers only."""
+    request = auth.current_request.get()
+    if not card.extended_card_available() or not auth.caller.get() or request is None:
+        raise ExtendedAgentCardNotConfiguredError(
+            "This agent has no extended agent card"
+            if a2a_settings.EXTENDED_CARD is None
+            else "The extended agent card is only served to authenticated callers"
+        )
+    return card.build_extended_card(
+        public_url(request, "a2a:jsonrpc"), version=dialect.version, rest=public_url(request, "a2a:rest")
+    )
+
+
 async def agent_card(request: HttpRequest) -> HttpResponse:
     """The Agent Card, with the HTTP caching headers of spec 8.6."""
     try:
         version = dialect_for(requested_version(request)).version
     except A2AError as exc:
         return HttpResponse(orjson.dumps({"error": V03.render_error(exc)}), content_type=JSON, status=400)
-    card = build_card(public_url(request, "a2a:jsonrpc"), version=version, rest=public_url(request, "a2a:rest"))
-    body = orjson.dumps(card)
+    public = card.build_card(public_url(request, "a2a:jsonrpc"), version=version, rest=public_url(request, "a2a:rest"))
+    body = orjson.dumps(public)
     etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
     headers = {
         "ETag": etag,

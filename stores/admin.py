@@ -9,22 +9,31 @@ through :func:`~stores.resolve.get_task_store`.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import datetime as dt
 import json
+import logging
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import admin, messages
+from django.contrib.admin.models import CHANGE, DELETION, LogEntry
 from django.contrib.admin.utils import quote, unquote
 from django.contrib.admin.views.main import ChangeList
+from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.db.models import Q, QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.timesince import timesince
 
 from .base import MAX_PAGE_SIZE, STATES, Task, TaskPage, TaskQuery, TaskStore, parse_timestamp, task_state, task_updated
 from .models import StoredTask, TaskRecord
@@ -32,6 +41,7 @@ from .orm import OrmTaskStore
 from .resolve import get_task_store
 
 SEARCH_HELP = "An exact task id, or a context id to list that context's tasks."
+logger = logging.getLogger(__name__)
 
 
 def _configured_store() -> TaskStore | None:
@@ -74,23 +84,73 @@ def parts_text(parts: Any) -> str:
     return "\n".join(lines)
 
 
-def _entry(item: Any, *title_keys: str) -> dict[str, str]:
+#: Builds the URL that downloads an inline (base64) file part: (section, item, part) -> URL.
+DownloadURL = Callable[[str, int, int], str]
+
+
+def render_part(part: Any, download: str = "") -> dict[str, Any]:
+    """One part as the detail page shows it: ``{"kind": "text", "text"}``, ``{"kind":
+    "data", "json"}`` or ``{"kind": "file", "name", "mime", "href", "size"}``. Only
+    http(s) URIs become links; inline bytes link to ``download``."""
+    if not isinstance(part, dict):
+        return {"kind": "other", "json": pretty_json(part)}
+    if isinstance(part.get("text"), str):
+        return {"kind": "text", "text": part["text"]}
+    if "data" in part:
+        return {"kind": "data", "json": pretty_json(part["data"])}
+    file = part.get("file")
+    if isinstance(file, dict):
+        uri = file.get("uri") if isinstance(file.get("uri"), str) else ""
+        inline = isinstance(file.get("bytes"), str)
+        href = uri if uri.lower().startswith(("http://", "https://")) else (download if inline else "")
+        return {
+            "kind": "file",
+            "name": file.get("name") or (uri.rsplit("/", 1)[-1] if uri else "") or "file",
+            "mime": file.get("mimeType") or "",
+            "href": href,
+            "uri": uri,
+            "size": len(file["bytes"]) * 3 // 4 if inline else None,
+        }
+    return {"kind": "other", "json": pretty_json(part)}
+
+
+def _entry(item: Any, *title_keys: str, download: Callable[[int], str] | None = None) -> dict[str, Any]:
     item_dict = item if isinstance(item, dict) else {}
     title = " · ".join(str(item_dict[k]) for k in title_keys if item_dict.get(k))
-    return {"title": title, "text": parts_text(item_dict.get("parts")), "json": pretty_json(item)}
+    parts = item_dict.get("parts") if isinstance(item_dict.get("parts"), list) else []
+    return {
+        "title": title,
+        "role": item_dict.get("role") if item_dict.get("role") in ("user", "agent") else "",
+        "name": item_dict.get("name") or "",
+        "description": item_dict.get("description") or "",
+        "text": parts_text(parts),
+        "parts": [render_part(p, download(j) if download else "") for j, p in enumerate(parts)],
+        "json": pretty_json(item),
+    }
 
 
-def task_sections(task: Task) -> dict[str, Any]:
+def task_sections(task: Task, download: DownloadURL | None = None) -> dict[str, Any]:
     """What the detail pages show of ``task``: its status message, artifacts and history
-    as entries (a title, the parts' text, the item's JSON), and its metadata and whole
-    self as pretty JSON."""
+    as entries (a title, the role, the parts rendered one by one, the item's JSON), and
+    its metadata and whole self as pretty JSON. ``download`` makes the links of inline
+    file parts."""
     status = task.get("status") if isinstance(task.get("status"), dict) else {}
     artifacts, history = task.get("artifacts"), task.get("history")
     message = status.get("message")
+
+    def links(section: str, i: int) -> Callable[[int], str] | None:
+        return (lambda j: download(section, i, j)) if download else None
+
     return {
-        "message": [_entry(message, "role", "messageId")] if message else [],
-        "artifacts": [_entry(a, "name", "description", "artifactId") for a in artifacts or [] if a],
-        "history": [_entry(m, "role", "messageId") for m in history or [] if m],
+        "message": [_entry(message, "role", "messageId", download=links("status", 0))] if message else [],
+        "artifacts": [
+            _entry(a, "name", "description", "artifactId", download=links("artifacts", i))
+            for i, a in enumerate(artifacts or [])
+            if a
+        ],
+        "history": [
+            _entry(m, "role", "messageId", download=links("history", i)) for i, m in enumerate(history or []) if m
+        ],
         "metadata": pretty_json(task["metadata"]) if task.get("metadata") else "",
         "task_json": pretty_json(task),
     }
@@ -113,6 +173,266 @@ def _updated(task: Task) -> str:
         return task_updated(task) or "-"
 
 
+def state_badge(state: str) -> SafeString:
+    """The state as a coloured badge (colours in admin/stores/task_styles.html)."""
+    return format_html(
+        '<span class="task-state task-state-{}">{}</span>', state if state in STATES else "unknown", state
+    )
+
+
+def relative_time(when: dt.datetime | None) -> SafeString:
+    """``3 hours ago``, with the exact time as a tooltip and machine-readable attribute."""
+    if when is None:
+        return mark_safe("-")
+    seconds = (timezone.now() - when).total_seconds()
+    if seconds < 60:
+        text = "just now" if seconds < 5 else f"{int(seconds)} seconds ago"
+    else:
+        text = f"{timesince(when, depth=1)} ago"
+    return format_html('<time datetime="{}" title="{}">{}</time>', when.isoformat(), format_when(when), text)
+
+
+def _when(task: Task) -> dt.datetime | None:
+    try:
+        return parse_timestamp(task_updated(task))
+    except ValueError:
+        return None
+
+
+#: The "updated" filter: value -> (label, how recent).
+UPDATED_CHOICES = {
+    "1h": ("Past hour", dt.timedelta(hours=1)),
+    "24h": ("Past 24 hours", dt.timedelta(days=1)),
+    "7d": ("Past 7 days", dt.timedelta(days=7)),
+    "30d": ("Past 30 days", dt.timedelta(days=30)),
+}
+
+
+# --- What both admins share: actions, downloads, the detail page ---------------------------
+
+
+class TaskAdminMixin:
+    """Actions (cancel, fail stale, delete, export), inline file downloads and the
+    detail page, for both task admins. State changes go through ``a2a.lifecycle`` (via
+    ``a2a.maintenance``), so a terminal state stays final and listeners hear them;
+    each is recorded in the admin's log (LogEntry) and on the ``stores.admin`` logger.
+
+    Permissions: cancel and fail stale need "Can change task", delete needs "Can
+    delete task" (the ``stores.TaskRecord`` permissions, for every store), export needs
+    view access.
+    """
+
+    ACTIONS = {
+        "cancel_tasks": ("Cancel selected tasks", "cancel"),
+        "fail_stale_tasks": ("Fail selected stale tasks (no progress for A2A_STALE_AFTER)", "cancel"),
+        "delete_tasks": ("Delete selected tasks", "remove"),
+        "export_tasks": ("Export selected tasks (JSON lines)", "view"),
+    }
+
+    opts: Any
+    admin_site: Any
+    message_user: Any
+
+    def has_cancel_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("stores.change_taskrecord")
+
+    def has_remove_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("stores.delete_taskrecord")
+
+    def action_choices(self, request: HttpRequest) -> list[tuple[str, str]]:
+        """The actions this user may run, as (name, description)."""
+        return [
+            (name, description)
+            for name, (description, permission) in self.ACTIONS.items()
+            if getattr(self, f"has_{permission}_permission")(request)
+        ]
+
+    # --- Running them (on task ids) ---------------------------------------------------------
+
+    def run_action(self, request: HttpRequest, name: str, ids: list[str]) -> HttpResponse | None:
+        if name not in dict(self.action_choices(request)):
+            raise PermissionDenied
+        return getattr(self, f"_{name}")(request, ids)
+
+    def _who(self, request: HttpRequest) -> str:
+        return f"{request.user.get_username() or 'an admin'} in the admin"
+
+    def _log(self, request: HttpRequest, ids: list[str], flag: int, message: str) -> None:
+        if not ids:
+            return
+        content_type = ContentType.objects.get_for_model(self.opts.model, for_concrete_model=False)
+        LogEntry.objects.bulk_create(
+            [
+                LogEntry(
+                    user_id=request.user.pk,
+                    content_type=content_type,
+                    object_id=task_id,
+                    object_repr=task_id[:200],
+                    action_flag=flag,
+                    change_message=message,
+                )
+                for task_id in ids
+            ]
+        )
+        logger.info("admin %s: %s %d task(s): %s", request.user.get_username(), message, len(ids), ", ".join(ids))
+
+    def _back(self, request: HttpRequest) -> HttpResponse | None:
+        """Back to ``_next`` (the detail page an action was started from), when safe."""
+        target = request.POST.get("_next", "")
+        if target and url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
+            return HttpResponseRedirect(target)
+        return None
+
+    def _cancel_tasks(self, request: HttpRequest, ids: list[str]) -> HttpResponse | None:
+        from a2a import maintenance
+
+        store = get_task_store()
+        done, final, missing = [], [], []
+        for task_id in ids:
+            outcome, _ = maintenance.cancel(store, task_id, by=self._who(request))
+            {"canceled": done, "final": final, "missing": missing}[outcome].append(task_id)
+        self._log(request, done, CHANGE, "Canceled")
+        self._report(request, "Canceled", done, {"already finished (left as they are)": final, "not found": missing})
+        return self._back(request)
+
+    def _fail_stale_tasks(self, request: HttpRequest, ids: list[str]) -> HttpResponse | None:
+        from a2a import maintenance
+        from a2a.conf import a2a_settings
+
+        older = dt.timedelta(seconds=float(a2a_settings.STALE_AFTER))
+        store = get_task_store()
+        done, fresh, missing = [], [], []
+        for task_id in ids:
+            outcome, _ = maintenance.fail_stale(store, task_id, older, by=self._who(request))
+            {"failed": done, "fresh": fresh, "missing": missing}[outcome].append(task_id)
+        self._log(request, done, CHANGE, "Failed as stale")
+        self._report(
+            request,
+            "Failed as stale",
+            done,
+            {f"not stale (finished, waiting for input, or updated within {older})": fresh, "not found": missing},
+        )
+        return self._back(request)
+
+    def _delete_tasks(self, request: HttpRequest, ids: list[str]) -> HttpResponse | None:
+        store = get_task_store()
+        if request.POST.get("post") != "yes":
+            context = {
+                **self.admin_site.each_context(request),
+                "opts": self.opts,
+                "title": "Are you sure?",
+                "ids": ids,
+                "action": "delete_tasks",
+                "changelist_url": reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist"),
+            }
+            return TemplateResponse(request, "admin/stores/task_delete_confirmation.html", context)
+        deleted = [task_id for task_id in ids if store.delete(task_id)]
+        self._log(request, deleted, DELETION, "Deleted")
+        self._report(request, "Deleted", deleted, {"not found": [i for i in ids if i not in deleted]})
+        return None
+
+    def _export_tasks(self, request: HttpRequest, ids: list[str]) -> HttpResponse:
+        from a2a import maintenance
+
+        store = get_task_store()
+        tasks = [task for task in map(store.get, ids) if task is not None]
+        stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+        response = HttpResponse(b"".join(map(maintenance.to_json_line, tasks)), content_type="application/jsonl")
+        response["Content-Disposition"] = content_disposition_header(True, f"tasks-{stamp}.jsonl")
+        logger.info("admin %s exported %d task(s)", request.user.get_username(), len(tasks))
+        return response
+
+    def _report(self, request: HttpRequest, verb: str, done: list[str], others: dict[str, list[str]]) -> None:
+        text = f"{verb} {len(done)} task{'' if len(done) == 1 else 's'}."
+        rest = [f"{len(v)} {label}" for label, v in others.items() if v]
+        if rest:
+            text += " Skipped: " + "; ".join(rest) + "."
+        self.message_user(request, text, messages.SUCCESS if done else messages.WARNING)
+
+    # --- Inline files and the detail page ------------------------------------------------------
+
+    def download_url(self, task_id: str) -> DownloadURL:
+        name = f"admin:{self.opts.app_label}_{self.opts.model_name}_download"
+        return lambda section, i, j: reverse(name, args=[quote(task_id), section, i, j])
+
+    def download_view(self, request: HttpRequest, object_id: str, section: str, item: int, part: int) -> HttpResponse:
+        """An inline (base64) file part of a task, as an attachment."""
+        if not self.has_view_permission(request):  # type: ignore[attr-defined]
+            raise PermissionDenied
+        task = get_task_store().get(unquote(object_id))
+        try:
+            if section == "status":
+                holder = task["status"]["message"]  # type: ignore[index]
+            elif section in ("history", "artifacts"):
+                holder = task[section][item]  # type: ignore[index]
+            else:
+                raise KeyError(section)
+            file = holder["parts"][part]["file"]
+            content = base64.b64decode(file["bytes"], validate=False)
+        except (KeyError, IndexError, TypeError, binascii.Error):
+            raise Http404("No such file part.") from None
+        response = HttpResponse(content, content_type="application/octet-stream")
+        response["Content-Disposition"] = content_disposition_header(True, str(file.get("name") or "file"))
+        response["X-Content-Type-Options"] = "nosniff"
+        return response
+
+    def detail_response(
+        self, request: HttpRequest, task_id: str, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """The detail page of one task (both admins); an unknown id redirects to the list."""
+        store, error = _store_or_error()
+        task = store.get(task_id) if store is not None else None
+        changelist = reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist")
+        if task is None:
+            self.message_user(
+                request, error or f"Task with ID “{task_id}” does not exist. Perhaps it was deleted?", messages.WARNING
+            )
+            return HttpResponseRedirect(changelist)
+        state = task_state(task)
+        actions = [
+            (name, label)
+            for name, label in (
+                ("cancel_tasks", "Cancel task"),
+                ("fail_stale_tasks", "Fail as stale"),
+                ("export_tasks", "Export JSON"),
+                ("delete_tasks", "Delete"),
+            )
+            if name in dict(self.action_choices(request))
+            and not (name == "cancel_tasks" and state in TERMINAL)
+            and not (name == "fail_stale_tasks" and state not in ("submitted", "working"))
+        ]
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "View task",
+            "subtitle": task_id,
+            "has_view_permission": True,
+            "changelist_url": changelist,
+            "task_id": task_id,
+            "context_id": task.get("contextId") or "",
+            "state": state,
+            "state_badge": state_badge(state),
+            "updated": _updated(task),
+            "updated_ago": relative_time(_when(task)),
+            "sections": task_sections(task, self.download_url(task_id)),
+            "store": store,
+            "actions": actions,
+            "next_url": request.get_full_path(),
+            **(extra_context or {}),
+        }
+        return TemplateResponse(request, "admin/stores/task_detail.html", context)
+
+
+TERMINAL = frozenset({"completed", "canceled", "failed", "rejected"})
+
+
+def _store_or_error() -> tuple[TaskStore | None, str]:
+    try:
+        return get_task_store(), ""
+    except ImproperlyConfigured as exc:
+        return None, f"The task store is misconfigured: {exc}"
+
+
 # --- The ORM store: a read-only ModelAdmin ---------------------------------------------
 
 
@@ -129,6 +449,38 @@ class StateFilter(admin.SimpleListFilter):
         return queryset.filter(state=self.value()) if self.value() else queryset
 
 
+class UpdatedFilter(admin.SimpleListFilter):
+    """Filter by when the task last changed (past hour, day, week, month)."""
+
+    title = "updated"
+    parameter_name = "updated"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [(value, label) for value, (label, _) in UPDATED_CHOICES.items()]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        choice = UPDATED_CHOICES.get(self.value() or "")
+        return queryset.filter(updated_at__gt=timezone.now() - choice[1]) if choice else queryset
+
+
+class ContextFilter(admin.SimpleListFilter):
+    """Filter by context: the contexts of the most recently updated tasks, and the chosen one."""
+
+    title = "context"
+    parameter_name = "context"
+    RECENT = 10
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        recent = model_admin.get_queryset(request).exclude(context_id="").order_by("-updated_at", "-id")
+        contexts = list(dict.fromkeys(recent.values_list("context_id", flat=True)[:500]))[: self.RECENT]
+        if self.value() and self.value() not in contexts:
+            contexts.insert(0, self.value())
+        return [(c, c if len(c) <= 40 else c[:39] + "…") for c in contexts]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(context_id=self.value()) if self.value() else queryset
+
+
 class _TaskChangeList(ChangeList):
     """The list page does not load the task JSON of each row."""
 
@@ -137,16 +489,18 @@ class _TaskChangeList(ChangeList):
 
 
 @admin.register(TaskRecord)
-class TaskRecordAdmin(admin.ModelAdmin):
-    """Read-only admin of the ORM store's table, shown only while the ORM store is configured."""
+class TaskRecordAdmin(TaskAdminMixin, admin.ModelAdmin):
+    """Admin of the ORM store's table, shown only while the ORM store is configured: a
+    read-only list and detail page, plus the actions of :class:`TaskAdminMixin`."""
 
-    list_display = ("id", "state", "context_id", "updated")
-    list_filter = (StateFilter,)
+    list_display = ("id", "state_badge", "context_link", "updated")
+    list_filter = (StateFilter, UpdatedFilter, ContextFilter)
     search_fields = ("id", "context_id")  # matched exactly, see get_search_results
     search_help_text = SEARCH_HELP
     ordering = ("-updated_at", "-id")
     list_per_page = 50
-    actions = None
+    actions = ("cancel_tasks", "fail_stale_tasks", "delete_tasks", "export_tasks")
+    change_list_template = "admin/stores/taskrecord_change_list.html"
     fields = (
         "id",
         "context_id",
@@ -188,6 +542,55 @@ class TaskRecordAdmin(admin.ModelAdmin):
         term = search_term.strip()
         return (queryset.filter(Q(pk=term) | Q(context_id=term)) if term else queryset), False
 
+    def get_urls(self) -> list:
+        info = self.opts.app_label, self.opts.model_name
+        download = path(
+            "<path:object_id>/download/<str:section>/<int:item>/<int:part>/",
+            self.admin_site.admin_view(self.download_view),
+            name="{}_{}_download".format(*info),
+        )
+        return [download, *super().get_urls()]
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """The shared, read-only detail page (the conversation and artifacts as a person reads them)."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        return self.detail_response(request, unquote(object_id), extra_context)
+
+    @staticmethod
+    def _ids(queryset: QuerySet) -> list[str]:
+        return list(queryset.values_list("id", flat=True))
+
+    @admin.action(description=TaskAdminMixin.ACTIONS["cancel_tasks"][0], permissions=["cancel"])
+    def cancel_tasks(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        return self._cancel_tasks(request, self._ids(queryset))
+
+    @admin.action(description=TaskAdminMixin.ACTIONS["fail_stale_tasks"][0], permissions=["cancel"])
+    def fail_stale_tasks(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        return self._fail_stale_tasks(request, self._ids(queryset))
+
+    @admin.action(description=TaskAdminMixin.ACTIONS["delete_tasks"][0], permissions=["remove"])
+    def delete_tasks(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        return self._delete_tasks(request, self._ids(queryset))
+
+    @admin.action(description=TaskAdminMixin.ACTIONS["export_tasks"][0], permissions=["view"])
+    def export_tasks(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse:
+        return self._export_tasks(request, self._ids(queryset))
+
+    @admin.display(description="State", ordering="state")
+    def state_badge(self, obj: TaskRecord) -> SafeString:
+        return state_badge(obj.state)
+
+    @admin.display(description="Context id", ordering="context_id")
+    def context_link(self, obj: TaskRecord) -> SafeString | str:
+        if not obj.context_id:
+            return "-"
+        return format_html(
+            '<a href="?{}" title="Only this context">{}</a>', urlencode({"context": obj.context_id}), obj.context_id
+        )
+
     @staticmethod
     def _sections(obj: TaskRecord) -> dict[str, Any]:
         return task_sections(obj.task if isinstance(obj.task, dict) else {})
@@ -197,8 +600,8 @@ class TaskRecordAdmin(admin.ModelAdmin):
         return format_when(obj.created_at)
 
     @admin.display(description="Updated", ordering="updated_at")
-    def updated(self, obj: TaskRecord) -> str:
-        return format_when(obj.updated_at)
+    def updated(self, obj: TaskRecord) -> SafeString:
+        return relative_time(obj.updated_at)
 
     @admin.display(description="Status message")
     def status_message(self, obj: TaskRecord) -> SafeString:
@@ -226,10 +629,11 @@ class TaskRecordAdmin(admin.ModelAdmin):
 
 
 @admin.register(StoredTask)
-class StoredTaskAdmin(admin.ModelAdmin):
-    """Read-only task pages for a store that is not the ORM one (memory, file, custom):
-    a list (state filter, search by id or context, cursor pagination) and a detail page,
-    both read through ``get_task_store()``; shown only while such a store is configured."""
+class StoredTaskAdmin(TaskAdminMixin, admin.ModelAdmin):
+    """Task pages for a store that is not the ORM one (memory, file, custom): a list
+    (filters by state, update time and context, search by id or context, cursor
+    pagination, actions) and a detail page, both read through ``get_task_store()``;
+    shown only while such a store is configured."""
 
     list_per_page = 50
 
@@ -249,10 +653,15 @@ class StoredTaskAdmin(admin.ModelAdmin):
         return False
 
     def get_urls(self) -> list:
-        """Only the list and the detail page (there is no table to add to or delete from)."""
+        """The list, the detail page and inline file downloads (there is no table to add to)."""
         info = self.opts.app_label, self.opts.model_name
         return [
             path("", self.admin_site.admin_view(self.changelist_view), name="{}_{}_changelist".format(*info)),
+            path(
+                "<path:object_id>/download/<str:section>/<int:item>/<int:part>/",
+                self.admin_site.admin_view(self.download_view),
+                name="{}_{}_download".format(*info),
+            ),
             path(
                 "<path:object_id>/change/",
                 self.admin_site.admin_view(self.change_view),
@@ -271,55 +680,106 @@ class StoredTaskAdmin(admin.ModelAdmin):
         }
 
     def _store_or_error(self) -> tuple[TaskStore | None, str]:
-        try:
-            return get_task_store(), ""
-        except ImproperlyConfigured as exc:
-            return None, f"The task store is misconfigured: {exc}"
+        return _store_or_error()
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
-        """One page of tasks: ``?state=``, ``?q=`` (a task id, else a context id), ``?page_token=``."""
+        """One page of tasks: ``?state=``, ``?updated=`` (1h, 24h, 7d, 30d), ``?context=``,
+        ``?q=`` (a task id, else a context id), ``?page_token=``; POST runs an action."""
         if not self.has_view_permission(request):
             raise PermissionDenied
+        if request.method == "POST":
+            ids = request.POST.getlist("_selected_action")
+            action = request.POST.get("action", "")
+            if not action:
+                self.message_user(request, "No action selected.", messages.WARNING)
+            elif not ids:
+                self.message_user(
+                    request,
+                    "Items must be selected in order to perform actions on them. No items have been changed.",
+                    messages.WARNING,
+                )
+            else:
+                response = self.run_action(request, action, ids)
+                if response is not None:
+                    return response
+            return HttpResponseRedirect(request.get_full_path())
         q = request.GET.get("q", "").strip()
         state = request.GET.get("state", "")
+        updated = request.GET.get("updated", "")
+        context_id = request.GET.get("context", "").strip()
         token = request.GET.get("page_token", "")
         store, error = self._store_or_error()
         errors = [error] if error else []
         if state and state not in STATES:
             errors.append(f"Unknown state “{state}”: showing tasks in every state.")
             state = ""
+        if updated and updated not in UPDATED_CHOICES:
+            errors.append(f"Unknown time filter “{updated}”: showing tasks of any time.")
+            updated = ""
+        after = timezone.now() - UPDATED_CHOICES[updated][1] if updated else None
         page = TaskPage(tasks=[])
         found = store.get(q) if store is not None and q else None
         if found is not None:
-            tasks = [found] if state in ("", task_state(found)) else []
+            when = _when(found)
+            fits = (
+                state in ("", task_state(found))
+                and context_id in ("", found.get("contextId"))
+                and (after is None or (when is not None and when > after))
+            )
+            tasks = [found] if fits else []
             page = TaskPage(tasks=tasks, total_size=len(tasks))
         elif store is not None:
             size = min(self.list_per_page, MAX_PAGE_SIZE)
-            query = {"context_id": q or None, "state": state or None, "page_size": size}
-            try:
-                page = store.list(TaskQuery(**query, page_token=token or None))
-            except ValueError:
-                if not token:
-                    raise
-                errors.append("That page token is not valid (it may be from another list): showing the first page.")
-                token = ""
-                page = store.list(TaskQuery(**query))
+            query = {
+                "context_id": context_id or q or None,
+                "state": state or None,
+                "updated_after": after,
+                "page_size": size,
+            }
+            if context_id and q and q != context_id:
+                page = TaskPage(tasks=[])  # a context filter and a different context search: nothing matches
+            else:
+                try:
+                    page = store.list(TaskQuery(**query, page_token=token or None))
+                except ValueError:
+                    if not token:
+                        raise
+                    errors.append("That page token is not valid (it may be from another list): showing the first page.")
+                    token = ""
+                    page = store.list(TaskQuery(**query))
+
+        current = {"q": q, "state": state, "updated": updated, "context": context_id}
 
         def link(**params: str) -> str:
-            return "?" + urlencode({k: v for k, v in params.items() if v})
+            merged = {**current, "page_token": "", **params}
+            return "?" + urlencode({k: v for k, v in merged.items() if v})
 
         rows = [
             {
                 "id": task["id"],
                 "url": reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_change", args=[quote(task["id"])]),
                 "state": task_state(task),
+                "badge": state_badge(task_state(task)),
                 "context_id": task.get("contextId") or "",
+                "context_url": link(context=task.get("contextId") or "", q=""),
                 "updated": _updated(task),
+                "updated_ago": relative_time(_when(task)),
             }
             for task in page.tasks
         ]
-        filters = [{"label": "All", "url": link(q=q), "selected": not state}] + [
-            {"label": s, "url": link(q=q, state=s), "selected": s == state} for s in STATES
+        filters = [{"label": "All", "url": link(state=""), "selected": not state}] + [
+            {"label": s, "url": link(state=s), "selected": s == state} for s in STATES
+        ]
+        time_filters = [{"label": "Any date", "url": link(updated=""), "selected": not updated}] + [
+            {"label": label, "url": link(updated=value), "selected": value == updated}
+            for value, (label, _) in UPDATED_CHOICES.items()
+        ]
+        seen_contexts = [context_id] if context_id else []
+        seen_contexts += [r["context_id"] for r in rows if r["context_id"]]
+        contexts = list(dict.fromkeys(seen_contexts))[:10]
+        context_filters = [{"label": "All", "url": link(context=""), "selected": not context_id}] + [
+            {"label": c if len(c) <= 40 else c[:39] + "…", "url": link(context=c), "selected": c == context_id}
+            for c in contexts
         ]
         context = self._context(
             request,
@@ -329,12 +789,18 @@ class StoredTaskAdmin(admin.ModelAdmin):
             total=page.total_size,
             q=q,
             state=state,
+            updated=updated,
+            context_id=context_id,
             errors=errors,
             filters=filters,
+            time_filters=time_filters,
+            context_filters=context_filters,
             search_help=SEARCH_HELP,
             found_by_id=found is not None,
-            next_url=link(q=q, state=state, page_token=page.next_page_token) if page.next_page_token else "",
-            first_url=link(q=q, state=state) if token else "",
+            action_choices=self.action_choices(request),
+            clear_url=link(q=""),
+            next_url=link(page_token=page.next_page_token) if page.next_page_token else "",
+            first_url=link() if token else "",
             **(extra_context or {}),
         )
         return TemplateResponse(request, "admin/stores/task_list.html", context)
@@ -345,24 +811,4 @@ class StoredTaskAdmin(admin.ModelAdmin):
         """One task, read-only; an unknown id redirects to the list with a message."""
         if not self.has_view_permission(request):
             raise PermissionDenied
-        task_id = unquote(object_id)
-        store, error = self._store_or_error()
-        task = store.get(task_id) if store is not None else None
-        if task is None:
-            self.message_user(
-                request, error or f"Task with ID “{task_id}” does not exist. Perhaps it was deleted?", messages.WARNING
-            )
-            return HttpResponseRedirect(reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist"))
-        context = self._context(
-            request,
-            "View task",
-            subtitle=task_id,
-            task_id=task_id,
-            context_id=task.get("contextId") or "",
-            state=task_state(task),
-            updated=_updated(task),
-            sections=task_sections(task),
-            store=store,
-            **(extra_context or {}),
-        )
-        return TemplateResponse(request, "admin/stores/task_detail.html", context)
+        return self.detail_response(request, unquote(object_id), extra_context)

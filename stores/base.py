@@ -72,6 +72,12 @@ def task_state(task: Task) -> str:
     return status.get("state", "unknown") if isinstance(status, dict) else "unknown"
 
 
+def task_owner(task: Task) -> str:
+    """Who the task belongs to: its ``_owner`` ("" for an agent without authentication)."""
+    owner = task.get("_owner", "")
+    return owner if isinstance(owner, str) else ""
+
+
 def task_updated(task: Task) -> str:
     """The task's last status change as an ISO string ("" when it has none)."""
     status = task.get("status")
@@ -91,13 +97,15 @@ def check_task(task: Any) -> str:
 
 @dataclass(frozen=True)
 class TaskQuery:
-    """What ``list`` selects: all filters optional; ``page_token`` from a previous page."""
+    """What ``list`` selects: all filters optional; ``page_token`` from a previous page.
+    ``owner`` (when not None) keeps only the tasks of that owner."""
 
     context_id: str | None = None
     state: str | None = None
     updated_after: dt.datetime | None = None
     page_size: int = DEFAULT_PAGE_SIZE
     page_token: str | None = None
+    owner: str | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.page_size <= MAX_PAGE_SIZE:
@@ -147,6 +155,7 @@ def page_in_memory(tasks: list[Task], query: TaskQuery) -> TaskPage:
         if (query.context_id is None or t.get("contextId") == query.context_id)
         and (query.state is None or task_state(t) == query.state)
         and (after is None or task_updated(t) > after)
+        and (query.owner is None or task_owner(t) == query.owner)
     ]
     selected.sort(key=lambda t: (task_updated(t), t["id"]), reverse=True)
     total = len(selected)

@@ -15,11 +15,16 @@ class TaskRecord(models.Model):
     task = models.JSONField()
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
+    # Who the task belongs to ("" when the agent runs without authentication).
+    owner = models.CharField(max_length=255, blank=True, default="")
+    # The task's ``_version``: each saved transition increments it.
+    version = models.PositiveBigIntegerField(default=0)
 
     class Meta:
         verbose_name = "task"
         ordering = ["-updated_at", "-id"]
         indexes = [
+            models.Index(fields=["owner", "-updated_at", "-id"], name="stores_task_owner_idx"),
             # ListTasks: newest first, optionally within one context or one state.
             models.Index(fields=["-updated_at", "-id"], name="stores_task_updated_idx"),
             models.Index(fields=["context_id", "-updated_at", "-id"], name="stores_task_context_idx"),

@@ -18,6 +18,7 @@ from .base import (
     encode_cursor,
     format_timestamp,
     parse_timestamp,
+    task_owner,
     task_state,
     task_updated,
 )
@@ -70,6 +71,8 @@ class OrmTaskStore(TaskStore):
             "state": task_state(task)[:32],
             "task": task,
             "updated_at": _updated_at(task),
+            "owner": task_owner(task)[:255],
+            "version": task.get("_version", 0) if isinstance(task.get("_version"), int) else 0,
         }
         objects = self.objects
         # UPDATE first: all saves but the first of a task's life are updates.
@@ -89,6 +92,8 @@ class OrmTaskStore(TaskStore):
             rows = rows.filter(context_id=query.context_id)
         if query.state is not None:
             rows = rows.filter(state=query.state)
+        if query.owner is not None:
+            rows = rows.filter(owner=query.owner)
         if query.updated_after is not None:
             rows = rows.filter(updated_at__gt=query.updated_after)
         total = rows.count()

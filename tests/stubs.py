@@ -131,3 +131,12 @@ def stub_model() -> Iterator[StubModel]:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+def demo_handler(request: Any) -> list[dict[str, Any]]:
+    """A handler for tests that drive a real server: "fail..." fails; anything else is
+    echoed, with the skill the message named as a data part."""
+    if request.text.startswith("fail"):
+        raise RuntimeError(f"asked to fail: {request.text}")
+    skill = (request.message.get("metadata") or {}).get("skill")
+    return [{"kind": "text", "text": f"echo: {request.text}"}, {"kind": "data", "data": {"skill": skill}}]

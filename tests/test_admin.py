@@ -72,7 +72,8 @@ def rows(response) -> list[tuple[str, str]]:
     """(id, state) of each result row; both admins render the same cell classes."""
     body = response.content.decode()
     ids = re.findall(r'<th class="field-id"><a href="[^"]*">([^<]*)</a></th>', body)
-    states = re.findall(r'<td class="field-state">([^<]*)</td>', body)
+    badge = r'<span class="task-state task-state-[a-z-]+">([^<]*)</span>'
+    states = re.findall(rf'<td class="field-state[a-z_]*">{badge}</td>', body)
     return list(zip((html.unescape(i) for i in ids), states, strict=True))
 
 
@@ -257,3 +258,168 @@ def test_parts_text():
     ]
     assert parts_text(parts) == 'hello\n{\n  "a": 1\n}\n[file report.pdf (application/pdf)]'
     assert parts_text(None) == ""
+
+
+# --- Badges, relative times, filters, readable detail, actions (every store) ----------------
+
+
+def recent_task(task_id: str, *, state: str = "working", ago: dt.timedelta = dt.timedelta(minutes=5), **kw) -> dict:
+    task = make_task(0, state=state, task_id=task_id, **kw)
+    task["status"]["timestamp"] = format_timestamp(dt.datetime.now(dt.UTC) - ago)
+    return task
+
+
+def test_list_shows_badges_and_relative_times(admin_client, store, list_url):
+    store.save(recent_task("fresh", state="completed", ago=dt.timedelta(hours=3)))
+    body = admin_client.get(list_url).content.decode()
+    assert '<span class="task-state task-state-completed">completed</span>' in body
+    assert re.search(r'<time datetime="[^"]+" title="[^"]+">3\xa0hours ago</time>', body)
+    assert ".task-state-failed" in body  # the badge colours are on the page
+
+
+def test_updated_and_context_filters(admin_client, store, list_url):
+    store.save(make_task(1, context="ctx-a"))  # 2025: long ago
+    store.save(recent_task("recent-a", context="ctx-a"))
+    store.save(recent_task("recent-b", context="ctx-b", ago=dt.timedelta(hours=2)))
+    assert [i for i, _ in rows(admin_client.get(list_url, {"updated": "24h"}))] == ["recent-a", "recent-b"]
+    assert [i for i, _ in rows(admin_client.get(list_url, {"updated": "1h"}))] == ["recent-a"]
+    assert [i for i, _ in rows(admin_client.get(list_url, {"context": "ctx-a"}))] == ["recent-a", "task-001"]
+    both = admin_client.get(list_url, {"context": "ctx-a", "updated": "24h", "state": "working"})
+    assert [i for i, _ in rows(both)] == ["recent-a"]
+    body = admin_client.get(list_url).content.decode()
+    assert "By context" in body and "?context=ctx-b" in body.replace("&amp;", "&")
+    assert "Past 7 days" in body
+
+
+def test_detail_renders_the_conversation_and_artifacts_readably(admin_client, store, kind):
+    task = recent_task("rich", state="completed")
+    task["history"] = [
+        {"kind": "message", "role": "user", "messageId": "u1", "parts": [{"kind": "text", "text": "Plot <this>"}]},
+        {"kind": "message", "role": "agent", "messageId": "a1", "parts": [{"kind": "text", "text": "Which year?"}]},
+    ]
+    task["artifacts"] = [
+        {"artifactId": "x1", "name": "table", "parts": [{"kind": "data", "data": {"rows": [1, 2]}}]},
+        {
+            "artifactId": "x2",
+            "name": "files",
+            "parts": [
+                {"kind": "file", "file": {"uri": "https://files.example.com/plot.png", "mimeType": "image/png"}},
+                {"kind": "file", "file": {"bytes": "aGVsbG8=", "name": "hello.txt", "mimeType": "text/plain"}},
+                {"kind": "file", "file": {"uri": "javascript:alert(1)", "name": "evil"}},
+            ],
+        },
+    ]
+    store.save(task)
+    body = admin_client.get(detail_url(kind, "rich")).content.decode()
+    assert '<div class="task-entry task-message role-user">' in body
+    assert '<div class="task-entry task-message role-agent">' in body
+    assert '<pre class="task-part-text">Plot &lt;this&gt;</pre>' in body  # text as text, escaped
+    assert '<pre class="task-part-data" title="data">{\n  &quot;rows&quot;: [\n    1,\n    2\n  ]\n}</pre>' in body
+    assert 'href="https://files.example.com/plot.png"' in body
+    assert 'href="javascript:' not in body
+    model = "taskrecord" if kind == "orm" else "storedtask"
+    download = reverse(f"admin:stores_{model}_download", args=["rich", "artifacts", 1, 1])
+    assert f'href="{download}"' in body
+    response = admin_client.get(download)
+    assert response.status_code == 200
+    assert response.content == b"hello"
+    assert response["Content-Disposition"] == 'attachment; filename="hello.txt"'
+    for not_inline in (["rich", "artifacts", 1, 0], ["rich", "nowhere", 0, 0], ["gone", "artifacts", 1, 1]):
+        assert admin_client.get(reverse(f"admin:stores_{model}_download", args=not_inline)).status_code == 404
+
+
+def act(client, url: str, action: str, *ids: str, **extra):
+    return client.post(url, {"action": action, "_selected_action": list(ids), "index": "0", **extra})
+
+
+def test_cancel_action(admin_client, store, list_url, kind):
+    from django.contrib.admin.models import CHANGE, LogEntry
+
+    store.save(recent_task("running"))
+    store.save(recent_task("done", state="completed"))
+    response = act(admin_client, list_url, "cancel_tasks", "running", "done")
+    assert response.status_code == 302
+    assert store.get("running")["status"]["state"] == "canceled"
+    assert store.get("running")["status"]["message"]["parts"][0]["text"] == "Canceled by admin in the admin."
+    assert store.get("done")["status"]["state"] == "completed"  # a terminal state is final
+    page = admin_client.get(response["Location"]).content.decode()
+    assert "Canceled 1 task. Skipped: 1 already finished (left as they are)." in page
+    entry = LogEntry.objects.get()
+    assert (entry.object_id, entry.action_flag, entry.change_message) == ("running", CHANGE, "Canceled")
+
+
+def test_fail_stale_action(admin_client, store, list_url, settings):
+    settings.A2A_STALE_AFTER = 3600
+    store.save(recent_task("stuck", ago=dt.timedelta(hours=2)))
+    store.save(recent_task("busy", ago=dt.timedelta(minutes=1)))
+    act(admin_client, list_url, "fail_stale_tasks", "stuck", "busy")
+    assert store.get("stuck")["status"]["state"] == "failed"
+    assert "marked failed as stale by admin in the admin" in store.get("stuck")["status"]["message"]["parts"][0]["text"]
+    assert store.get("busy")["status"]["state"] == "working"
+
+
+def test_delete_action_asks_first(admin_client, store, list_url):
+    from django.contrib.admin.models import DELETION, LogEntry
+
+    store.save(recent_task("doomed", state="completed"))
+    confirm = admin_client.post(list_url, {"action": "delete_tasks", "_selected_action": ["doomed"], "index": "0"})
+    assert confirm.status_code == 200
+    assert "Are you sure?" in confirm.content.decode() and "doomed" in confirm.content.decode()
+    assert store.get("doomed") is not None
+    done = admin_client.post(list_url, {"action": "delete_tasks", "_selected_action": ["doomed"], "post": "yes"})
+    assert done.status_code == 302
+    assert store.get("doomed") is None
+    assert LogEntry.objects.get().action_flag == DELETION
+
+
+def test_export_action(admin_client, store, list_url):
+    import json
+
+    store.save(recent_task("one"))
+    store.save(recent_task("two"))
+    store.save(recent_task("three"))
+    response = act(admin_client, list_url, "export_tasks", "one", "three")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/jsonl"
+    assert response["Content-Disposition"].startswith('attachment; filename="tasks-')
+    exported = [json.loads(line) for line in response.content.splitlines()]
+    assert sorted(t["id"] for t in exported) == ["one", "three"]
+    assert exported[0] == store.get(exported[0]["id"])
+
+
+def test_detail_page_actions_return_to_the_task(admin_client, store, kind, list_url):
+    store.save(recent_task("live"))
+    url = detail_url(kind, "live")
+    body = admin_client.get(url).content.decode()
+    assert 'value="cancel_tasks"' in body and "Fail as stale" in body and "Export JSON" in body
+    response = act(admin_client, list_url, "cancel_tasks", "live", _next=url)
+    assert response.status_code == 302 and response["Location"] == url
+    body = admin_client.get(url).content.decode()
+    assert "task-state-canceled" in body
+    assert 'value="cancel_tasks"' not in body  # nothing left to cancel
+    assert act(admin_client, list_url, "cancel_tasks", "live", _next="https://evil.example.com/")["Location"] != (
+        "https://evil.example.com/"
+    )
+
+
+def test_actions_need_permissions(client, store, list_url, kind, django_user_model):
+    model = "taskrecord" if kind == "orm" else "storedtask"
+    user = django_user_model.objects.create_user("viewer", password="x", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename=f"view_{model}", content_type__app_label="stores"))
+    client.force_login(user)
+    store.save(recent_task("guarded"))
+    body = client.get(list_url).content.decode()
+    assert "export_tasks" in body and "cancel_tasks" not in body and "delete_tasks" not in body
+    act(client, list_url, "cancel_tasks", "guarded")
+    assert store.get("guarded")["status"]["state"] == "working"
+    user.user_permissions.add(Permission.objects.get(codename="change_taskrecord"))
+    client.force_login(django_user_model.objects.get(pk=user.pk))
+    act(client, list_url, "cancel_tasks", "guarded")
+    assert store.get("guarded")["status"]["state"] == "canceled"
+
+
+def test_no_selection_is_a_warning(admin_client, store, list_url):
+    store.save(recent_task("x"))
+    response = admin_client.post(list_url, {"action": "cancel_tasks", "index": "0"}, follow=True)
+    assert "Items must be selected" in response.content.decode()
+    assert store.get("x")["status"]["state"] == "working"

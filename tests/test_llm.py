@@ -17,7 +17,7 @@ from a2a import operations
 from a2a.card import skills as card_skills
 from a2a.conf import DEFAULTS
 from a2a.handlers import HandlerRequest, Result, to_artifacts
-from a2a.handlers.llm import LLMClient, LLMError, LLMHandler, provider_error, retry_after
+from a2a.handlers.llm import LLMClient, LLMHandler, provider_error, retry_after
 from a2a.protocol.model import SendParams
 from a2a.skills import SkillError, parse_skill, requested_skill, scan
 from tests.conftest import ALL_DATABASES
@@ -168,7 +168,7 @@ def test_data_and_file_parts_reach_the_model_as_text(model, settings):
     message = {"kind": "message", "messageId": "m1", "role": "user", "parts": message_parts}
     asyncio.run(operations.send_message(SendParams(message=message, blocking=True)))
     content = model.requests[0].body["messages"][-1]["content"]
-    assert content.startswith("Look:\n```json\n{\n  \"a\": 1\n}\n```")
+    assert content.startswith('Look:\n```json\n{\n  "a": 1\n}\n```')
     assert "[file: r.pdf, application/pdf, https://example.com/r.pdf]" in content
 
 
@@ -214,7 +214,9 @@ def test_a_slow_model_times_out(model, settings):
     model.queue(Reply(delay=2, body=openai_reply("late").body))
     task = send("slow")
     assert task["status"]["state"] == "failed"
-    assert task["status"]["message"]["parts"][0]["text"] == "The model endpoint did not answer within 0.2s (2 attempt(s))."
+    assert (
+        task["status"]["message"]["parts"][0]["text"] == "The model endpoint did not answer within 0.2s (2 attempt(s))."
+    )
     assert len(model.requests) == 2
 
 
@@ -274,8 +276,10 @@ def test_anthropic_style(model, settings, skills_dir):
 
 def test_anthropic_turns_alternate_and_start_with_the_user():
     client = LLMClient(base_url="http://x/v1", model="m", style="anthropic", max_tokens=50)
-    body = client.body("sys", [{"role": "assistant", "content": "a"}, {"role": "user", "content": "b"},
-                               {"role": "user", "content": "c"}])
+    body = client.body(
+        "sys",
+        [{"role": "assistant", "content": "a"}, {"role": "user", "content": "b"}, {"role": "user", "content": "c"}],
+    )
     assert body["max_tokens"] == 50
     assert body["messages"] == [
         {"role": "user", "content": "(continuing our conversation)"},

@@ -24,6 +24,8 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",  # tokens for a2a.auth's bearer / API-key authentication
     "a2a",
     "stores",
 ]

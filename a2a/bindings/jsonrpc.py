@@ -18,7 +18,6 @@ from .. import operations, push
 from ..protocol import V03, Dialect, dialect_for
 from ..protocol.errors import (
     A2AError,
-    ExtendedAgentCardNotConfiguredError,
     InternalError,
     InvalidRequestError,
     JSONParseError,
@@ -72,13 +71,6 @@ async def _push_delete(d: Dialect, params: Any) -> Any:
     return d.render_push_deleted()
 
 
-def _refuse(error: type[A2AError], message: str) -> Method:
-    async def method(d: Dialect, params: Any) -> Any:
-        raise error(message)
-
-    return method
-
-
 class Stream:
     """What a streaming method returns: the operation's items, rendered as SSE later."""
 
@@ -94,7 +86,10 @@ async def _subscribe(d: Dialect, params: Any) -> Any:
     return Stream(operations.subscribe_to_task(d.parse_get(params)))
 
 
-_extended = _refuse(ExtendedAgentCardNotConfiguredError, "This agent has no extended agent card")
+async def _extended(d: Dialect, params: Any) -> Any:
+    from ..views import extended_card
+
+    return extended_card(d)
 
 #: Method name (v1.0 and v0.3 spellings) -> implementation.
 METHODS: dict[str, Method] = {

@@ -22,11 +22,10 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
-from .. import operations
+from .. import auth, operations
 from ..protocol import V03, V10, Dialect, dialect_for
 from ..protocol.errors import (
     A2AError,
-    ExtendedAgentCardNotConfiguredError,
     InternalError,
     InvalidRequestError,
     JSONParseError,
@@ -39,6 +38,7 @@ logger = logging.getLogger(__name__)
 A2A_JSON = "application/a2a+json"
 STATUS_NAMES = {
     400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
     404: "NOT_FOUND",
     405: "METHOD_NOT_ALLOWED",
     413: "INVALID_ARGUMENT",
@@ -109,11 +109,16 @@ def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Aw
         try:
             if request.method not in methods:
                 raise MethodNotFoundError(f"{request.method} is not allowed here; use {' or '.join(methods)}")
+            await auth.authenticate(request)
             result = await operation(dialect, request, kwargs)
         except MethodNotFoundError as exc:
             response = _error_response(dialect, exc)
             response.status_code = 405
             response["Allow"] = ", ".join(methods)
+            return response
+        except auth.AuthenticationRequiredError as exc:
+            response = _error_response(dialect, exc)
+            response["WWW-Authenticate"] = auth.challenge()
             return response
         except A2AError as exc:
             return _error_response(dialect, exc)
@@ -169,7 +174,9 @@ async def _subscribe(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> An
 
 
 async def _extended_card(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
-    raise ExtendedAgentCardNotConfiguredError("This agent has no extended agent card")
+    from ..views import extended_card
+
+    return extended_card(d)
 
 
 send_message = endpoint(("POST",), _send)
@@ -178,4 +185,4 @@ get_task = endpoint(("GET",), _get)
 list_tasks = endpoint(("GET",), _list)
 cancel_task = endpoint(("POST",), _cancel)
 subscribe_to_task = endpoint(("POST", "GET"), _subscribe)
-extended_card = endpoint(("GET",), _extended_card)
+get_extended_card = endpoint(("GET",), _extended_card)

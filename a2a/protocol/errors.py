@@ -31,6 +31,12 @@ class InvalidRequestError(A2AError):
     code, reason, http_status, default_message = -32600, "INVALID_REQUEST", 400, "Request payload validation error"
 
 
+class PayloadTooLargeError(InvalidRequestError):
+    """The request body is over ``A2A_MAX_BODY_BYTES``: -32600, answered with HTTP 413."""
+
+    http_status = 413
+
+
 class MethodNotFoundError(A2AError):
     code, reason, http_status, default_message = -32601, "METHOD_NOT_FOUND", 404, "Method not found"
 

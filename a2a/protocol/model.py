@@ -201,7 +201,11 @@ def want_object(value: Any, path: str) -> dict[str, Any]:
     return value
 
 
-def want_string(value: Any, path: str, *, required: bool = True, max_length: int = 1024) -> str | None:
+def want_string(
+    value: Any, path: str, *, required: bool = True, max_length: int = 1024, setting: str | None = None
+) -> str | None:
+    """A string at ``path`` of at most ``max_length`` characters (``setting``, when
+    given, names the setting the limit comes from in the error)."""
     if value is None and not required:
         return None
     if not isinstance(value, str) or (required and not value):
@@ -212,11 +216,13 @@ def want_string(value: Any, path: str, *, required: bool = True, max_length: int
             field=path,
         )
     if len(value) > max_length:
-        raise InvalidParamsError(f"is longer than {max_length} characters", field=path)
+        raise InvalidParamsError(f"is longer than {max_length} characters{_named(setting)}", field=path)
     return value
 
 
-def want_int(value: Any, path: str, *, minimum: int | None = None, maximum: int | None = None) -> int | None:
+def want_int(
+    value: Any, path: str, *, minimum: int | None = None, maximum: int | None = None, setting: str | None = None
+) -> int | None:
     if value is None:
         return None
     # ProtoJSON allows an int32 to arrive as a string of digits.
@@ -227,8 +233,12 @@ def want_int(value: Any, path: str, *, minimum: int | None = None, maximum: int 
     if minimum is not None and value < minimum:
         raise InvalidParamsError(f"must be at least {minimum}", field=path)
     if maximum is not None and value > maximum:
-        raise InvalidParamsError(f"must be at most {maximum}", field=path)
+        raise InvalidParamsError(f"must be at most {maximum}{_named(setting)}", field=path)
     return value
+
+
+def _named(setting: str | None) -> str:
+    return f" (the limit is the {setting} setting)" if setting else ""
 
 
 def want_bool(value: Any, path: str) -> bool | None:

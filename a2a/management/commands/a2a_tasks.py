@@ -306,7 +306,7 @@ class Command(BaseCommand):
             raise CommandError(f"{len(tally.problems)} line(s) could not be imported.")
 
     def stdin_bytes(self) -> Any:
-        return getattr(self, "_stdin", None) or sys.stdin.buffer
+        return sys.stdin.buffer
 
     def do_copy(self, source: str | None, target: str | None, overwrite: bool, move: bool, **options: Any) -> None:
         if source is None and target is None:

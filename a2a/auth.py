@@ -1,0 +1,141 @@
+"""Who is calling: authentication for the A2A endpoints, and task ownership.
+
+``A2A_AUTHENTICATION_CLASSES`` lists django-rest-framework authentication classes
+(dotted paths): anything with ``authenticate(request) -> (user, auth) | None``, such
+as DRF's own ``BasicAuthentication`` or ``TokenAuthentication``, or the two here:
+
+- :class:`BearerTokenAuthentication`: ``Authorization: Bearer <token>``;
+- :class:`APIKeyAuthentication`: ``X-API-Key: <token>`` (header from
+  ``A2A_API_KEY_HEADER``);
+
+both checked against DRF's token table (``rest_framework.authtoken``: create one with
+``manage.py drf_create_token <username>``). With no classes (the default) the agent is
+open and every caller is the same anonymous caller. With classes, a request that
+none of them accepts is answered 401, and every task belongs to the user who created
+it: another caller's task answers exactly like an unknown one (spec 3.3.2, 7.5).
+
+The card declares each built-in class's scheme in ``securitySchemes``.
+"""
+
+from __future__ import annotations
+
+import functools
+from contextvars import ContextVar
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest
+from django.utils.module_loading import import_string
+from rest_framework import exceptions
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.request import Request
+
+from stores.base import Task, task_owner
+
+from .conf import a2a_settings
+from .protocol.errors import A2AError
+
+#: The principal of the request being served ("" = anonymous / no authentication).
+caller: ContextVar[str] = ContextVar("a2a_caller", default="")
+#: The request being served (for operations that need its host, like the extended card).
+current_request: ContextVar[HttpRequest | None] = ContextVar("a2a_request", default=None)
+
+
+class AuthenticationRequiredError(A2AError):
+    """No (valid) credentials: HTTP 401 (JSON-RPC -32000, a server-defined code)."""
+
+    code, reason, http_status, default_message = -32000, "UNAUTHENTICATED", 401, "Authentication required"
+
+
+class BearerTokenAuthentication(TokenAuthentication):
+    """``Authorization: Bearer <token>``, checked against DRF's token table."""
+
+    keyword = "Bearer"
+    scheme_name = "bearer"
+    schemes = {
+        "1.0": {"httpAuthSecurityScheme": {"scheme": "Bearer", "description": "A DRF token as a bearer token"}},
+        "0.3": {"type": "http", "scheme": "bearer", "description": "A DRF token as a bearer token"},
+    }
+
+
+class APIKeyAuthentication(TokenAuthentication):
+    """An API key in a header (``A2A_API_KEY_HEADER``), checked against DRF's token table."""
+
+    scheme_name = "apiKey"
+
+    def authenticate(self, request: Request) -> tuple[Any, Any] | None:
+        key = request.META.get("HTTP_" + a2a_settings.API_KEY_HEADER.upper().replace("-", "_"))
+        if not key:
+            return None
+        return self.authenticate_credentials(key)
+
+    def authenticate_header(self, request: Request) -> str:
+        return f'APIKey header="{a2a_settings.API_KEY_HEADER}"'
+
+    @property
+    def schemes(self) -> dict[str, dict[str, Any]]:  # type: ignore[override]
+        header = a2a_settings.API_KEY_HEADER
+        return {
+            "1.0": {"apiKeySecurityScheme": {"location": "header", "name": header}},
+            "0.3": {"type": "apiKey", "in": "header", "name": header},
+        }
+
+
+@functools.cache
+def _load(paths: tuple[str, ...]) -> list[Any]:
+    return [import_string(path)() for path in paths]
+
+
+def authenticators() -> list[Any]:
+    """The configured authentication class instances (built once per setting value)."""
+    return _load(tuple(a2a_settings.AUTHENTICATION_CLASSES))
+
+
+def _authenticate_sync(request: HttpRequest, classes: list[Any]) -> str:
+    drf_request = Request(request)
+    try:
+        for authenticator in classes:
+            result = authenticator.authenticate(drf_request)
+            if result is not None:
+                user = result[0]
+                return str(getattr(user, "pk", None) or user)
+    except exceptions.AuthenticationFailed as exc:
+        raise AuthenticationRequiredError(f"Authentication failed: {exc.detail}") from None
+    raise AuthenticationRequiredError(
+        "Authentication required: send "
+        + " or ".join(a.authenticate_header(drf_request) or type(a).__name__ for a in classes)
+    )
+
+
+async def authenticate(request: HttpRequest) -> str:
+    """Set and return the caller's principal; AuthenticationRequiredError when
+    authentication is configured and the request has no valid credentials."""
+    classes = authenticators()
+    principal = await sync_to_async(_authenticate_sync, thread_sensitive=False)(request, classes) if classes else ""
+    caller.set(principal)
+    current_request.set(request)
+    return principal
+
+
+def challenge() -> str:
+    """The ``WWW-Authenticate`` value for a 401."""
+    request = Request(HttpRequest())
+    return ", ".join(a.authenticate_header(request) or type(a).__name__ for a in authenticators())
+
+
+def owns(task: Task) -> bool:
+    """Whether the current caller may see ``task``."""
+    return task_owner(task) == caller.get()
+
+
+def card_security(version: str) -> dict[str, Any]:
+    """The card's securitySchemes and requirements for the configured classes."""
+    schemes = {a.scheme_name: a.schemes[version] for a in authenticators() if hasattr(a, "schemes")}
+    if not schemes:
+        return {}
+    if version == "1.0":
+        return {
+            "securitySchemes": schemes,
+            "securityRequirements": [{"schemes": {name: {"list": []}}} for name in schemes],
+        }
+    return {"securitySchemes": schemes, "security": [{name: []} for name in schemes]}

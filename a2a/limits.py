@@ -1,0 +1,84 @@
+"""Limits on what a request may carry and what a task keeps, each a setting.
+
+``A2A_MAX_BODY_BYTES`` (the raw request body, checked by both bindings before parsing),
+``A2A_MAX_PARTS`` (parts per message), ``A2A_MAX_TEXT_LENGTH`` (characters per text
+part), ``A2A_MAX_ID_LENGTH`` (task, context, message and push config ids) and
+``A2A_MAX_PAGE_SIZE`` (ListTasks) are enforced where requests are parsed, with an error
+that names the setting; ``A2A_MAX_HISTORY`` (messages kept per task) where a task's
+history grows (:func:`keep_history`).
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest
+
+from stores.base import DEFAULT_PAGE_SIZE, Task
+
+from .conf import a2a_settings
+from .protocol.errors import InvalidRequestError, PayloadTooLargeError
+
+
+def max_body_bytes() -> int:
+    return int(a2a_settings.MAX_BODY_BYTES)
+
+
+def max_parts() -> int:
+    return int(a2a_settings.MAX_PARTS)
+
+
+def max_text_length() -> int:
+    return int(a2a_settings.MAX_TEXT_LENGTH)
+
+
+def max_id_length() -> int:
+    return int(a2a_settings.MAX_ID_LENGTH)
+
+
+def max_page_size() -> int:
+    return int(a2a_settings.MAX_PAGE_SIZE)
+
+
+def default_page_size() -> int:
+    return min(DEFAULT_PAGE_SIZE, max_page_size())
+
+
+def max_history() -> int:
+    return int(a2a_settings.MAX_HISTORY)
+
+
+def read_body(request: HttpRequest) -> bytes:
+    """The raw request body, or PayloadTooLargeError (-32600, HTTP 413) when it is longer
+    than ``A2A_MAX_BODY_BYTES`` (or Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE``). A declared
+    Content-Length over the limit is refused before the body is read."""
+    limit = max_body_bytes()
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        raise InvalidRequestError("The request's Content-Length header is not a number") from None
+    if declared > limit:
+        raise _too_large(declared, limit)
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        raise PayloadTooLargeError(
+            "The request body is larger than this server accepts (DATA_UPLOAD_MAX_MEMORY_SIZE)"
+        ) from None
+    if len(body) > limit:
+        raise _too_large(len(body), limit)
+    return body
+
+
+def _too_large(size: int, limit: int) -> PayloadTooLargeError:
+    return PayloadTooLargeError(
+        f"The request body is larger than this server accepts: {size} bytes, at most {limit} (A2A_MAX_BODY_BYTES)"
+    )
+
+
+def keep_history(task: Task) -> Task:
+    """Drop the oldest messages of ``task``'s history (in place) beyond ``A2A_MAX_HISTORY``."""
+    history = task.get("history")
+    limit = max_history()
+    if isinstance(history, list) and len(history) > limit:
+        task["history"] = history[-limit:]
+    return task

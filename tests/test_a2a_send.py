@@ -1,0 +1,74 @@
+"""``manage.py a2a_send`` against the real site under uvicorn: v1.0 and v0.3, the card
+or the bare endpoint, skills, failures and bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from tests.server import running_server, site_env
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def agent(tmp_path_factory):
+    log = tmp_path_factory.mktemp("a2a-send") / "server.log"
+    env = site_env(TASK_STORE="memory", A2A_HANDLER="tests.stubs.demo_handler", A2A_INPUT_MODES='["*/*"]')
+    with running_server(env, log=log) as base:
+        yield base
+
+
+def send(*args: str) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("a2a_send", *args, "--interval", "0.05", stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_v10_through_the_card(agent):
+    out, err = send(agent, "hello", "--skill", "greet")
+    assert out.splitlines()[0] == "echo: hello"
+    assert json.loads("\n".join(out.splitlines()[1:])) == {"skill": "greet"}
+    assert f"at {agent}/a2a/ (A2A 1.0)" in err
+    assert "completed" in err and "submitted" in err
+
+
+def test_v03_and_json_output(agent):
+    out, err = send(agent + "/.well-known/agent-card.json", "old school", "--v03", "--json")
+    task = json.loads(out)
+    assert task["status"]["state"] == "completed"
+    assert task["artifacts"][0]["parts"][0] == {"kind": "text", "text": "echo: old school"}
+    assert "(A2A 0.3)" in err
+
+
+def test_the_bare_endpoint_and_a_data_part(agent):
+    out, err = send(f"{agent}/a2a/", "with data", "--data", '{"n": 1}')
+    assert "echo: with data" in out
+    assert "using it as the JSON-RPC endpoint" in err or "A2A 1.0" in err
+
+
+def test_a_failed_task_is_an_error(agent):
+    with pytest.raises(CommandError, match="Task failed: asked to fail: fail now"):
+        send(agent, "fail now")
+
+
+def test_no_wait_prints_the_task_id_and_continuing_a_context(agent):
+    out, _ = send(agent, "later", "--no-wait")
+    task_id = out.strip()
+    assert len(task_id) == 36
+    out, _ = send(agent, "same context", "--context", "ctx-send", "--json")
+    assert json.loads(out)["contextId"] == "ctx-send"
+
+
+def test_errors_are_reported(agent):
+    with pytest.raises(CommandError, match="is not 'Name: value'"):
+        send(agent, "x", "-H", "nonsense")
+    with pytest.raises(CommandError, match="--data is not JSON"):
+        send(agent, "x", "--data", "{")
+    with pytest.raises(CommandError, match="error -32001"):  # answering a task that does not exist
+        send(agent, "x", "--task", "no-such-task")
+    with pytest.raises(CommandError, match="Cannot reach"):
+        send("http://127.0.0.1:9", "x")
