@@ -1,0 +1,26 @@
+"""The README's settings reference cannot drift from the code's defaults."""
+
+from __future__ import annotations
+
+import re
+
+from a2a.conf import DEFAULTS
+from tests.server import ROOT
+
+
+def documented_settings() -> set[str]:
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("## Settings"):]
+    table = table[: table.index("\n## ")]
+    names: set[str] = set()
+    for line in table.splitlines():
+        if line.startswith("| `"):
+            first_cell = line.split("|")[1]
+            names.update(re.findall(r"`((?:A2A_|TASK_STORE)[A-Z0-9_]*)`", first_cell))
+    return names
+
+
+def test_every_setting_is_documented_and_every_documented_setting_exists():
+    documented = documented_settings()
+    assert sorted(set(DEFAULTS) - documented) == [], "settings missing from the README's table"
+    assert sorted(documented - set(DEFAULTS)) == [], "README documents settings the code does not have"
