@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, transaction
 from django.db.models import Q
 
 from .base import (
@@ -47,8 +47,18 @@ class OrmTaskStore(TaskStore):
 
     @property
     def objects(self):  # type: ignore[no-untyped-def]
+        """The table's manager on this store's database, on a healthy connection.
+
+        The store runs in worker threads that Django's request signals never reach,
+        so it does what they do before each use: drop the thread's connection when
+        it broke (say, the database restarted) or outlived ``CONN_MAX_AGE``. Never
+        inside a transaction, which must keep its connection.
+        """
         from .models import TaskRecord
 
+        connection = connections[self.using]
+        if not connection.in_atomic_block:
+            connection.close_if_unusable_or_obsolete()
         return TaskRecord.objects.using(self.using)
 
     def get(self, task_id: str) -> Task | None:

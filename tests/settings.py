@@ -34,4 +34,4 @@ DATABASES = {
 }
 POSTGRES_URL = os.environ.get("A2A_TEST_POSTGRES_URL", "")
 if POSTGRES_URL:
-    DATABASES["postgres"] = environ.Env.db_url_config(POSTGRES_URL)
+    DATABASES["postgres"] = {**environ.Env.db_url_config(POSTGRES_URL), "CONN_MAX_AGE": 60, "CONN_HEALTH_CHECKS": True}

@@ -266,3 +266,27 @@ def test_file_store_concurrent_readers_never_see_a_partial_file(tmp_path):
         t.join()
     assert bad == []
     assert [p.name for p in tmp_path.iterdir()] == ["hot.json"]
+
+
+@pytest.mark.parametrize("store_kind", [k for k in STORE_KINDS if k == "orm-postgres"] or ["orm-sqlite"])
+def test_orm_store_survives_a_dropped_connection(store_kind, store):
+    """The database dropping the store's connection (a restart, an idle timeout) costs
+    a reconnect, not an error."""
+    from django.db import connections
+
+    store.save(task("t1"))
+    conn = connections[store.using]
+    if conn.vendor == "postgresql":
+        with conn.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            pid = cursor.fetchone()[0]
+        import psycopg
+        from django.conf import settings
+
+        with psycopg.connect(settings.POSTGRES_URL, autocommit=True) as killer:
+            killer.execute("SELECT pg_terminate_backend(%s)", [pid])
+    else:
+        conn.connection.close()  # the SQLite handle goes away under Django's feet
+    assert store.get("t1")["id"] == "t1"
+    store.save(task("t2"))
+    assert store.get("t2")["id"] == "t2"

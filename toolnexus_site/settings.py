@@ -5,6 +5,7 @@ from pathlib import Path
 
 import environ
 
+from a2a import conf as a2a_conf
 from a2a.conf import from_environment
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -60,6 +61,10 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+# Keep connections open between uses (the task store's worker threads reuse theirs),
+# checked before reuse so a restarted database costs one reconnect, not an error.
+DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
+DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers run beside the writer; IMMEDIATE takes the write lock up front
     # instead of failing with "database is locked" halfway through a transaction.
@@ -108,3 +113,9 @@ A2A_SKILLS = [
     }
 ]
 globals().update(from_environment())
+# Django refuses a body over DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB by default) before any
+# view sees it; let A2A_MAX_BODY_BYTES be the A2A endpoints' limit (a2a.W040 otherwise).
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(
+    env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440),
+    globals().get("A2A_MAX_BODY_BYTES", a2a_conf.DEFAULTS["A2A_MAX_BODY_BYTES"]),
+)
