@@ -1,12 +1,16 @@
 # Two commands for a newcomer: `make run` (the agent) and `make test` (the suite).
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# The third-party A2A clients of the interop tests (tests/interop): their "a2a" package
+# clashes with ours, so they get a virtualenv of their own.
+INTEROP_VENV ?= .venv-interop
 HOST ?= 127.0.0.1
 PORT ?= 8000
 WORKERS ?= 1
 PYTEST_ARGS ?=
+NOX_ARGS ?=
 
-.PHONY: run test lint bench clean
+.PHONY: run test interop matrix lint bench clean
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -20,6 +24,9 @@ $(VENV)/.dev-deps: requirements.txt requirements-dev.txt | $(VENV)/bin/python
 	$(PY) -m pip install -q -r requirements-dev.txt
 	touch $@ $(VENV)/.run-deps
 
+$(INTEROP_VENV)/.requirements.sha256: tests/interop/requirements.txt tests/interop/setup-venv.sh
+	bash tests/interop/setup-venv.sh $(abspath $(INTEROP_VENV))
+
 ## Install, migrate SQLite and serve the agent under uvicorn (TASK_STORE=file:./tasks).
 run: $(VENV)/.run-deps
 	$(PY) manage.py migrate --noinput
@@ -27,16 +34,27 @@ run: $(VENV)/.run-deps
 	$(PY) -m uvicorn toolnexus_site.asgi:application --host $(HOST) --port $(PORT) --workers $(WORKERS) \
 		--loop uvloop --http httptools
 
-## Install and run lint and the whole suite. The ORM store's tests also run on
-## PostgreSQL when A2A_TEST_POSTGRES_URL is set (.ci/run sets it).
-test: $(VENV)/.dev-deps
+## Install and run lint and the whole suite (the interop tests included, with their
+## venv). The ORM store's tests also run on PostgreSQL when A2A_TEST_POSTGRES_URL is
+## set (.ci/run sets it).
+test: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+## Only the interop tests: our server driven by the official A2A SDK and toolnexus.
+interop: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256
+	$(PY) -m pytest -m interop $(PYTEST_ARGS)
+
+## The support matrix (noxfile.py): our wheel in a new `django-admin startproject`
+## project, set up as the README says, on every supported Python and Django (CI runs
+## it after `make test`). The whole suite on each: `$(VENV)/bin/nox -s tests`.
+matrix: $(VENV)/.dev-deps
+	$(VENV)/bin/nox $(NOX_ARGS)
 
 ## The end-to-end loop benchmark (see bench/README.md).
 bench: $(VENV)/.dev-deps
 	$(PY) bench/e2e_loop.py
 
 clean:
-	rm -rf $(VENV) staticfiles .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(INTEROP_VENV) staticfiles .pytest_cache .ruff_cache .nox .mypy_cache build dist *.egg-info

@@ -98,6 +98,19 @@ class A2AASGIHandler(ASGIHandler):
             body_file.close()
 
 
+def _start_up() -> None:
+    """Say which store this worker serves from (warning when it cannot be shared), and
+    start the runner: tasks a dead process left in flight are found at once (a2a.leases)."""
+    from .deployment import log_startup
+    from .runner import get_runner
+
+    try:
+        log_startup()
+        get_runner().start()
+    except Exception:
+        logger.exception("starting the A2A runner failed; it starts with the first task")
+
+
 def get_asgi_application() -> Callable[..., Awaitable[None]]:
     """The project's ASGI application, A2A-aware (see module doc)."""
     django.setup(set_prefix=False)
@@ -109,6 +122,7 @@ def get_asgi_application() -> Callable[..., Awaitable[None]]:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                await asyncio.to_thread(_start_up)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 from .runner import get_runner

@@ -49,10 +49,11 @@ def build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict[
     card: dict[str, Any] = {
         "name": a2a_settings.AGENT_NAME,
         "description": a2a_settings.AGENT_DESCRIPTION,
+        # v0.3's HTTP+JSON is the proto-JSON of its gRPC definition, which we do not
+        # speak: v0.3 clients get JSON-RPC, v1.0 clients either binding.
         "supportedInterfaces": [
-            {"url": url, "protocolBinding": binding, "protocolVersion": v}
-            for v in ("1.0", "0.3")
-            for binding, url in interfaces
+            *({"url": url, "protocolBinding": binding, "protocolVersion": "1.0"} for binding, url in interfaces),
+            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
         ],
         "version": a2a_settings.AGENT_VERSION,
         "capabilities": {"streaming": True, "pushNotifications": bool(a2a_settings.PUSH_NOTIFICATIONS)},
@@ -76,7 +77,7 @@ def build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict[
         protocolVersion=V03_PROTOCOL_VERSION,
         url=endpoint,
         preferredTransport="JSONRPC",
-        additionalInterfaces=[{"url": url, "transport": binding} for binding, url in interfaces],
+        additionalInterfaces=[{"url": endpoint, "transport": "JSONRPC"}],
         supportsAuthenticatedExtendedCard=extended,
     )
     # One card for both generations: each scheme carries its v1.0 (oneof) and v0.3 keys.

@@ -197,3 +197,37 @@ def _check_authentication() -> list[CheckMessage]:
             id="a2a.E006",
         )]
     return []
+
+
+@register()
+def check_limits(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """The limits on requests and histories (a2a/limits.py): positive integers."""
+    from django.conf import settings
+
+    from stores.base import MAX_PAGE_SIZE
+
+    errors: list[CheckMessage] = []
+    for name in ("A2A_MAX_BODY_BYTES", "A2A_MAX_PARTS", "A2A_MAX_TEXT_LENGTH", "A2A_MAX_PAGE_SIZE", "A2A_MAX_HISTORY"):
+        errors += _number(name, getattr(a2a_settings, name[4:]), minimum=1, integer=True)
+    # The ids this agent makes are UUIDs (36 characters): a lower limit would refuse them.
+    errors += _number("A2A_MAX_ID_LENGTH", a2a_settings.MAX_ID_LENGTH, minimum=36, integer=True)
+    page_size = a2a_settings.MAX_PAGE_SIZE
+    if isinstance(page_size, int) and page_size > MAX_PAGE_SIZE:
+        errors.append(
+            Error(
+                f"A2A_MAX_PAGE_SIZE must be at most {MAX_PAGE_SIZE} (the task stores' page size ceiling), "
+                f"not {page_size!r}.",
+                id="a2a.E040",
+            )
+        )
+    body, django_limit = a2a_settings.MAX_BODY_BYTES, settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    if isinstance(body, int) and isinstance(django_limit, int) and django_limit < body:
+        errors.append(
+            Warning(
+                f"DATA_UPLOAD_MAX_MEMORY_SIZE ({django_limit}) is smaller than A2A_MAX_BODY_BYTES ({body}), "
+                "so Django refuses A2A requests between the two.",
+                hint="Set DATA_UPLOAD_MAX_MEMORY_SIZE to at least A2A_MAX_BODY_BYTES (or None).",
+                id="a2a.W040",
+            )
+        )
+    return errors

@@ -128,6 +128,19 @@ DEFAULTS: dict[str, Any] = {
     "A2A_STALE_AFTER": 3600.0,
     # Seconds each check of /healthz (the store, the runner, ...) may take before it fails.
     "A2A_HEALTH_TIMEOUT": 5.0,
+    # --- Leases and crashes (a2a/leases.py) ------------------------------------------------
+    # A task in flight is leased to the process running it for this many seconds, renewed
+    # every third of it; a task whose lease ran out (its process died) is failed or re-run.
+    "A2A_LEASE_SECONDS": 30.0,
+    # Every server process looks for expired leases at start and then this often
+    # (seconds, with jitter); 0: only at start (and with `manage.py a2a_leases`).
+    "A2A_LEASE_CHECK_INTERVAL": 30.0,
+    # Re-run (rather than fail) a working task whose process died, at most 3 runs in all.
+    # Only for handlers that are safe to run twice (idempotent).
+    "A2A_RETRY_ON_LOST_LEASE": False,
+    # How many server processes share the task store (for the a2a.W001 check: the memory
+    # store cannot be shared); the WEB_CONCURRENCY environment variable counts too.
+    "A2A_EXPECT_WORKERS": 1,
 }
 
 

@@ -1,71 +1,176 @@
 """Every state change of a Task happens here: a save through the store, then an event.
 
 A change is a function from the stored task to its next version (or None for "no
-change"); :func:`transition` runs it on the task as stored, under a per-task lock,
-so two changes of one task in this process never interleave, and a terminal state
-is never overwritten. Each saved version carries ``_version`` (1, 2, ...), which
-streams use to tell what a snapshot already contains. The store stays the single
-source of truth: nothing here keeps a copy.
+change"); :func:`transition` runs it on the task as stored and saves the result
+with a compare-and-swap on the task's ``_version`` (``store.save(task,
+expected_version=...)``): when another thread *or process* saved a newer version
+meanwhile, the store raises :class:`~stores.base.StaleTaskError` and the change runs
+again on the newer version, so concurrent transitions (a cancel racing a completion,
+two processes starting one task) never overwrite each other. A per-task lock in this
+process keeps this process's own transitions from even colliding.
+
+Each saved version carries ``_version`` (1, 2, ...), which streams use to tell what
+a snapshot already contains. The store stays the single source of truth: nothing here
+keeps a copy.
+
+The state machine (:data:`TRANSITIONS`) is enforced here for every change: a terminal
+state is final, and a change that breaks the machine is refused (logged).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
+import logging
+import random
 import threading
+import time
 import zlib
 from collections.abc import Callable
 
-from stores.base import TERMINAL_STATES, Task, TaskStore, task_state
+from stores.base import (
+    STATES,
+    TERMINAL_STATES,
+    StaleTaskError,
+    StoreError,
+    Task,
+    TaskStore,
+    task_state,
+    task_version,
+)
 
 from .events import TaskEvent, bus
+from .protocol.errors import InternalError
+
+logger = logging.getLogger(__name__)
 
 Change = Callable[[Task], Task | None]
 #: Builds the event for a saved version (default: a status update).
 EventFor = Callable[[Task], TaskEvent]
 
+#: How many times a change is run against a newer version before giving up.
+MAX_ATTEMPTS = 10
+
 _LOCKS = tuple(threading.Lock() for _ in range(64))
+
+_INTERRUPTED = {"input-required", "auth-required"}
+#: State -> the states it may move to (the A2A task lifecycle). Staying in a state
+#: (progress, artifacts, lease renewals) is a transition too, except in a terminal one.
+TRANSITIONS: dict[str, frozenset[str]] = {
+    "submitted": frozenset({"submitted", "working", *TERMINAL_STATES}),
+    # back to "submitted": re-queued after the process running it died (a2a.leases)
+    "working": frozenset({"working", "submitted", *_INTERRUPTED, *TERMINAL_STATES}),
+    # "submitted" again when the client answers (a continuation message)
+    "input-required": frozenset({"submitted", "working", *_INTERRUPTED, *TERMINAL_STATES}),
+    "auth-required": frozenset({"submitted", "working", *_INTERRUPTED, *TERMINAL_STATES}),
+    "unknown": frozenset(STATES),
+    **{state: frozenset() for state in TERMINAL_STATES},
+}
+
+
+def can_transition(current: str, new: str) -> bool:
+    """Whether a task in state ``current`` may be saved in state ``new``."""
+    return new in TRANSITIONS.get(current, TRANSITIONS["unknown"])
+
+
+def is_terminal(task: Task) -> bool:
+    return task_state(task) in TERMINAL_STATES
 
 
 def _lock_for(task_id: str) -> threading.Lock:
     return _LOCKS[zlib.crc32(task_id.encode("utf-8", "surrogatepass")) % len(_LOCKS)]
 
 
+@functools.cache
+def _compare_and_swap(cls: type) -> bool:
+    """Whether the store class's save (and asave) take ``expected_version``."""
+    try:
+        return all("expected_version" in inspect.signature(getattr(cls, m)).parameters for m in ("save", "asave"))
+    except (TypeError, ValueError):
+        return False
+
+
+def _save_failed(task_id: str, exc: StoreError) -> InternalError:
+    """What a client is told when the store cannot save (disk full, read-only...)."""
+    logger.error("could not save task %s: %s", task_id, exc, exc_info=exc.__cause__ is None)
+    return InternalError(str(exc))
+
+
 def transition_sync(
-    store: TaskStore, task_id: str, change: Change, event: EventFor | None = None
+    store: TaskStore, task_id: str, change: Change, event: EventFor | None = None, *, publish: bool = True
 ) -> Task | None:
     """Apply ``change`` to the stored task, save the result and publish it; return
-    what was saved (None when the task is missing or ``change`` declined). Blocking;
-    callable from any thread."""
-    with _lock_for(task_id):
-        task = store.get(task_id)
-        if task is None:
-            return None
-        version = task.get("_version", 0)
-        new = change(task)
-        if new is None:
-            return None
-        new["_version"] = version + 1
-        store.save(new)
-        bus.publish(new, event(new) if event else None)
-        return new
+    what was saved (None when the task is missing, ``change`` declined, or the state
+    machine forbids the change). Blocking; callable from any thread.
+
+    ``publish=False`` saves without telling anyone (lease renewals: nothing a client
+    sees has changed). A store that cannot save raises ``InternalError`` with the
+    reason (``could not save the task: No space left on device``); the stored task
+    stays as it was."""
+    cas = _compare_and_swap(type(store))
+    version = 0
+    for attempt in range(MAX_ATTEMPTS):
+        with _lock_for(task_id):
+            task = store.get(task_id)
+            if task is None:
+                return None
+            version = task_version(task)
+            current = task_state(task)
+            new = change(task)
+            if new is None:
+                return None
+            if not can_transition(current, task_state(new)):
+                logger.warning(
+                    "task %s: refused the change %s -> %s (%s)",
+                    task_id,
+                    current,
+                    task_state(new),
+                    "a terminal state is final" if current in TERMINAL_STATES else "not a valid transition",
+                )
+                return None
+            new["_version"] = version + 1
+            try:
+                if cas:
+                    store.save(new, expected_version=version)
+                else:
+                    store.save(new)
+            except StaleTaskError:
+                pass  # saved meanwhile by another process: run the change again on that version
+            except StoreError as exc:
+                raise _save_failed(task_id, exc) from exc
+            else:
+                if publish:
+                    bus.publish(new, event(new) if event else None)
+                return new
+        if not store.nonblocking:  # back off a little (never on an event loop)
+            time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+    raise StaleTaskError(task_id, version, None)  # lost the race MAX_ATTEMPTS times in a row
 
 
 async def transition(
-    store: TaskStore, task_id: str, change: Change, event: EventFor | None = None
+    store: TaskStore, task_id: str, change: Change, event: EventFor | None = None, *, publish: bool = True
 ) -> Task | None:
     """:func:`transition_sync` without blocking the event loop."""
     if store.nonblocking:
-        return transition_sync(store, task_id, change, event)
-    return await asyncio.to_thread(transition_sync, store, task_id, change, event)
+        return transition_sync(store, task_id, change, event, publish=publish)
+    return await asyncio.to_thread(transition_sync, store, task_id, change, event, publish=publish)
 
 
 async def create(store: TaskStore, task: Task) -> Task:
-    """Save a new task (version 1) and publish it."""
+    """Save a new task (version 1, leased to this process, which is about to run it)
+    and publish it. Never replaces a task that exists (StaleTaskError)."""
+    from . import leases
+
     task["_version"] = 1
-    await store.asave(task)
+    if task_state(task) in leases.LEASED_STATES:
+        task["_lease"] = leases.new_lease()
+    try:
+        if _compare_and_swap(type(store)):
+            await store.asave(task, expected_version=0)
+        else:
+            await store.asave(task)
+    except StoreError as exc:
+        raise _save_failed(task["id"], exc) from exc
     bus.publish(task, TaskEvent(task, kind="task"))
     return task
-
-
-def is_terminal(task: Task) -> bool:
-    return task_state(task) in TERMINAL_STATES

@@ -10,13 +10,15 @@ history grows (:func:`keep_history`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest
 
 from stores.base import DEFAULT_PAGE_SIZE, Task
 
 from .conf import a2a_settings
-from .protocol.errors import InvalidRequestError, PayloadTooLargeError
+from .protocol.errors import InvalidParamsError, InvalidRequestError, PayloadTooLargeError
 
 
 def max_body_bytes() -> int:
@@ -82,3 +84,22 @@ def keep_history(task: Task) -> Task:
     if isinstance(history, list) and len(history) > limit:
         task["history"] = history[-limit:]
     return task
+
+
+#: Levels of nesting a request's params (or REST body) may have. Not a setting: orjson
+#: serializes at most 255 levels, and a stored task and each answer add their own
+#: levels around the client's free-form JSON (metadata, data parts).
+MAX_NESTING = 100
+
+
+def check_nesting(value: Any, field: str = "params") -> None:
+    """InvalidParamsError when ``value`` is nested more than :data:`MAX_NESTING` levels
+    deep (checked without recursion: the JSON parser allows 1024 levels)."""
+    stack = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise InvalidParamsError(f"is nested more than {MAX_NESTING} levels deep", field=field)
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))

@@ -153,6 +153,7 @@ def fail_stale(
     failed, saying so in its status message. Returns ("failed", task), ("fresh", task)
     when it is not stale (finished, waiting for input, or recently updated), or
     ("missing", None)."""
+    from . import leases
     from .lifecycle import transition_sync
     from .protocol.model import agent_message, set_status
 
@@ -162,6 +163,8 @@ def fail_stale(
         when = updated_at(task)
         if task_state(task) not in STALE_STATES or (when is not None and when >= cutoff):
             return None
+        if leases.lease_of(task) is not None and not leases.is_expired(task):
+            return None  # its process is alive and renewing the lease: slow, not stale
         since = format_timestamp(when) if when else "an unknown time"
         text = f"No progress since {since}; marked failed as stale" + (f" by {by}." if by else ".")
         return set_status(task, "failed", agent_message(text, task=task))

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from stores.base import TaskPage, TaskQuery
 from stores.resolve import get_task_store
 
-from . import auth, lifecycle, push
+from . import auth, lifecycle, limits, push
 from .conf import a2a_settings
 from .events import Subscription, bus
 from .protocol.errors import (
@@ -36,6 +36,7 @@ from .protocol.model import (
     new_id,
     new_task,
     set_status,
+    shown,
     task_state,
     with_history,
 )
@@ -164,7 +165,7 @@ def check_input_modes(message: Message) -> None:
         major = media.split("/", 1)[0]
         if not any(m in ("*/*", media, f"{major}/*") for m in accepted):
             raise ContentTypeNotSupportedError(
-                f"message.parts[{i}] is {media}, which this agent does not accept "
+                f"message.parts[{i}] is {shown(media, 80)}, which this agent does not accept "
                 f"(it accepts {', '.join(accepted) or 'nothing'})",
                 metadata={"mediaType": media},
             )
@@ -188,6 +189,7 @@ async def _continue(message: Message) -> Task:
         if message.get("contextId") and message["contextId"] != task.get("contextId"):
             raise InvalidParamsError("does not match the task's contextId", field="message.contextId")
         task["history"] = [*(task.get("history") or ()), {**message, "contextId": task.get("contextId", "")}]
+        limits.keep_history(task)  # at most A2A_MAX_HISTORY messages: the oldest go
         return set_status(task, "submitted")
 
     task = await lifecycle.transition(get_task_store(), task_id, change)

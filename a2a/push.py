@@ -50,6 +50,7 @@ from stores.base import Task, decode_cursor, encode_cursor, now_iso
 from stores.push import PushConfig, PushConfigStore, config_order, get_push_config_store
 from stores.resolve import get_task_store
 
+from . import auth
 from .conf import a2a_settings
 from .protocol.errors import A2AError, InvalidParamsError, PushNotificationNotSupportedError, TaskNotFoundError
 from .protocol.model import PushConfigListParams, PushConfigParams, PushConfigRef, new_id
@@ -96,7 +97,10 @@ def ensure_enabled() -> None:
 
 
 async def _require_task(task_id: str) -> None:
-    if await get_task_store().aget(task_id) is None:
+    """TaskNotFoundError unless the task exists and the caller may see it (another
+    caller's task answers exactly like an unknown one)."""
+    task = await get_task_store().aget(task_id)
+    if task is None or not auth.owns(task):
         raise TaskNotFoundError(task_id)
 
 
@@ -207,11 +211,11 @@ def _refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | No
         address = address.ipv4_mapped
     for label, flag in (
         ("loopback", address.is_loopback),
-        ("link-local", address.is_link_local),
-        ("private", address.is_private),
-        ("multicast", address.is_multicast),
-        ("reserved", address.is_reserved),
         ("unspecified", address.is_unspecified),
+        ("link-local", address.is_link_local),
+        ("multicast", address.is_multicast),
+        ("private", address.is_private),
+        ("reserved", address.is_reserved),
     ):
         if flag:
             return label
@@ -271,7 +275,7 @@ async def check_url(url: str) -> None:
         await resolve(url)
     except UnsafeURLError as exc:
         raise InvalidParamsError(f"webhook URL {url!r} is refused: {exc}") from None
-    except (OSError, UnicodeError) as exc:
+    except (OSError, ValueError) as exc:  # (UnicodeError is a ValueError)
         raise InvalidParamsError(f"webhook URL {url!r} is refused: its host does not resolve ({exc})") from None
 
 

@@ -34,7 +34,7 @@ from django.db import close_old_connections
 from stores.base import Task
 from stores.resolve import get_task_store
 
-from . import lifecycle
+from . import leases, lifecycle, limits
 from .conf import a2a_settings
 from .handlers import HandlerRequest, Interrupt, Reply, load_handler, to_artifacts, with_result_metadata
 from .protocol.model import agent_message, set_status, text_part
@@ -51,8 +51,9 @@ class _Running:
 
 
 def _start_working(task: Task) -> Task | None:
-    if task["status"]["state"] != "submitted":
-        return None  # canceled (or taken) before it started
+    if task["status"]["state"] != "submitted" or not leases.may_start(task):
+        return None  # canceled, or taken by another process, before it started
+    leases.start(task)  # the lease says this process runs it (see a2a.leases)
     return set_status(task, "working")
 
 
@@ -65,13 +66,15 @@ def _finish(
     ``in_history``, as questions and replies are)."""
 
     def change(task: Task) -> Task | None:
-        if lifecycle.is_terminal(task):
-            return None  # a terminal state is final (e.g. canceled meanwhile)
+        if lifecycle.is_terminal(task) or leases.taken_over(task):
+            return None  # final (e.g. canceled meanwhile), or another process took the task over
+        leases.release(task)
         if artifacts:
             task["artifacts"] = [*(task.get("artifacts") or ()), *artifacts]
         message = agent_message(parts, task=task) if parts else None
         if message is not None and in_history:
             task["history"] = [*(task.get("history") or ()), message]
+            limits.keep_history(task)  # at most A2A_MAX_HISTORY messages: the oldest go
         if reply:
             task["_reply"] = True
         return set_status(task, state, message)
@@ -104,6 +107,11 @@ class Runner:
         self._semaphore: asyncio.Semaphore | None = None
         self._jobs: dict[str, asyncio.Task[None]] = {}
         self._running: dict[str, _Running] = {}
+        self._maintenance: concurrent.futures.Future[None] | None = None
+
+    def start(self) -> None:
+        """Start the runner now (the ASGI lifespan does): expired leases are checked at once."""
+        self._start()
 
     def _start(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -114,6 +122,8 @@ class Runner:
                 self._thread = threading.Thread(target=loop.run_forever, name="a2a-runner", daemon=True)
                 self._thread.start()
                 self._loop = loop
+                # Lease heartbeats and expired-lease checks (a2a.leases), for the loop's life.
+                self._maintenance = asyncio.run_coroutine_threadsafe(leases.maintain(self), loop)
                 atexit.register(self.shutdown)
             return self._loop
 
@@ -196,6 +206,8 @@ class Runner:
             asyncio.run_coroutine_threadsafe(self._drain(grace), loop).result(grace + 30)
         except Exception:
             logger.exception("draining the A2A runner failed")
+        if self._maintenance is not None:
+            self._maintenance.cancel()
         with contextlib.suppress(Exception):
             asyncio.run_coroutine_threadsafe(loop.shutdown_default_executor(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)

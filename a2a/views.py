@@ -7,16 +7,15 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
-from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, StreamingHttpResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
-from . import auth, card
+from . import auth, card, limits
 from .bindings import jsonrpc
 from .conf import a2a_settings
 from .protocol import V03, Dialect, dialect_for
-from .protocol.errors import A2AError, ExtendedAgentCardNotConfiguredError, InvalidRequestError
+from .protocol.errors import A2AError, ExtendedAgentCardNotConfiguredError
 
 JSON = "application/json"
 
@@ -32,13 +31,12 @@ async def jsonrpc_endpoint(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
     try:
-        body = request.body
-    except RequestDataTooBig:
-        error = InvalidRequestError("The request body is larger than this server accepts (DATA_UPLOAD_MAX_MEMORY_SIZE)")
+        body = limits.read_body(request)
+    except A2AError as error:  # over A2A_MAX_BODY_BYTES (413), or an unreadable Content-Length (400)
         return HttpResponse(
             orjson.dumps({"jsonrpc": "2.0", "id": None, "error": V03.render_error(error)}),
             content_type=JSON,
-            status=413,
+            status=error.http_status,
         )
     try:
         await auth.authenticate(request)

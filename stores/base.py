@@ -10,7 +10,15 @@ The contract, from the seeds and then some:
 
 - ``get(id)`` returns the saved task, or ``None`` for an unknown id *and* for an
   unreadable or corrupt record (logged, never raised).
-- ``save(task)`` persists by ``task["id"]`` and returns the task.
+- ``save(task)`` persists by ``task["id"]`` and returns the task (last writer wins).
+  ``save(task, expected_version=n)`` is a compare-and-swap: it saves only when the
+  stored task's ``_version`` is ``n`` (0: there is no such task yet, or it has no
+  ``_version``), and raises :class:`StaleTaskError` otherwise, atomically, also
+  across processes (the memory store under its lock, the file store under a per-task
+  ``flock``, the ORM store with a conditional ``UPDATE``). :mod:`a2a.lifecycle` saves
+  every transition this way and retries on a stale version.
+- A save that cannot be done (disk full, read-only directory) raises
+  :class:`StoreError`, whose message says why; the previous version stays intact.
 - ``list(...)`` filters by context and state, newest-updated first, with an opaque
   cursor for the next page.
 - ``delete(id)`` removes a task and says whether there was one.
@@ -65,6 +73,28 @@ def parse_timestamp(value: str) -> dt.datetime:
     """Parse an ISO 8601 timestamp; a naive one is taken as UTC. Raises ValueError."""
     when = dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
     return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+
+
+class StaleTaskError(Exception):
+    """A compare-and-swap save found another version than the one it was based on."""
+
+    def __init__(self, task_id: str, expected: int, found: int | None) -> None:
+        self.task_id, self.expected, self.found = task_id, expected, found
+        stored = "no stored task" if found is None else f"version {found}"
+        super().__init__(f"task {task_id!r} changed meanwhile: expected version {expected}, found {stored}")
+
+
+class StoreError(Exception):
+    """A store could not do what it was asked (a full disk, a read-only directory, ...).
+
+    The message is fit for a client ("could not save the task: No space left on
+    device"); the cause is chained."""
+
+
+def task_version(task: Task | None) -> int:
+    """The task's ``_version`` (0 for None or a task saved without one)."""
+    version = task.get("_version", 0) if isinstance(task, dict) else 0
+    return version if isinstance(version, int) and not isinstance(version, bool) else 0
 
 
 def task_state(task: Task) -> str:
@@ -188,8 +218,13 @@ class TaskStore(ABC):
         """The saved task, or None when unknown or unreadable. Never raises for a bad id."""
 
     @abstractmethod
-    def save(self, task: Task) -> Task:
-        """Persist ``task`` under ``task["id"]`` (replacing any previous one); return it."""
+    def save(self, task: Task, expected_version: int | None = None) -> Task:
+        """Persist ``task`` under ``task["id"]`` (replacing any previous one); return it.
+
+        With ``expected_version``, only when the stored task's ``_version`` is that
+        (a missing task, or one without ``_version``, counts as 0); else raise :class:`StaleTaskError`. A store
+        whose ``save`` takes no ``expected_version`` still works: :mod:`a2a.lifecycle`
+        then relies on its in-process lock alone."""
 
     @abstractmethod
     def list(self, query: TaskQuery | None = None) -> TaskPage:
@@ -202,8 +237,10 @@ class TaskStore(ABC):
     async def aget(self, task_id: str) -> Task | None:
         return await asyncio.to_thread(self.get, task_id)
 
-    async def asave(self, task: Task) -> Task:
-        return await asyncio.to_thread(self.save, task)
+    async def asave(self, task: Task, expected_version: int | None = None) -> Task:
+        if expected_version is None:
+            return await asyncio.to_thread(self.save, task)
+        return await asyncio.to_thread(self.save, task, expected_version)
 
     async def alist(self, query: TaskQuery | None = None) -> TaskPage:
         return await asyncio.to_thread(self.list, query)

@@ -2,6 +2,25 @@
 
 The files are in the toolnexus ``FileTaskStore`` layout and shape, so a directory
 written by a toolnexus server reads back here and ours reads back there.
+
+Concurrency: every write (save, delete, repair) of a task holds that task's lock, an
+``fcntl.flock`` on a lock file under ``<dir>/.locks/`` (the tasks are spread over 256
+lock files, so the directory stays small), so a compare-and-swap save
+(``expected_version``) is atomic between the threads of a process *and* between
+processes on one host. Reads take no lock: a file is only ever replaced whole.
+
+On a shared volume the lock is as good as the filesystem's ``flock``: NFSv4 (and
+NFSv3 with ``lockd``) passes it to the server on Linux, so several hosts exclude one
+another; filesystems that keep ``flock`` local to a host (some FUSE and SMB mounts,
+NFS mounted with ``nolock``/``local_lock=all``) do not, and several hosts writing one
+directory there may lose a concurrent update. Use the ORM store across hosts.
+
+Damage: a file that does not parse, or does not hold the task its name says, reads
+as missing (logged once per file, with its path); ``repair`` (``manage.py
+a2a_repair``) moves such files into ``<dir>/.corrupt/``, and a save never silently
+replaces a file this store found corrupt (it moves it there first). Temp files an
+interrupted write left behind (``.tmp-*``) are removed when the store is created,
+once they are older than ``stale_temp_seconds``.
 """
 
 from __future__ import annotations
@@ -12,11 +31,30 @@ import logging
 import os
 import re
 import tempfile
+import threading
+import time
+import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 
-from .base import Task, TaskPage, TaskQuery, TaskStore, check_task, page_in_memory
+from .base import (
+    StaleTaskError,
+    StoreError,
+    Task,
+    TaskPage,
+    TaskQuery,
+    TaskStore,
+    check_task,
+    page_in_memory,
+    task_version,
+)
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: the lock only covers this process
+    fcntl = None  # type: ignore[assignment]
 
 logger = logging.getLogger(__name__)
 
@@ -24,6 +62,15 @@ _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 #: Longest file-name stem we write; most filesystems cap a name at 255 bytes.
 MAX_STEM = 200
 TEMP_PREFIX = ".tmp-"
+#: Subdirectories of the task directory (dot-prefixed: the task listing skips them).
+LOCK_DIRECTORY = ".locks"
+CORRUPT_DIRECTORY = ".corrupt"
+#: Tasks share this many lock files (a task always gets the same one).
+LOCK_STRIPES = 256
+#: At start-up, temp files older than this (seconds) are left-overs of a dead writer.
+STALE_TEMP_SECONDS = 60.0
+#: How many damaged files the store remembers having logged (then it starts over).
+_MAX_REPORTED = 10_000
 
 
 def file_stem(task_id: str) -> str:
@@ -35,6 +82,11 @@ def file_stem(task_id: str) -> str:
         digest = hashlib.sha256(task_id.encode("utf-8", "surrogatepass")).hexdigest()
         stem = f"{stem[: MAX_STEM - 65]}-{digest}"
     return stem
+
+
+def _belongs_in(task_id: str, stem: str) -> bool:
+    """Whether a file named ``stem`` may hold ``task_id`` (ours, or toolnexus's uncut name)."""
+    return stem == file_stem(task_id) or stem == _UNSAFE.sub("_", task_id)
 
 
 def atomic_write(target: Path, data: bytes, *, fsync: bool = True) -> None:
@@ -67,6 +119,10 @@ def fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
+def _describe(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
 class FileTaskStore(TaskStore):
     """Tasks as JSON files under ``directory`` (created if missing).
 
@@ -74,20 +130,66 @@ class FileTaskStore(TaskStore):
     over the target with ``os.replace`` and fsyncs the directory: a reader sees the old
     file or the new one, never a partial one, and a saved task survives power loss.
     ``fsync=False`` skips the two fsyncs (atomic still, durable only to a process
-    crash), e.g. for throwaway test directories.
+    crash), e.g. for throwaway test directories. ``stale_temp_seconds``: temp files
+    older than this are removed when the store is created (None: never).
     """
 
     durable = True
-    shared = True  # on one host; across hosts only on a filesystem with atomic rename
+    shared = True  # on one host; across hosts only where flock and rename are (see above)
 
-    def __init__(self, directory: str | os.PathLike[str], *, fsync: bool = True) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        fsync: bool = True,
+        stale_temp_seconds: float | None = STALE_TEMP_SECONDS,
+    ) -> None:
         self.directory = Path(directory)
         self.fsync = fsync
         self.directory.mkdir(parents=True, exist_ok=True)
+        # File name -> (mtime, size) of a damaged file already logged (and not yet replaced).
+        self._damaged: dict[str, tuple[int, int]] = {}
+        self._damaged_lock = threading.Lock()
+        self._fallback_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES)) if fcntl is None else ()
+        if stale_temp_seconds is not None:
+            try:
+                removed = self.clean_temp_files(older_than=stale_temp_seconds)
+            except OSError as exc:  # a read-only directory, say: nothing to clean there
+                logger.debug("could not clean temp files in %s: %s", self.directory, exc)
+            else:
+                if removed:
+                    logger.warning(
+                        "removed %d temp file(s) left in %s by an interrupted write", len(removed), self.directory
+                    )
 
     def path(self, task_id: str) -> Path:
         """Where the task with this id lives."""
         return self.directory / f"{file_stem(task_id)}.json"
+
+    # --- Locking ---------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def lock(self, stem: str) -> Iterator[None]:
+        """Hold the lock of the task file ``<stem>.json`` (across threads and processes)."""
+        stripe = zlib.crc32(stem.encode("utf-8", "surrogatepass")) % LOCK_STRIPES
+        if fcntl is None:  # pragma: no cover
+            with self._fallback_locks[stripe]:
+                yield
+            return
+        lock_dir = self.directory / LOCK_DIRECTORY
+        path = lock_dir / f"{stripe:03d}.lock"
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
+        except FileNotFoundError:
+            lock_dir.mkdir(exist_ok=True)
+            fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # released when the descriptor closes
+            yield
+        finally:
+            os.close(fd)
+
+    # --- Reading ---------------------------------------------------------------------------
 
     def get(self, task_id: str) -> Task | None:
         if not isinstance(task_id, str) or not task_id:
@@ -95,20 +197,18 @@ class FileTaskStore(TaskStore):
         return self._read(self.path(task_id), task_id)
 
     def _read(self, path: Path, task_id: str | None = None) -> Task | None:
+        """The task in ``path``; None when missing, damaged, or (with ``task_id``) when
+        it holds another task."""
         try:
             data = path.read_bytes()
         except FileNotFoundError:
             return None
         except OSError as exc:
-            logger.warning("task file %s is unreadable: %s", path, exc)
+            self._report(path, f"is unreadable: {_describe(exc)}")
             return None
-        try:
-            task = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            logger.warning("task file %s is corrupt: %s", path, exc)
-            return None
-        if not isinstance(task, dict) or not isinstance(task.get("id"), str):
-            logger.warning("task file %s does not hold a task", path)
+        task, problem = self._parse(data, path.stem)
+        if task is None:
+            self._report(path, problem)
             return None
         # Two ids can share a file name after sanitizing ("a.b", "a_b"): a file only
         # answers for the id it holds.
@@ -116,9 +216,33 @@ class FileTaskStore(TaskStore):
             return None
         return task
 
-    def save(self, task: Task) -> Task:
-        atomic_write(self.path(check_task(task)), orjson.dumps(task), fsync=self.fsync)
-        return task
+    @staticmethod
+    def _parse(data: bytes, stem: str) -> tuple[Task | None, str]:
+        """(the task, "") or (None, what is wrong with the file)."""
+        try:
+            task = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            return None, f"is corrupt: {exc}"
+        if not isinstance(task, dict) or not isinstance(task.get("id"), str) or not task["id"]:
+            return None, "does not hold a task"
+        if not _belongs_in(task["id"], stem):
+            return None, f"holds task {task['id']!r}, which belongs in {file_stem(task['id'])}.json"
+        return task, ""
+
+    def _report(self, path: Path, problem: str) -> None:
+        """Log a damaged file once (again only when it changes)."""
+        try:
+            st = path.stat()
+            key = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            key = (0, 0)
+        with self._damaged_lock:
+            if self._damaged.get(path.name) == key:
+                return
+            if len(self._damaged) >= _MAX_REPORTED:
+                self._damaged.clear()
+            self._damaged[path.name] = key
+        logger.warning("task file %s %s; it reads as missing (manage.py a2a_repair moves it aside)", path, problem)
 
     def _task_files(self) -> list[Path]:
         with os.scandir(self.directory) as entries:
@@ -130,14 +254,132 @@ class FileTaskStore(TaskStore):
         tasks = [t for t in map(self._read, self._task_files()) if t is not None]
         return page_in_memory(tasks, query or TaskQuery())
 
-    def delete(self, task_id: str) -> bool:
-        if self.get(task_id) is None:
-            return False
+    # --- Writing ---------------------------------------------------------------------------
+
+    def save(self, task: Task, expected_version: int | None = None) -> Task:
+        task_id = check_task(task)
+        data = orjson.dumps(task)
+        path = self.path(task_id)
         try:
-            os.unlink(self.path(task_id))
+            with self.lock(path.stem):
+                if expected_version is not None:
+                    self._check_version(path, task_id, expected_version)
+                elif path.name in self._damaged:
+                    self._set_aside_if_damaged(path)
+                atomic_write(path, data, fsync=self.fsync)
+        except OSError as exc:
+            raise StoreError(f"could not save the task: {_describe(exc)}") from exc
+        with self._damaged_lock:
+            self._damaged.pop(path.name, None)
+        return task
+
+    def _check_version(self, path: Path, task_id: str, expected: int) -> None:
+        """Raise StaleTaskError unless ``path`` holds ``task_id`` at version ``expected``
+        (a missing file is version 0). Under the task's lock."""
+        try:
+            data = path.read_bytes()
         except FileNotFoundError:
+            data = None
+        if data is None:
+            found = None
+        else:
+            current, _ = self._parse(data, path.stem)
+            if current is None:  # damaged: never overwritten in place
+                self._set_aside_if_damaged(path)
+                found = None
+            elif current["id"] != task_id:
+                raise StaleTaskError(task_id, expected, None)  # another task's file: never clobbered
+            else:
+                found = task_version(current)
+        if (found or 0) != expected:
+            raise StaleTaskError(task_id, expected, found)
+
+    def delete(self, task_id: str) -> bool:
+        if not isinstance(task_id, str) or not task_id:
             return False
+        path = self.path(task_id)
+        with self.lock(path.stem):
+            if self._read(path, task_id) is None:
+                return False
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                return False
         return True
+
+    # --- Repair ----------------------------------------------------------------------------
+
+    def damaged_files(self) -> list[tuple[Path, str]]:
+        """Every task file that does not read as a task, with what is wrong with it."""
+        found = []
+        for path in self._task_files():
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                found.append((path, f"is unreadable: {_describe(exc)}"))
+                continue
+            task, problem = self._parse(data, path.stem)
+            if task is None:
+                found.append((path, problem))
+        return found
+
+    def set_aside(self, path: Path) -> Path | None:
+        """Move the damaged task file ``path`` into ``.corrupt/`` (never replacing a file
+        there); return where it went, or None when it is no longer damaged (rewritten
+        meanwhile) or gone."""
+        with self.lock(path.stem):
+            return self._set_aside_if_damaged(path)
+
+    def _set_aside_if_damaged(self, path: Path) -> Path | None:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError:
+            data = None
+        if data is not None and self._parse(data, path.stem)[0] is not None:
+            return None
+        target_dir = self.directory / CORRUPT_DIRECTORY
+        target_dir.mkdir(exist_ok=True)
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        for n in range(1000):
+            target = target_dir / f"{path.name}.{stamp}{f'.{n}' if n else ''}"
+            try:
+                os.link(path, target)  # fails when the target exists: nothing is ever replaced
+            except FileExistsError:
+                continue
+            except OSError:  # no hard links here: check, then rename (we hold the task's lock)
+                if target.exists():
+                    continue
+                os.rename(path, target)
+            else:
+                os.unlink(path)
+            if self.fsync:
+                fsync_directory(target_dir)
+                fsync_directory(self.directory)
+            with self._damaged_lock:
+                self._damaged.pop(path.name, None)
+            logger.warning("moved damaged task file %s to %s", path, target)
+            return target
+        raise StoreError(f"could not move {path} aside: too many copies in {target_dir}")
+
+    def clean_temp_files(self, older_than: float = STALE_TEMP_SECONDS) -> list[Path]:
+        """Remove the temp files (``.tmp-*``) interrupted writes left, once they are
+        ``older_than`` seconds old (a live writer finishes well within that)."""
+        removed = []
+        cutoff = time.time() - older_than
+        with os.scandir(self.directory) as entries:
+            temps = [e for e in entries if e.name.startswith(TEMP_PREFIX) and e.is_file(follow_symlinks=False)]
+        for entry in temps:
+            try:
+                if entry.stat(follow_symlinks=False).st_mtime <= cutoff:
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+            except FileNotFoundError:
+                continue
+        return removed
 
     def __repr__(self) -> str:
         return f"<FileTaskStore {str(self.directory)!r}>"

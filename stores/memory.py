@@ -6,7 +6,8 @@ import threading
 
 import orjson
 
-from .base import Task, TaskPage, TaskQuery, TaskStore, check_task, page_in_memory
+from .base import StaleTaskError, Task, TaskPage, TaskQuery, TaskStore, check_task, task_version
+from .index import TaskIndex
 
 
 class MemoryTaskStore(TaskStore):
@@ -14,41 +15,55 @@ class MemoryTaskStore(TaskStore):
 
     Each task is kept serialized, so a caller that mutates a task it got (or saved)
     never changes the stored copy behind the store's back, exactly as with the
-    durable stores.
+    durable stores. A :class:`~stores.index.TaskIndex` answers ``list`` without
+    reading every task.
     """
 
     nonblocking = True
 
     def __init__(self) -> None:
         self._tasks: dict[str, bytes] = {}
+        self._versions: dict[str, int] = {}  # each task's _version, for compare-and-swap saves
+        self._index = TaskIndex()
         self._lock = threading.Lock()
 
     def get(self, task_id: str) -> Task | None:
         raw = self._tasks.get(task_id) if isinstance(task_id, str) else None
         return orjson.loads(raw) if raw is not None else None
 
-    def save(self, task: Task) -> Task:
+    def save(self, task: Task, expected_version: int | None = None) -> Task:
         task_id = check_task(task)
-        raw = orjson.dumps(task)
+        # A copy: orjson's own bytes object keeps a 4 KB buffer however short the JSON.
+        raw = bytes(memoryview(orjson.dumps(task)))
         with self._lock:
+            if expected_version is not None:
+                found = self._versions.get(task_id) if task_id in self._tasks else None
+                if (found or 0) != expected_version:
+                    raise StaleTaskError(task_id, expected_version, found)
             self._tasks[task_id] = raw
+            self._versions[task_id] = task_version(task)
+            self._index.put(task)
         return task
 
     def list(self, query: TaskQuery | None = None) -> TaskPage:
         with self._lock:
-            raws = list(self._tasks.values())
-        return page_in_memory([orjson.loads(r) for r in raws], query or TaskQuery())
+            return self._index.page(query or TaskQuery(), self.get)
 
     def delete(self, task_id: str) -> bool:
         with self._lock:
+            self._versions.pop(task_id, None)
+            self._index.remove(task_id)
             return self._tasks.pop(task_id, None) is not None
 
     # Dict operations never block: answer on the event loop without a thread hop.
     async def aget(self, task_id: str) -> Task | None:
         return self.get(task_id)
 
-    async def asave(self, task: Task) -> Task:
-        return self.save(task)
+    async def asave(self, task: Task, expected_version: int | None = None) -> Task:
+        return self.save(task, expected_version)
+
+    async def alist(self, query: TaskQuery | None = None) -> TaskPage:
+        return self.list(query)  # a page of the index: about one page of work
 
     async def adelete(self, task_id: str) -> bool:
         return self.delete(task_id)

@@ -9,6 +9,7 @@ from django.db import IntegrityError, connections, transaction
 from django.db.models import Q
 
 from .base import (
+    StaleTaskError,
     Task,
     TaskPage,
     TaskQuery,
@@ -21,6 +22,7 @@ from .base import (
     task_owner,
     task_state,
     task_updated,
+    task_version,
 )
 
 logger = logging.getLogger(__name__)
@@ -73,7 +75,7 @@ class OrmTaskStore(TaskStore):
             return None
         return task
 
-    def save(self, task: Task) -> Task:
+    def save(self, task: Task, expected_version: int | None = None) -> Task:
         task_id = check_task(task)
         context_id = task.get("contextId")
         fields = {
@@ -82,8 +84,11 @@ class OrmTaskStore(TaskStore):
             "task": task,
             "updated_at": _updated_at(task),
             "owner": task_owner(task)[:255],
-            "version": task.get("_version", 0) if isinstance(task.get("_version"), int) else 0,
+            "version": task_version(task),
         }
+        if expected_version is not None:
+            self._save_if_version(task_id, fields, expected_version)
+            return task
         objects = self.objects
         # UPDATE first: all saves but the first of a task's life are updates.
         if objects.filter(pk=task_id).update(**fields):
@@ -94,6 +99,35 @@ class OrmTaskStore(TaskStore):
         except IntegrityError:  # created meanwhile by another writer
             objects.filter(pk=task_id).update(**fields)
         return task
+
+    def _save_if_version(self, task_id: str, fields: dict, expected: int) -> None:
+        """Compare-and-swap: ``UPDATE ... WHERE id = %s AND version = %s`` (atomic on
+        SQLite, and on PostgreSQL, whose row lock makes a concurrent writer re-check the
+        WHERE against the row it committed); an INSERT when there is no row yet."""
+        objects = self.objects
+        if expected and objects.filter(pk=task_id, version=expected).update(**fields):
+            return
+        row = objects.filter(pk=task_id).values_list("version", "task").first()
+        if row is None:
+            if expected:
+                raise StaleTaskError(task_id, expected, None)
+            try:
+                with transaction.atomic(using=self.using):
+                    objects.create(id=task_id, created_at=fields["updated_at"], **fields)
+            except IntegrityError:  # created meanwhile by another writer
+                raise StaleTaskError(task_id, expected, self._version_of(task_id)) from None
+            return
+        column, stored = row
+        # A row saved before the version column existed has 0 there: its task knows better.
+        found = column or task_version(stored if isinstance(stored, dict) else None)
+        if found != expected or not objects.filter(pk=task_id, version=column).update(**fields):
+            raise StaleTaskError(task_id, expected, found)
+
+    def _version_of(self, task_id: str) -> int | None:
+        row = self.objects.filter(pk=task_id).values_list("version", "task").first()
+        if row is None:
+            return None
+        return row[0] or task_version(row[1] if isinstance(row[1], dict) else None)
 
     def list(self, query: TaskQuery | None = None) -> TaskPage:
         query = query or TaskQuery()

@@ -4,6 +4,7 @@ message says, step by step."""
 from __future__ import annotations
 
 import json
+import os
 import time
 
 from a2a.handlers import AuthRequired, HandlerRequest, InputRequired, Reply
@@ -14,7 +15,8 @@ def scripted(request: HandlerRequest) -> object:
 
     ``progress:X`` a status update; ``artifact:X`` an artifact; ``chunk:ID:X`` /
     ``last:ID:X`` chunks of artifact ID (the second and later appended);
-    ``sleep:S`` wait S seconds (stopping early when canceled); ``ask:X`` input
+    ``sleep:S`` wait S seconds (stopping early when canceled); ``wait:PATH`` wait
+    until the file PATH exists (a gate the test opens); ``ask:X`` input
     required; ``auth:X`` auth required; ``fail:X`` raise; ``reply:X`` a direct
     Message; ``data:JSON`` answer with a data part. After an ``ask``, the follow-up
     message's text is the script.
@@ -34,6 +36,10 @@ def scripted(request: HandlerRequest) -> object:
             started_chunks.add(artifact_id)
         elif verb == "sleep":
             request.cancelled.wait(float(arg))
+        elif verb == "wait":  # until the test creates the file ARG (or 30 s, or cancel)
+            for _ in range(3000):
+                if os.path.exists(arg) or request.cancelled.wait(0.01):
+                    break
         elif verb == "ask":
             raise InputRequired(arg)
         elif verb == "auth":
@@ -50,3 +56,15 @@ def scripted(request: HandlerRequest) -> object:
 def slow(request: HandlerRequest) -> str:
     time.sleep(0.05)
     return request.text
+
+
+def recording(request: HandlerRequest) -> str:
+    """Appends this process's pid to the file ``$A2A_TEST_RUNS_FILE`` (one line per
+    run), then works for ``sleep:S`` seconds (default 0.3): who ran what, how often."""
+    import os
+
+    with open(os.environ["A2A_TEST_RUNS_FILE"], "a") as runs:
+        runs.write(f"{os.getpid()} {request.task_id}\n")
+    verb, _, arg = request.text.partition(":")
+    request.cancelled.wait(float(arg) if verb == "sleep" else 0.3)
+    return f"done: {request.text}"

@@ -45,30 +45,41 @@ class ServerURL(str):
 def running_server(env: dict[str, str], *, workers: int = 1, log: Path | None = None) -> Iterator[ServerURL]:
     """Serve the site with uvicorn; yield its base URL; stop it with SIGTERM (graceful)."""
     port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "toolnexus_site.asgi:application",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--no-access-log",
+        "--loop",
+        "uvloop",
+        "--http",
+        "httptools",
+    ]
+    with running_process(command, port, env=env, cwd=ROOT, log=log) as base:
+        yield base
+
+
+@contextlib.contextmanager
+def running_process(
+    command: list[str],
+    port: int,
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    log: Path | None = None,
+    ready_path: str = "/.well-known/agent-card.json",
+) -> Iterator[ServerURL]:
+    """Start a server process listening on ``port``; yield its base URL once
+    ``ready_path`` answers 200; stop it with SIGTERM (graceful)."""
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "toolnexus_site.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            str(workers),
-            "--no-access-log",
-            "--loop",
-            "uvloop",
-            "--http",
-            "httptools",
-        ],
-        env=env,
-        cwd=ROOT,
-        stdout=out,
-        stderr=subprocess.STDOUT,
-    )
+    proc = subprocess.Popen(command, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
     base = ServerURL(f"http://127.0.0.1:{port}")
     base.pid = proc.pid
     try:
@@ -77,7 +88,7 @@ def running_server(env: dict[str, str], *, workers: int = 1, log: Path | None = 
             if proc.poll() is not None:
                 raise RuntimeError(f"the server exited with {proc.returncode} (log: {log})")
             try:
-                if httpx.get(f"{base}/.well-known/agent-card.json", timeout=1).status_code == 200:
+                if httpx.get(f"{base}{ready_path}", timeout=1).status_code == 200:
                     break
             except httpx.TransportError:
                 pass

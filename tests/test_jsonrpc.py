@@ -599,7 +599,8 @@ def test_unsupported_version_as_query_parameter_and_in_a_batch():
         "tasks/pushNotificationConfig/delete",
     ],
 )
-def test_push_notification_methods_are_not_supported(method, version):
+def test_push_notification_methods_are_not_supported_when_disabled(method, version, settings):
+    settings.A2A_PUSH_NOTIFICATIONS = False  # enabled by default: tests/test_push.py covers them
     error = fails(method, {"taskId": "x"}, code=-32003, version=version)
     assert "Push notifications" in error["message"]
     if version == "1.0":
@@ -1293,17 +1294,13 @@ def test_card_without_version_serves_both_generations():
     assert card["url"] == "http://testserver/a2a/"
     assert card["protocolVersion"] == "0.3.0"
     assert card["preferredTransport"] == "JSONRPC"
-    assert card["additionalInterfaces"] == [
-        {"url": card["url"], "transport": "JSONRPC"},
-        {"url": "http://testserver/a2a/rest", "transport": "HTTP+JSON"},
-    ]
+    assert card["additionalInterfaces"] == [{"url": card["url"], "transport": "JSONRPC"}]
     assert card["capabilities"]["streaming"] is True
     interfaces = {(i["protocolBinding"], i["protocolVersion"]): i["url"] for i in card["supportedInterfaces"]}
     assert interfaces == {
         ("JSONRPC", "1.0"): "http://testserver/a2a/",
         ("HTTP+JSON", "1.0"): "http://testserver/a2a/rest",
         ("JSONRPC", "0.3"): "http://testserver/a2a/",
-        ("HTTP+JSON", "0.3"): "http://testserver/a2a/rest",
     }
     for skill in card["skills"]:
         assert skill["id"] and skill["name"] and isinstance(skill["tags"], list)

@@ -815,3 +815,37 @@ def test_no_worker_thread_for_tasks_without_configs(memory):
     push.shutdown(grace=0)
     assert ok("SendMessage", {"message": message(V03)})["status"]["state"] == "completed"
     assert push._worker._loop is None  # the memory store said "no configs": nothing was handed off
+
+
+@pytest.mark.django_db(transaction=True)
+def test_another_callers_task_answers_like_an_unknown_one(settings, receiver):
+    from django.contrib.auth.models import User
+    from rest_framework.authtoken.models import Token
+
+    settings.A2A_AUTHENTICATION_CLASSES = ["a2a.auth.BearerTokenAuthentication"]
+    settings.TASK_STORE = MemoryTaskStore()
+    alice, bob = (Token.objects.create(user=User.objects.create_user(name)).key for name in ("alice", "bob"))
+
+    async def call(token: str, method: str, params: dict) -> dict:
+        headers = {"A2A-Version": "1.0", "Authorization": f"Bearer {token}"}
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        transport = httpx.ASGITransport(app=get_asgi_application())
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            return (await client.post("/a2a/", json=body, headers=headers)).json()
+
+    params = {
+        "message": message(V10),
+        "configuration": {"taskPushNotificationConfig": {"url": receiver.url(), "id": "c"}},
+    }
+    task = asyncio.run(call(alice, "SendMessage", params))["result"]["task"]
+    create_, get, list_, delete = PUSH_METHODS[V10]
+    assert asyncio.run(call(alice, get, {"taskId": task["id"], "id": "c"}))["result"]["url"] == receiver.url()
+    for method, params in [
+        (create_, {"taskId": task["id"], "url": receiver.url("/bob")}),
+        (get, {"taskId": task["id"], "id": "c"}),
+        (list_, {"taskId": task["id"]}),
+        (delete, {"taskId": task["id"], "id": "c"}),
+    ]:
+        error = asyncio.run(call(bob, method, params))["error"]
+        assert error["code"] == -32001 and task["id"] in error["message"], error
+    assert [c["id"] for c in get_push_config_store().list_push_configs(task["id"])] == ["c"]

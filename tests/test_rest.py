@@ -118,11 +118,17 @@ def test_errors_are_status_objects_with_the_mapped_http_status(rest):
     assert wrong.status_code == 405 and wrong.headers["allow"] == "POST"
 
 
-def sse(method: str, url: str, **kwargs) -> list[dict]:
+def sse(method: str, url: str, on_first=None, **kwargs) -> list[dict]:
+    events = []
     with httpx.stream(method, url, timeout=15, **kwargs) as response:
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
-        return [orjson.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: ")]
+        for line in response.iter_lines():
+            if line.startswith("data: "):
+                events.append(orjson.loads(line[6:]))
+                if on_first is not None and len(events) == 1:
+                    on_first()
+    return events
 
 
 def test_stream_sends_bare_stream_responses(rest):
@@ -134,25 +140,20 @@ def test_stream_sends_bare_stream_responses(rest):
 
 
 @pytest.mark.parametrize("method", ["POST", "GET"])
-def test_subscribe_by_post_and_by_get(rest, method):
-    task = send(rest, "sleep:0.3", returnImmediately=True)
-    events = sse(method, f"{rest}/tasks/{task['id']}:subscribe", headers=V10)
+def test_subscribe_by_post_and_by_get(rest, method, tmp_path):
+    gate = tmp_path / "open"
+    task = send(rest, f"wait:{gate}", returnImmediately=True)
+    events = sse(method, f"{rest}/tasks/{task['id']}:subscribe", headers=V10, on_first=gate.touch)
     assert events[0]["task"]["id"] == task["id"]
     assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
     error_of(httpx.post(f"{rest}/tasks/{task['id']}:subscribe", headers=V10), 400, "UNSUPPORTED_OPERATION")
 
 
-def test_v03_clients_use_the_v1_paths_without_a_version(rest):
-    body = {
-        "message": {
-            "kind": "message",
-            "messageId": "m",
-            "role": "user",
-            "parts": [{"kind": "text", "text": "old school"}],
-        }
-    }
-    response = httpx.post(f"{rest}/v1/message:send", json=body)
-    assert response.status_code == 200
-    task = response.json()
-    assert task["kind"] == "task" and task["status"]["state"] == "completed"
-    assert httpx.get(f"{rest}/v1/tasks/{task['id']}").json()["artifacts"] == task["artifacts"]
+def test_v03_http_json_is_not_offered(rest):
+    """v0.3's HTTP+JSON is another wire format (its gRPC proto-JSON): the card sends
+    v0.3 clients to JSON-RPC, and there are no "/v1" paths pretending otherwise."""
+    card = httpx.get(rest.replace("/a2a/rest", "/.well-known/agent-card.json")).json()
+    assert card["additionalInterfaces"] == [{"url": card["url"], "transport": "JSONRPC"}]
+    offered = {(i["protocolBinding"], i["protocolVersion"]) for i in card["supportedInterfaces"]}
+    assert ("HTTP+JSON", "0.3") not in offered
+    assert httpx.post(f"{rest}/v1/message:send", json={}).status_code == 404

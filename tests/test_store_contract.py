@@ -8,7 +8,7 @@ import datetime as dt
 
 import pytest
 
-from stores.base import TaskQuery, format_timestamp
+from stores.base import StoreError, TaskQuery, format_timestamp
 from stores.file import FileTaskStore
 from tests.conftest import ALL_DATABASES, STORE_KINDS, make_store
 
@@ -177,7 +177,7 @@ def test_file_store_ids_never_escape_the_directory(tmp_path, evil):
     directory = tmp_path / "tasks"
     store = FileTaskStore(directory)
     store.save(task(evil))
-    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and ".locks" not in p.parts]
     assert [p.parent for p in files] == [directory]
     assert len(files[0].name) <= 255
     assert store.get(evil)["id"] == evil
@@ -220,11 +220,12 @@ def test_file_store_save_leaves_no_temp_files_and_keeps_the_old_file_on_failure(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr("stores.file.os.replace", broken_replace)
-    with pytest.raises(OSError):
+    with pytest.raises(StoreError, match="could not save the task: No space left on device"):
         store.save(task("t1", "completed"))
     monkeypatch.undo()
     assert store.get("t1")["status"]["state"] == "working"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["t1.json"]
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["t1.json"]
+    assert not list(tmp_path.glob(".tmp-*"))
 
 
 def test_file_store_concurrent_readers_never_see_a_partial_file(tmp_path):
@@ -265,7 +266,7 @@ def test_file_store_concurrent_readers_never_see_a_partial_file(tmp_path):
     for t in writers:
         t.join()
     assert bad == []
-    assert [p.name for p in tmp_path.iterdir()] == ["hot.json"]
+    assert [p.name for p in tmp_path.iterdir() if p.name != ".locks"] == ["hot.json"]
 
 
 @pytest.mark.parametrize("store_kind", [k for k in STORE_KINDS if k == "orm-postgres"] or ["orm-sqlite"])

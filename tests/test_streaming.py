@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import threading
 import time
 import uuid
 
@@ -59,8 +60,10 @@ def stream(
     headers: dict | None = None,
     raw: list | None = None,
     request_id: str = "s1",
+    on_first=None,
 ) -> list[dict]:
-    """POST a streaming JSON-RPC call and collect every SSE data frame."""
+    """POST a streaming JSON-RPC call and collect every SSE data frame (calling
+    ``on_first`` once the first one is in)."""
     events = []
     body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
     with httpx.stream("POST", f"{base}/a2a/", json=body, headers=headers or {}, timeout=15) as response:
@@ -71,6 +74,8 @@ def stream(
                 raw.append(line)
             if line.startswith("data: "):
                 events.append(orjson.loads(line[6:]))
+                if on_first is not None and len(events) == 1:
+                    on_first()
     return events
 
 
@@ -180,28 +185,24 @@ def test_auth_required_is_an_interrupted_state_too(server):
     assert events[-1]["result"]["final"] is True
 
 
-def test_several_subscribers_all_get_every_event(server):
-    sent = rpc(
-        server,
-        "SendMessage",
-        {"message": v10_message("sleep:0.6;progress:later"), "configuration": {"returnImmediately": True}},
-        V10,
-    )["result"]["task"]
+def test_several_subscribers_all_get_every_event(server, tmp_path):
+    gate = tmp_path / "open"
+    sent = rpc(server, "SendMessage", {"message": v10_message(f"wait:{gate};progress:later"),
+                                       "configuration": {"returnImmediately": True}}, V10)["result"]["task"]
+    subscribed = threading.Barrier(4)  # three subscribers and the test
     with concurrent.futures.ThreadPoolExecutor(3) as pool:
-        results = list(
-            pool.map(
-                lambda i: stream(server, "SubscribeToTask", {"id": sent["id"]}, headers=V10, request_id=f"sub{i}"),
-                range(3),
-            )
-        )
+        futures = [pool.submit(stream, server, "SubscribeToTask", {"id": sent["id"]}, headers=V10,
+                               request_id=f"sub{i}", on_first=lambda: subscribed.wait(10)) for i in range(3)]
+        subscribed.wait(10)
+        gate.touch()  # every subscriber is in: let the task go on
+        results = [f.result() for f in futures]
     for i, events in enumerate(results):
         assert all(e["id"] == f"sub{i}" for e in events)
         kinds = kinds_v10(events)
         assert kinds[0] in ("task:TASK_STATE_SUBMITTED", "task:TASK_STATE_WORKING")
         assert kinds[-1] == "statusUpdate:TASK_STATE_COMPLETED"
-        progress = [
-            e for e in events if "statusUpdate" in e["result"] and e["result"]["statusUpdate"]["status"].get("message")
-        ]
+        progress = [e for e in events if "statusUpdate" in e["result"]
+                    and e["result"]["statusUpdate"]["status"].get("message")]
         assert progress[0]["result"]["statusUpdate"]["status"]["message"]["parts"] == [{"text": "later"}]
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from .. import operations, push
+from .. import limits, operations, push
 from ..protocol import V03, Dialect, dialect_for
 from ..protocol.errors import (
     A2AError,
@@ -143,6 +143,7 @@ async def _call(dialect: Dialect, request: Any, *, batched: bool = False) -> dic
     try:
         if method is None:
             raise MethodNotFoundError(f"Method not found: {method_name[:100]}")
+        limits.check_nesting(request.get("params"))  # deeper than any answer could be written
         result = await method(dialect, request.get("params"))
         if isinstance(result, Stream):
             if batched or "id" not in request:
@@ -197,7 +198,7 @@ async def handle(body: bytes, version: str | None) -> bytes | SSE | None:
             else [payload.get("id") if isinstance(payload, dict) else None]
         )
         errors = [_error(V03, i if _valid_id(i) else None, exc) for i in ids] or [_error(V03, None, exc)]
-        return _dumps(errors if isinstance(payload, list) else errors[0])
+        return _dumps(errors if isinstance(payload, list) and payload else errors[0])  # [] gets one error
     if isinstance(payload, list):
         if not payload:
             return _dumps(_error(dialect, None, InvalidRequestError("An empty batch is not a request")))

@@ -1,8 +1,9 @@
 """The HTTP+JSON (REST) binding, spec section 11: the same operations as JSON-RPC,
 addressed by URL and HTTP method.
 
-Routes (under the app's ``a2a/rest`` prefix, and again under ``a2a/rest/v1`` where
-v0.3 clients look for them): ``POST message:send``, ``POST message:stream``,
+Routes (under the app's ``a2a/rest`` prefix; v1.0 only, since v0.3's HTTP+JSON is the
+proto-JSON of its gRPC definition, a dialect we do not speak: the card offers v0.3
+clients JSON-RPC): ``POST message:send``, ``POST message:stream``,
 ``GET tasks``, ``GET tasks/{id}``, ``POST tasks/{id}:cancel``,
 ``POST|GET tasks/{id}:subscribe`` (the spec text says POST, a2a.proto says GET),
 ``GET extendedAgentCard``. Success bodies are the bare objects
@@ -17,12 +18,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
-from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
-from .. import auth, operations
+from .. import auth, limits, operations
 from ..protocol import V03, V10, Dialect, dialect_for
 from ..protocol.errors import (
     A2AError,
@@ -69,10 +69,7 @@ def _error_response(dialect: Dialect, error: A2AError) -> HttpResponse:
 
 
 def _body(request: HttpRequest) -> dict[str, Any]:
-    try:
-        raw = request.body
-    except RequestDataTooBig:
-        raise InvalidRequestError("The request body is larger than this server accepts") from None
+    raw = limits.read_body(request)  # PayloadTooLargeError (413) over A2A_MAX_BODY_BYTES
     if not raw.strip():
         return {}
     try:
@@ -81,6 +78,7 @@ def _body(request: HttpRequest) -> dict[str, Any]:
         raise JSONParseError(f"Invalid JSON payload: {exc}") from None
     if not isinstance(body, dict):
         raise InvalidRequestError("The request body must be a JSON object")
+    limits.check_nesting(body)
     return body
 
 
@@ -112,8 +110,8 @@ def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Aw
             await auth.authenticate(request)
             result = await operation(dialect, request, kwargs)
         except MethodNotFoundError as exc:
+            exc.http_status = 405  # the Status body's code too, not only the HTTP status
             response = _error_response(dialect, exc)
-            response.status_code = 405
             response["Allow"] = ", ".join(methods)
             return response
         except auth.AuthenticationRequiredError as exc:

@@ -12,6 +12,19 @@ logger = logging.getLogger(__name__)
 
 SSE = AsyncIterator[bytes]
 
+#: Characters JSON leaves raw that clients splitting lines the Python way
+#: (``str.splitlines``, httpx's ``aiter_lines``) take for line ends, cutting a frame in
+#: two: each is written as its JSON escape instead (they only occur inside strings).
+_LINE_BREAKS = ((b"\xc2\x85", b"\\u0085"), (b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"))
+
+
+def _data(payload: bytes) -> bytes:
+    """One ``data:`` frame of ``payload`` (JSON)."""
+    for raw, escaped in _LINE_BREAKS:
+        if raw in payload:
+            payload = payload.replace(raw, escaped)
+    return b"data: " + payload + b"\n\n"
+
 
 async def sse_stream(
     first: StreamItem,
@@ -23,13 +36,13 @@ async def sse_stream(
     JSON); an error mid-stream becomes a last frame; the operation is always closed,
     so a client that goes away leaves no subscription behind."""
     try:
-        yield b"data: " + render(first) + b"\n\n"
+        yield _data(render(first))
         async for item in items:
-            yield b": keepalive\n\n" if item.kind == "keepalive" else b"data: " + render(item) + b"\n\n"
+            yield b": keepalive\n\n" if item.kind == "keepalive" else _data(render(item))
     except A2AError as exc:
-        yield b"data: " + render_error(exc) + b"\n\n"
+        yield _data(render_error(exc))
     except Exception:
         logger.exception("a stream failed")
-        yield b"data: " + render_error(InternalError("Internal error; the server logged the details")) + b"\n\n"
+        yield _data(render_error(InternalError("Internal error; the server logged the details")))
     finally:
         await items.aclose()  # type: ignore[attr-defined]

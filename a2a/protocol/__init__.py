@@ -8,6 +8,7 @@ payloads under v1.0 method names), ``1.0`` is v1.0.
 from __future__ import annotations
 
 from .errors import VersionNotSupportedError
+from .model import shown
 from .v03 import V03Dialect
 from .v10 import V10Dialect
 
@@ -25,7 +26,7 @@ def dialect_for(version: str | None) -> V03Dialect:
         return DIALECTS[(version or "").strip()]
     except KeyError:
         raise VersionNotSupportedError(
-            f"A2A version {version!r} is not supported; this agent speaks {', '.join(SUPPORTED_VERSIONS)} "
+            f"A2A version {shown(version)} is not supported; this agent speaks {', '.join(SUPPORTED_VERSIONS)} "
             "(an empty A2A-Version means 0.3)",
             metadata={"requestedVersion": version, "supportedVersions": ",".join(SUPPORTED_VERSIONS)},
         ) from None

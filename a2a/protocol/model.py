@@ -225,8 +225,11 @@ def want_int(
 ) -> int | None:
     if value is None:
         return None
-    # ProtoJSON allows an int32 to arrive as a string of digits.
+    # ProtoJSON allows an int32 to arrive as a string of digits (not thousands of them:
+    # int() refuses over 4300 digits, and no int64 has more than 20 characters).
     if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value):
+        if len(value) > 20:
+            raise InvalidParamsError("is not an integer in range", field=path)
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidParamsError(f"must be an integer, not {json_type(value)}", field=path)
@@ -238,7 +241,7 @@ def want_int(
 
 
 def _named(setting: str | None) -> str:
-    return f" (the limit is the {setting} setting)" if setting else ""
+    return f" (the {setting} setting)" if setting else ""
 
 
 def want_bool(value: Any, path: str) -> bool | None:
@@ -253,6 +256,17 @@ def want_string_list(value: Any, path: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise InvalidParamsError("must be a list of strings", field=path)
     return value
+
+
+def shown(value: Any, limit: int = 40) -> str:
+    """``value`` as an error message may quote it: a string or number cut to ``limit``
+    characters, anything else by its JSON type (input is never echoed at length)."""
+    if isinstance(value, str):
+        return repr(value if len(value) <= limit else f"{value[:limit]}...")
+    if value is None or isinstance(value, bool | int | float):
+        text = repr(value)
+        return text if len(text) <= limit else f"{text[:limit]}..."
+    return json_type(value)
 
 
 def json_type(value: Any) -> str:

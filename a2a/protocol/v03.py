@@ -13,8 +13,9 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from stores.base import MAX_PAGE_SIZE, STATES, parse_timestamp
+from stores.base import STATES, parse_timestamp
 
+from .. import limits
 from .errors import A2AError, InvalidParamsError
 from .model import (
     CancelParams,
@@ -30,6 +31,7 @@ from .model import (
     Task,
     json_type,
     pick,
+    shown,
     want_bool,
     want_int,
     want_object,
@@ -38,7 +40,21 @@ from .model import (
     with_history,
 )
 
-MAX_ID_LENGTH = 255
+
+def want_id(value: Any, path: str, *, required: bool = True) -> str | None:
+    """A task, context, message or push config id: at most ``A2A_MAX_ID_LENGTH`` characters."""
+    return want_string(value, path, required=required, max_length=limits.max_id_length(), setting="A2A_MAX_ID_LENGTH")
+
+
+def check_text(text: str, path: str) -> str:
+    """The text of a text part: at most ``A2A_MAX_TEXT_LENGTH`` characters."""
+    limit = limits.max_text_length()
+    if len(text) > limit:
+        raise InvalidParamsError(
+            f"is {len(text)} characters long; at most {limit} are allowed (the A2A_MAX_TEXT_LENGTH setting)",
+            field=path,
+        )
+    return text
 
 
 class V03Dialect:
@@ -58,7 +74,7 @@ class V03Dialect:
 
     def parse_state(self, value: Any, path: str) -> str:
         if value not in STATES:
-            raise InvalidParamsError(f"unknown task state {value!r}", field=path)
+            raise InvalidParamsError(f"unknown task state {shown(value)}", field=path)
         return value
 
     def parse_part(self, raw: Any, path: str) -> Part:
@@ -69,7 +85,7 @@ class V03Dialect:
             text = raw.get("text")
             if not isinstance(text, str):
                 raise InvalidParamsError("a text part needs a string 'text'", field=f"{path}.text")
-            part = {"kind": "text", "text": text}
+            part = {"kind": "text", "text": check_text(text, f"{path}.text")}
         elif kind == "file":
             f = want_object(raw.get("file"), f"{path}.file")
             file: dict[str, Any] = {}
@@ -111,14 +127,19 @@ class V03Dialect:
         parts = raw.get("parts")
         if not isinstance(parts, list) or not parts:
             raise InvalidParamsError("at least one part is required", field=f"{path}.parts")
+        if len(parts) > limits.max_parts():
+            raise InvalidParamsError(
+                f"has {len(parts)} parts; at most {limits.max_parts()} are allowed (the A2A_MAX_PARTS setting)",
+                field=f"{path}.parts",
+            )
         message: Message = {
             "kind": "message",
-            "messageId": want_string(pick(raw, "messageId"), f"{path}.messageId", max_length=MAX_ID_LENGTH),
+            "messageId": want_id(pick(raw, "messageId"), f"{path}.messageId"),
             "role": self.parse_role(raw.get("role"), f"{path}.role"),
             "parts": [self.parse_part(p, f"{path}.parts[{i}]") for i, p in enumerate(parts)],
         }
         for key in ("contextId", "taskId"):
-            value = want_string(pick(raw, key), f"{path}.{key}", required=False, max_length=MAX_ID_LENGTH)
+            value = want_id(pick(raw, key), f"{path}.{key}", required=False)
             if value:
                 message[key] = value
         if raw.get("metadata") is not None:
@@ -161,7 +182,7 @@ class V03Dialect:
         return True if blocking is None else blocking
 
     def parse_task_id(self, params: dict[str, Any], key: str = "id") -> str:
-        value = want_string(params.get(key), key, max_length=4096)
+        value = want_id(params.get(key), key)
         assert value is not None
         return value
 
@@ -189,13 +210,15 @@ class V03Dialect:
                 after = parse_timestamp(want_string(after, "statusTimestampAfter") or "")
             except ValueError:
                 raise InvalidParamsError("must be an ISO 8601 timestamp", field="statusTimestampAfter") from None
-        page_size = want_int(pick(params, "pageSize"), "pageSize", minimum=1, maximum=MAX_PAGE_SIZE)
+        page_size = want_int(
+            pick(params, "pageSize"), "pageSize", minimum=1, maximum=limits.max_page_size(), setting="A2A_MAX_PAGE_SIZE"
+        )
         include = want_bool(pick(params, "includeArtifacts"), "includeArtifacts")
         return ListParams(
-            context_id=want_string(pick(params, "contextId"), "contextId", required=False, max_length=4096) or None,
+            context_id=want_id(pick(params, "contextId"), "contextId", required=False) or None,
             state=self.parse_state(state, "status") if state not in (None, "") else None,
             updated_after=after,
-            page_size=page_size or 50,
+            page_size=page_size or limits.default_page_size(),
             page_token=want_string(pick(params, "pageToken"), "pageToken", required=False, max_length=4096) or None,
             history_length=want_int(pick(params, "historyLength"), "historyLength", minimum=0),
             include_artifacts=bool(include),
@@ -247,7 +270,7 @@ class V03Dialect:
         return PushConfigParams(
             task_id=task_id,
             url=url,
-            id=want_string(raw.get("id"), at(path, "id"), required=False, max_length=MAX_ID_LENGTH) or None,
+            id=want_id(raw.get("id"), at(path, "id"), required=False) or None,
             token=want_header_value(raw.get("token"), at(path, "token")),
             authentication=self.parse_push_authentication(raw.get("authentication"), at(path, "authentication")),
             dialect=self.version,
@@ -273,13 +296,13 @@ class V03Dialect:
     def parse_push_create(self, params: Any) -> PushConfigParams:
         """``tasks/pushNotificationConfig/set``: ``{taskId, pushNotificationConfig}``."""
         params = want_object(params, "params")
-        task_id = want_string(pick(params, "taskId"), "taskId", max_length=4096)
+        task_id = want_id(pick(params, "taskId"), "taskId")
         assert task_id is not None
         raw = pick(params, "pushNotificationConfig")
         return self.parse_push_config(raw, "pushNotificationConfig", task_id=task_id)
 
     def parse_push_config_id(self, params: dict[str, Any], key: str, *, required: bool) -> str | None:
-        return want_string(pick(params, key), key, required=required, max_length=MAX_ID_LENGTH) or None
+        return want_id(pick(params, key), key, required=required) or None
 
     def parse_push_get(self, params: Any) -> PushConfigRef:
         """``{id: task id, pushNotificationConfigId?}``; without one, the task's first config."""

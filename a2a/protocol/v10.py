@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stores.base import MAX_PAGE_SIZE
-
+from .. import limits
 from .errors import A2AError, InvalidParamsError
 from .model import (
     Message,
@@ -20,13 +19,14 @@ from .model import (
     StreamItem,
     Task,
     pick,
+    shown,
     want_bool,
     want_int,
     want_object,
     want_string,
     with_history,
 )
-from .v03 import V03Dialect, check_base64, push_authentication
+from .v03 import V03Dialect, check_base64, check_text, push_authentication, want_id
 
 STATE_NAMES = {
     "submitted": "TASK_STATE_SUBMITTED",
@@ -70,7 +70,7 @@ class V10Dialect(V03Dialect):
         if state is None and isinstance(value, int) and not isinstance(value, bool):
             state = STATE_FROM_NUMBER.get(value)
         if state is None or state == "unknown":
-            raise InvalidParamsError(f"unknown task state {value!r}; expected a TASK_STATE_* name", field=path)
+            raise InvalidParamsError(f"unknown task state {shown(value)}; expected a TASK_STATE_* name", field=path)
         return state
 
     def parse_part(self, raw: Any, path: str) -> Part:
@@ -85,7 +85,7 @@ class V10Dialect(V03Dialect):
         if kind == "text":
             if not isinstance(raw["text"], str):
                 raise InvalidParamsError("must be a string", field=f"{path}.text")
-            part = {"kind": "text", "text": raw["text"]}
+            part = {"kind": "text", "text": check_text(raw["text"], f"{path}.text")}
         elif kind == "data":
             part = {"kind": "data", "data": raw["data"]}
         else:
@@ -236,7 +236,7 @@ class V10Dialect(V03Dialect):
         return None
 
     def _push_task_id(self, params: dict[str, Any]) -> str:
-        task_id = want_string(pick(params, "taskId"), "taskId", max_length=4096)
+        task_id = want_id(pick(params, "taskId"), "taskId")
         assert task_id is not None
         return task_id
 
@@ -257,7 +257,7 @@ class V10Dialect(V03Dialect):
         page_size = want_int(pick(params, "pageSize"), "pageSize", minimum=0)
         return PushConfigListParams(
             task_id=self._push_task_id(params),
-            page_size=min(page_size, MAX_PAGE_SIZE) if page_size else None,
+            page_size=min(page_size, limits.max_page_size()) if page_size else None,
             page_token=want_string(pick(params, "pageToken"), "pageToken", required=False, max_length=4096) or None,
         )
 

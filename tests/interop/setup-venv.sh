@@ -18,6 +18,7 @@ stamp="$venv/.requirements.sha256"
 want="$(sha256sum "$requirements" | cut -d' ' -f1)"
 
 if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+  touch "$stamp"  # up to date (for make, which compares the stamp's time)
   exit 0
 fi
 

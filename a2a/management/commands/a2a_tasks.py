@@ -359,7 +359,10 @@ def ago(timestamp: str) -> str:
         when = parse_timestamp(timestamp)
     except ValueError:
         return timestamp or "-"
-    return f"{timesince(when).split(',')[0]} ago"
+    seconds = (dt.datetime.now(dt.UTC) - when).total_seconds()
+    if seconds < 60:
+        return "just now" if seconds < 5 else f"{int(seconds)} seconds ago"
+    return f"{timesince(when, depth=1)} ago"
 
 
 def maintenance_select(store: TaskStore, selection: maintenance.Selection, limit: int) -> list[Task]:

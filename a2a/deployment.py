@@ -1,0 +1,132 @@
+"""How the agent is deployed: several server processes need a store they can share.
+
+The memory store lives inside one process: behind a server with several worker
+processes (``uvicorn --workers 4``, ``WEB_CONCURRENCY=4``) a task submitted to one
+worker is unknown to the others, so GetTask, CancelTask and ListTasks answer at
+random. This is flagged twice:
+
+- the system check ``a2a.W001`` (``manage.py check``, ``runserver``, ``migrate``)
+  when the store is not shared and ``A2A_EXPECT_WORKERS`` or ``WEB_CONCURRENCY``
+  says there are several workers;
+- a warning logged by each worker at start-up (ASGI lifespan) when the process looks
+  like one of several workers, and an info line naming the store otherwise.
+
+It also checks the lease settings (``a2a.E050``).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.core.checks import CheckMessage, Error, Warning, register
+
+from .conf import a2a_settings
+
+logger = logging.getLogger("a2a")
+
+
+def _count(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def expected_workers() -> tuple[int, str]:
+    """How many server processes the settings or the environment announce, and which said so."""
+    setting = _count(a2a_settings.EXPECT_WORKERS)
+    env = _count(os.environ.get("WEB_CONCURRENCY"))
+    if env > setting:
+        return env, f"WEB_CONCURRENCY={env}"
+    return setting, f"A2A_EXPECT_WORKERS={setting}"
+
+
+def _parent_arguments() -> list[str] | None:
+    try:
+        raw = Path(f"/proc/{os.getppid()}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
+
+
+def several_workers() -> str | None:
+    """Why this process looks like one of several server workers, or None."""
+    count, source = expected_workers()
+    if count > 1:
+        return source
+    if multiprocessing.parent_process() is not None and "uvicorn" in sys.modules:
+        args = _parent_arguments()
+        if args is None:
+            return "this process is a uvicorn worker"
+        if "--reload" in args:
+            return None  # the reloader runs one worker
+        for i, arg in enumerate(args):
+            value = arg.split("=", 1)[1] if arg.startswith("--workers=") else None
+            if arg == "--workers" and i + 1 < len(args):
+                value = args[i + 1]
+            if value is not None and _count(value) > 1:
+                return f"uvicorn runs {_count(value)} workers"
+    return None
+
+
+def _store() -> Any:
+    from stores.resolve import get_task_store
+
+    try:
+        return get_task_store()
+    except Exception:  # stores.E001 reports it
+        return None
+
+
+def _unshared_message(store: Any, reason: str) -> str:
+    return (
+        f"TASK_STORE is {store!r}, which lives inside one process, but {reason}: a task submitted to one "
+        "worker is unknown to the others (GetTask, CancelTask and ListTasks answer at random)."
+    )
+
+
+_HINT = 'Use a store the workers share (TASK_STORE = "file:<dir>" or "orm"), or run one worker.'
+
+
+@register()
+def check_deployment(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    from .checks import _number
+
+    errors: list[CheckMessage] = []
+    lease = a2a_settings.LEASE_SECONDS
+    errors += _number("A2A_LEASE_SECONDS", lease, minimum=1)
+    errors += _number("A2A_LEASE_CHECK_INTERVAL", a2a_settings.LEASE_CHECK_INTERVAL, minimum=0)
+    errors += _number("A2A_EXPECT_WORKERS", a2a_settings.EXPECT_WORKERS, minimum=1, integer=True)
+    if not isinstance(a2a_settings.RETRY_ON_LOST_LEASE, bool):
+        errors.append(Error("A2A_RETRY_ON_LOST_LEASE must be True or False.", id="a2a.E050"))
+    count, source = expected_workers()
+    store = _store()
+    if count > 1 and store is not None and not getattr(store, "shared", False):
+        errors.append(
+            Warning(_unshared_message(store, f"{source} says there are {count} workers"), hint=_HINT, id="a2a.W001")
+        )
+    return errors
+
+
+def log_startup() -> None:
+    """At server start (ASGI lifespan): say which store this process uses, and warn
+    when it cannot be shared with the other workers this process seems to have."""
+    store = _store()
+    if store is None:
+        return
+    reason = several_workers()
+    if reason is not None and not getattr(store, "shared", False):
+        logger.warning("%s %s", _unshared_message(store, reason), _HINT)
+        return
+    logger.info(
+        "A2A worker %d serving with task store %r (leases of %ss%s)",
+        os.getpid(),
+        store,
+        a2a_settings.LEASE_SECONDS,
+        f"; {reason}" if reason else "",
+    )

@@ -1,0 +1,98 @@
+"""The issue's targets, checked against one run's medians: met, missed, or not measured."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _e2e(results: dict[str, Any]) -> dict[tuple[str, str, int], dict[str, Any]]:
+    return {(r["target"], r["dialect"], r["clients"]): r for r in results.get("e2e", {}).get("medians", [])}
+
+
+def _check(name: str, detail: str, value: float | None, bound: float, *, at_most: bool = False) -> dict[str, Any]:
+    status = "not measured"
+    if value is not None:
+        status = "met" if (value <= bound if at_most else value >= bound) else "missed"
+    return {
+        "target": name,
+        "where": detail,
+        "value": value,
+        "bound": f"{'≤' if at_most else '≥'} {bound:g}",
+        "status": status,
+    }
+
+
+def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
+    e2e = _e2e(results)
+    checks: list[dict[str, Any]] = []
+
+    def row(target: str, dialect: str, c: int) -> dict[str, Any]:
+        return e2e.get((target, dialect, c), {})
+
+    for dialect in ("v0.3", "v1.0"):
+        for c in (8, 32):
+            r = row("ours/memory", dialect, c)
+            checks.append(_check("memory tasks/s ≥ 1.5x SDK in-memory", f"{dialect} C={c}", r.get("x_sdk_memory"), 1.5))
+    for dialect in ("toolnexus", "v0.3", "v1.0"):
+        for c in (8, 32):
+            r = row("ours/memory", dialect, c)
+            checks.append(_check("memory tasks/s ≥ 0.5x null server", f"{dialect} C={c}", r.get("x_null"), 0.5))
+    for c in (8, 32):
+        r = row("ours/file", "toolnexus", c)
+        checks.append(_check("file tasks/s ≥ 1.0x toolnexus file", f"toolnexus C={c}", r.get("x_toolnexus_file"), 1.0))
+        checks.append(
+            _check("file store: zero errors", f"toolnexus C={c}", r.get("errors", None) if r else None, 0, at_most=True)
+        )
+    for dialect in ("v0.3", "v1.0"):
+        r = row("ours/orm-sqlite", dialect, 8)
+        checks.append(_check("ORM SQLite tasks/s ≥ 5x SDK SQLite", f"{dialect} C=8", r.get("x_sdk_sqlite"), 5.0))
+    for dialect in ("toolnexus", "v0.3", "v1.0"):
+        r = row("ours/orm-postgres", dialect, 8)
+        checks.append(_check("ORM PostgreSQL tasks/s ≥ 0.7x our memory", f"{dialect} C=8", r.get("x_ours_memory"), 0.7))
+    for dialect in ("v0.3", "v1.0"):
+        r = row("ours/memory", dialect, 32)
+        checks.append(
+            _check("p99 at C=32 ≤ SDK in-memory p99", f"memory {dialect}", r.get("p99_x_sdk_memory"), 1.0, at_most=True)
+        )
+        for c in (8, 32):
+            r = row("ours/memory", dialect, c)
+            checks.append(
+                _check(
+                    "server CPU/task (memory) ≤ 0.5x SDK",
+                    f"{dialect} C={c}",
+                    r.get("cpu_x_sdk_memory"),
+                    0.5,
+                    at_most=True,
+                )
+            )
+    scale = results.get("scale", {})
+    for store, growth in scale.get("growth", {}).items():
+        checks.append(
+            _check(
+                "GetTask p99 at the largest size ≤ 2x at 10^3",
+                f"{store} ({growth['largest']} tasks)",
+                growth.get("get_p99"),
+                2.0,
+                at_most=True,
+            )
+        )
+        for page in ("list_first", "list_deep"):
+            checks.append(
+                _check(
+                    f"ListTasks {page.split('_')[1]} page ≤ 3x at 10^3",
+                    f"{store} ({growth['largest']} tasks)",
+                    growth.get(page),
+                    3.0,
+                    at_most=True,
+                )
+            )
+    return checks
+
+
+def markdown(checks: list[dict[str, Any]]) -> str:
+    lines = ["| target | where | measured | bound | status |", "|---|---|---|---|---|"]
+    for c in checks:
+        value = "-" if c["value"] is None else f"{c['value']:.2f}"
+        mark = {"met": "met", "missed": "**missed**"}.get(c["status"], c["status"])
+        lines.append(f"| {c['target']} | {c['where']} | {value} | {c['bound']} | {mark} |")
+    return "\n".join(lines)

@@ -1,0 +1,171 @@
+"""The benchmark suite in one command (bench/README.md).
+
+    python -m bench.run                  # everything: e2e, micro, scale, stream (~40 min)
+    python -m bench.run --quick          # a smoke run: ours + null, short windows (~1 min)
+    python -m bench.run --sections e2e --targets ours/memory sdk/memory null --clients 8
+
+Results: ``bench/results/<name>.json`` (every measured window, the medians, the
+targets) and ``bench/results/<name>.md`` (the tables); ``<name>`` is ``suite`` or
+``quick`` unless ``--name`` says otherwise. Exits non-zero when any run lost a task
+or had an error (the targets are reported, never enforced).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import e2e  # noqa: E402
+from bench.targets import TARGETS  # noqa: E402
+
+SECTIONS = ("e2e", "micro", "scale", "stream")
+QUICK_TARGETS = ["ours/memory", "ours/file", "null"]
+
+
+def machine() -> dict[str, Any]:
+    cpu = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: few targets, short windows, one rep")
+    parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=None)
+    parser.add_argument("--targets", nargs="+", choices=list(TARGETS), default=None)
+    parser.add_argument("--dialects", nargs="+", choices=["toolnexus", "v0.3", "v1.0"], default=None)
+    parser.add_argument("--clients", type=int, nargs="+", default=None)
+    parser.add_argument("--seconds", type=float, default=None, help="window of each e2e measurement")
+    parser.add_argument("--reps", type=int, default=None, help="repetitions of the e2e runs (medians reported)")
+    parser.add_argument("--warmup", type=float, default=None, help="seconds of warm-up per server and dialect")
+    parser.add_argument(
+        "--quiet",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="wait for the machine to be quiet before each e2e window (default: on, off with --quick)",
+    )
+    parser.add_argument("--scale-sizes", type=int, nargs="+", default=None, help="task counts of the scale runs")
+    parser.add_argument("--file-scale-max", type=int, default=None, help="largest task count for the file store")
+    parser.add_argument("--stores", nargs="+", default=None, help="our stores for micro/scale/stream")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    parser.add_argument("--name", default=None)
+    args = parser.parse_args(argv)
+    quick = args.quick
+    defaults = {
+        "sections": list(SECTIONS),
+        "targets": QUICK_TARGETS if quick else list(TARGETS),
+        "dialects": ["toolnexus", "v0.3", "v1.0"],
+        "clients": [1, 8] if quick else [1, 8, 32],
+        "seconds": 1.0 if quick else 5.0,
+        "reps": 1 if quick else 3,
+        "warmup": 0.3 if quick else 1.0,
+        "quiet": not quick,
+        "scale_sizes": [1000] if quick else [1000, 100_000, 1_000_000],
+        "file_scale_max": 1000 if quick else 1_000_000,
+        "stores": ["memory", "file"] if quick else ["memory", "file", "orm-sqlite", "orm-postgres"],
+        "name": "quick" if quick else "suite",
+    }
+    for key, value in defaults.items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    results: dict[str, Any] = {"machine": machine(), "args": {k: str(v) for k, v in vars(args).items()}}
+    markdown = [f"# A2A benchmark suite: {args.name}", "", _machine_line(results["machine"]), ""]
+    problems: list[str] = []
+    started = time.monotonic()
+
+    def done(section: str) -> None:
+        print(f"== {section} done at {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+
+    if "e2e" in args.sections:
+        rows = e2e.run_e2e(
+            args.targets, args.dialects, args.clients, args.seconds, args.reps, args.warmup, quiet=args.quiet
+        )
+        summary = e2e.medians(rows)
+        results["e2e"] = {"runs": rows, "medians": summary}
+        markdown += [
+            f"## End-to-end task loop ({args.reps} repetition(s) of {args.seconds:g} s, medians)",
+            "",
+            e2e.markdown(summary),
+            "",
+        ]
+        problems += [
+            f"e2e {r['target']} {r['dialect']} C={r['clients']}: {r['errors']} error(s), {r['lost']} lost "
+            f"{r['error_samples'][:2]}"
+            for r in summary
+            if r["errors"] or r["lost"]
+        ]
+        done("e2e")
+
+    if "micro" in args.sections:
+        from bench import micro
+
+        results["micro"] = micro.run_micro(args.stores, quick=args.quick)
+        markdown += ["## Store micro-benchmarks", "", micro.markdown(results["micro"]), ""]
+        done("micro")
+
+    if "scale" in args.sections:
+        from bench import scale
+
+        results["scale"] = scale.run_scale(args.stores, args.scale_sizes, args.file_scale_max, quick=args.quick)
+        markdown += ["## Scale with data", "", scale.markdown(results["scale"]), ""]
+        done("scale")
+
+    if "stream" in args.sections:
+        from bench import stream
+
+        results["stream"] = stream.run_stream([s for s in args.stores if s in ("memory", "file")], quick=args.quick)
+        markdown += ["## Streaming", "", stream.markdown(results["stream"]), ""]
+        problems += results["stream"].get("problems", [])
+        done("stream")
+
+    from bench import goals
+
+    results["targets"] = goals.evaluate(results)
+    markdown[4:4] = ["## Targets", "", goals.markdown(results["targets"]), ""]
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"{args.name}.json").write_text(json.dumps(results, indent=2, default=str))
+    text = "\n".join(markdown)
+    (args.out / f"{args.name}.md").write_text(text + "\n")
+    print(text)
+    print(f"\nwritten: {args.out / args.name}.json, .md", file=sys.stderr)
+    if problems:
+        print("\n".join(["errors or lost tasks:", *problems]), file=sys.stderr)
+        return 1
+    return 0
+
+
+def _machine_line(m: dict[str, Any]) -> str:
+    return f"{m['date']}; {m['cpu']}, {m['cores']} cores; Python {m['python']}; {m['platform']}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

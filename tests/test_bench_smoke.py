@@ -1,0 +1,48 @@
+"""The benchmark suite's smoke run (``python -m bench.run --quick``): every section runs,
+against our memory and file stores and the null server, and nothing is lost. The
+numbers are never checked here (CI machines vary); bench/README.md has them.
+
+The competitors (a2a-sdk, toolnexus) are left out: their virtualenvs take minutes to
+build (bench/setup-venvs.sh), longer than this whole run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_quick_suite_runs_and_loses_nothing(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--quick", "--out", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((tmp_path / "quick.json").read_text())
+
+    e2e = results["e2e"]["medians"]
+    assert {r["target"] for r in e2e} == {"ours/memory", "ours/file", "null"}
+    assert {r["dialect"] for r in e2e} == {"toolnexus", "v0.3", "v1.0"}
+    for row in e2e:
+        where = f"{row['target']} {row['dialect']} C={row['clients']}"
+        assert row["completed"] > 0, where
+        assert (row["errors"], row["failed"], row["lost"]) == (0, 0, 0), (where, row["error_samples"])
+
+    assert {r["store"] for r in results["micro"]["rows"]} == {"ours/memory", "ours/file"}
+    assert {r["store"] for r in results["scale"]["rows"]} == {"memory", "file"}
+    for row in results["stream"]["rows"]:
+        assert row["events"] == row["subscribers"] * row["events_each"], row
+        assert (row["errors"], row["incomplete"]) == (0, 0), row
+    assert results["targets"], "the targets table is always written"
+    assert (tmp_path / "quick.md").read_text().startswith("# A2A benchmark suite: quick")

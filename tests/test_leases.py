@@ -1,0 +1,328 @@
+"""Leases: a task in flight is leased to the process running it, renewed by a
+heartbeat, and settled by the reaper when the lease runs out (the process died);
+``manage.py a2a_leases``; and the multi-worker check (a2a.W001) and start-up log."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import io
+import logging
+import sys
+import time
+import types
+
+import pytest
+from django.core.management import call_command
+
+from a2a import deployment, leases, maintenance, operations
+from a2a.events import bus
+from a2a.protocol.model import SendParams, new_task
+from a2a.runner import Runner
+from stores.base import format_timestamp, now_iso
+from tests.conftest import ALL_DATABASES
+
+pytestmark = ALL_DATABASES
+
+NOW = dt.datetime.now(dt.UTC)
+
+
+def message(text: str) -> dict:
+    return {"kind": "message", "messageId": f"m-{time.monotonic_ns()}", "role": "user",
+            "parts": [{"kind": "text", "text": text}]}  # fmt: skip
+
+
+def leased(task_id: str, state: str = "working", *, expires: dt.datetime, owner: str = "gone:1:dead", runs: int = 1):
+    task = {**new_task(message("work"), context_id="c"), "id": task_id, "_version": 2}
+    task["status"] = {"state": state, "timestamp": now_iso()}
+    task["_lease"] = {"owner": owner, "expires": format_timestamp(expires), "runs": runs}
+    return task
+
+
+def wait_for(store, task_id, states, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        task = store.get(task_id)
+        if task and task["status"]["state"] in states:
+            return task
+        time.sleep(0.01)
+    raise AssertionError(f"{task_id} never reached {states}: {store.get(task_id)}")
+
+
+@pytest.fixture
+def heard():
+    seen: list[dict] = []
+    bus.add_listener(seen.append)
+    yield seen
+    bus.remove_listener(seen.append)
+
+
+@pytest.fixture
+def short_lease(settings):
+    settings.A2A_LEASE_SECONDS = 1.0  # renewed every third of a second
+    settings.A2A_LEASE_CHECK_INTERVAL = 0.3
+    return 1.0
+
+
+# === the lease of a running task ============================================================
+
+
+def test_a_running_task_is_leased_renewed_quietly_and_released(use_store, settings, short_lease, heard):
+    settings.A2A_HANDLER = "tests.handlers.scripted"
+    task = asyncio.run(operations.send_message(SendParams(message=message("sleep:1.5"), blocking=False)))
+    assert task["_lease"]["owner"] == leases.owner_id()  # leased from the moment it is accepted
+    working = wait_for(use_store, task["id"], {"working"})
+    assert working["_lease"]["owner"] == leases.owner_id() and working["_lease"]["runs"] == 1
+    first = working["_lease"]["expires"]
+    time.sleep(0.8)
+    renewed = use_store.get(task["id"])
+    assert renewed["_lease"]["expires"] > first  # the heartbeat pushed it forward
+    assert renewed["status"] == working["status"]  # ...without a status change
+    done = wait_for(use_store, task["id"], {"completed"})
+    assert "_lease" not in done
+    deadline = time.monotonic() + 2  # the save is published just after it is stored
+    while done["_version"] not in [t["_version"] for t in heard] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    published = [t["_version"] for t in heard if t["id"] == task["id"]]
+    assert published == [1, 2, done["_version"]]  # submitted, working, completed: renewals are not announced
+    assert done["_version"] > 3
+
+
+# === the reaper ==============================================================================
+
+
+def test_the_reaper_fails_a_working_task_whose_lease_expired(use_store, heard):
+    use_store.save(leased("dead", expires=NOW - dt.timedelta(seconds=5)))
+    use_store.save(leased("alive", expires=NOW + dt.timedelta(seconds=60)))
+    use_store.save({**leased("unleased", expires=NOW), "_lease": None})
+    use_store.save(leased("finished", "completed", expires=NOW - dt.timedelta(seconds=5)))
+    reaped = leases.reap(use_store)
+    assert [(r.task_id, r.outcome) for r in reaped] == [("dead", "failed")]
+    dead = use_store.get("dead")
+    assert dead["status"]["state"] == "failed" and "_lease" not in dead
+    text = dead["status"]["message"]["parts"][0]["text"]
+    assert text.startswith("The process running this task stopped (its lease expired at ")
+    assert format_timestamp(NOW - dt.timedelta(seconds=5)) in text
+    assert [t["status"]["state"] for t in heard if t["id"] == "dead"] == ["failed"]  # announced like any failure
+    for other in ("alive", "unleased", "finished"):
+        assert use_store.get(other)["_version"] == 2  # untouched
+    assert leases.reap(use_store) == []  # once
+
+
+def test_dry_run_changes_nothing(use_store):
+    use_store.save(leased("dead", expires=NOW - dt.timedelta(seconds=5)))
+    assert [(r.task_id, r.outcome) for r in leases.reap(use_store, dry_run=True)] == [("dead", "expired")]
+    assert use_store.get("dead")["status"]["state"] == "working"
+
+
+def test_a_server_process_reruns_a_submitted_task_whose_owner_died(use_store, settings):
+    """Accepted by a process that died before starting it: nothing ran, so it is run."""
+    settings.A2A_HANDLER = "tests.handlers.scripted"
+    use_store.save(leased("orphan", "submitted", expires=NOW - dt.timedelta(seconds=1), runs=0))
+    runner = Runner(1)
+    try:
+        assert [r.outcome for r in leases.reap(use_store, runner=runner)] == ["requeued"]
+        done = wait_for(use_store, "orphan", {"completed"})
+    finally:
+        runner.shutdown(grace=2)
+    assert done["artifacts"][0]["parts"][0]["text"] == "done: work"
+    assert "_lease" not in done
+
+
+def test_without_a_server_a_submitted_orphan_is_failed(use_store):
+    use_store.save(leased("orphan", "submitted", expires=NOW - dt.timedelta(seconds=1), runs=0))
+    assert [r.outcome for r in leases.reap(use_store)] == ["failed"]
+    text = use_store.get("orphan")["status"]["message"]["parts"][0]["text"]
+    assert text.startswith("The process that accepted this task stopped before running it (its lease expired at ")
+
+
+def test_with_retry_a_working_orphan_is_run_again_up_to_max_runs(use_store, settings, heard):
+    settings.A2A_HANDLER = "tests.handlers.scripted"
+    settings.A2A_RETRY_ON_LOST_LEASE = True
+    use_store.save(leased("again", expires=NOW - dt.timedelta(seconds=1), runs=1))
+    use_store.save(leased("enough", expires=NOW - dt.timedelta(seconds=1), runs=leases.MAX_RUNS))
+    runner = Runner(1)
+    try:
+        outcomes = {r.task_id: r.outcome for r in leases.reap(use_store, runner=runner)}
+        assert outcomes == {"again": "requeued", "enough": "failed"}
+        done = wait_for(use_store, "again", {"completed"})
+    finally:
+        runner.shutdown(grace=2)
+    deadline = time.monotonic() + 2  # the save is published just after it is stored
+    while done["_version"] not in [t["_version"] for t in heard if t["id"] == "again"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    states = [t["status"]["state"] for t in heard if t["id"] == "again"]
+    assert states == ["submitted", "working", "completed"]
+    requeued = next(t for t in heard if t["id"] == "again" and t["status"]["state"] == "submitted")
+    assert "running the task again" in requeued["status"]["message"]["parts"][0]["text"]
+    assert done["artifacts"][0]["parts"][0]["text"] == "done: work"
+    assert use_store.get("enough")["status"]["state"] == "failed"
+
+
+def test_without_retry_a_server_process_fails_a_working_orphan(use_store):
+    use_store.save(leased("dead", expires=NOW - dt.timedelta(seconds=1)))
+    runner = Runner(1)
+    try:
+        assert [r.outcome for r in leases.reap(use_store, runner=runner)] == ["failed"]
+    finally:
+        runner.shutdown(grace=1)
+
+
+def test_the_runner_reaps_at_start_and_then_periodically(use_store, short_lease):
+    use_store.save(leased("before", expires=NOW - dt.timedelta(seconds=1)))
+    runner = Runner(1)
+    try:
+        runner.start()
+        wait_for(use_store, "before", {"failed"}, timeout=3)
+        use_store.save(leased("later", expires=dt.datetime.now(dt.UTC) + dt.timedelta(seconds=0.3)))
+        wait_for(use_store, "later", {"failed"}, timeout=3)  # expiry + one check interval (with jitter)
+    finally:
+        runner.shutdown(grace=1)
+
+
+def test_several_reapers_settle_a_task_once(use_store, heard):
+    import threading
+
+    use_store.save(leased("dead", expires=NOW - dt.timedelta(seconds=1)))
+    results: list[list] = []
+    barrier = threading.Barrier(4)
+
+    def reap():
+        barrier.wait()
+        results.append([r.outcome for r in leases.reap(use_store) if r.outcome != "skipped"])
+        from django.db import connections
+
+        connections.close_all()
+
+    threads = [threading.Thread(target=reap) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(o for r in results for o in r) == ["failed"]
+    assert [t["status"]["state"] for t in heard if t["id"] == "dead"] == ["failed"]
+
+
+# === a heartbeat hears what other processes did ==============================================
+
+
+def test_a_cancel_saved_by_another_process_stops_the_handler_here(use_store, settings, short_lease):
+    settings.A2A_HANDLER = "tests.handlers.scripted"
+    runner = Runner(1)
+    try:
+        task = {**new_task(message("sleep:30"), context_id="c"), "_version": 1}
+        use_store.save(task)
+        runner.submit(task["id"])
+        working = wait_for(use_store, task["id"], {"working"})
+        # Another worker's CancelTask: saved in the store; this process's runner is not told.
+        use_store.save({**working, "status": {"state": "canceled", "timestamp": now_iso()}, "_version": 99})
+        deadline = time.monotonic() + 3
+        while runner.active and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert runner.active == 0  # the heartbeat saw it and stopped the handler
+    finally:
+        runner.shutdown(grace=1)
+    assert use_store.get(task["id"])["status"]["state"] == "canceled"
+
+
+def test_a_task_taken_over_by_another_process_drops_the_late_result(use_store, settings):
+    settings.A2A_HANDLER = "tests.handlers.scripted"
+    runner = Runner(1)
+    try:
+        task = {**new_task(message("sleep:0.5"), context_id="c"), "_version": 1}
+        use_store.save(task)
+        future = runner.submit(task["id"])
+        working = wait_for(use_store, task["id"], {"working"})
+        # Another process decided we were dead and took the task over.
+        other = {"owner": "other:2:beef", "expires": format_timestamp(NOW + dt.timedelta(minutes=5)), "runs": 2}
+        use_store.save({**working, "_lease": other, "_version": working["_version"] + 1})
+        future.result(5)
+    finally:
+        runner.shutdown(grace=1)
+    final = use_store.get(task["id"])
+    assert final["status"]["state"] == "working" and final["_lease"] == other  # our result was dropped
+
+
+def test_fail_stale_spares_a_task_whose_lease_is_alive(use_store):
+    old = NOW - dt.timedelta(hours=3)
+    alive = leased("alive", expires=NOW + dt.timedelta(minutes=1))
+    alive["status"]["timestamp"] = format_timestamp(old)
+    use_store.save(alive)
+    outcome, _ = maintenance.fail_stale(use_store, "alive", dt.timedelta(hours=1))
+    assert outcome == "fresh"
+
+
+# === manage.py a2a_leases ===================================================================
+
+
+def test_management_command(use_store):
+    use_store.save(leased("dead", expires=NOW - dt.timedelta(seconds=5)))
+    use_store.save(leased("alive", expires=NOW + dt.timedelta(seconds=60)))
+    out, err = io.StringIO(), io.StringIO()
+    call_command("a2a_leases", "--dry-run", stdout=out, stderr=err)
+    assert out.getvalue().startswith("dead: lease expired (working, lease expired at ")
+    assert "Found 1 task" in err.getvalue()
+    assert use_store.get("dead")["status"]["state"] == "working"
+    out, err = io.StringIO(), io.StringIO()
+    call_command("a2a_leases", stdout=out, stderr=err)
+    assert out.getvalue().startswith("dead: failed (working, lease expired at ")
+    assert use_store.get("dead")["status"]["state"] == "failed"
+    assert use_store.get("alive")["status"]["state"] == "working"
+
+
+# === several workers on a store that cannot be shared ======================================
+
+
+def check_ids():
+    return [m.id for m in deployment.check_deployment()]
+
+
+def test_w001_memory_store_with_several_workers(settings, monkeypatch):
+    monkeypatch.delenv("WEB_CONCURRENCY", raising=False)
+    settings.TASK_STORE = "memory"
+    assert "a2a.W001" not in check_ids()
+    settings.A2A_EXPECT_WORKERS = 4
+    warning = next(m for m in deployment.check_deployment() if m.id == "a2a.W001")
+    assert "A2A_EXPECT_WORKERS=4" in warning.msg and "file:" in warning.hint
+    settings.A2A_EXPECT_WORKERS = 1
+    monkeypatch.setenv("WEB_CONCURRENCY", "3")
+    assert "a2a.W001" in check_ids()
+
+
+def test_w001_not_for_a_shared_store(settings, monkeypatch, tmp_path):
+    monkeypatch.setenv("WEB_CONCURRENCY", "4")
+    settings.TASK_STORE = f"file:{tmp_path}"
+    assert "a2a.W001" not in check_ids()
+
+
+def test_lease_settings_are_checked(settings):
+    settings.A2A_LEASE_SECONDS = 0
+    settings.A2A_RETRY_ON_LOST_LEASE = "yes"
+    messages = [m.msg for m in deployment.check_deployment()]
+    assert any("A2A_LEASE_SECONDS" in m for m in messages)
+    assert any("A2A_RETRY_ON_LOST_LEASE" in m for m in messages)
+
+
+def test_a_uvicorn_worker_sees_its_siblings(monkeypatch):
+    monkeypatch.delenv("WEB_CONCURRENCY", raising=False)
+    assert deployment.several_workers() is None  # pytest: one process
+    monkeypatch.setattr(deployment.multiprocessing, "parent_process", lambda: object())
+    monkeypatch.setitem(sys.modules, "uvicorn", types.ModuleType("uvicorn"))
+    monkeypatch.setattr(deployment, "_parent_arguments", lambda: ["python", "-m", "uvicorn", "app", "--workers", "4"])
+    assert deployment.several_workers() == "uvicorn runs 4 workers"
+    monkeypatch.setattr(deployment, "_parent_arguments", lambda: ["python", "-m", "uvicorn", "app", "--reload"])
+    assert deployment.several_workers() is None
+
+
+def test_start_up_log(settings, monkeypatch, caplog, tmp_path):
+    monkeypatch.setattr(deployment, "several_workers", lambda: "uvicorn runs 4 workers")
+    settings.TASK_STORE = "memory"
+    with caplog.at_level(logging.INFO, logger="a2a"):
+        deployment.log_startup()
+    assert caplog.records[-1].levelname == "WARNING"
+    assert "lives inside one process, but uvicorn runs 4 workers" in caplog.text
+    caplog.clear()
+    settings.TASK_STORE = f"file:{tmp_path}"
+    with caplog.at_level(logging.INFO, logger="a2a"):
+        deployment.log_startup()
+    assert caplog.records[-1].levelname == "INFO" and "FileTaskStore" in caplog.text

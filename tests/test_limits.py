@@ -1,0 +1,368 @@
+"""The limits on what a request may carry and what a task keeps (a2a/limits.py), each
+at its boundary: exactly at the limit passes, one over is refused with the right code
+and a message naming the setting. Through both bindings (JSON-RPC and HTTP+JSON) and
+both dialects (v0.3 and v1.0), in-process on the memory store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from django.core.checks import run_checks
+
+from a2a.asgi import get_asgi_application
+from a2a.conf import DEFAULTS, a2a_settings, from_environment
+from a2a.runner import get_runner
+from stores.memory import MemoryTaskStore
+from stores.resolve import get_task_store
+
+_app: Any = None
+
+
+def asgi_app() -> Any:
+    global _app
+    if _app is None:
+        _app = get_asgi_application()
+    return _app
+
+
+def http(method: str, path: str, *, content: Any = None, headers: dict[str, str] | None = None) -> httpx.Response:
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=asgi_app())
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            return await client.request(method, path, content=content, headers=headers)
+
+    return asyncio.run(go())
+
+
+@dataclass(frozen=True)
+class Way:
+    """A binding and a dialect: how a request is sent and how its answer is read."""
+
+    binding: str  # "jsonrpc" or "rest"
+    version: str | None  # None (v0.3) or "1.0"
+
+    @property
+    def v10(self) -> bool:
+        return self.version == "1.0"
+
+    def headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        if self.version:
+            headers["A2A-Version"] = self.version
+        return headers
+
+    def text(self, text: str) -> dict[str, Any]:
+        return {"text": text} if self.v10 else {"kind": "text", "text": text}
+
+    def message(self, *texts: str, **extra: Any) -> dict[str, Any]:
+        return {
+            "role": "ROLE_USER" if self.v10 else "user",
+            "messageId": str(uuid.uuid4()),
+            "parts": [self.text(t) for t in texts or ("hello",)],
+            **extra,
+        }
+
+    def state(self, state: str) -> str:
+        return f"TASK_STATE_{state.upper().replace('-', '_')}" if self.v10 else state
+
+    # --- requests ------------------------------------------------------------------
+
+    def send_body(self, params: dict[str, Any]) -> bytes:
+        if self.binding == "rest":
+            return json.dumps(params).encode()
+        method = "SendMessage" if self.v10 else "message/send"
+        return json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+
+    def post_send(self, body: Any) -> httpx.Response:
+        path = (
+            "/a2a/"
+            if self.binding == "jsonrpc"
+            else "/a2a/rest/message:send"
+            if self.v10
+            else "/a2a/rest/v1/message:send"
+        )
+        return http("POST", path, content=body, headers=self.headers())
+
+    def send(self, params: dict[str, Any]) -> httpx.Response:
+        return self.post_send(self.send_body(params))
+
+    def get(self, task_id: str) -> httpx.Response:
+        if self.binding == "rest":
+            return http("GET", f"/a2a/rest/tasks/{task_id}", headers=self.headers())
+        body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask" if self.v10 else "tasks/get", "params": {"id": task_id}}
+        return http("POST", "/a2a/", content=json.dumps(body).encode(), headers=self.headers())
+
+    def list(self, **params: Any) -> httpx.Response:
+        if self.binding == "rest":
+            query = "&".join(f"{k}={v}" for k, v in params.items())
+            return http("GET", f"/a2a/rest/tasks?{query}", headers=self.headers())
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks" if self.v10 else "tasks/list", "params": params}
+        return http("POST", "/a2a/", content=json.dumps(body).encode(), headers=self.headers())
+
+    # --- answers -------------------------------------------------------------------
+
+    def result(self, response: httpx.Response) -> dict[str, Any]:
+        """The successful answer (a SendMessage's Task unwrapped)."""
+        assert response.status_code == 200, (response.status_code, response.text[:500])
+        body = response.json()
+        if self.binding == "jsonrpc":
+            assert "error" not in body, body["error"]
+            body = body["result"]
+        return body["task"] if self.v10 and set(body) == {"task"} else body
+
+    def refused(self, response: httpx.Response, code: int, setting: str, field: str | None = None) -> str:
+        """Check the error answer: the JSON-RPC code (or its HTTP status and reason in
+        REST), a message naming ``setting``, and the offending ``field``; return the message."""
+        reasons = {-32600: "INVALID_REQUEST", -32602: "INVALID_PARAMS"}
+        too_large = setting in ("A2A_MAX_BODY_BYTES", "DATA_UPLOAD_MAX_MEMORY_SIZE")
+        if self.binding == "jsonrpc":
+            assert response.status_code == (413 if too_large else 200), response.status_code
+            error = response.json()["error"]
+            assert error["code"] == code, error
+            message = error["message"]
+            if field is not None:
+                data = error["data"]
+                fields = (
+                    [v["field"] for d in data if "fieldViolations" in d for v in d["fieldViolations"]]
+                    if isinstance(data, list)
+                    else [data["field"]]
+                )
+                assert fields == [field], error
+        else:
+            status = 413 if too_large else 400
+            assert response.status_code == status, (response.status_code, response.text[:500])
+            error = response.json()["error"]
+            assert error["code"] == status
+            assert error["details"][0]["reason"] == reasons[code], error
+            message = error["message"]
+            if field is not None:
+                violations = [
+                    v["field"] for d in error["details"] if "fieldViolations" in d for v in d["fieldViolations"]
+                ]
+                assert violations == [field], error
+        assert setting in message, message
+        assert len(message) < 300, message
+        return message
+
+
+WAYS = [
+    pytest.param(Way(binding, version), id=f"{binding}-{'v1.0' if version else 'v0.3'}")
+    for binding in ("jsonrpc", "rest")
+    for version in (None, "1.0")
+]
+
+
+@pytest.fixture(params=WAYS)
+def way(request) -> Way:
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+def store(settings) -> MemoryTaskStore:
+    settings.TASK_STORE = MemoryTaskStore()
+    settings.A2A_HANDLER = "a2a.handlers.echo"
+    return get_task_store()
+
+
+# --- A2A_MAX_BODY_BYTES --------------------------------------------------------------------
+
+
+def padded(way: Way, size: int) -> bytes:
+    """A valid SendMessage body of exactly ``size`` bytes (trailing whitespace is JSON)."""
+    body = way.send_body({"message": way.message("hello")})
+    assert len(body) <= size
+    return body + b" " * (size - len(body))
+
+
+def test_body_size_at_the_limit_passes_and_one_byte_over_is_413(way, settings):
+    settings.A2A_MAX_BODY_BYTES = 1000
+    task = way.result(way.post_send(padded(way, 1000)))
+    assert task["status"]["state"] == way.state("completed")
+    message = way.refused(way.post_send(padded(way, 1001)), -32600, "A2A_MAX_BODY_BYTES")
+    assert "1001 bytes" in message and "at most 1000" in message
+
+
+def test_body_size_without_content_length(settings):
+    """A chunked body (no Content-Length) is measured as it is read."""
+    settings.A2A_MAX_BODY_BYTES = 1000
+    way = Way("jsonrpc", "1.0")
+
+    def chunked(body: bytes) -> Any:
+        async def chunks() -> AsyncIterator[bytes]:
+            for i in range(0, len(body), 100):
+                yield body[i : i + 100]
+
+        return chunks()
+
+    assert way.result(way.post_send(chunked(padded(way, 1000))))["status"]["state"] == "TASK_STATE_COMPLETED"
+    way.refused(way.post_send(chunked(padded(way, 1001))), -32600, "A2A_MAX_BODY_BYTES")
+
+
+def test_django_upload_limit_does_not_get_in_the_way(settings):
+    """The example site lifts DATA_UPLOAD_MAX_MEMORY_SIZE to A2A_MAX_BODY_BYTES; a
+    smaller one still answers 413, naming itself (and manage.py check warns)."""
+    assert settings.DATA_UPLOAD_MAX_MEMORY_SIZE >= a2a_settings.MAX_BODY_BYTES
+    way = Way("jsonrpc", None)
+    size = 3 * 1024 * 1024  # over Django's own default of 2.5 MB
+    assert way.result(way.post_send(padded(way, size)))["status"]["state"] == "completed"
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    way.refused(way.post_send(padded(way, 1001)), -32600, "DATA_UPLOAD_MAX_MEMORY_SIZE")
+    assert "a2a.W040" in {m.id for m in run_checks()}
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = None
+    assert "a2a.W040" not in {m.id for m in run_checks()}
+
+
+# --- A2A_MAX_PARTS -------------------------------------------------------------------------------
+
+
+def test_parts_at_the_limit_pass_and_one_more_is_refused(way, settings):
+    settings.A2A_MAX_PARTS = 3
+    task = way.result(way.send({"message": way.message("a", "b", "c")}))
+    assert task["status"]["state"] == way.state("completed")
+    message = way.refused(
+        way.send({"message": way.message("a", "b", "c", "d")}), -32602, "A2A_MAX_PARTS", field="message.parts"
+    )
+    assert "4 parts" in message and "at most 3" in message
+
+
+# --- A2A_MAX_TEXT_LENGTH -------------------------------------------------------------------------
+
+
+def test_text_at_the_limit_passes_and_one_character_more_is_refused(way, settings):
+    settings.A2A_MAX_TEXT_LENGTH = 50
+    task = way.result(way.send({"message": way.message("é" * 50)}))  # characters, not bytes
+    assert task["status"]["state"] == way.state("completed")
+    way.refused(
+        way.send({"message": way.message("ok", "x" * 51)}), -32602, "A2A_MAX_TEXT_LENGTH", field="message.parts[1].text"
+    )
+
+
+def test_text_length_default_boundary():
+    way = Way("jsonrpc", "1.0")
+    limit = DEFAULTS["A2A_MAX_TEXT_LENGTH"]
+    assert limit == 1_000_000
+    assert way.result(way.send({"message": way.message("x" * limit)}))["status"]["state"] == "TASK_STATE_COMPLETED"
+    way.refused(way.send({"message": way.message("x" * (limit + 1))}), -32602, "A2A_MAX_TEXT_LENGTH")
+
+
+# --- A2A_MAX_ID_LENGTH ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["messageId", "contextId"])
+def test_message_ids_at_the_limit_pass_and_one_character_more_is_refused(way, settings, key):
+    settings.A2A_MAX_ID_LENGTH = 40
+    task = way.result(way.send({"message": way.message(**{key: "i" * 40})}))
+    assert task["status"]["state"] == way.state("completed")
+    if key == "contextId":
+        assert task["contextId"] == "i" * 40
+    way.refused(way.send({"message": way.message(**{key: "i" * 41})}), -32602, "A2A_MAX_ID_LENGTH", f"message.{key}")
+
+
+def test_task_ids_at_the_limit_are_looked_up_and_longer_ones_refused(way, settings):
+    settings.A2A_MAX_ID_LENGTH = 40
+    answer = way.get("t" * 40)
+    assert answer.status_code == (200 if way.binding == "jsonrpc" else 404)
+    if way.binding == "jsonrpc":
+        assert answer.json()["error"]["code"] == -32001  # looked up: not found
+    way.refused(way.get("t" * 41), -32602, "A2A_MAX_ID_LENGTH", field="id")
+
+
+def test_id_length_default_boundary():
+    way = Way("jsonrpc", None)
+    limit = DEFAULTS["A2A_MAX_ID_LENGTH"]
+    assert limit == 255
+    assert way.result(way.send({"message": way.message(messageId="m" * limit)}))["status"]["state"] == "completed"
+    way.refused(way.send({"message": way.message(messageId="m" * (limit + 1))}), -32602, "A2A_MAX_ID_LENGTH")
+
+
+# --- A2A_MAX_PAGE_SIZE ---------------------------------------------------------------------------
+
+
+def test_page_size_at_the_limit_passes_and_one_more_is_refused(way, settings):
+    settings.A2A_MAX_PAGE_SIZE = 5
+    for _ in range(7):
+        way.result(way.send({"message": way.message()}))
+    page = way.result(way.list(pageSize=5))
+    assert len(page["tasks"]) == 5 and page["nextPageToken"]
+    message = way.refused(way.list(pageSize=6), -32602, "A2A_MAX_PAGE_SIZE", field="pageSize")
+    assert "at most 5" in message
+    default = way.result(way.list())  # the default page (50) is cut to the limit
+    assert len(default["tasks"]) == 5 and default["nextPageToken"]
+
+
+# --- A2A_MAX_HISTORY -----------------------------------------------------------------------------
+
+
+def test_history_keeps_the_newest_messages(way, settings, store):
+    """Each turn appends the user's message (operations) and the agent's question (the
+    runner); beyond A2A_MAX_HISTORY the oldest go."""
+    settings.A2A_MAX_HISTORY = 3
+    settings.A2A_HANDLER = "tests.handlers.scripted"
+    task = way.result(way.send({"message": way.message("ask:a")}))
+    assert task["status"]["state"] == way.state("input-required")
+    task_id, context_id = task["id"], task["contextId"]
+    assert [m["parts"][0]["text"] for m in store.get(task_id)["history"]] == ["ask:a", "a"]
+    for turn in ("b", "c"):
+        follow_up = way.message(f"ask:{turn}", taskId=task_id, contextId=context_id)
+        assert way.result(way.send({"message": follow_up}))["status"]["state"] == way.state("input-required")
+    history = store.get(task_id)["history"]
+    assert [(m["role"], m["parts"][0]["text"]) for m in history] == [("agent", "b"), ("user", "ask:c"), ("agent", "c")]
+    done = way.message("finish", taskId=task_id, contextId=context_id)
+    assert way.result(way.send({"message": done}))["status"]["state"] == way.state("completed")
+    assert [m["parts"][0]["text"] for m in store.get(task_id)["history"]] == ["ask:c", "c", "finish"]
+
+
+# --- Defaults, system checks, environment ------------------------------------------------------------
+
+
+def test_defaults():
+    assert {name: DEFAULTS[name] for name in DEFAULTS if name.startswith("A2A_MAX_")} == {
+        "A2A_MAX_BODY_BYTES": 10 * 1024 * 1024,
+        "A2A_MAX_PARTS": 100,
+        "A2A_MAX_TEXT_LENGTH": 1_000_000,
+        "A2A_MAX_ID_LENGTH": 255,
+        "A2A_MAX_PAGE_SIZE": 100,
+        "A2A_MAX_HISTORY": 100,
+    }
+    assert from_environment({"A2A_MAX_BODY_BYTES": "1048576", "A2A_MAX_HISTORY": "20"}) == {
+        "A2A_MAX_BODY_BYTES": 1048576,
+        "A2A_MAX_HISTORY": 20,
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "code"),
+    [
+        ("A2A_MAX_BODY_BYTES", 0, "a2a.E002"),
+        ("A2A_MAX_PARTS", -1, "a2a.E002"),
+        ("A2A_MAX_TEXT_LENGTH", "long", "a2a.E002"),
+        ("A2A_MAX_ID_LENGTH", 35, "a2a.E002"),  # shorter than the UUIDs this agent makes
+        ("A2A_MAX_PAGE_SIZE", 0, "a2a.E002"),
+        ("A2A_MAX_PAGE_SIZE", 101, "a2a.E040"),  # over the stores' own ceiling
+        ("A2A_MAX_HISTORY", 1.5, "a2a.E002"),
+    ],
+)
+def test_system_checks_refuse_bad_limits(settings, name, value, code):
+    setattr(settings, name, value)
+    messages = [m for m in run_checks() if m.id == code]
+    assert messages and name in messages[0].msg, [str(m) for m in run_checks()]
+
+
+def test_system_checks_pass_the_defaults():
+    assert not [m for m in run_checks() if m.id in ("a2a.E002", "a2a.E040", "a2a.W040")]
+
+
+@pytest.fixture(autouse=True)
+def _idle_runner():
+    yield
+    deadline = time.monotonic() + 10
+    while get_runner().active and time.monotonic() < deadline:
+        time.sleep(0.01)

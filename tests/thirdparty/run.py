@@ -1,0 +1,500 @@
+"""The third-party project test: our wheel in a brand-new Django project, set up by
+following the README's "Add it to your own project" section literally.
+
+    python tests/thirdparty/run.py [--python PY | --venv DIR] [--django SPEC] [--wheel WHL] [--workdir DIR]
+
+1. Build the wheel (and sdist) with ``python -m build``, unless ``--wheel`` names one.
+2. Make a virtualenv (``--python``'s; or use ``--venv``, e.g. a nox session's) and
+   install the wheel, ``--django`` (e.g. ``Django~=6.1.0``) and uvicorn into it: not
+   the source tree, which is never on that Python's path.
+3. ``django-admin startproject myproject`` (the README's examples name it so).
+4. Apply the README: its ``pip install`` names our distribution; each ``# <file>.py``
+   part of its Python block is merged into the generated file, statement by statement
+   (a ``NAME = [..., x]`` extends the generated list, an import replaces the one that
+   bound the same name, an assignment replaces the generated one or is appended); the
+   handler file the README's "Your handler" section shows is written as shown. The
+   one liberty taken: an absolute ``file:`` TASK_STORE directory is put under the
+   work directory instead of the machine's root. A README step that is wrong or
+   missing (an import, an app, the ASGI line) breaks one of the next steps.
+5. ``manage.py check``, ``migrate``, ``createsuperuser``; serve ``myproject.asgi``
+   with uvicorn on a free loopback port.
+6. Over HTTP: the agent card; ``SendMessage`` (non-blocking) → poll ``GetTask`` →
+   completed, with the handler's answer; the admin: log in, the index, the task list
+   (the task is there), the task's page.
+7. Stop the server (SIGTERM) and check its log holds no traceback.
+
+Standard library only, so any Python 3.11+ can drive it. Exits non-zero, saying which
+step failed and why, on any failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import functools
+import http.cookiejar
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+#: The README's examples call the user's project "myproject" (``myproject.agent.handle``).
+PROJECT = "myproject"
+ADMIN_USER, ADMIN_PASSWORD = "admin", "a-long-test-password-2718"
+SECTION = "## Add it to your own project"
+HANDLER_SECTION = "## Your handler"
+
+
+class StepFailed(Exception):
+    """A step of the test failed; the message says which and why."""
+
+
+def log(message: str) -> None:
+    print(f"[thirdparty] {message}", flush=True)
+
+
+# --- Building --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Dist:
+    wheel: Path
+    sdist: Path
+
+
+def build_dist(outdir: Path, python: str = sys.executable) -> Dist:
+    """Build the sdist, then the wheel from it (``python -m build``, isolated), into ``outdir``."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    done = subprocess.run(
+        [python, "-m", "build", "--outdir", str(outdir), str(ROOT)], capture_output=True, text=True, check=False
+    )
+    if done.returncode:
+        raise StepFailed(f"python -m build failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    wheels, sdists = sorted(outdir.glob("*.whl")), sorted(outdir.glob("*.tar.gz"))
+    if len(wheels) != 1 or len(sdists) != 1:
+        raise StepFailed(f"expected one wheel and one sdist in {outdir}, found {wheels + sdists}")
+    log(f"built {wheels[0].name} and {sdists[0].name} in {time.monotonic() - started:.1f}s")
+    return Dist(wheels[0], sdists[0])
+
+
+@functools.cache
+def built_dist() -> Dist:
+    """The wheel and sdist of the current tree, built once per process (for the tests)."""
+    outdir = Path(tempfile.mkdtemp(prefix="a2a-dist-"))
+    return build_dist(outdir)
+
+
+def distribution_name() -> str:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"]
+
+
+# --- The README ------------------------------------------------------------------------------
+
+
+def readme_section(text: str, heading: str) -> str:
+    """The text of the ``## heading`` section, up to the next ``## `` heading."""
+    start = text.index(heading + "\n")
+    end = text.find("\n## ", start + len(heading))
+    return text[start : end if end != -1 else len(text)]
+
+
+def fenced_blocks(section: str, language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```", section, flags=re.MULTILINE | re.DOTALL)
+
+
+def files_of(block: str) -> dict[str, str]:
+    """Split a README code block into its ``# <path>.py`` parts: path -> code."""
+    parts: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in block.splitlines():
+        header = re.match(r"#\s*(\S+\.py)\b", line)
+        if header:
+            current = parts.setdefault(header.group(1), [])
+        elif current is not None:
+            current.append(line)
+        elif line.strip():
+            raise StepFailed(f"README block line outside a '# <file>.py' part: {line!r}")
+    return {name: "\n".join(lines).strip() + "\n" for name, lines in parts.items()}
+
+
+@dataclass
+class ReadmeSteps:
+    install_name: str  # what `pip install` names
+    files: dict[str, str]  # settings.py, urls.py, asgi.py -> the code to merge into them
+    new_files: dict[str, str]  # files the README has the user create (the handler)
+
+
+def readme_steps(text: str) -> ReadmeSteps:
+    section = readme_section(text, SECTION)
+    installs = [
+        m.group(1) for block in fenced_blocks(section, "sh") for m in re.finditer(r"pip install\s+([^\s#\[]+)", block)
+    ]
+    if not installs:
+        raise StepFailed(f"the README's {SECTION!r} section has no `pip install <package>` step")
+    python_blocks = fenced_blocks(section, "python")
+    if len(python_blocks) != 1:
+        raise StepFailed(f"the README's {SECTION!r} section should have one python block, it has {len(python_blocks)}")
+    files = files_of(python_blocks[0])
+    for required in ("settings.py", "urls.py", "asgi.py"):
+        if required not in files:
+            raise StepFailed(f"the README's {SECTION!r} block has no '# {required}' part")
+    handler_blocks = fenced_blocks(readme_section(text, HANDLER_SECTION), "python")
+    new_files = files_of(handler_blocks[0]) if handler_blocks else {}
+    return ReadmeSteps(installs[0], files, new_files)
+
+
+# --- Merging the README's code into the generated files --------------------------------------
+
+
+def _bound_names(node: ast.stmt) -> set[str]:
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    if isinstance(node, ast.Assign):
+        return {t.id for t in node.targets if isinstance(t, ast.Name)}
+    if isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
+        return {node.target.id}
+    return set()
+
+
+def _lines(source: str, node: ast.stmt) -> str:
+    """The statement's whole lines (its trailing comment included)."""
+    assert node.end_lineno is not None
+    return "\n".join(source.splitlines()[node.lineno - 1 : node.end_lineno])
+
+
+def _splice(source: str, start: int, end: int, replacement: str) -> str:
+    """Replace lines start..end (1-based, inclusive; end = start - 1 inserts) with ``replacement``."""
+    lines = source.splitlines()
+    new = replacement.splitlines() if replacement else []
+    return "\n".join(lines[: start - 1] + new + lines[end:]) + "\n"
+
+
+def merge_statement(target: str, snippet: str, node: ast.stmt) -> str:
+    """Apply one top-level statement of the README's snippet to the generated file's source."""
+    tree = ast.parse(target)
+    code = _lines(snippet, node)
+    names = _bound_names(node)
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        # The README's import replaces whatever bound the same names (drop them there).
+        position = None
+        for old in reversed(tree.body):
+            if not isinstance(old, ast.Import | ast.ImportFrom) or not (_bound_names(old) & names):
+                continue
+            assert old.end_lineno is not None
+            kept = [a for a in old.names if (a.asname or a.name).split(".")[0] not in names]
+            rest = ast.unparse(type(old)(**{**old.__dict__, "names": kept})) if kept else ""
+            target = _splice(target, old.lineno, old.end_lineno, rest)
+            position = old.lineno + (1 if kept else 0)
+        if position is None:
+            imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+            position = (imports[-1].end_lineno or 0) + 1 if imports else 1
+        return _splice(target, position, position - 1, code)
+    if isinstance(node, ast.Assign) and len(names) == 1:
+        (name,) = names
+        existing = [n for n in tree.body if name in _bound_names(n)]
+        if isinstance(node.value, ast.List) and any(
+            isinstance(e, ast.Constant) and e.value is Ellipsis for e in node.value.elts
+        ):
+            # NAME = [..., new] / [new, ...]: the generated list with the README's items around it.
+            if not existing or not isinstance(existing[-1], ast.Assign) or not isinstance(existing[-1].value, ast.List):
+                raise StepFailed(f"the README extends {name} ([..., ...]) but the generated file has no list {name}")
+            old = existing[-1]
+            old_items = [ast.get_source_segment(target, e) for e in old.value.elts]
+            items: list[str] = []
+            for element in node.value.elts:
+                if isinstance(element, ast.Constant) and element.value is Ellipsis:
+                    items.extend(s for s in old_items if s)
+                else:
+                    items.append(ast.get_source_segment(snippet, element) or ast.unparse(element))
+            tail = snippet.splitlines()[node.end_lineno - 1][node.end_col_offset :].strip()
+            comment = f"  {tail}" if tail.startswith("#") else ""
+            merged = f"{name} = [\n" + "".join(f"    {item},\n" for item in items) + "]" + comment
+            assert old.end_lineno is not None
+            return _splice(target, old.lineno, old.end_lineno, merged)
+        if existing:  # the README's value replaces the generated one, where it was
+            old = existing[-1]
+            assert old.end_lineno is not None
+            return _splice(target, old.lineno, old.end_lineno, code)
+    return target.rstrip("\n") + "\n\n" + code + "\n"
+
+
+def merge(target: str, snippet: str) -> str:
+    for node in ast.parse(snippet).body:
+        target = merge_statement(target, snippet, node)
+    ast.parse(target)  # still Python
+    return target
+
+
+def rebase_file_stores(snippet: str, workdir: Path) -> str:
+    """Put an absolute ``"file:/..."`` TASK_STORE directory under ``workdir``."""
+    return re.sub(r'"file:(/[^"]*)"', lambda m: json.dumps(f"file:{workdir}{m.group(1)}"), snippet)
+
+
+# --- Processes and HTTP ----------------------------------------------------------------------
+
+
+def clean_env(venv: Path) -> dict[str, str]:
+    """The environment of the new project's commands: nothing of this repository's."""
+    drop = ("PYTHONPATH", "DJANGO_SETTINGS_MODULE", "VIRTUAL_ENV", "PYTHONHOME", "TASK_STORE", "DATABASE_URL")
+    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("A2A_")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["VIRTUAL_ENV"] = str(venv)
+    return env
+
+
+def run(command: list[str], *, cwd: Path, env: dict[str, str], what: str, timeout: float = 600) -> str:
+    started = time.monotonic()
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    if done.returncode:
+        raise StepFailed(f"{what} failed ({' '.join(command)}):\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
+    log(f"{what}: ok ({time.monotonic() - started:.1f}s)")
+    return done.stdout
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Client:
+    """A real HTTP client (urllib) with a cookie jar, for the agent and the admin."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+
+    def request(
+        self, path: str, *, data: bytes | None = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, str, str]:
+        """(status, final URL, body) of a GET (or POST with ``data``); redirects followed."""
+        request = urllib.request.Request(self.base + path, data=data, headers=headers or {})
+        try:
+            with self.opener.open(request, timeout=30) as response:
+                return response.status, response.url, response.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.url, exc.read().decode(errors="replace")
+
+    def rpc(self, method: str, params: dict) -> dict:
+        body = json.dumps({"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params})
+        headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}
+        status, _, text = self.request("/a2a/", data=body.encode(), headers=headers)
+        if status != 200:
+            raise StepFailed(f"{method}: HTTP {status}: {text[:2000]}")
+        answer = json.loads(text)
+        if "error" in answer:
+            raise StepFailed(f"{method}: {answer['error']}")
+        return answer["result"]
+
+
+def wait_until_serving(proc: subprocess.Popen, client: Client, log_path: Path) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.poll() is not None:
+            raise StepFailed(f"uvicorn exited with {proc.returncode}:\n{log_path.read_text()[-4000:]}")
+        try:
+            if client.request("/.well-known/agent-card.json")[0] == 200:
+                return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        if time.monotonic() > deadline:
+            raise StepFailed(f"uvicorn did not answer within 60s:\n{log_path.read_text()[-4000:]}")
+        time.sleep(0.1)
+
+
+# --- The test --------------------------------------------------------------------------------
+
+
+def exercise(client: Client) -> None:
+    """The agent over HTTP: card; SendMessage (non-blocking) -> GetTask until completed; the admin."""
+    started = time.monotonic()
+    status, _, text = client.request("/.well-known/agent-card.json", headers={"A2A-Version": "1.0"})
+    card = json.loads(text)
+    if status != 200 or not card.get("supportedInterfaces"):
+        raise StepFailed(f"agent card: HTTP {status}: {text[:2000]}")
+    log(f"agent card: {card['name']!r}, {[i['url'] for i in card['supportedInterfaces']]}")
+
+    said = f"hello from a new project {uuid.uuid4().hex[:8]}"
+    message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": said}]}
+    sent = client.rpc("SendMessage", {"message": message, "configuration": {"returnImmediately": True}})
+    task = sent["task"]
+    task_id, first_state = task["id"], task["status"]["state"]
+    if first_state not in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"):
+        raise StepFailed(f"a non-blocking SendMessage answered {first_state}, not submitted: {task}")
+    states = [first_state]
+    deadline = time.monotonic() + 30
+    while task["status"]["state"] != "TASK_STATE_COMPLETED":
+        if task["status"]["state"] in ("TASK_STATE_FAILED", "TASK_STATE_REJECTED", "TASK_STATE_CANCELED"):
+            raise StepFailed(f"the task ended {task['status']['state']}: {task}")
+        if time.monotonic() > deadline:
+            raise StepFailed(f"the task did not complete within 30s: {task}")
+        time.sleep(0.05)
+        task = client.rpc("GetTask", {"id": task_id})
+        if task["status"]["state"] != states[-1]:
+            states.append(task["status"]["state"])
+    answer = " ".join(p.get("text", "") for a in task.get("artifacts", []) for p in a.get("parts", []))
+    if said not in answer:
+        raise StepFailed(f"the completed task's artifacts do not answer {said!r}: {task.get('artifacts')}")
+    log(f"SendMessage -> GetTask: {' -> '.join(states)} ({time.monotonic() - started:.2f}s); answer {answer!r}")
+
+    # The admin, as a person: log in, the index, the task list, the task.
+    status, url, page = client.request("/admin/login/?next=/admin/")
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+    if status != 200 or not token:
+        raise StepFailed(f"admin login page: HTTP {status} at {url}: {page[:2000]}")
+    form = {"csrfmiddlewaretoken": token.group(1), "username": ADMIN_USER, "password": ADMIN_PASSWORD}
+    form["next"] = "/admin/"
+    status, url, page = client.request(
+        "/admin/login/?next=/admin/",
+        data=urllib.parse.urlencode(form).encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded", "Referer": client.base + "/admin/login/"},
+    )
+    if status != 200 or not url.endswith("/admin/") or "Site administration" not in page:
+        raise StepFailed(f"admin login: HTTP {status} at {url}: {page[:2000]}")
+    task_lists = sorted(set(re.findall(r'href="(/admin/stores/[a-z]+/)"', page)))
+    if not task_lists:
+        raise StepFailed(f"the admin index has no link to the stores' task list: {page[:4000]}")
+    status, url, page = client.request(task_lists[0])
+    if status != 200 or task_id not in page:
+        raise StepFailed(f"admin task list {task_lists[0]}: HTTP {status}, task {task_id} listed: {task_id in page}")
+    detail = re.search(rf'href="({re.escape(task_lists[0])}[^"]*{re.escape(task_id)}[^"]*)"', page)
+    if not detail:
+        raise StepFailed(f"the admin task list has no link to task {task_id}")
+    status, url, page = client.request(detail.group(1).replace("&amp;", "&"))
+    if status != 200 or said not in page:
+        raise StepFailed(f"admin task page {detail.group(1)}: HTTP {status}; shows the message: {said in page}")
+    log(f"admin: logged in; {task_lists[0]} lists the task; its page shows the conversation")
+
+
+def third_party_project(workdir: Path, venv: Path, wheel: Path, django: str, python: str) -> None:
+    workdir.mkdir(parents=True, exist_ok=True)
+    steps = readme_steps(README.read_text())
+    if steps.install_name != distribution_name():
+        raise StepFailed(f"the README says `pip install {steps.install_name}`; the wheel is {distribution_name()!r}")
+
+    py = str(venv / "bin" / "python")
+    if not Path(py).exists():
+        # Without pip (ensurepip is the slow part): this Python's pip installs into it.
+        run([python, "-m", "venv", "--without-pip", str(venv)], cwd=workdir, env=dict(os.environ), what="virtualenv")
+    env = clean_env(venv)
+    pip = [sys.executable, "-m", "pip", "--python", py, "install", "-q", "--no-compile", "--disable-pip-version-check"]
+    run(
+        [*pip, str(wheel), django, "uvicorn"], cwd=workdir, env=env, what=f"pip install {wheel.name} {django!r} uvicorn"
+    )
+    versions = run(
+        [
+            py,
+            "-c",
+            "import sys, django, a2a, stores; "
+            "print(sys.version.split()[0], django.get_version(), a2a.__version__, a2a.__file__, stores.__file__)",
+        ],
+        cwd=workdir,
+        env=env,
+        what="import the installed apps",
+    ).split()
+    log(f"Python {versions[0]}, Django {versions[1]}, django-a2a-agent {versions[2]}")
+    for module_file in versions[3:]:
+        if not Path(module_file).is_relative_to(venv) or "site-packages" not in Path(module_file).parts:
+            raise StepFailed(f"{module_file} is not the installed wheel's (the source tree leaked in)")
+
+    project = workdir / PROJECT
+    shutil.rmtree(project, ignore_errors=True)
+    project.mkdir()
+    run(
+        [str(venv / "bin" / "django-admin"), "startproject", PROJECT, str(project)],
+        cwd=workdir,
+        env=env,
+        what="startproject",
+    )
+    package = project / PROJECT
+    for name, code in steps.files.items():
+        path = package / name
+        path.write_text(merge(path.read_text(), rebase_file_stores(code, workdir)))
+        log(f"README applied to {PROJECT}/{name}")
+    for name, code in steps.new_files.items():
+        path = project / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code)
+        log(f"README's {name} written")
+
+    manage = [py, "manage.py"]
+    run([*manage, "check", "--fail-level", "ERROR"], cwd=project, env=env, what="manage.py check")
+    run([*manage, "migrate", "--noinput"], cwd=project, env=env, what="manage.py migrate")
+    admin_env = {
+        **env,
+        "DJANGO_SUPERUSER_USERNAME": ADMIN_USER,
+        "DJANGO_SUPERUSER_PASSWORD": ADMIN_PASSWORD,
+        "DJANGO_SUPERUSER_EMAIL": "admin@example.com",
+    }
+    run([*manage, "createsuperuser", "--noinput"], cwd=project, env=admin_env, what="manage.py createsuperuser")
+
+    port = free_port()
+    server_log = workdir / "uvicorn.log"
+    command = [py, "-m", "uvicorn", f"{PROJECT}.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
+    with open(server_log, "wb") as out:
+        proc = subprocess.Popen(command, cwd=project, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        client = Client(f"http://127.0.0.1:{port}")
+        started = time.monotonic()
+        wait_until_serving(proc, client, server_log)
+        log(f"uvicorn serves {PROJECT}.asgi:application on port {port} ({time.monotonic() - started:.1f}s)")
+        exercise(client)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    output = server_log.read_text(errors="replace")
+    # uvicorn re-raises the SIGTERM it handled once it has shut down: -15 is a clean exit.
+    clean = proc.returncode in (0, -signal.SIGTERM) and "Application shutdown complete." in output
+    if not clean or "Traceback" in output:
+        raise StepFailed(f"the server exited with {proc.returncode} or logged a traceback:\n{output[-4000:]}")
+    log("uvicorn stopped cleanly")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--python", default=sys.executable, help="interpreter of a new virtualenv (default: this one)")
+    parser.add_argument("--venv", type=Path, help="install into this virtualenv (made with --python if missing)")
+    parser.add_argument("--django", default="Django~=5.2.0", help="the Django requirement (default: %(default)s)")
+    parser.add_argument("--wheel", type=Path, help="the wheel to install (default: build one)")
+    parser.add_argument("--workdir", type=Path, help="where the project lives (default: a temp dir, removed)")
+    args = parser.parse_args(argv)
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="a2a-thirdparty-"))
+    started = time.monotonic()
+    try:
+        wheel = args.wheel or build_dist(workdir / "dist").wheel
+        third_party_project(
+            workdir.resolve(), (args.venv or workdir / "venv").resolve(), wheel.resolve(), args.django, args.python
+        )
+    except StepFailed as exc:
+        log(f"FAILED: {exc}")
+        return 1
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    log(f"passed in {time.monotonic() - started:.1f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

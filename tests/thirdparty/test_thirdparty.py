@@ -1,0 +1,108 @@
+"""Our wheel in a brand-new Django project, set up as the README says (run.py), on this
+Python and this Django: the default combination under ``make test``, each
+combination of the matrix under ``nox -s tests``. ``nox -s thirdparty`` runs run.py
+itself on every combination (``make matrix``, CI)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+
+import django
+import pytest
+
+from tests.thirdparty import run
+
+
+def test_the_readme_section_gives_every_step():
+    steps = run.readme_steps(run.README.read_text())
+    assert steps.install_name == run.distribution_name()
+    assert set(steps.files) == {"settings.py", "urls.py", "asgi.py"}
+    assert f"{run.PROJECT}/agent.py" in steps.new_files  # the handler A2A_HANDLER names
+    assert f'"{run.PROJECT}.agent.handle"' in steps.files["settings.py"]
+
+
+def test_merge_extends_lists_replaces_imports_and_assignments_and_appends_the_rest():
+    generated = textwrap.dedent(
+        """\
+        import os
+        from django.urls import path
+        from django.core.asgi import get_asgi_application
+
+        APPS = ["a", "b"]
+        os.environ.setdefault("X", "1")
+        application = get_asgi_application()
+        """
+    )
+    snippet = textwrap.dedent(
+        """\
+        APPS = [..., "c"]  # more apps
+        from django.urls import include, path
+        from a2a.asgi import get_asgi_application
+
+        application = get_asgi_application()
+        NEW = 1
+        """
+    )
+    merged = run.merge(generated, snippet)
+    assert merged == textwrap.dedent(
+        """\
+        import os
+        from django.urls import include, path
+        from a2a.asgi import get_asgi_application
+
+        APPS = [
+            "a",
+            "b",
+            "c",
+        ]  # more apps
+        os.environ.setdefault("X", "1")
+        application = get_asgi_application()
+
+        NEW = 1
+        """
+    )
+
+
+def test_a_readme_without_the_include_import_leaves_urls_py_broken():
+    """What the test is for: a README step that is missing shows up as a broken file."""
+    generated = "from django.urls import path\n\nurlpatterns = [path('x/', view)]\n"
+    tree = ast.parse(run.merge(generated, 'urlpatterns = [..., path("", include("a2a.urls"))]\n'))
+    names = [n for n in ast.walk(tree) if isinstance(n, ast.Name)]
+    imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    bound = {n.id for n in names if isinstance(n.ctx, ast.Store)} | imported
+    assert {n.id for n in names if isinstance(n.ctx, ast.Load)} - bound == {"include", "view"}
+
+
+def test_absolute_file_stores_move_under_the_work_directory(tmp_path):
+    code = 'TASK_STORE = "file:/var/lib/myagent/tasks"  # or "orm"\n'
+    assert (
+        run.rebase_file_stores(code, tmp_path) == f'TASK_STORE = "file:{tmp_path}/var/lib/myagent/tasks"  # or "orm"\n'
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.thirdparty
+def test_a_new_project_with_our_wheel_works_as_the_readme_says(tmp_path):
+    wheel = run.built_dist().wheel
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(run.ROOT / "tests" / "thirdparty" / "run.py"),
+            "--wheel",
+            str(wheel),
+            "--django",
+            f"Django=={django.get_version()}",
+            "--workdir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    print(done.stdout, done.stderr)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    assert "[thirdparty] passed" in done.stdout
