@@ -53,23 +53,32 @@ def _runs(command: str) -> bool:
     )
 
 
-def expose_pyenv_interpreters() -> None:
-    """pyenv's shims answer only for the versions pyenv has activated; make the newest
-    installed patch of each Python of the matrix answer too (PYENV_VERSION)."""
+def _version_key(path: Path) -> tuple[int, ...]:
+    release = path.parent.parent.name  # <root>/versions/3.12.1/bin/python3.12
+    return tuple(int(n) for n in release.split(".")) if release.replace(".", "").isdigit() else (0,)
+
+
+def expose_interpreters() -> None:
+    """Make ``pythonX.Y`` answer for each Python of the matrix. pyenv's shims answer
+    only for the versions pyenv has activated, so for a Python that does not answer,
+    the newest pyenv-installed patch is linked as ``.nox/_pythons/pythonX.Y``, first
+    on PATH (only those names: ``python3`` and the rest stay as they were)."""
     missing = [python for python, _ in MATRIX if not _runs(f"python{python}")]
-    if not missing or not shutil.which("pyenv"):
-        return
-    installed = subprocess.run(["pyenv", "versions", "--bare"], capture_output=True, text=True).stdout.split()
-    chosen = []
+    roots = {Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")), Path.home() / ".pyenv"}
+    links = ROOT / ".nox" / "_pythons"
+    shutil.rmtree(links, ignore_errors=True)
     for python in missing:
-        patches = [v for v in installed if v.startswith(f"{python}.") and v.replace(".", "").isdigit()]
-        if patches:
-            chosen.append(max(patches, key=lambda v: tuple(map(int, v.split(".")))))
-    current = subprocess.run(["pyenv", "version-name"], capture_output=True, text=True).stdout.strip().split(":")
-    os.environ["PYENV_VERSION"] = ":".join(v for v in dict.fromkeys([*current, *chosen]) if v)
+        found = [p for root in roots for p in root.glob(f"versions/{python}.*/bin/python{python}") if p.is_file()]
+        if found:
+            links.mkdir(parents=True, exist_ok=True)
+            link = links / f"python{python}"
+            link.unlink(missing_ok=True)
+            link.symlink_to(max(found, key=_version_key))
+    if links.is_dir():
+        os.environ["PATH"] = f"{links}{os.pathsep}{os.environ['PATH']}"
 
 
-expose_pyenv_interpreters()
+expose_interpreters()
 
 
 #: Sessions of this run, for the closing "N passed, N failed" line CI's log ends with.

@@ -23,5 +23,11 @@ urlpatterns = [
     re_path(r"^a2a/rest/tasks/(?P<task_id>[^/]+):cancel$", rest.cancel_task, name="rest-cancel"),
     re_path(r"^a2a/rest/tasks/(?P<task_id>[^/]+):subscribe$", rest.subscribe_to_task, name="rest-subscribe"),
     re_path(r"^a2a/rest/tasks/(?P<task_id>[^/:]+)$", rest.get_task, name="rest-get"),
+    re_path(r"^a2a/rest/tasks/(?P<task_id>[^/:]+)/pushNotificationConfigs$", rest.push_configs, name="rest-push"),
+    re_path(
+        r"^a2a/rest/tasks/(?P<task_id>[^/:]+)/pushNotificationConfigs/(?P<config_id>[^/]+)$",
+        rest.push_config,
+        name="rest-push-config",
+    ),
     re_path(r"^a2a/rest/(?:extendedAgentCard|card)$", rest.get_extended_card, name="rest-extended-card"),
 ]

@@ -86,7 +86,8 @@ def run_micro(stores: list[str], *, quick: bool = False) -> dict[str, Any]:
             except Exception as exc:
                 print(f"micro: skip ours/{store}: {exc}", file=sys.stderr)
                 continue
-            manage("migrate", "--noinput", env=env)
+            if store.startswith("orm"):
+                manage("migrate", "--noinput", env=env)
             rows += _run([sys.executable, "-m", "bench.micro", store, tmp, str(seconds)], env, ROOT)
     competitors = (
         []

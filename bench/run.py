@@ -78,7 +78,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "sections": list(SECTIONS),
         "targets": QUICK_TARGETS if quick else list(TARGETS),
         "dialects": ["toolnexus", "v0.3", "v1.0"],
-        "clients": [1, 8] if quick else [1, 8, 32],
+        "clients": [8] if quick else [1, 8, 32],
         "seconds": 1.0 if quick else 5.0,
         "reps": 1 if quick else 3,
         "warmup": 0.3 if quick else 1.0,

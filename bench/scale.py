@@ -239,7 +239,8 @@ def run_scale(stores: list[str], sizes: list[int], file_max: int, *, quick: bool
             except Exception as exc:
                 print(f"scale: skip {store}: {exc}", file=sys.stderr)
                 continue
-            manage("migrate", "--noinput", env=env)
+            if store.startswith("orm"):
+                manage("migrate", "--noinput", env=env)
             command = [
                 sys.executable,
                 "-m",

@@ -156,21 +156,38 @@ class TaskPage:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def encode_cursor(updated: str, task_id: str) -> str:
-    """An opaque page token pointing just past the task (updated, id)."""
-    return base64.urlsafe_b64encode(orjson.dumps([updated, task_id])).decode().rstrip("=")
+def encode_cursor(updated: str, task_id: str, total: int | None = None) -> str:
+    """An opaque page token pointing just past the task (updated, id); ``total``, when
+    given, is the listing's total size, for the next pages to answer without counting."""
+    values: list[str | int] = [updated, task_id] if total is None else [updated, task_id, total]
+    return base64.urlsafe_b64encode(orjson.dumps(values)).decode().rstrip("=")
+
+
+def _cursor_values(token: str) -> list:
+    try:
+        values = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    except (binascii.Error, ValueError, TypeError, orjson.JSONDecodeError):
+        raise ValueError("invalid page token") from None
+    if (
+        not isinstance(values, list)
+        or len(values) not in (2, 3)
+        or not all(isinstance(v, str) for v in values[:2])
+        or (len(values) == 3 and (not isinstance(values[2], int) or isinstance(values[2], bool) or values[2] < 0))
+    ):
+        raise ValueError("invalid page token")
+    return values
 
 
 def decode_cursor(token: str) -> tuple[str, str]:
     """Inverse of :func:`encode_cursor`; raises ValueError for a token we did not make."""
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        updated, task_id = orjson.loads(raw)
-    except (binascii.Error, ValueError, TypeError, orjson.JSONDecodeError):
-        raise ValueError("invalid page token") from None
-    if not isinstance(updated, str) or not isinstance(task_id, str):
-        raise ValueError("invalid page token")
+    updated, task_id = _cursor_values(token)[:2]
     return updated, task_id
+
+
+def cursor_total(token: str) -> int | None:
+    """The total size a page token carries (None when it carries none)."""
+    values = _cursor_values(token)
+    return values[2] if len(values) == 3 else None
 
 
 def page_in_memory(tasks: list[Task], query: TaskQuery) -> TaskPage:

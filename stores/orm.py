@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import time
 
 from django.db import IntegrityError, connections, transaction
 from django.db.models import Q
@@ -15,6 +16,7 @@ from .base import (
     TaskQuery,
     TaskStore,
     check_task,
+    cursor_total,
     decode_cursor,
     encode_cursor,
     format_timestamp,
@@ -26,6 +28,10 @@ from .base import (
 )
 
 logger = logging.getLogger(__name__)
+
+#: Seconds between two checks of a thread's connection (``objects``): a health check
+#: is a ``SELECT 1`` round trip on PostgreSQL, too dear before every query.
+CONNECTION_CHECK_INTERVAL = 1.0
 
 
 def _updated_at(task: Task) -> dt.datetime:
@@ -54,13 +60,20 @@ class OrmTaskStore(TaskStore):
         The store runs in worker threads that Django's request signals never reach,
         so it does what they do before each use: drop the thread's connection when
         it broke (say, the database restarted) or outlived ``CONN_MAX_AGE``. Never
-        inside a transaction, which must keep its connection.
+        inside a transaction, which must keep its connection. At most once every
+        ``CONNECTION_CHECK_INTERVAL`` seconds per connection (at once after an error),
+        as Django checks once per request: with ``CONN_HEALTH_CHECKS`` each check is a
+        round trip.
         """
         from .models import TaskRecord
 
         connection = connections[self.using]
         if not connection.in_atomic_block:
-            connection.close_if_unusable_or_obsolete()
+            now = time.monotonic()
+            checked = getattr(connection, "_a2a_checked_at", 0.0)
+            if connection.errors_occurred or now - checked > CONNECTION_CHECK_INTERVAL:
+                connection.close_if_unusable_or_obsolete()
+                connection._a2a_checked_at = now
         return TaskRecord.objects.using(self.using)
 
     def get(self, task_id: str) -> Task | None:
@@ -107,6 +120,8 @@ class OrmTaskStore(TaskStore):
         objects = self.objects
         if expected and objects.filter(pk=task_id, version=expected).update(**fields):
             return
+        if not expected and self._insert(task_id, fields):
+            return  # a new task: one INSERT (the usual case of version 0)
         row = objects.filter(pk=task_id).values_list("version", "task").first()
         if row is None:
             if expected:
@@ -122,6 +137,20 @@ class OrmTaskStore(TaskStore):
         found = column or task_version(stored if isinstance(stored, dict) else None)
         if found != expected or not objects.filter(pk=task_id, version=column).update(**fields):
             raise StaleTaskError(task_id, expected, found)
+
+    def _insert(self, task_id: str, fields: dict) -> bool:
+        """INSERT the row; False when one exists. A lone statement (no BEGIN/COMMIT round
+        trips) unless already in a transaction, which a savepoint then keeps usable."""
+        objects = self.objects
+        try:
+            if connections[self.using].in_atomic_block:
+                with transaction.atomic(using=self.using):
+                    objects.create(id=task_id, created_at=fields["updated_at"], **fields)
+            else:
+                objects.create(id=task_id, created_at=fields["updated_at"], **fields)
+        except IntegrityError:
+            return False
+        return True
 
     def _version_of(self, task_id: str) -> int | None:
         row = self.objects.filter(pk=task_id).values_list("version", "task").first()
@@ -140,11 +169,16 @@ class OrmTaskStore(TaskStore):
             rows = rows.filter(owner=query.owner)
         if query.updated_after is not None:
             rows = rows.filter(updated_at__gt=query.updated_after)
-        total = rows.count()
+        # The total is counted once, for the first page, and travels in the page token:
+        # a deep page costs its rows only (a count scans every matching index entry).
+        total = cursor_total(query.page_token) if query.page_token else None
+        if total is None:
+            total = rows.count()
         if query.page_token:
             updated, last_id = decode_cursor(query.page_token)
             when = parse_timestamp(updated)
-            rows = rows.filter(Q(updated_at__lt=when) | Q(updated_at=when, id__lt=last_id))
+            # updated_at <= when is the index range; the OR only trims the ties.
+            rows = rows.filter(updated_at__lte=when).filter(Q(updated_at__lt=when) | Q(id__lt=last_id))
         fetched = list(
             rows.order_by("-updated_at", "-id").values_list("task", "updated_at", "id")[: query.page_size + 1]
         )
@@ -152,7 +186,7 @@ class OrmTaskStore(TaskStore):
         token = ""
         if len(fetched) > query.page_size:
             _, updated_at, last_id = page[-1]
-            token = encode_cursor(format_timestamp(updated_at), last_id)
+            token = encode_cursor(format_timestamp(updated_at), last_id, total)
         tasks = [t for t, _, _ in page if isinstance(t, dict)]
         return TaskPage(tasks=tasks, next_page_token=token, total_size=total)
 

@@ -20,11 +20,19 @@ from a2a.events import bus
 from a2a.protocol.model import SendParams, new_task
 from a2a.runner import Runner
 from stores.base import format_timestamp, now_iso
-from tests.conftest import ALL_DATABASES
+from tests.db_marks import store_params
 
-pytestmark = ALL_DATABASES
+pytestmark = pytest.mark.django_db
 
-NOW = dt.datetime.now(dt.UTC)
+
+@pytest.fixture(params=store_params(transaction=True))
+def store_kind(request) -> str:
+    """Each store; an ORM one in real transactions (the runner's threads see its rows)."""
+    return request.param
+
+
+def now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
 
 
 def message(text: str) -> dict:
@@ -92,17 +100,18 @@ def test_a_running_task_is_leased_renewed_quietly_and_released(use_store, settin
 
 
 def test_the_reaper_fails_a_working_task_whose_lease_expired(use_store, heard):
-    use_store.save(leased("dead", expires=NOW - dt.timedelta(seconds=5)))
-    use_store.save(leased("alive", expires=NOW + dt.timedelta(seconds=60)))
-    use_store.save({**leased("unleased", expires=NOW), "_lease": None})
-    use_store.save(leased("finished", "completed", expires=NOW - dt.timedelta(seconds=5)))
+    expired = now() - dt.timedelta(seconds=5)
+    use_store.save(leased("dead", expires=expired))
+    use_store.save(leased("alive", expires=now() + dt.timedelta(seconds=60)))
+    use_store.save({**leased("unleased", expires=now()), "_lease": None})
+    use_store.save(leased("finished", "completed", expires=now() - dt.timedelta(seconds=5)))
     reaped = leases.reap(use_store)
     assert [(r.task_id, r.outcome) for r in reaped] == [("dead", "failed")]
     dead = use_store.get("dead")
     assert dead["status"]["state"] == "failed" and "_lease" not in dead
     text = dead["status"]["message"]["parts"][0]["text"]
     assert text.startswith("The process running this task stopped (its lease expired at ")
-    assert format_timestamp(NOW - dt.timedelta(seconds=5)) in text
+    assert format_timestamp(expired) in text
     assert [t["status"]["state"] for t in heard if t["id"] == "dead"] == ["failed"]  # announced like any failure
     for other in ("alive", "unleased", "finished"):
         assert use_store.get(other)["_version"] == 2  # untouched
@@ -110,7 +119,7 @@ def test_the_reaper_fails_a_working_task_whose_lease_expired(use_store, heard):
 
 
 def test_dry_run_changes_nothing(use_store):
-    use_store.save(leased("dead", expires=NOW - dt.timedelta(seconds=5)))
+    use_store.save(leased("dead", expires=now() - dt.timedelta(seconds=5)))
     assert [(r.task_id, r.outcome) for r in leases.reap(use_store, dry_run=True)] == [("dead", "expired")]
     assert use_store.get("dead")["status"]["state"] == "working"
 
@@ -118,7 +127,7 @@ def test_dry_run_changes_nothing(use_store):
 def test_a_server_process_reruns_a_submitted_task_whose_owner_died(use_store, settings):
     """Accepted by a process that died before starting it: nothing ran, so it is run."""
     settings.A2A_HANDLER = "tests.handlers.scripted"
-    use_store.save(leased("orphan", "submitted", expires=NOW - dt.timedelta(seconds=1), runs=0))
+    use_store.save(leased("orphan", "submitted", expires=now() - dt.timedelta(seconds=1), runs=0))
     runner = Runner(1)
     try:
         assert [r.outcome for r in leases.reap(use_store, runner=runner)] == ["requeued"]
@@ -130,7 +139,7 @@ def test_a_server_process_reruns_a_submitted_task_whose_owner_died(use_store, se
 
 
 def test_without_a_server_a_submitted_orphan_is_failed(use_store):
-    use_store.save(leased("orphan", "submitted", expires=NOW - dt.timedelta(seconds=1), runs=0))
+    use_store.save(leased("orphan", "submitted", expires=now() - dt.timedelta(seconds=1), runs=0))
     assert [r.outcome for r in leases.reap(use_store)] == ["failed"]
     text = use_store.get("orphan")["status"]["message"]["parts"][0]["text"]
     assert text.startswith("The process that accepted this task stopped before running it (its lease expired at ")
@@ -139,8 +148,8 @@ def test_without_a_server_a_submitted_orphan_is_failed(use_store):
 def test_with_retry_a_working_orphan_is_run_again_up_to_max_runs(use_store, settings, heard):
     settings.A2A_HANDLER = "tests.handlers.scripted"
     settings.A2A_RETRY_ON_LOST_LEASE = True
-    use_store.save(leased("again", expires=NOW - dt.timedelta(seconds=1), runs=1))
-    use_store.save(leased("enough", expires=NOW - dt.timedelta(seconds=1), runs=leases.MAX_RUNS))
+    use_store.save(leased("again", expires=now() - dt.timedelta(seconds=1), runs=1))
+    use_store.save(leased("enough", expires=now() - dt.timedelta(seconds=1), runs=leases.MAX_RUNS))
     runner = Runner(1)
     try:
         outcomes = {r.task_id: r.outcome for r in leases.reap(use_store, runner=runner)}
@@ -160,7 +169,7 @@ def test_with_retry_a_working_orphan_is_run_again_up_to_max_runs(use_store, sett
 
 
 def test_without_retry_a_server_process_fails_a_working_orphan(use_store):
-    use_store.save(leased("dead", expires=NOW - dt.timedelta(seconds=1)))
+    use_store.save(leased("dead", expires=now() - dt.timedelta(seconds=1)))
     runner = Runner(1)
     try:
         assert [r.outcome for r in leases.reap(use_store, runner=runner)] == ["failed"]
@@ -169,7 +178,7 @@ def test_without_retry_a_server_process_fails_a_working_orphan(use_store):
 
 
 def test_the_runner_reaps_at_start_and_then_periodically(use_store, short_lease):
-    use_store.save(leased("before", expires=NOW - dt.timedelta(seconds=1)))
+    use_store.save(leased("before", expires=now() - dt.timedelta(seconds=1)))
     runner = Runner(1)
     try:
         runner.start()
@@ -183,7 +192,7 @@ def test_the_runner_reaps_at_start_and_then_periodically(use_store, short_lease)
 def test_several_reapers_settle_a_task_once(use_store, heard):
     import threading
 
-    use_store.save(leased("dead", expires=NOW - dt.timedelta(seconds=1)))
+    use_store.save(leased("dead", expires=now() - dt.timedelta(seconds=1)))
     results: list[list] = []
     barrier = threading.Barrier(4)
 
@@ -234,7 +243,7 @@ def test_a_task_taken_over_by_another_process_drops_the_late_result(use_store, s
         future = runner.submit(task["id"])
         working = wait_for(use_store, task["id"], {"working"})
         # Another process decided we were dead and took the task over.
-        other = {"owner": "other:2:beef", "expires": format_timestamp(NOW + dt.timedelta(minutes=5)), "runs": 2}
+        other = {"owner": "other:2:beef", "expires": format_timestamp(now() + dt.timedelta(minutes=5)), "runs": 2}
         use_store.save({**working, "_lease": other, "_version": working["_version"] + 1})
         future.result(5)
     finally:
@@ -244,8 +253,8 @@ def test_a_task_taken_over_by_another_process_drops_the_late_result(use_store, s
 
 
 def test_fail_stale_spares_a_task_whose_lease_is_alive(use_store):
-    old = NOW - dt.timedelta(hours=3)
-    alive = leased("alive", expires=NOW + dt.timedelta(minutes=1))
+    old = now() - dt.timedelta(hours=3)
+    alive = leased("alive", expires=now() + dt.timedelta(minutes=1))
     alive["status"]["timestamp"] = format_timestamp(old)
     use_store.save(alive)
     outcome, _ = maintenance.fail_stale(use_store, "alive", dt.timedelta(hours=1))
@@ -256,8 +265,8 @@ def test_fail_stale_spares_a_task_whose_lease_is_alive(use_store):
 
 
 def test_management_command(use_store):
-    use_store.save(leased("dead", expires=NOW - dt.timedelta(seconds=5)))
-    use_store.save(leased("alive", expires=NOW + dt.timedelta(seconds=60)))
+    use_store.save(leased("dead", expires=now() - dt.timedelta(seconds=5)))
+    use_store.save(leased("alive", expires=now() + dt.timedelta(seconds=60)))
     out, err = io.StringIO(), io.StringIO()
     call_command("a2a_leases", "--dry-run", stdout=out, stderr=err)
     assert out.getvalue().startswith("dead: lease expired (working, lease expired at ")

@@ -457,6 +457,23 @@ def test_bad_params_name_the_field(memory, version, method, params, field):
 
 
 @pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"taskId": "T", "url": "https://a.example.com/\ud800"}, "url"),
+        ({"taskId": "T", "url": "https://a.example.com/", "id": "\udfff"}, "id"),
+    ],
+)
+def test_lone_surrogates_are_invalid_params(params, field):
+    """(orjson refuses them in a request body; in-process callers get a clean -32602 too)"""
+    from a2a.protocol import V10 as v10_dialect
+    from a2a.protocol.errors import InvalidParamsError
+
+    with pytest.raises(InvalidParamsError) as exc:
+        v10_dialect.parse_push_create(params)
+    assert exc.value.field == field
+
+
+@pytest.mark.parametrize(
     ("version", "configuration", "field"),
     [
         (V10, {"taskPushNotificationConfig": {"token": "t"}}, "configuration.taskPushNotificationConfig.url"),

@@ -23,6 +23,7 @@ def rest(tmp_path_factory):
         TASK_STORE=f"file:{tmp / 'tasks'}",
         DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}",
         A2A_HANDLER="tests.handlers.scripted",
+        A2A_PUSH_ALLOW_PRIVATE_URLS="true",
     )
     with running_server(env, log=tmp / "server.log") as base:
         yield f"{base}/a2a/rest"
@@ -147,6 +148,37 @@ def test_subscribe_by_post_and_by_get(rest, method, tmp_path):
     assert events[0]["task"]["id"] == task["id"]
     assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
     error_of(httpx.post(f"{rest}/tasks/{task['id']}:subscribe", headers=V10), 400, "UNSUPPORTED_OPERATION")
+
+
+def test_push_config_routes(rest):
+    task = send(rest, "ask:more?")
+    base = f"{rest}/tasks/{task['id']}/pushNotificationConfigs"
+    # Loopback (allowed for this server) on a port nothing listens on: no call is made
+    # while the task waits for input, and none could reach anything.
+    for config_id in ("a", "b"):
+        created = httpx.post(
+            base,
+            json={"id": config_id, "url": f"http://127.0.0.1:9/{config_id}", "token": f"t-{config_id}"},
+            headers=V10,
+        )
+        assert created.status_code == 200, created.text
+        assert created.json() == {
+            "id": config_id,
+            "taskId": task["id"],
+            "url": f"http://127.0.0.1:9/{config_id}",
+            "token": f"t-{config_id}",
+        }
+    listed = httpx.get(base, headers=V10).json()
+    assert sorted(c["id"] for c in listed["configs"]) == ["a", "b"]
+    assert httpx.get(f"{base}/b", headers=V10).json()["url"] == "http://127.0.0.1:9/b"
+    deleted = httpx.delete(f"{base}/b", headers=V10)
+    assert deleted.status_code == 200 and deleted.json() == {}
+    assert [c["id"] for c in httpx.get(base, headers=V10).json()["configs"]] == ["a"]
+    error_of(httpx.get(f"{base}/b", headers=V10), 404, "TASK_NOT_FOUND")
+    error_of(httpx.get(f"{rest}/tasks/nope/pushNotificationConfigs", headers=V10), 404, "TASK_NOT_FOUND")
+    error_of(httpx.post(base, json={"url": "ftp://127.0.0.1/x"}, headers=V10), 400, "INVALID_PARAMS")
+    wrong = httpx.put(base, json={}, headers=V10)
+    assert wrong.status_code == 405 and wrong.headers["allow"] == "POST, GET"
 
 
 def test_v03_http_json_is_not_offered(rest):

@@ -6,8 +6,9 @@ proto-JSON of its gRPC definition, a dialect we do not speak: the card offers v0
 clients JSON-RPC): ``POST message:send``, ``POST message:stream``,
 ``GET tasks``, ``GET tasks/{id}``, ``POST tasks/{id}:cancel``,
 ``POST|GET tasks/{id}:subscribe`` (the spec text says POST, a2a.proto says GET),
-``GET extendedAgentCard``. Success bodies are the bare objects
-(``application/a2a+json``); errors are ``google.rpc.Status`` objects with the HTTP
+``POST|GET tasks/{id}/pushNotificationConfigs``,
+``GET|DELETE tasks/{id}/pushNotificationConfigs/{configId}``, ``GET extendedAgentCard``.
+Success bodies are the bare objects (``application/a2a+json``); errors are ``google.rpc.Status`` objects with the HTTP
 status of spec 5.4; streams are SSE of bare StreamResponse objects.
 """
 
@@ -22,7 +23,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
-from .. import auth, limits, operations
+from .. import auth, limits, operations, push
 from ..protocol import V03, V10, Dialect, dialect_for
 from ..protocol.errors import (
     A2AError,
@@ -171,6 +172,26 @@ async def _subscribe(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> An
     return await _stream(d, operations.subscribe_to_task(d.parse_get({"id": kw["task_id"]})))
 
 
+async def _push_configs(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
+    """``POST`` creates a config on the task, ``GET`` lists them."""
+    push.ensure_enabled()
+    if request.method == "POST":
+        params = d.parse_push_create({**_body(request), "taskId": kw["task_id"]})
+        return d.render_push_config(await push.create_config(params))
+    page = await push.list_configs(d.parse_push_list({**_query(request), "taskId": kw["task_id"]}))
+    return d.render_push_list(page.configs, page.next_page_token)
+
+
+async def _push_config(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
+    """``GET`` one config, ``DELETE`` it (answering ``{}``, google.protobuf.Empty)."""
+    push.ensure_enabled()
+    ref = {"taskId": kw["task_id"], "id": kw["config_id"]}
+    if request.method == "GET":
+        return d.render_push_config(await push.get_config(d.parse_push_get(ref)))
+    await push.delete_config(d.parse_push_delete(ref))
+    return {}
+
+
 async def _extended_card(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
     from ..views import extended_card
 
@@ -183,4 +204,6 @@ get_task = endpoint(("GET",), _get)
 list_tasks = endpoint(("GET",), _list)
 cancel_task = endpoint(("POST",), _cancel)
 subscribe_to_task = endpoint(("POST", "GET"), _subscribe)
+push_configs = endpoint(("POST", "GET"), _push_configs)
+push_config = endpoint(("GET", "DELETE"), _push_config)
 get_extended_card = endpoint(("GET",), _extended_card)

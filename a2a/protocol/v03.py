@@ -270,7 +270,7 @@ class V03Dialect:
         return PushConfigParams(
             task_id=task_id,
             url=url,
-            id=want_id(raw.get("id"), at(path, "id"), required=False) or None,
+            id=check_unicode(want_id(raw.get("id"), at(path, "id"), required=False), at(path, "id")) or None,
             token=want_header_value(raw.get("token"), at(path, "token")),
             authentication=self.parse_push_authentication(raw.get("authentication"), at(path, "authentication")),
             dialect=self.version,
@@ -302,7 +302,7 @@ class V03Dialect:
         return self.parse_push_config(raw, "pushNotificationConfig", task_id=task_id)
 
     def parse_push_config_id(self, params: dict[str, Any], key: str, *, required: bool) -> str | None:
-        return want_id(pick(params, key), key, required=required) or None
+        return check_unicode(want_id(pick(params, key), key, required=required), key) or None
 
     def parse_push_get(self, params: Any) -> PushConfigRef:
         """``{id: task id, pushNotificationConfigId?}``; without one, the task's first config."""
@@ -367,6 +367,7 @@ def at(path: str, key: str) -> str:
 
 def check_webhook_url(url: str, path: str) -> None:
     """An absolute http(s) URL with a host (where it resolves is checked later, by a2a.push)."""
+    check_unicode(url, path)
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 (raises ValueError for a bad port)
@@ -374,6 +375,16 @@ def check_webhook_url(url: str, path: str) -> None:
         raise InvalidParamsError("is not a valid URL", field=path) from None
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise InvalidParamsError("must be an absolute http:// or https:// URL", field=path)
+
+
+def check_unicode(value: str | None, path: str) -> str | None:
+    """``value``, unless it holds a lone surrogate (which no store or JSON encoder takes)."""
+    if value:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidParamsError("is not valid Unicode (it holds a lone surrogate)", field=path) from None
+    return value
 
 
 def want_header_value(value: Any, path: str) -> str | None:

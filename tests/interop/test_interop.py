@@ -40,13 +40,6 @@ V10_REST = ("1.0", "HTTP+JSON")
 V03_JSONRPC = ("0.3", "JSONRPC")
 V03_REST = ("0.3", "HTTP+JSON")
 
-#: Our HTTP+JSON binding serves no push config routes yet (spec 11:
-#: ``/tasks/{id}/pushNotificationConfigs[/{configId}]``); the SDK's REST transport
-#: gets 404 for them. Strict: the test fails as soon as the routes exist.
-NO_REST_PUSH_ROUTES = pytest.mark.xfail(
-    reason="the HTTP+JSON binding has no /tasks/{id}/pushNotificationConfigs routes yet", strict=True
-)
-
 
 # --- the interop venv and the clients ---------------------------------------------------------
 
@@ -369,7 +362,7 @@ def parsed_by_sdk(run_client, tmp_path, hits: list[Hit], dialect: str) -> list[d
 
 PUSH_VERSIONS = pytest.mark.parametrize(
     "version",
-    [V10_JSONRPC, pytest.param(V10_REST, marks=NO_REST_PUSH_ROUTES), V03_JSONRPC],
+    [V10_JSONRPC, V10_REST, V03_JSONRPC],
     ids=["v1.0-jsonrpc", "v1.0-rest", "v0.3-jsonrpc"],
 )
 

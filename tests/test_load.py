@@ -1,0 +1,119 @@
+"""Several server processes on one store (2 uvicorn workers on one task directory,
+one SQLite file, one PostgreSQL database): a task submitted to one worker is readable,
+listable and cancelable from every other, two cancels racing through two workers
+settle it once; then a short run of the load test (bench/load.py), which must lose
+no task and have no error. The memory store (one worker: it cannot be shared) runs
+the load test only."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import pytest
+from django.conf import settings
+
+from bench import load
+
+pytestmark = pytest.mark.slow
+
+SHARED = ["file", "orm-sqlite"] + (["orm-postgres"] if "postgres" in settings.DATABASES else [])
+WORKERS = 2
+LOAD_CLIENTS, LOAD_SECONDS = 8, 2.0
+TERMINAL = {"completed", "failed", "canceled", "rejected"}
+
+
+@pytest.fixture(scope="module", params=SHARED)
+def server(request, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp(request.param)
+    if request.param == "orm-postgres":
+        load.POSTGRES_URL = settings.POSTGRES_URL
+    # Short leases: a worker hears of a cancel made through another worker within a second.
+    with load.serving(request.param, tmp, workers=WORKERS, A2A_LEASE_SECONDS="3") as base:
+        base.tmp = tmp
+        yield base
+
+
+def rpc(http: httpx.Client, base: str, method: str, params: dict) -> dict:
+    """One request on a new connection: uvicorn's workers share the listening socket, so
+    requests land on either (the pids that ran the handlers show it)."""
+    body = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
+    return http.post(f"{base}/a2a/", json=body, timeout=10, headers={"Connection": "close"}).json()
+
+
+def send(http: httpx.Client, base: str, text: str, *, context: str | None = None) -> dict:
+    message = {"role": "user", "messageId": str(uuid.uuid4()), "parts": [{"kind": "text", "text": text}]}
+    if context:
+        message["contextId"] = context
+    answer = rpc(http, base, "SendMessage", {"message": message, "configuration": {"blocking": False}})
+    return answer["result"]
+
+
+def ran_by(tmp: Path) -> Counter:
+    """Worker pid -> tasks whose handler it ran."""
+    runs = tmp / "runs"
+    return Counter(line.split()[0] for line in runs.read_text().splitlines()) if runs.exists() else Counter()
+
+
+def test_every_worker_sees_lists_and_cancels_what_another_accepted(server):
+    context = str(uuid.uuid4())
+    with httpx.Client() as http:
+        ids = {send(http, server, "sleep:20", context=context)["id"] for _ in range(8)}
+        deadline = time.monotonic() + 10
+        while sum(ran_by(server.tmp).values()) < len(ids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(ran_by(server.tmp)) == WORKERS, "the tasks did not land on every worker"
+        for _ in range(4):
+            for task_id in ids:
+                assert rpc(http, server, "GetTask", {"id": task_id})["result"]["status"]["state"] == "working"
+            listed = rpc(http, server, "ListTasks", {"contextId": context})["result"]["tasks"]
+            assert {t["id"] for t in listed} == ids
+        for task_id in ids:  # each cancel lands on either worker, whichever runs the handler
+            assert rpc(http, server, "CancelTask", {"id": task_id})["result"]["status"]["state"] == "canceled"
+        for _ in range(4):
+            states = {rpc(http, server, "GetTask", {"id": t})["result"]["status"]["state"] for t in ids}
+            assert states == {"canceled"}
+        # The handlers stop too: the worker running each one hears of the cancel at its
+        # next lease renewal (every second here), though the cancel went through another.
+        runs_before = sum(ran_by(server.tmp).values())
+        time.sleep(1.5)
+        assert {rpc(http, server, "GetTask", {"id": t})["result"]["status"]["state"] for t in ids} == {"canceled"}
+    assert sum(ran_by(server.tmp).values()) == runs_before  # nothing ran again
+
+
+def cancel(base: str, task_id: str, barrier: threading.Barrier, answers: list[dict]) -> None:
+    with httpx.Client() as http:
+        barrier.wait()
+        answers.append(rpc(http, base, "CancelTask", {"id": task_id}))
+
+
+def test_two_cancels_through_two_workers_one_wins(server):
+    for _ in range(4):
+        with httpx.Client() as http:
+            task = send(http, server, "sleep:20")
+        answers: list[dict] = []
+        barrier = threading.Barrier(2)
+        threads = [threading.Thread(target=cancel, args=(server, task["id"], barrier, answers)) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        outcomes = sorted("canceled" if "result" in a else str(a["error"]["code"]) for a in answers)
+        assert outcomes == ["-32002", "canceled"], answers  # one cancel; the other: not cancelable
+
+
+def test_short_load_loses_nothing(server):
+    result = load.measure(server, clients=LOAD_CLIENTS, seconds=LOAD_SECONDS)
+    assert result["completed"] > 0
+    assert result["errors"] == 0 and result["lost"] == 0, result
+
+
+def test_short_load_on_the_memory_store_one_worker():
+    result = load.run_store("memory", workers=WORKERS, clients=LOAD_CLIENTS, seconds=LOAD_SECONDS)
+    assert result["workers"] == 1  # a memory store cannot be shared: one worker
+    assert result["completed"] > 0
+    assert result["errors"] == 0 and result["lost"] == 0, result
