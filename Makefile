@@ -10,7 +10,7 @@ WORKERS ?= 1
 PYTEST_ARGS ?=
 NOX_ARGS ?=
 
-.PHONY: run test interop matrix lint bench clean
+.PHONY: run test interop matrix lint bench bench-quick clean
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -52,9 +52,17 @@ interop: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256
 matrix: $(VENV)/.dev-deps
 	$(VENV)/bin/nox $(NOX_ARGS)
 
-## The end-to-end loop benchmark (see bench/README.md).
+## The benchmark suite against the official SDK, toolnexus and a null server (see
+## bench/README.md; ~40 min): results in bench/results/suite.{json,md}. Builds the
+## competitors' venvs first (bench/setup-venvs.sh). BENCH_ARGS passes options on.
+BENCH_ARGS ?=
 bench: $(VENV)/.dev-deps
-	$(PY) bench/e2e_loop.py
+	bash bench/setup-venvs.sh
+	$(PY) -m bench.run $(BENCH_ARGS)
+
+## The suite's smoke run (ours + null server, short windows; what CI runs): bench/results/quick.*
+bench-quick: $(VENV)/.dev-deps
+	$(PY) -m bench.run --quick $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(INTEROP_VENV) staticfiles .pytest_cache .ruff_cache .nox .mypy_cache build dist *.egg-info
+	rm -rf $(VENV) $(INTEROP_VENV) .venv-bench-sdk .venv-bench-toolnexus staticfiles .pytest_cache .ruff_cache .nox .mypy_cache build dist *.egg-info

@@ -135,4 +135,4 @@ def tests(session: nox.Session, django: str) -> None:
     """The whole suite from the source tree, on this Python and Django."""
     with counted():
         session.install("-r", "requirements-dev.txt", django_requirement(django))
-        session.run("python", "-m", "pytest", *session.posargs, env={"PYTHONPATH": str(ROOT)})
+        session.run("python", "-m", "pytest", *session.posargs)

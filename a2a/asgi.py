@@ -30,6 +30,7 @@ import django
 from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.core.exceptions import DisallowedHost, RequestAborted
 from django.core.handlers.asgi import ASGIHandler, ASGIRequest, get_script_prefix
+from django.core.signals import setting_changed
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.urls import Resolver404, resolve, set_script_prefix
 
@@ -39,6 +40,18 @@ logger = logging.getLogger(__name__)
 
 View = Callable[[HttpRequest], Awaitable[HttpResponse]]
 
+#: Host header values that passed ``ALLOWED_HOSTS`` (checking one costs more than
+#: serving a GetTask's JSON); cleared when a setting it depends on changes.
+_allowed_hosts: set[str] = set()
+
+
+def _forget_hosts(*, setting: str, **kwargs: Any) -> None:
+    if setting in ("ALLOWED_HOSTS", "DEBUG", "USE_X_FORWARDED_HOST", "USE_X_FORWARDED_PORT"):
+        _allowed_hosts.clear()
+
+
+setting_changed.connect(_forget_hosts)
+
 
 class A2AASGIHandler(ASGIHandler):
     """Django's ASGI handler with the A2A endpoints served directly (see module doc)."""
@@ -46,6 +59,13 @@ class A2AASGIHandler(ASGIHandler):
     def __init__(self) -> None:
         super().__init__()
         self.direct_view = functools.lru_cache(maxsize=4096)(self._direct_view)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        # Django enters a ThreadSensitiveContext for every request; the direct A2A views
+        # are async and call no thread-sensitive sync code, so they skip it.
+        if scope["type"] == "http" and a2a_settings.DIRECT_ASGI and self.direct_view(scope["path"]) is not None:
+            return await self.handle(scope, receive, send)
+        return await super().__call__(scope, receive, send)
 
     def _direct_view(self, path: str) -> tuple[View, dict[str, Any]] | None:
         """The A2A view (and its URL kwargs) that serves ``path``, or None."""
@@ -72,29 +92,45 @@ class A2AASGIHandler(ASGIHandler):
         set_script_prefix(get_script_prefix(scope))
         try:
             request = ASGIRequest(scope, body_file)
-            request.get_host()  # ALLOWED_HOSTS, as CommonMiddleware would check it
+            host = request._get_raw_host()
+            if host not in _allowed_hosts:
+                request.get_host()  # ALLOWED_HOSTS, as CommonMiddleware would check it
+                if len(_allowed_hosts) < 1024:
+                    _allowed_hosts.add(host)
         except DisallowedHost as exc:
             body_file.close()
             return await self.send_response(HttpResponseBadRequest(str(exc)), send)
 
-        async def respond() -> None:
+        # As Django does: a client that goes away cancels the view (and ends a stream).
+        # The view runs in this task; a listener task cancels it on a disconnect.
+        current = asyncio.current_task()
+        assert current is not None
+        gone = False
+
+        def on_disconnect(listener: asyncio.Task[None]) -> None:
+            nonlocal gone
+            if not listener.cancelled() and isinstance(listener.exception(), RequestAborted):
+                gone = True
+                current.cancel()
+
+        listener = asyncio.ensure_future(self.listen_for_disconnect(receive))
+        listener.add_done_callback(on_disconnect)
+        try:
             try:
                 response = await view(request, **kwargs)
             except Exception:
                 logger.exception("A2A endpoint %s failed", scope["path"])
                 response = HttpResponse(b'{"error": "internal error"}', status=500, content_type="application/json")
             await self.send_response(response, send)
-
-        # As Django does: a client that goes away cancels the view (and ends a stream).
-        tasks = [asyncio.ensure_future(self.listen_for_disconnect(receive)), asyncio.ensure_future(respond())]
-        try:
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            if not gone:
+                raise  # cancelled from outside (the server shutting down)
+            current.uncancel()  # the client went away: nothing more to do
         finally:
-            for task in tasks:
-                if not task.done():
-                    task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, RequestAborted, AssertionError):
-                    await task
+            listener.remove_done_callback(on_disconnect)
+            listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError, RequestAborted, AssertionError):
+                await listener
             body_file.close()
 
 

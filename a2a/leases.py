@@ -254,11 +254,16 @@ def _settle(store: TaskStore, task_id: str, now: dt.datetime, *, runner: Runner 
 async def maintain(runner: Runner) -> None:
     """Run for the life of ``runner``'s loop: reap once now, renew the leases of the
     runner's tasks every third of the lease, reap every ``A2A_LEASE_CHECK_INTERVAL``."""
+    from stores.resolve import get_task_store
+
     next_check = 0.0
     while True:
-        from stores.resolve import get_task_store
-
-        store = get_task_store()
+        try:
+            store = get_task_store()
+        except Exception:  # misconfigured: stores.E001 says why; try again later
+            logger.exception("the task store cannot be used for lease checks")
+            await asyncio.sleep(lease_seconds() / 3)
+            continue
         interval = float(a2a_settings.LEASE_CHECK_INTERVAL)
         if time.monotonic() >= next_check:
             try:

@@ -24,6 +24,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -80,8 +81,21 @@ def serving(store: str, tmp: Path, *, workers: int, **settings: str) -> Iterator
         )
         if store.startswith("orm"):
             manage("migrate", "--noinput", env=env)
-        base = stack.enter_context(running_server(env, workers=workers_for(store, workers), log=tmp / "server.log"))
+        count = workers_for(store, workers)
+        log = tmp / "server.log"
+        base = stack.enter_context(running_server(env, workers=count, log=log))
+        wait_for_workers(log, count)
         yield base
+
+
+def wait_for_workers(log: Path, count: int, timeout: float = 60.0) -> None:
+    """Until every worker has started (the first one answering is not enough: the load's
+    keep-alive connections would all go to it)."""
+    deadline = time.monotonic() + timeout
+    while log.read_text(errors="replace").count("Application startup complete") < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{count} workers did not all start within {timeout:.0f}s (log: {log})")
+        time.sleep(0.05)
 
 
 def measure(base: str, *, clients: int, seconds: float, text: str = TEXT) -> dict[str, Any]:

@@ -25,6 +25,7 @@ once they are older than ``stale_temp_seconds``.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import logging
@@ -47,9 +48,9 @@ from .base import (
     TaskQuery,
     TaskStore,
     check_task,
-    page_in_memory,
     task_version,
 )
+from .index import SharedIndex
 
 try:
     import fcntl
@@ -123,6 +124,34 @@ def _describe(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+#: What :func:`read_if_cached` answers when the read would wait for the disk.
+NOT_CACHED = object()
+
+
+def read_if_cached(path: Path) -> bytes | None | object:
+    """The file's bytes when all of them are in the page cache (a ``preadv`` with
+    ``RWF_NOWAIT``, which never waits for the disk); None when there is no such file;
+    :data:`NOT_CACHED` when reading would block (or this platform cannot tell)."""
+    nowait = getattr(os, "RWF_NOWAIT", None)
+    if nowait is None:
+        return NOT_CACHED
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return NOT_CACHED
+    try:
+        size = os.fstat(fd).st_size
+        buffer = bytearray(size)
+        read = os.preadv(fd, [buffer], 0, nowait) if size else 0
+    except OSError:  # BlockingIOError: not (all) cached; EOPNOTSUPP: not on this filesystem
+        return NOT_CACHED
+    finally:
+        os.close(fd)
+    return bytes(buffer) if read == size else NOT_CACHED
+
+
 class FileTaskStore(TaskStore):
     """Tasks as JSON files under ``directory`` (created if missing).
 
@@ -151,6 +180,9 @@ class FileTaskStore(TaskStore):
         self._damaged: dict[str, tuple[int, int]] = {}
         self._damaged_lock = threading.Lock()
         self._fallback_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES)) if fcntl is None else ()
+        # ``list`` pages through an index (built on first use; kept current from every
+        # process's writes by a journal in .locks/) instead of reading every file.
+        self._listing = SharedIndex(self.directory / LOCK_DIRECTORY, self._scan, self.get)
         if stale_temp_seconds is not None:
             try:
                 removed = self.clean_temp_files(older_than=stale_temp_seconds)
@@ -195,6 +227,23 @@ class FileTaskStore(TaskStore):
         if not isinstance(task_id, str) or not task_id:
             return None
         return self._read(self.path(task_id), task_id)
+
+    async def aget(self, task_id: str) -> Task | None:
+        """:meth:`get`, answered on the event loop when the file is in the page cache
+        (the usual case for a task being polled): a worker thread costs more than the
+        read, and waits behind saves busy in ``fsync``. Anything else (a read that would
+        wait for the disk, a damaged file to report) goes to a thread as before."""
+        if not isinstance(task_id, str) or not task_id:
+            return None
+        path = self.path(task_id)
+        data = read_if_cached(path)
+        if data is None:
+            return None
+        if isinstance(data, bytes):
+            task, _ = self._parse(data, path.stem)
+            if task is not None:
+                return task if task["id"] == task_id else None
+        return await asyncio.to_thread(self.get, task_id)
 
     def _read(self, path: Path, task_id: str | None = None) -> Task | None:
         """The task in ``path``; None when missing, damaged, or (with ``task_id``) when
@@ -250,9 +299,12 @@ class FileTaskStore(TaskStore):
                 Path(e.path) for e in entries if e.name.endswith(".json") and not e.name.startswith(".") and e.is_file()
             ]
 
+    def _scan(self) -> Iterator[Task]:
+        """Every task in the directory (the listing index is built from this)."""
+        return (t for t in map(self._read, self._task_files()) if t is not None)
+
     def list(self, query: TaskQuery | None = None) -> TaskPage:
-        tasks = [t for t in map(self._read, self._task_files()) if t is not None]
-        return page_in_memory(tasks, query or TaskQuery())
+        return self._listing.page(query or TaskQuery())
 
     # --- Writing ---------------------------------------------------------------------------
 
@@ -267,6 +319,7 @@ class FileTaskStore(TaskStore):
                 elif path.name in self._damaged:
                     self._set_aside_if_damaged(path)
                 atomic_write(path, data, fsync=self.fsync)
+                self._listing.saved(task)
         except OSError as exc:
             raise StoreError(f"could not save the task: {_describe(exc)}") from exc
         with self._damaged_lock:
@@ -305,6 +358,7 @@ class FileTaskStore(TaskStore):
                 os.unlink(path)
             except FileNotFoundError:
                 return False
+            self._listing.deleted(task_id)
         return True
 
     # --- Repair ----------------------------------------------------------------------------

@@ -96,3 +96,73 @@ def test_lifespan_shutdown_drains_the_runner(settings):
         {"type": "lifespan.shutdown.complete"},
     ]
     assert runner._loop is None  # shut down
+
+
+async def _raw_call(app, body: bytes, *, disconnect_after: float | None = None) -> list[dict]:
+    """Call the ASGI app with an in-memory client that may go away after a while."""
+    sent: list[dict] = []
+    delivered = False
+
+    async def receive() -> dict:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        if disconnect_after is None:
+            await asyncio.Event().wait()
+        await asyncio.sleep(disconnect_after)
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/a2a/",
+        "raw_path": b"/a2a/",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"testserver"), (b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 1234),
+        "server": ("testserver", 80),
+    }
+    await app(scope, receive, send)
+    return sent
+
+
+def _slow_send(settings, monkeypatch, tmp_path) -> bytes:
+    import json
+
+    settings.A2A_HANDLER = "tests.handlers.recording"
+    monkeypatch.setenv("A2A_TEST_RUNS_FILE", str(tmp_path / "runs"))
+    message = {**SEND["params"]["message"], "parts": [{"kind": "text", "text": "sleep:1.5"}]}
+    return json.dumps({**SEND, "params": {"message": message, "configuration": {"blocking": True}}}).encode()
+
+
+def test_a_client_that_goes_away_ends_a_blocking_send_at_once(settings, monkeypatch, tmp_path):
+    import time
+
+    body = _slow_send(settings, monkeypatch, tmp_path)
+    app = get_asgi_application()
+    started = time.monotonic()
+    sent = asyncio.run(_raw_call(app, body, disconnect_after=0.1))
+    assert time.monotonic() - started < 1.0  # not the handler's 1.5 s
+    assert sent == []  # nothing is written to a client that is gone
+
+
+def test_a_request_cancelled_from_outside_is_cancelled(settings, monkeypatch, tmp_path):
+    body = _slow_send(settings, monkeypatch, tmp_path)
+    app = get_asgi_application()
+
+    async def go() -> None:
+        task = asyncio.ensure_future(_raw_call(app, body))
+        await asyncio.sleep(0.05)
+        task.cancel()  # the server shutting down, say
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(go())

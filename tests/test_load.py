@@ -62,11 +62,14 @@ def ran_by(tmp: Path) -> Counter:
 def test_every_worker_sees_lists_and_cancels_what_another_accepted(server):
     context = str(uuid.uuid4())
     with httpx.Client() as http:
-        ids = {send(http, server, "sleep:20", context=context)["id"] for _ in range(8)}
-        deadline = time.monotonic() + 10
-        while sum(ran_by(server.tmp).values()) < len(ids) and time.monotonic() < deadline:
+        ids: set[str] = set()
+        deadline = time.monotonic() + 20
+        while (len(ids) < 4 or len(ran_by(server.tmp)) < WORKERS) and time.monotonic() < deadline:
+            ids.add(send(http, server, "sleep:20", context=context)["id"])  # until both workers run some
             time.sleep(0.05)
         assert len(ran_by(server.tmp)) == WORKERS, "the tasks did not land on every worker"
+        while sum(ran_by(server.tmp).values()) < len(ids) and time.monotonic() < deadline:
+            time.sleep(0.05)
         for _ in range(4):
             for task_id in ids:
                 assert rpc(http, server, "GetTask", {"id": task_id})["result"]["status"]["state"] == "working"

@@ -98,3 +98,86 @@ def test_memory_store_keeps_compact_copies():
     # orjson's own bytes keep a 4 KB buffer each (4 MB here); the store's copies are
     # as big as the JSON, plus the index.
     assert allocated < 1_000_000
+
+
+# --- the file store's shared index -----------------------------------------------------------
+
+
+def _ids(store, **query):
+    return [t["id"] for t in store.list(TaskQuery(page_size=100, **query)).tasks]
+
+
+def test_file_store_lists_what_another_instance_writes(tmp_path):
+    from stores.file import FileTaskStore
+
+    a, b = FileTaskStore(tmp_path, fsync=False), FileTaskStore(tmp_path, fsync=False)
+    a.save(make("t1", 1, "c", "working", ""))
+    assert _ids(a) == ["t1"]  # a's index is built now
+    b.save(make("t2", 2, "c", "working", ""))
+    b.save(make("t1", 3, "c", "completed", ""))  # t1 moves ahead of t2
+    assert _ids(a) == ["t1", "t2"]
+    assert _ids(a, state="completed") == ["t1"]
+    assert a.list(TaskQuery(state="working")).total_size == 1
+    b.delete("t2")
+    assert _ids(a) == ["t1"]
+
+
+def test_file_store_index_survives_journal_rotations(tmp_path):
+    from stores.file import FileTaskStore
+
+    a, b = FileTaskStore(tmp_path, fsync=False), FileTaskStore(tmp_path, fsync=False)
+    for store in (a, b):
+        store._listing.max_journal_bytes = 200  # a few lines a generation
+    assert _ids(a) == []
+    for i in range(5):  # a reads every generation: it follows them
+        b.save(make(f"t{i}", i, "c", "completed", ""))
+        assert _ids(a) == [f"t{j}" for j in range(i, -1, -1)]
+    for i in range(5, 40):  # many generations go by unread: a rebuilds
+        b.save(make(f"t{i}", i, "c", "completed", ""))
+    assert _ids(a)[:3] == ["t39", "t38", "t37"]
+    assert a.list(TaskQuery()).total_size == 40
+
+
+def test_file_store_lists_files_written_behind_its_back_after_a_rebuild(tmp_path):
+    import orjson
+
+    from stores.file import FileTaskStore
+
+    store = FileTaskStore(tmp_path, fsync=False)
+    store.save(make("t1", 1, "c", "completed", ""))
+    assert _ids(store) == ["t1"]
+    (tmp_path / "t2.json").write_bytes(orjson.dumps(make("t2", 2, "c", "completed", "")))
+    assert store.get("t2")["id"] == "t2"  # get reads the file at once
+    store._listing.rebuild()
+    assert _ids(store) == ["t2", "t1"]
+    (tmp_path / "t2.json").unlink()
+    assert _ids(store) == ["t1"]  # a task whose file is gone is dropped from the page
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops, queries)
+def test_file_store_pages_like_the_full_scan(tmp_path_factory, operations, query_args):
+    from stores.file import FileTaskStore
+
+    directory = tmp_path_factory.mktemp("tasks")
+    writer, reader = FileTaskStore(directory, fsync=False), FileTaskStore(directory, fsync=False)
+    reader.list()  # built before the writes: everything it lists comes through the journal
+    tasks = {}
+    for op in operations:
+        if op[0] == "put":
+            task = make(*op[1:])
+            tasks[task["id"]] = task
+            writer.save(task)
+        else:
+            tasks.pop(op[1], None)
+            writer.delete(op[1])
+    token = None
+    for _ in range(len(tasks) + 2):
+        query = TaskQuery(page_token=token, **query_args)
+        expected = page_in_memory(list(tasks.values()), query)
+        got = reader.list(query)
+        assert [t["id"] for t in got.tasks] == [t["id"] for t in expected.tasks]
+        assert got.total_size == expected.total_size
+        token = got.next_page_token
+        if not token:
+            break
