@@ -83,8 +83,9 @@ def build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict[
     # One card for both generations: each scheme carries its v1.0 (oneof) and v0.3 keys.
     v10, v03 = auth.card_security("1.0"), auth.card_security("0.3")
     if v10:
-        card["securitySchemes"] = {name: {**v10["securitySchemes"][name], **scheme}
-                                   for name, scheme in v03["securitySchemes"].items()}
+        card["securitySchemes"] = {
+            name: {**v10["securitySchemes"][name], **scheme} for name, scheme in v03["securitySchemes"].items()
+        }
         card["securityRequirements"] = v10["securityRequirements"]
         card["security"] = v03["security"]
     return card

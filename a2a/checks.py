@@ -191,11 +191,13 @@ def _check_authentication() -> list[CheckMessage]:
     except Exception as exc:
         return [Error(f"A2A_AUTHENTICATION_CLASSES cannot be loaded: {exc}", id="a2a.E005")]
     if any(isinstance(a, TokenAuthentication) for a in classes) and not apps.is_installed("rest_framework.authtoken"):
-        return [Error(
-            "A2A_AUTHENTICATION_CLASSES uses DRF tokens, but 'rest_framework.authtoken' is not in INSTALLED_APPS.",
-            hint="Add 'rest_framework.authtoken' to INSTALLED_APPS and migrate.",
-            id="a2a.E006",
-        )]
+        return [
+            Error(
+                "A2A_AUTHENTICATION_CLASSES uses DRF tokens, but 'rest_framework.authtoken' is not in INSTALLED_APPS.",
+                hint="Add 'rest_framework.authtoken' to INSTALLED_APPS and migrate.",
+                id="a2a.E006",
+            )
+        ]
     return []
 
 

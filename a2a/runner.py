@@ -58,7 +58,11 @@ def _start_working(task: Task) -> Task | None:
 
 
 def _finish(
-    state: str, *, artifacts: list | None = None, parts: list | None = None, in_history: bool = False,
+    state: str,
+    *,
+    artifacts: list | None = None,
+    parts: list | None = None,
+    in_history: bool = False,
     reply: bool = False,
 ) -> Callable[[Task], Task | None]:
     """The change that settles a task in ``state``: with new ``artifacts``, and/or an

@@ -257,7 +257,7 @@ def machine_busy_seconds() -> float:
     return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
-def wait_for_quiet(pid: int, *, limit: float = 0.25, timeout: float = 120.0) -> float:
+def wait_for_quiet(pid: int, *, limit: float = 0.3, timeout: float = 30.0) -> float:
     """Wait (at most ``timeout`` s) until the machine is quiet: less than ``limit`` of a
     core busy outside the server ``pid`` for one second. Returns the background load
     last seen (in cores). Other processes on a 2-core machine skew every figure."""

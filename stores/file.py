@@ -128,7 +128,7 @@ def _describe(exc: OSError) -> str:
 NOT_CACHED = object()
 
 
-def read_if_cached(path: Path) -> bytes | None | object:
+def read_if_cached(path: Path) -> bytes | object | None:
     """The file's bytes when all of them are in the page cache (a ``preadv`` with
     ``RWF_NOWAIT``, which never waits for the disk); None when there is no such file;
     :data:`NOT_CACHED` when reading would block (or this platform cannot tell)."""

@@ -614,8 +614,11 @@ def test_subscribe_errors_come_before_any_stream(method, version, store):
     error = fails(method, {"id": "nope"}, code=-32001, version=version)
     assert "nope" in error["message"]
     # A terminal task has nothing left to stream: UnsupportedOperationError.
-    done = ok("message/send" if not version else "SendMessage",
-              {"message": (V10 if version else V03).message()}, version=version)
+    done = ok(
+        "message/send" if not version else "SendMessage",
+        {"message": (V10 if version else V03).message()},
+        version=version,
+    )
     task_id = (done["task"] if version else done)["id"]
     error = fails(method, {"id": task_id}, code=-32004, version=version)
     assert "nothing left to subscribe to" in error["message"]
@@ -633,8 +636,11 @@ def test_stream_with_bad_params_is_a_plain_error(method, version, store):
 def test_unaccepted_media_type_is_content_type_not_supported(version, store, settings):
     settings.A2A_INPUT_MODES = ["text/plain"]
     d = V10 if version else V03
-    part = {"url": "https://example.com/x.png", "mediaType": "image/png"} if version else {
-        "kind": "file", "file": {"uri": "https://example.com/x.png", "mimeType": "image/png"}}
+    part = (
+        {"url": "https://example.com/x.png", "mediaType": "image/png"}
+        if version
+        else {"kind": "file", "file": {"uri": "https://example.com/x.png", "mimeType": "image/png"}}
+    )
     message = {**d.message(), "parts": [part]}
     error = fails(d.send, {"message": message}, code=-32005, version=version)
     assert "image/png" in error["message"] and "text/plain" in error["message"]

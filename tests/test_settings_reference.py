@@ -10,7 +10,7 @@ from tests.server import ROOT
 
 def documented_settings() -> set[str]:
     readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("## Settings"):]
+    table = readme[readme.index("## Settings") :]
     table = table[: table.index("\n## ")]
     names: set[str] = set()
     for line in table.splitlines():

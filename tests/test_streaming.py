@@ -187,12 +187,26 @@ def test_auth_required_is_an_interrupted_state_too(server):
 
 def test_several_subscribers_all_get_every_event(server, tmp_path):
     gate = tmp_path / "open"
-    sent = rpc(server, "SendMessage", {"message": v10_message(f"wait:{gate};progress:later"),
-                                       "configuration": {"returnImmediately": True}}, V10)["result"]["task"]
+    sent = rpc(
+        server,
+        "SendMessage",
+        {"message": v10_message(f"wait:{gate};progress:later"), "configuration": {"returnImmediately": True}},
+        V10,
+    )["result"]["task"]
     subscribed = threading.Barrier(4)  # three subscribers and the test
     with concurrent.futures.ThreadPoolExecutor(3) as pool:
-        futures = [pool.submit(stream, server, "SubscribeToTask", {"id": sent["id"]}, headers=V10,
-                               request_id=f"sub{i}", on_first=lambda: subscribed.wait(10)) for i in range(3)]
+        futures = [
+            pool.submit(
+                stream,
+                server,
+                "SubscribeToTask",
+                {"id": sent["id"]},
+                headers=V10,
+                request_id=f"sub{i}",
+                on_first=lambda: subscribed.wait(10),
+            )
+            for i in range(3)
+        ]
         subscribed.wait(10)
         gate.touch()  # every subscriber is in: let the task go on
         results = [f.result() for f in futures]
@@ -201,8 +215,9 @@ def test_several_subscribers_all_get_every_event(server, tmp_path):
         kinds = kinds_v10(events)
         assert kinds[0] in ("task:TASK_STATE_SUBMITTED", "task:TASK_STATE_WORKING")
         assert kinds[-1] == "statusUpdate:TASK_STATE_COMPLETED"
-        progress = [e for e in events if "statusUpdate" in e["result"]
-                    and e["result"]["statusUpdate"]["status"].get("message")]
+        progress = [
+            e for e in events if "statusUpdate" in e["result"] and e["result"]["statusUpdate"]["status"].get("message")
+        ]
         assert progress[0]["result"]["statusUpdate"]["status"]["message"]["parts"] == [{"text": "later"}]
 
 

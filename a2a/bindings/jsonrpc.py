@@ -91,6 +91,7 @@ async def _extended(d: Dialect, params: Any) -> Any:
 
     return extended_card(d)
 
+
 #: Method name (v1.0 and v0.3 spellings) -> implementation.
 METHODS: dict[str, Method] = {
     "SendMessage": _send,

@@ -238,8 +238,13 @@ class V03Dialect:
         ids = {"taskId": task["id"], "contextId": task.get("contextId", "")}
         if item.kind == "artifact":
             assert item.artifact is not None
-            return {"kind": "artifact-update", **ids, "artifact": item.artifact, "append": item.append,
-                    "lastChunk": item.last_chunk}
+            return {
+                "kind": "artifact-update",
+                **ids,
+                "artifact": item.artifact,
+                "append": item.append,
+                "lastChunk": item.last_chunk,
+            }
         return {"kind": "status-update", **ids, "status": task["status"], "final": item.final}
 
     def render_send_result(self, result: Task | Message) -> dict[str, Any]:

@@ -158,8 +158,14 @@ class V10Dialect(V03Dialect):
         ids = {"taskId": task["id"], "contextId": task.get("contextId", "")}
         if item.kind == "artifact":
             assert item.artifact is not None
-            return {"artifactUpdate": {**ids, "artifact": self._render_artifact(item.artifact),
-                                       "append": item.append, "lastChunk": item.last_chunk}}
+            return {
+                "artifactUpdate": {
+                    **ids,
+                    "artifact": self._render_artifact(item.artifact),
+                    "append": item.append,
+                    "lastChunk": item.last_chunk,
+                }
+            }
         return {"statusUpdate": {**ids, "status": self.render_status(task.get("status") or {})}}
 
     def render_task(self, task: Task, history_length: int | None = None) -> dict[str, Any]:

@@ -1,0 +1,129 @@
+"""The stores' fast paths (from the benchmark suite's profiles) keep their contracts."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+
+import pytest
+
+from stores import file as file_module
+from stores.base import TaskQuery, cursor_total, decode_cursor, encode_cursor
+from stores.file import FileTaskStore
+
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+
+def task(task_id: str, minute: int = 0, state: str = "completed") -> dict:
+    stamp = (T0 + dt.timedelta(minutes=minute)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    return {"id": task_id, "contextId": "c", "status": {"state": state, "timestamp": stamp}, "_version": 1}
+
+
+# --- the file store answers aget from the page cache on the loop ------------------------------
+
+
+@pytest.mark.parametrize("nowait", [True, False])
+def test_file_store_aget(tmp_path, monkeypatch, nowait):
+    if not nowait:
+        monkeypatch.delattr(file_module.os, "RWF_NOWAIT", raising=False)  # a platform without it
+    store = FileTaskStore(tmp_path, fsync=False)
+    store.save(task("a.b"))
+    assert asyncio.run(store.aget("a.b"))["id"] == "a.b"
+    assert asyncio.run(store.aget("a_b")) is None  # same file name, another task
+    assert asyncio.run(store.aget("missing")) is None
+    assert asyncio.run(store.aget("")) is None
+
+
+def test_file_store_aget_of_a_damaged_file_reports_it(tmp_path, caplog):
+    store = FileTaskStore(tmp_path, fsync=False)
+    store.save(task("t1"))
+    store.path("t1").write_bytes(b'{"id": "t1", "stat')
+    with caplog.at_level(logging.WARNING, logger="stores.file"):
+        assert asyncio.run(store.aget("t1")) is None
+    assert "t1.json" in caplog.text
+
+
+def test_read_if_cached(tmp_path):
+    path = tmp_path / "x.json"
+    assert file_module.read_if_cached(path) is None
+    path.write_bytes(b"{}")
+    assert file_module.read_if_cached(path) in (b"{}", file_module.NOT_CACHED)
+    path.write_bytes(b"")
+    assert file_module.read_if_cached(path) in (b"", file_module.NOT_CACHED)
+
+
+# --- page tokens may carry the listing's total --------------------------------------------------
+
+
+def test_a_page_token_may_carry_the_total():
+    assert decode_cursor(encode_cursor("2026", "t1")) == ("2026", "t1")
+    assert cursor_total(encode_cursor("2026", "t1")) is None
+    assert decode_cursor(encode_cursor("2026", "t1", 42)) == ("2026", "t1")
+    assert cursor_total(encode_cursor("2026", "t1", 42)) == 42
+    import base64
+
+    import orjson
+
+    for bad in (["a"], ["a", "b", "c"], ["a", "b", -1], ["a", "b", True], ["a", "b", 1, 2], {"a": 1}):
+        token = base64.urlsafe_b64encode(orjson.dumps(bad)).decode().rstrip("=")
+        with pytest.raises(ValueError):
+            cursor_total(token)
+
+
+# --- the ORM store ------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_orm_store_creates_a_task_with_one_statement():
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from stores.orm import OrmTaskStore
+
+    store = OrmTaskStore()
+    store.save(task("t0"))  # the connection is open
+    with CaptureQueriesContext(connection) as queries:
+        store.save(task("t1"), expected_version=0)
+    assert [q["sql"].split()[0] for q in queries.captured_queries] == ["INSERT"]
+    with pytest.raises(Exception, match="changed meanwhile"):
+        store.save(task("t1"), expected_version=0)  # exists: a stale version, as before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_orm_store_create_inside_a_transaction_keeps_it_usable():
+    from django.db import transaction
+
+    from stores.base import StaleTaskError
+    from stores.orm import OrmTaskStore
+
+    store = OrmTaskStore()
+    with transaction.atomic():
+        store.save(task("t1"), expected_version=0)
+        with pytest.raises(StaleTaskError):
+            store.save(task("t1"), expected_version=0)
+        assert store.get("t1")["id"] == "t1"  # the transaction still works
+
+
+@pytest.mark.django_db(transaction=True)
+def test_orm_store_deep_pages_carry_the_total_and_skip_the_count():
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from stores.orm import OrmTaskStore
+
+    store = OrmTaskStore()
+    for i in range(7):
+        store.save(task(f"t{i}", minute=i // 2))  # ties on updated_at: the id breaks them
+    first = store.list(TaskQuery(page_size=3))
+    assert first.total_size == 7 and cursor_total(first.next_page_token) == 7
+    seen = [t["id"] for t in first.tasks]
+    token = first.next_page_token
+    while token:
+        with CaptureQueriesContext(connection) as queries:
+            page = store.list(TaskQuery(page_size=3, page_token=token))
+        assert not any("COUNT(" in q["sql"].upper() for q in queries.captured_queries)
+        assert page.total_size == 7
+        seen += [t["id"] for t in page.tasks]
+        token = page.next_page_token
+    assert seen == ["t6", "t5", "t4", "t3", "t2", "t1", "t0"]
