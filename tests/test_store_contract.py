@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import time
 
 import pytest
 
@@ -286,6 +287,11 @@ def test_orm_store_survives_a_dropped_connection(store_kind, store):
 
         with psycopg.connect(settings.POSTGRES_URL, autocommit=True) as killer:
             killer.execute("SELECT pg_terminate_backend(%s)", [pid])
+            # Termination is asynchronous: wait until the backend is really gone.
+            for _ in range(500):
+                if not killer.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [pid]).fetchone():
+                    break
+                time.sleep(0.01)
     else:
         conn.connection.close()  # the SQLite handle goes away under Django's feet
     assert store.get("t1")["id"] == "t1"
