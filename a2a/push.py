@@ -569,8 +569,9 @@ def on_task_saved(task: Task) -> None:
     try:
         store = get_push_config_store()
         has_configs = getattr(store, "has_configs", None)
-        if store.nonblocking and has_configs is not None and not has_configs(task["id"]):
-            return  # an in-memory lookup says nobody is listening: no hand-off at all
+        cheap = store.nonblocking or getattr(store, "cheap_has_configs", False)
+        if cheap and has_configs is not None and not has_configs(task["id"]):
+            return  # an in-memory lookup (or a stat) says nobody is listening: no hand-off at all
         _worker.notify(orjson.loads(orjson.dumps(task)), store)  # a snapshot: the caller may change the dict
     except Exception:
         logger.exception("could not queue push notifications for task %r", task.get("id"))

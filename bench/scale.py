@@ -115,9 +115,9 @@ def _generate_sql(store: Any, start: int, stop: int) -> None:
             sql = f"INSERT INTO stores_taskrecord ({columns}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
             for first in range(start, stop, chunk):
                 cursor.executemany(sql, [row(i) for i in range(first, min(stop, first + chunk))])
-    if connection.vendor == "postgresql":
+    if connection.vendor == "postgresql":  # as autovacuum would leave a table in use
         with connection.cursor() as cursor:
-            cursor.execute("ANALYZE stores_taskrecord")
+            cursor.execute("VACUUM ANALYZE stores_taskrecord")
 
 
 # --- timing ----------------------------------------------------------------------------------
