@@ -83,7 +83,8 @@ class A2AASGIHandler(ASGIHandler):
     async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         found = self.direct_view(scope["path"]) if a2a_settings.DIRECT_ASGI else None
         if found is None:
-            return await super().handle(scope, receive, send)
+            await super().handle(scope, receive, send)
+            return
         view, kwargs = found
         try:
             body_file = await self.read_body(receive)
@@ -92,7 +93,7 @@ class A2AASGIHandler(ASGIHandler):
         set_script_prefix(get_script_prefix(scope))
         try:
             request = ASGIRequest(scope, body_file)
-            host = request._get_raw_host()
+            host = request._get_raw_host()  # type: ignore[attr-defined]  # private Django API, not in django-stubs
             if host not in _allowed_hosts:
                 request.get_host()  # ALLOWED_HOSTS, as CommonMiddleware would check it
                 if len(_allowed_hosts) < 1024:

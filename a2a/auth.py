@@ -73,7 +73,7 @@ class APIKeyAuthentication(TokenAuthentication):
         return f'APIKey header="{a2a_settings.API_KEY_HEADER}"'
 
     @property
-    def schemes(self) -> dict[str, dict[str, Any]]:  # type: ignore[override]
+    def schemes(self) -> dict[str, dict[str, Any]]:
         header = a2a_settings.API_KEY_HEADER
         return {
             "1.0": {"apiKeySecurityScheme": {"location": "header", "name": header}},

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -144,7 +145,7 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def from_environment(environ: dict[str, str] | None = None) -> dict[str, Any]:
+def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The settings above that are set in the environment, parsed by their default's
     type: numbers as numbers, lists as JSON (``[...]``) or comma-separated strings,
     ``A2A_SKILLS`` and dicts as JSON. A project's settings module does

@@ -107,9 +107,9 @@ class EventBus:
         if not subs:
             return
         with self._lock:
-            subs = list(subs)
+            snapshot = list(subs)
         event = event or TaskEvent(task)
-        for sub in subs:
+        for sub in snapshot:
             sub._deliver(event)
 
     def subscriber_count(self, task_id: str) -> int:

@@ -233,7 +233,7 @@ async def health(timeout: float) -> dict[str, Any]:
                 outcome = check()
                 if asyncio.iscoroutine(outcome) or isinstance(outcome, Awaitable):
                     outcome = await outcome
-            result = dict(outcome) if isinstance(outcome, dict) else {"ok": bool(outcome)}
+            result: dict[str, Any] = dict(outcome) if isinstance(outcome, dict) else {"ok": bool(outcome)}
         except TimeoutError:
             result = {"ok": False, "error": f"no answer within {timeout:g}s"}
         except Exception as exc:

@@ -25,8 +25,9 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 from asgiref.sync import iscoroutinefunction
 from django.db import close_old_connections
@@ -36,7 +37,7 @@ from stores.resolve import get_task_store
 
 from . import leases, lifecycle, limits
 from .conf import a2a_settings
-from .handlers import HandlerRequest, Interrupt, Reply, load_handler, to_artifacts, with_result_metadata
+from .handlers import Handler, HandlerRequest, Interrupt, Reply, load_handler, to_artifacts, with_result_metadata
 from .protocol.model import agent_message, set_status, text_part
 
 logger = logging.getLogger(__name__)
@@ -86,12 +87,12 @@ def _finish(
     return change
 
 
-def _is_async(handler: object) -> bool:
+def _is_async(handler: object) -> TypeGuard[Callable[[HandlerRequest], Awaitable[object]]]:
     """An ``async def`` function, or an object whose ``__call__`` is one."""
     return iscoroutinefunction(handler) or iscoroutinefunction(type(handler).__dict__.get("__call__"))
 
 
-def _call_sync(handler, request: HandlerRequest):  # type: ignore[no-untyped-def]
+def _call_sync(handler: Handler, request: HandlerRequest) -> object:
     close_old_connections()  # as Django does around a request
     try:
         return handler(request)

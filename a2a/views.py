@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -30,7 +31,7 @@ def requested_version(request: HttpRequest) -> str | None:
 
 
 @csrf_exempt
-async def jsonrpc_endpoint(request: HttpRequest) -> HttpResponse:
+async def jsonrpc_endpoint(request: HttpRequest) -> HttpResponseBase:
     """POST a JSON-RPC 2.0 request (or batch) here."""
     if request.method != "POST":
         error = InvalidRequestError(f"{request.method} is not allowed here: POST a JSON-RPC request")

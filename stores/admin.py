@@ -100,7 +100,7 @@ def render_part(part: Any, download: str = "") -> dict[str, Any]:
         return {"kind": "data", "json": pretty_json(part["data"])}
     file = part.get("file")
     if isinstance(file, dict):
-        uri = file.get("uri") if isinstance(file.get("uri"), str) else ""
+        uri: str = file["uri"] if isinstance(file.get("uri"), str) else ""
         inline = isinstance(file.get("bytes"), str)
         href = uri if uri.lower().startswith(("http://", "https://")) else (download if inline else "")
         return {
@@ -117,7 +117,7 @@ def render_part(part: Any, download: str = "") -> dict[str, Any]:
 def _entry(item: Any, *title_keys: str, download: Callable[[int], str] | None = None) -> dict[str, Any]:
     item_dict = item if isinstance(item, dict) else {}
     title = " · ".join(str(item_dict[k]) for k in title_keys if item_dict.get(k))
-    parts = item_dict.get("parts") if isinstance(item_dict.get("parts"), list) else []
+    parts: list[Any] = item_dict["parts"] if isinstance(item_dict.get("parts"), list) else []
     return {
         "title": title,
         "role": item_dict.get("role") if item_dict.get("role") in ("user", "agent") else "",
@@ -134,7 +134,7 @@ def task_sections(task: Task, download: DownloadURL | None = None) -> dict[str, 
     as entries (a title, the role, the parts rendered one by one, the item's JSON), and
     its metadata and whole self as pretty JSON. ``download`` makes the links of inline
     file parts."""
-    status = task.get("status") if isinstance(task.get("status"), dict) else {}
+    status: dict[str, Any] = task["status"] if isinstance(task.get("status"), dict) else {}
     artifacts, history = task.get("artifacts"), task.get("history")
     message = status.get("message")
 
@@ -261,6 +261,7 @@ class TaskAdminMixin:
         if not ids:
             return
         content_type = ContentType.objects.get_for_model(self.opts.model, for_concrete_model=False)
+        assert request.user.pk is not None  # the admin's views run for a signed-in staff user
         LogEntry.objects.bulk_create(
             [
                 LogEntry(
@@ -287,7 +288,9 @@ class TaskAdminMixin:
         from a2a import maintenance
 
         store = get_task_store()
-        done, final, missing = [], [], []
+        done: list[str] = []
+        final: list[str] = []
+        missing: list[str] = []
         for task_id in ids:
             outcome, _ = maintenance.cancel(store, task_id, by=self._who(request))
             {"canceled": done, "final": final, "missing": missing}[outcome].append(task_id)
@@ -301,7 +304,9 @@ class TaskAdminMixin:
 
         older = dt.timedelta(seconds=float(a2a_settings.STALE_AFTER))
         store = get_task_store()
-        done, fresh, missing = [], [], []
+        done: list[str] = []
+        fresh: list[str] = []
+        missing: list[str] = []
         for task_id in ids:
             outcome, _ = maintenance.fail_stale(store, task_id, older, by=self._who(request))
             {"failed": done, "fresh": fresh, "missing": missing}[outcome].append(task_id)
@@ -730,7 +735,7 @@ class StoredTaskAdmin(TaskAdminMixin, admin.ModelAdmin):
             page = TaskPage(tasks=tasks, total_size=len(tasks))
         elif store is not None:
             size = min(self.list_per_page, MAX_PAGE_SIZE)
-            query = {
+            query: dict[str, Any] = {
                 "context_id": context_id or q or None,
                 "state": state or None,
                 "updated_after": after,

@@ -26,6 +26,7 @@ once they are older than ``stale_temp_seconds``.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import hashlib
 import logging
@@ -363,7 +364,7 @@ class FileTaskStore(TaskStore):
 
     # --- Repair ----------------------------------------------------------------------------
 
-    def damaged_files(self) -> list[tuple[Path, str]]:
+    def damaged_files(self) -> builtins.list[tuple[Path, str]]:  # `list` is a method here
         """Every task file that does not read as a task, with what is wrong with it."""
         found = []
         for path in self._task_files():
@@ -419,7 +420,7 @@ class FileTaskStore(TaskStore):
             return target
         raise StoreError(f"could not move {path} aside: too many copies in {target_dir}")
 
-    def clean_temp_files(self, older_than: float = STALE_TEMP_SECONDS) -> list[Path]:
+    def clean_temp_files(self, older_than: float = STALE_TEMP_SECONDS) -> builtins.list[Path]:
         """Remove the temp files (``.tmp-*``) interrupted writes left, once they are
         ``older_than`` seconds old (a live writer finishes well within that)."""
         removed = []

@@ -409,6 +409,6 @@ class SharedIndex:
             if writer != self._writer and task_id:
                 with contextlib.suppress(orjson.JSONDecodeError):
                     touched.add(orjson.loads(task_id))
-        for task_id in touched:
-            if isinstance(task_id, str):
-                self._reload(task_id)
+        for touched_id in touched:
+            if isinstance(touched_id, str):
+                self._reload(touched_id)

@@ -31,7 +31,7 @@ from .base import (
 logger = logging.getLogger(__name__)
 
 
-def _nothing_to_read(connection) -> bool:  # type: ignore[no-untyped-def]
+def _nothing_to_read(connection) -> bool:
     """Whether an idle PostgreSQL connection's socket has nothing waiting: a server that
     dropped it (restart, ``pg_terminate_backend``, idle timeout) has sent an error or
     EOF, which makes it readable. A poll, not a ``SELECT 1`` round trip."""
@@ -64,7 +64,7 @@ class OrmTaskStore(TaskStore):
         self.using = using
 
     @property
-    def objects(self):  # type: ignore[no-untyped-def]
+    def objects(self):
         """The table's manager on this store's database, on a healthy connection.
 
         The store runs in worker threads that Django's request signals never reach,
@@ -81,8 +81,9 @@ class OrmTaskStore(TaskStore):
         connection = connections[self.using]
         if not connection.in_atomic_block:
             connection.close_if_unusable_or_obsolete()
-            if connection.health_check_enabled and not connection.health_check_done and _nothing_to_read(connection):
-                connection.health_check_done = True
+            # django-stubs lacks the health_check_* attributes (Django >= 4.1 has them).
+            if connection.health_check_enabled and not connection.health_check_done and _nothing_to_read(connection):  # type: ignore[attr-defined]
+                connection.health_check_done = True  # type: ignore[attr-defined]
         return TaskRecord.objects.using(self.using)
 
     def _read(self, query: Callable[[], list]) -> list:

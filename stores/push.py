@@ -247,7 +247,7 @@ class OrmPushConfigStore(PushConfigStore):
         self.using = using
 
     @property
-    def objects(self):  # type: ignore[no-untyped-def]
+    def objects(self):
         from .models import PushConfigRecord
 
         return PushConfigRecord.objects.using(self.using)

@@ -15,7 +15,7 @@ status of spec 5.4; streams are SSE of bare StreamResponse objects.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import orjson
@@ -89,14 +89,17 @@ def _query(request: HttpRequest) -> dict[str, Any]:
     for key, value in request.GET.items():
         if key == "A2A-Version":
             continue
-        params[key] = BOOLEAN_QUERY.get(value, value) if key in ("includeArtifacts", "include_artifacts") else value
+        if key in ("includeArtifacts", "include_artifacts") and isinstance(value, str):
+            params[key] = BOOLEAN_QUERY.get(value, value)
+        else:
+            params[key] = value
     return params
 
 
 Operation = Callable[[Dialect, HttpRequest, dict[str, str]], Awaitable[Any]]
 
 
-def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Awaitable[HttpResponseBase]]:
+def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Coroutine[Any, Any, HttpResponseBase]]:
     """A view running ``operation`` in the caller's dialect, errors as Status bodies."""
 
     @csrf_exempt

@@ -131,7 +131,7 @@ class LLMClient:
     def parse(self, data: Any) -> ChatResult:
         if not isinstance(data, dict):
             raise LLMError(f"The model endpoint answered with something that is not a JSON object: {str(data)[:200]}")
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
         if self.style == "anthropic":
             blocks = data.get("content")
             if not isinstance(blocks, list):

@@ -15,7 +15,7 @@ import datetime as dt
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 from stores.base import TERMINAL_STATES, Task, now_iso, task_state
 
@@ -201,6 +201,14 @@ def want_object(value: Any, path: str) -> dict[str, Any]:
     return value
 
 
+@overload
+def want_string(
+    value: Any, path: str, *, required: Literal[True] = ..., max_length: int = ..., setting: str | None = ...
+) -> str: ...
+@overload
+def want_string(
+    value: Any, path: str, *, required: bool, max_length: int = ..., setting: str | None = ...
+) -> str | None: ...
 def want_string(
     value: Any, path: str, *, required: bool = True, max_length: int = 1024, setting: str | None = None
 ) -> str | None:

@@ -61,7 +61,7 @@ class V03Dialect:
     """Parse requests into canonical objects and render canonical objects, v0.3 style."""
 
     version = "0.3"
-    roles = {"user": "user", "agent": "agent"}
+    roles: dict[str | int, str] = {"user": "user", "agent": "agent"}
 
     # --- leaf conversions (overridden by v1.0) ---------------------------------
 

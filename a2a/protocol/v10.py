@@ -63,7 +63,7 @@ _OPTIONAL_ARTIFACT_KEYS = ("name", "description", "metadata", "extensions")
 
 class V10Dialect(V03Dialect):
     version = "1.0"
-    roles = {"ROLE_USER": "user", "ROLE_AGENT": "agent", 1: "user", 2: "agent"}  # type: ignore[dict-item]
+    roles = {"ROLE_USER": "user", "ROLE_AGENT": "agent", 1: "user", 2: "agent"}
 
     def parse_state(self, value: Any, path: str) -> str:
         state = STATE_FROM_NAME.get(value) if isinstance(value, str) else None

@@ -42,7 +42,7 @@ def part_text(part: dict[str, Any]) -> str:
         return part["text"]
     if "data" in part:
         return json.dumps(part["data"], indent=2, ensure_ascii=False)
-    file = part.get("file") if isinstance(part.get("file"), dict) else part
+    file: dict[str, Any] = part["file"] if isinstance(part.get("file"), dict) else part
     name = file.get("name") or file.get("filename") or "file"
     where = file.get("uri") or file.get("url") or ("(inline bytes)" if file.get("bytes") or file.get("raw") else "")
     media = file.get("mimeType") or file.get("mediaType") or ""

@@ -213,7 +213,7 @@ class Command(BaseCommand):
             outcome, task = maintenance.cancel(target, task_id, by="manage.py a2a_tasks")
             if outcome == "canceled":
                 self.stdout.write(f"{task_id}: canceled")
-            elif outcome == "final":
+            elif outcome == "final" and task is not None:
                 failures += 1
                 self.stderr.write(f"{task_id}: already {maintenance.describe(task)['state']}; left as it is")
             else:
