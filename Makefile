@@ -34,12 +34,13 @@ run: $(VENV)/.run-deps
 	$(PY) -m uvicorn toolnexus_site.asgi:application --host $(HOST) --port $(PORT) --workers $(WORKERS) \
 		--loop uvloop --http httptools
 
-## Install and run lint and the whole suite (the interop tests included, with their
-## venv). The ORM store's tests also run on PostgreSQL when A2A_TEST_POSTGRES_URL is
-## set (.ci/run sets it).
+## Install and run lint (ruff, mypy) and the whole suite (the interop tests included,
+## with their venv). The ORM store's tests also run on PostgreSQL when
+## A2A_TEST_POSTGRES_URL is set (.ci/run sets it).
 test: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(PY) -m mypy
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 ## Only the interop tests: our server driven by the official A2A SDK and toolnexus.

@@ -1,6 +1,6 @@
 """The package: its dependencies are exactly what the apps import, and the wheel and sdist
 ``python -m build`` makes hold the two apps whole (modules, migrations, management
-commands, templates, static files, py.typed) and nothing else; the wheel installs into
+commands, templates, static files, py.typed) and the LICENSE, and nothing else; the wheel installs into
 a fresh virtualenv and every module of both apps imports there."""
 
 from __future__ import annotations
@@ -111,6 +111,7 @@ def test_the_wheel_holds_both_apps_whole_and_nothing_else():
     with zipfile.ZipFile(run.built_dist().wheel) as wheel:
         names = set(wheel.namelist())
         metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+        licenses = {n: wheel.read(n) for n in names if n.endswith(".dist-info/licenses/LICENSE")}
     files = {n for n in names if ".dist-info/" not in n}
     print("\n".join(sorted(names)))
     assert source_files() - files == set(), "in the source tree but not in the wheel"
@@ -120,6 +121,8 @@ def test_the_wheel_holds_both_apps_whole_and_nothing_else():
     assert_nothing_else(names)
     assert f"Version: {a2a.__version__}\n" in metadata
     assert "Requires-Python: >=3.11\n" in metadata
+    assert "License-Expression: MIT\n" in metadata and "License-File: LICENSE\n" in metadata
+    assert list(licenses.values()) == [(ROOT / "LICENSE").read_bytes()], "no LICENSE in .dist-info/licenses/"
     required = {canonical(m) for m in re.findall(r"^Requires-Dist: ([A-Za-z0-9._-]+)", metadata, re.MULTILINE)}
     assert {requirement_name(r) for r in PYPROJECT["project"]["dependencies"]} <= required
     for classifier in (
@@ -138,7 +141,7 @@ def test_the_sdist_holds_both_apps_the_docs_and_nothing_else():
         names = {m.name.removeprefix(prefix) for m in archive.getmembers() if m.isfile()}
     print("\n".join(sorted(names)))
     assert source_files() - names == set(), "in the source tree but not in the sdist"
-    assert must_have() | {"README.md", "CHANGELOG.md", "pyproject.toml", "docs/stores.md"} <= names
+    assert must_have() | {"README.md", "CHANGELOG.md", "LICENSE", "pyproject.toml", "docs/stores.md"} <= names
     assert_nothing_else(names)
 
 
@@ -188,3 +191,10 @@ def test_the_wheel_installs_into_a_fresh_virtualenv_and_every_module_imports(tmp
 def test_py_typed_markers_exist():
     for app in APPS:
         assert (Path(ROOT) / app / "py.typed").is_file()
+
+
+def test_the_license_is_mit_as_pyproject_says():
+    assert PYPROJECT["project"]["license"] == "MIT"
+    assert PYPROJECT["project"]["license-files"] == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("MIT License\n") and "Copyright (c) 2026 The django-a2a-agent contributors" in text
