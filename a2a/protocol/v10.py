@@ -131,7 +131,7 @@ class V10Dialect(V03Dialect):
         out: dict[str, Any] = {
             "messageId": message.get("messageId", ""),
             "role": self.render_role(message.get("role", "")),
-            "parts": [self.render_part(p) for p in message.get("parts", ())],
+            self.message_parts: [self.render_part(p) for p in message.get("parts", ())],
         }
         for key in _OPTIONAL_MESSAGE_KEYS:
             if message.get(key):
@@ -193,7 +193,7 @@ class V10Dialect(V03Dialect):
                 out[key] = artifact[key]
         return out
 
-    def parse_blocking(self, config: dict[str, Any]) -> bool:
+    def parse_blocking(self, config: dict[str, Any], *, given: bool = True) -> bool:
         # v1.0: "returnImmediately": false (the default) means wait.
         return not want_bool(pick(config, "returnImmediately"), "configuration.returnImmediately")
 
