@@ -141,6 +141,9 @@ class V03RestDialect(V10Dialect):
 
     # --- push notification configs -------------------------------------------------
 
+    #: v0.3's AuthenticationInfo: ``{schemes: [...], credentials?}``.
+    parse_push_authentication = V03Dialect.parse_push_authentication
+
     def parse_push_create(self, params: Any) -> PushConfigParams:
         """The body of ``POST /v1/tasks/{id}/pushNotificationConfigs`` (``taskId`` added
         from the path): the spec's ``{config: TaskPushNotificationConfig}``, what the

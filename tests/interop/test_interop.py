@@ -221,15 +221,17 @@ def file_server(tmp_path_factory):
 
 
 BOTH_BINDINGS = pytest.mark.parametrize("version", [V10_JSONRPC, V10_REST], ids=["jsonrpc", "rest"])
-EVERY_WORKING_TRANSPORT = pytest.mark.parametrize(
-    "version", [V10_JSONRPC, V10_REST, V03_JSONRPC], ids=["v1.0-jsonrpc", "v1.0-rest", "v0.3-jsonrpc"]
+EVERY_TRANSPORT = pytest.mark.parametrize(
+    "version",
+    [V10_JSONRPC, V10_REST, V03_JSONRPC, V03_REST],
+    ids=["v1.0-jsonrpc", "v1.0-rest", "v0.3-jsonrpc", "v0.3-rest"],
 )
 
 
 # --- the official SDK ----------------------------------------------------------------------------
 
 
-@EVERY_WORKING_TRANSPORT
+@EVERY_TRANSPORT
 def test_sdk_send_blocking(run_client, server, version):
     observed = sdk(run_client, server, "send-blocking", version)
     task, fetched = observed["task"], observed["fetched"]
@@ -239,7 +241,7 @@ def test_sdk_send_blocking(run_client, server, version):
     assert fetched == task  # GetTask gives the same task
 
 
-@EVERY_WORKING_TRANSPORT
+@EVERY_TRANSPORT
 def test_sdk_send_non_blocking_then_get_until_completed(run_client, server, version):
     observed = sdk(run_client, server, "send-nonblocking", version)
     assert observed["submitted"]["state"] == "submitted"
@@ -252,13 +254,13 @@ def test_sdk_send_non_blocking_then_get_until_completed(run_client, server, vers
     assert observed["polls"] >= 2  # it was still going when first asked
 
 
-@EVERY_WORKING_TRANSPORT
+@EVERY_TRANSPORT
 def test_sdk_direct_reply_is_a_message(run_client, server, version):
     observed = sdk(run_client, server, "reply", version)
     assert observed["response"] == {"kind": "message", "text": "hi there", "role": "ROLE_AGENT"}
 
 
-@EVERY_WORKING_TRANSPORT
+@EVERY_TRANSPORT
 def test_sdk_errors_map_to_the_sdk_exceptions(run_client, server, version):
     observed = sdk(run_client, server, "errors", version)
     assert observed["getUnknown"]["type"] == "TaskNotFoundError"
@@ -281,7 +283,7 @@ def test_sdk_list_tasks(run_client, server, version):
     assert observed["completed"] == sorted(sent)
 
 
-@EVERY_WORKING_TRANSPORT
+@EVERY_TRANSPORT
 def test_sdk_cancel_a_running_task(run_client, server, version):
     observed = sdk(run_client, server, "cancel", version)
     assert observed["canceled"]["id"] == observed["submitted"]["id"]
@@ -294,7 +296,7 @@ def kinds(events: list[dict[str, Any]]) -> list[str]:
     return [e["kind"] + (f":{e['state']}" if "state" in e else "") for e in events]
 
 
-@EVERY_WORKING_TRANSPORT
+@EVERY_TRANSPORT
 def test_sdk_streaming_send(run_client, server, version):
     observed = sdk(run_client, server, "stream", version)
     events = observed["events"]
@@ -320,7 +322,7 @@ def test_sdk_streaming_send(run_client, server, version):
     assert observed["final"]["artifacts"][0] == "Hello,\nworld"  # the chunks, as one artifact of two parts
 
 
-@EVERY_WORKING_TRANSPORT
+@EVERY_TRANSPORT
 def test_sdk_subscribe_to_a_running_task(run_client, server, version):
     observed = sdk(run_client, server, "subscribe", version)
     events = observed["events"]
@@ -337,7 +339,7 @@ def test_sdk_subscribe_to_a_running_task(run_client, server, version):
     assert observed["final"]["state"] == "completed"
 
 
-@EVERY_WORKING_TRANSPORT
+@EVERY_TRANSPORT
 def test_sdk_multi_turn(run_client, server, version):
     observed = sdk(run_client, server, "multi-turn", version)
     asked, answered = observed["asked"], observed["answered"]
@@ -360,14 +362,7 @@ def parsed_by_sdk(run_client, tmp_path, hits: list[Hit], dialect: str) -> list[d
     return run_client("sdk_client.py", "-", "parse-push", "--bodies", str(bodies))["parsed"]
 
 
-PUSH_VERSIONS = pytest.mark.parametrize(
-    "version",
-    [V10_JSONRPC, V10_REST, V03_JSONRPC],
-    ids=["v1.0-jsonrpc", "v1.0-rest", "v0.3-jsonrpc"],
-)
-
-
-@PUSH_VERSIONS
+@EVERY_TRANSPORT
 def test_sdk_push_config_methods_and_delivery(run_client, server, receiver, tmp_path, version):
     hook = receiver.hook()
     observed = sdk(run_client, server, "push", version, "--webhook", hook)
@@ -380,7 +375,7 @@ def test_sdk_push_config_methods_and_delivery(run_client, server, receiver, tmp_
     assert observed["getDeleted"]["type"] == "TaskNotFoundError"
     assert observed["final"]["state"] == "completed"
 
-    hits = receiver.wait_for(f"{hook}/keep", "completed" if version == V03_JSONRPC else "TASK_STATE_COMPLETED")
+    hits = receiver.wait_for(f"{hook}/keep", "completed" if version[0] == "0.3" else "TASK_STATE_COMPLETED")
     assert receiver.at(f"{hook}/drop") == []  # deleted before the task moved on
     assert all(h.headers["x-a2a-notification-token"] == "tok-keep" for h in hits)
     assert all(h.task["id"] == task_id for h in hits)
@@ -392,7 +387,7 @@ def test_sdk_push_config_methods_and_delivery(run_client, server, receiver, tmp_
     assert parsed[-1]["state"] == "completed"
 
 
-@PUSH_VERSIONS
+@EVERY_TRANSPORT
 def test_sdk_push_config_in_send_message(run_client, server, receiver, tmp_path, version):
     hook = receiver.hook()
     observed = sdk(run_client, server, "push-in-send", version, "--webhook", hook)
@@ -402,19 +397,28 @@ def test_sdk_push_config_in_send_message(run_client, server, receiver, tmp_path,
     assert (config["taskId"], config["url"], config["token"]) == (task_id, f"{hook}/send", "tok-send")
     assert config["id"]  # generated by the server
 
-    hits = receiver.wait_for(f"{hook}/send", "completed" if version == V03_JSONRPC else "TASK_STATE_COMPLETED")
+    hits = receiver.wait_for(f"{hook}/send", "completed" if version[0] == "0.3" else "TASK_STATE_COMPLETED")
     assert all(h.headers["x-a2a-notification-token"] == "tok-send" for h in hits)
     parsed = parsed_by_sdk(run_client, tmp_path, hits, version[0])
     assert parsed[-1] == {**parsed[-1], "id": task_id, "state": "completed"}
 
 
-def test_sdk_v03_client_is_offered_json_rpc_only(server):
-    """v0.3's HTTP+JSON is the proto-JSON of v0.3's gRPC definition, which we do not
-    speak; the card offers v0.3 clients JSON-RPC (covered above) and nothing else."""
+def test_the_card_offers_both_bindings_in_both_versions(server):
+    """What the SDK's factory chose from above: every (binding, version) pair, in the
+    v1.0 ``supportedInterfaces`` and in the v0.3 ``additionalInterfaces``."""
     card = httpx.get(f"{server}/.well-known/agent-card.json").json()
-    assert card["additionalInterfaces"] == [{"url": card["url"], "transport": "JSONRPC"}]
-    offered = {(i["protocolBinding"], i["protocolVersion"]) for i in card["supportedInterfaces"]}
-    assert ("HTTP+JSON", "0.3") not in offered
+    rest = f"{server}/a2a/rest"
+    assert card["additionalInterfaces"] == [
+        {"url": card["url"], "transport": "JSONRPC"},
+        {"url": rest, "transport": "HTTP+JSON"},
+    ]
+    offered = {(i["protocolBinding"], i["protocolVersion"]): i["url"] for i in card["supportedInterfaces"]}
+    assert offered == {
+        ("JSONRPC", "1.0"): card["url"],
+        ("HTTP+JSON", "1.0"): rest,
+        ("JSONRPC", "0.3"): card["url"],
+        ("HTTP+JSON", "0.3"): rest,
+    }
 
 
 # --- the SDK on the file store -----------------------------------------------------------------
