@@ -13,6 +13,11 @@ field names alike (the SDK's v0.3 REST client sends ``request``, ``message_id``,
 ``push_notification``...), as ProtoJSON parsers do.
 
 ``version`` is "0.3": the card, the extended card and push deliveries are v0.3's.
+
+``fileWithBytes`` is a proto ``bytes`` field, so its JSON is the base64 of the file's
+bytes, as a2a.proto says. (The official Python SDK's v0.3 conversions base64-encode
+the base64 text once more, both ways; a file part's bytes from that client arrive as
+its base64 text. Followed here is the proto, which other implementations follow.)
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from .errors import InvalidParamsError
 from .model import (
     Part,
     PushConfigParams,
+    SendParams,
     StreamItem,
     pick,
     want_bool,
@@ -116,7 +122,7 @@ class V03RestDialect(V10Dialect):
 
     # --- operation parameters --------------------------------------------------------
 
-    def parse_send(self, params: Any) -> Any:
+    def parse_send(self, params: Any) -> SendParams:
         """SendMessageRequest: the message under its JSON name ``message`` or its proto
         name ``request``."""
         params = want_object(params, "params")
