@@ -121,6 +121,17 @@ def test_send_in_the_sdks_proto_field_names():
     assert sent["taskId"] == task["id"] and sent["contextId"] == task["contextId"]
 
 
+def test_only_fields_of_v03s_proto_are_rendered():
+    """A strict ProtoJSON parser (the a2a-sdk 0.3 client's) refuses unknown fields: a
+    referenceTaskIds given in v1.0 is kept, but not shown in v0.3's Message."""
+    body = {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}], "referenceTaskIds": ["t0"]}}
+    v10 = http("POST", "/a2a/rest/message:send", body, headers={"A2A-Version": "1.0"}).json()["task"]
+    assert v10["history"][0]["referenceTaskIds"] == ["t0"]
+    v03 = http("GET", f"{V1}/tasks/{v10['id']}", headers=V03).json()
+    assert set(v03) <= {"id", "contextId", "status", "artifacts", "history", "metadata"}
+    assert set(v03["history"][0]) == {"messageId", "role", "content", "contextId", "taskId"}
+
+
 def test_no_version_header_is_v03_and_the_v1_prefix_is_optional():
     task = send("hello", configuration={"blocking": True})
     for path in (f"{V1}/tasks/{task['id']}", f"/a2a/rest/tasks/{task['id']}"):

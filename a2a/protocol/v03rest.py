@@ -48,6 +48,9 @@ class V03RestDialect(V10Dialect):
 
     version = "0.3"
     message_parts = "content"
+    #: v0.3's proto Message has no referenceTaskIds (strict ProtoJSON parsers, as the
+    #: a2a-sdk 0.3 client's, refuse an unknown field).
+    message_keys = ("contextId", "taskId", "metadata", "extensions")
 
     # --- leaf conversions ------------------------------------------------------------
 

@@ -63,6 +63,8 @@ _OPTIONAL_ARTIFACT_KEYS = ("name", "description", "metadata", "extensions")
 
 class V10Dialect(V03Dialect):
     version = "1.0"
+    #: A Message's optional fields, rendered when set.
+    message_keys = _OPTIONAL_MESSAGE_KEYS
     roles = {"ROLE_USER": "user", "ROLE_AGENT": "agent", 1: "user", 2: "agent"}  # type: ignore[dict-item]
 
     def parse_state(self, value: Any, path: str) -> str:
@@ -133,7 +135,7 @@ class V10Dialect(V03Dialect):
             "role": self.render_role(message.get("role", "")),
             self.message_parts: [self.render_part(p) for p in message.get("parts", ())],
         }
-        for key in _OPTIONAL_MESSAGE_KEYS:
+        for key in self.message_keys:
             if message.get(key):
                 out[key] = message[key]
         return out
