@@ -1,12 +1,14 @@
 """Interoperability with A2A clients nobody here wrote: the official A2A Python SDK
 (``a2a-sdk``: its v1.0 JSON-RPC and HTTP+JSON transports and its v0.3 compatibility
-transports) and toolnexus's A2A agent tools, driving the real site under uvicorn.
+transports; and a2a-sdk 0.3, the v0.3 generation's own client, over HTTP+JSON) and
+toolnexus's A2A agent tools, driving the real site under uvicorn.
 
 Both clients install a top-level ``a2a`` package that clashes with ours, so they live
 in ``.venv-interop`` (built by tests/interop/setup-venv.sh; ``make test`` builds it
-first, and the ``interop_python`` fixture builds it when it is missing) and run as
-subprocesses: ``tests/interop/clients/*.py BASE_URL SCENARIO`` prints one JSON line of
-what the client observed, which the tests check. Push notifications are delivered to
+first, and the ``interop_python`` fixture builds it when it is missing; a2a-sdk 0.3
+likewise in ``.venv-interop03``) and run as subprocesses:
+``tests/interop/clients/*.py BASE_URL SCENARIO`` prints one JSON line of what the
+client observed, which the tests check. Push notifications are delivered to
 a webhook receiver run here, on 127.0.0.1.
 """
 
@@ -33,6 +35,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.interop]
 HERE = Path(__file__).resolve().parent
 CLIENTS = HERE / "clients"
 VENV = ROOT / ".venv-interop"
+VENV03 = ROOT / ".venv-interop03"  # a2a-sdk 0.3 (tests/interop/requirements-v03.txt)
 CLIENT_TIMEOUT = 60  # seconds one client run may take (each scenario takes ~1-3 s)
 
 V10_JSONRPC = ("1.0", "JSONRPC")
@@ -55,6 +58,17 @@ def interop_python() -> Path:
     return VENV / "bin" / "python"
 
 
+@pytest.fixture(scope="session")
+def interop03_python() -> Path:
+    """.venv-interop03's Python (a2a-sdk 0.3), the venv built or brought up to date first."""
+    command = ["bash", str(HERE / "setup-venv.sh"), str(VENV03), str(HERE / "requirements-v03.txt")]
+    try:
+        subprocess.run(command, check=True, capture_output=True, text=True, timeout=900)
+    except subprocess.CalledProcessError as exc:
+        pytest.fail(f"could not build {VENV03}:\n{exc.stdout}\n{exc.stderr}")
+    return VENV03 / "bin" / "python"
+
+
 def client_env() -> dict[str, str]:
     """The environment of a client: no PYTHONPATH (nothing of this repository may be
     importable there) and no Django settings."""
@@ -62,15 +76,13 @@ def client_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in drop}
 
 
-@pytest.fixture(scope="session")
-def run_client(interop_python, tmp_path_factory):
-    """``run_client(script, base_url, scenario, *options)``: run a client scenario in a
-    subprocess and return the JSON it printed (failing the test with its stderr when
-    it exits non-zero)."""
-    cwd = tmp_path_factory.mktemp("clients")  # no module of ours can shadow the clients' imports
+def client_runner(python: Path, cwd: Path):
+    """``run(script, base_url, scenario, *options)``: run a client scenario with
+    ``python`` in a subprocess and return the JSON it printed (failing the test with
+    its stderr when it exits non-zero)."""
 
     def run(script: str, base_url: str, scenario: str, *options: str) -> dict[str, Any]:
-        args = [str(interop_python), str(CLIENTS / script), base_url, scenario, *options]
+        args = [str(python), str(CLIENTS / script), base_url, scenario, *options]
         try:
             proc = subprocess.run(
                 args, capture_output=True, text=True, timeout=CLIENT_TIMEOUT, env=client_env(), cwd=cwd
@@ -86,6 +98,18 @@ def run_client(interop_python, tmp_path_factory):
         return observed
 
     return run
+
+
+@pytest.fixture(scope="session")
+def run_client(interop_python, tmp_path_factory):
+    """Run a client of .venv-interop (a2a-sdk 1.x, toolnexus): see :func:`client_runner`."""
+    return client_runner(interop_python, tmp_path_factory.mktemp("clients"))  # no module of ours shadows theirs
+
+
+@pytest.fixture(scope="session")
+def run_client03(interop03_python, tmp_path_factory):
+    """Run a client of .venv-interop03 (a2a-sdk 0.3): see :func:`client_runner`."""
+    return client_runner(interop03_python, tmp_path_factory.mktemp("clients03"))
 
 
 def server_log(base_url: str) -> str:
@@ -419,6 +443,110 @@ def test_the_card_offers_both_bindings_in_both_versions(server):
         ("JSONRPC", "0.3"): card["url"],
         ("HTTP+JSON", "0.3"): rest,
     }
+
+
+# --- a2a-sdk 0.3: the v0.3 generation's own client, over HTTP+JSON --------------------------------
+
+
+def sdk03(run_client03, base: str, scenario: str, *options: str) -> dict[str, Any]:
+    observed = run_client03("sdk03_client.py", base, scenario, *options)
+    assert observed["sdk"]["module"].startswith(str(VENV03))
+    # Its RestTransport, at the HTTP+JSON interface of the v0.3 card (it appends "/v1/...").
+    assert observed["sdk"]["transport"] == f"RestTransport {base}/a2a/rest"
+    assert observed["sdk"]["agent"] == "toolnexus-agent"
+    return observed
+
+
+def test_sdk03_send_blocking_and_get(run_client03, server):
+    observed = sdk03(run_client03, server, "send-blocking")
+    assert observed["task"]["state"] == "completed"
+    assert observed["task"]["artifacts"] == ["first", "done: progress:thinking;artifact:first"]
+    assert observed["fetched"] == observed["task"]
+
+
+def test_sdk03_send_non_blocking_then_poll(run_client03, server):
+    observed = sdk03(run_client03, server, "send-nonblocking")
+    assert observed["submitted"]["state"] == "submitted"
+    assert observed["final"]["state"] == "completed" and observed["polls"] >= 2
+    assert observed["final"]["artifacts"] == ["later", "done: sleep:0.3;artifact:later"]
+
+
+def test_sdk03_direct_reply(run_client03, server):
+    assert sdk03(run_client03, server, "reply")["response"] == [{"kind": "message", "text": "hi there"}]
+
+
+def test_sdk03_errors_are_http_statuses(run_client03, server):
+    """a2a-sdk 0.3's REST client reports an error by its HTTP status."""
+    observed = sdk03(run_client03, server, "errors")
+    http_error = "A2AClientHTTPError"
+    assert observed["getUnknown"] == {"type": http_error, "status": 404}
+    assert observed["cancelUnknown"] == {"type": http_error, "status": 404}
+    assert observed["cancelCompleted"] == {"type": http_error, "status": 400}
+    assert observed["streamToUnknown"] == {"type": http_error, "status": 404}
+    assert observed["failed"]["state"] == "failed" and observed["failed"]["statusText"] == "boom"
+
+
+def test_sdk03_cancel(run_client03, server):
+    observed = sdk03(run_client03, server, "cancel")
+    assert observed["canceled"]["state"] == "canceled" and observed["fetched"]["state"] == "canceled"
+
+
+def test_sdk03_stream(run_client03, server):
+    events = sdk03(run_client03, server, "stream")["events"]
+    assert kinds(events[1:]) == [
+        "status-update:working",
+        "status-update:working",
+        "artifact-update",
+        "artifact-update",
+        "status-update:working",
+        "artifact-update",
+        "status-update:completed",
+    ]
+    assert [e["final"] for e in events if e["kind"] == "status-update"] == [False, False, False, True]
+    first, last = events[3], events[4]
+    assert (first["artifactId"], first["append"], first["lastChunk"]) == ("c1", False, False)
+    assert (last["artifactId"], last["text"], last["append"], last["lastChunk"]) == ("c1", "world", True, True)
+
+
+def test_sdk03_resubscribe(run_client03, server):
+    observed = sdk03(run_client03, server, "resubscribe")
+    events = observed["events"]
+    assert events[0] == {"kind": "task", "id": observed["taskId"], "state": events[0]["state"]}
+    assert kinds(events[1:]) == [
+        "status-update:working",
+        "artifact-update",
+        "artifact-update",
+        "status-update:completed",
+    ]
+    assert observed["final"]["state"] == "completed"
+
+
+def test_sdk03_multi_turn(run_client03, server):
+    observed = sdk03(run_client03, server, "multi-turn")
+    assert observed["asked"]["state"] == "input-required" and observed["asked"]["statusText"] == "Which city?"
+    assert observed["answered"]["id"] == observed["asked"]["id"]
+    assert observed["answered"]["artifacts"] == ["Paris", "done: artifact:Paris"]
+    assert observed["final"]["historyRoles"] == ["user", "agent", "user"]
+
+
+def test_sdk03_push_configs_and_delivery(run_client03, server, receiver):
+    hook = receiver.hook()
+    observed = sdk03(run_client03, server, "push", "--webhook", hook)
+    task_id = observed["taskId"]
+    assert observed["created"] == [
+        {"taskId": task_id, "id": name, "url": f"{hook}/{name}", "token": f"tok-{name}"} for name in ("one", "two")
+    ]
+    assert observed["got"] == observed["created"][1]
+    assert observed["getUnknown"] == {"type": "A2AClientHTTPError", "status": 404}
+    for name in ("one", "two"):
+        hits = receiver.wait_for(f"{hook}/{name}", "completed")  # v0.3 deliveries: the Task
+        assert all(h.headers["x-a2a-notification-token"] == f"tok-{name}" for h in hits)
+        assert all(h.task["id"] == task_id for h in hits)
+
+
+def test_sdk03_card(run_client03, server):
+    observed = sdk03(run_client03, server, "card")
+    assert observed["preferred"] == "JSONRPC" and observed["interfaces"] == ["JSONRPC", "HTTP+JSON"]
 
 
 # --- the SDK on the file store -----------------------------------------------------------------
