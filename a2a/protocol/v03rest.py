@@ -93,8 +93,8 @@ class V03RestDialect(V10Dialect):
             if uri is not None
             else {"bytes": check_base64(data, f"{path}.fileWithBytes")}
         )
-        for key, name in (("mimeType", "mimeType"), ("name", "name")):
-            value = want_string(pick(raw, name), f"{path}.{name}", required=False)
+        for key in ("mimeType", "name"):
+            value = want_string(pick(raw, key), f"{path}.{key}", required=False)
             if value:
                 file[key] = value
         return file
