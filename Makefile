@@ -4,6 +4,8 @@ PY := $(VENV)/bin/python
 # The third-party A2A clients of the interop tests (tests/interop): their "a2a" package
 # clashes with ours, so they get a virtualenv of their own.
 INTEROP_VENV ?= .venv-interop
+# a2a-sdk 0.3, the v0.3 generation's own client (its "a2a" clashes with a2a-sdk 1.x too).
+INTEROP03_VENV ?= .venv-interop03
 HOST ?= 127.0.0.1
 PORT ?= 8000
 WORKERS ?= 1
@@ -27,6 +29,9 @@ $(VENV)/.dev-deps: requirements.txt requirements-dev.txt | $(VENV)/bin/python
 $(INTEROP_VENV)/.requirements.sha256: tests/interop/requirements.txt tests/interop/setup-venv.sh
 	bash tests/interop/setup-venv.sh $(abspath $(INTEROP_VENV))
 
+$(INTEROP03_VENV)/.requirements.sha256: tests/interop/requirements-v03.txt tests/interop/setup-venv.sh
+	bash tests/interop/setup-venv.sh $(abspath $(INTEROP03_VENV)) tests/interop/requirements-v03.txt
+
 ## Install, migrate SQLite and serve the agent under uvicorn (TASK_STORE=file:./tasks).
 run: $(VENV)/.run-deps
 	$(PY) manage.py migrate --noinput
@@ -37,14 +42,14 @@ run: $(VENV)/.run-deps
 ## Install and run lint (ruff, mypy) and the whole suite (the interop tests included,
 ## with their venv). The ORM store's tests also run on PostgreSQL when
 ## A2A_TEST_POSTGRES_URL is set (.ci/run sets it).
-test: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256
+test: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_VENV)/.requirements.sha256
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 ## Only the interop tests: our server driven by the official A2A SDK and toolnexus.
-interop: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256
+interop: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_VENV)/.requirements.sha256
 	$(PY) -m pytest -m interop $(PYTEST_ARGS)
 
 ## The support matrix (noxfile.py): our wheel in a new `django-admin startproject`
@@ -66,4 +71,4 @@ bench-quick: $(VENV)/.dev-deps
 	$(PY) -m bench.run --quick $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(INTEROP_VENV) .venv-bench-sdk .venv-bench-toolnexus staticfiles .pytest_cache .ruff_cache .nox .mypy_cache build dist *.egg-info
+	rm -rf $(VENV) $(INTEROP_VENV) $(INTEROP03_VENV) .venv-bench-sdk .venv-bench-toolnexus staticfiles .pytest_cache .ruff_cache .nox .mypy_cache build dist *.egg-info

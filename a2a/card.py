@@ -49,11 +49,12 @@ def build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict[
     card: dict[str, Any] = {
         "name": a2a_settings.AGENT_NAME,
         "description": a2a_settings.AGENT_DESCRIPTION,
-        # v0.3's HTTP+JSON is the proto-JSON of its gRPC definition, which we do not
-        # speak: v0.3 clients get JSON-RPC, v1.0 clients either binding.
+        # Both bindings in both versions (v0.3's HTTP+JSON is the ProtoJSON of its gRPC
+        # messages, served under the same URL: its clients put "/v1" before each path).
         "supportedInterfaces": [
-            *({"url": url, "protocolBinding": binding, "protocolVersion": "1.0"} for binding, url in interfaces),
-            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+            {"url": url, "protocolBinding": binding, "protocolVersion": protocol}
+            for protocol in ("1.0", "0.3")
+            for binding, url in interfaces
         ],
         "version": a2a_settings.AGENT_VERSION,
         "capabilities": {"streaming": True, "pushNotifications": bool(a2a_settings.PUSH_NOTIFICATIONS)},
@@ -77,7 +78,7 @@ def build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict[
         protocolVersion=V03_PROTOCOL_VERSION,
         url=endpoint,
         preferredTransport="JSONRPC",
-        additionalInterfaces=[{"url": endpoint, "transport": "JSONRPC"}],
+        additionalInterfaces=[{"url": url, "transport": binding} for binding, url in interfaces],
         supportsAuthenticatedExtendedCard=extended,
     )
     # One card for both generations: each scheme carries its v1.0 (oneof) and v0.3 keys.

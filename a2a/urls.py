@@ -15,19 +15,21 @@ urlpatterns = [
     path(".well-known/agent.json", views.agent_card),  # the pre-0.3 location
     path("a2a/", views.jsonrpc_endpoint, name="jsonrpc"),
     path("a2a", views.jsonrpc_endpoint),
-    # HTTP+JSON (REST), spec section 11 (v1.0).
+    # HTTP+JSON (REST), spec section 11; v0.3 clients put "/v1" before each path.
     path("a2a/rest", rest.get_extended_card, name="rest"),  # the interface URL the card names
-    re_path(r"^a2a/rest/message:send$", rest.send_message, name="rest-send"),
-    re_path(r"^a2a/rest/message:stream$", rest.stream_message, name="rest-stream"),
-    re_path(r"^a2a/rest/tasks$", rest.list_tasks, name="rest-list"),
-    re_path(r"^a2a/rest/tasks/(?P<task_id>[^/]+):cancel$", rest.cancel_task, name="rest-cancel"),
-    re_path(r"^a2a/rest/tasks/(?P<task_id>[^/]+):subscribe$", rest.subscribe_to_task, name="rest-subscribe"),
-    re_path(r"^a2a/rest/tasks/(?P<task_id>[^/:]+)$", rest.get_task, name="rest-get"),
-    re_path(r"^a2a/rest/tasks/(?P<task_id>[^/:]+)/pushNotificationConfigs$", rest.push_configs, name="rest-push"),
+    re_path(r"^a2a/rest/(?:v1/)?message:send$", rest.send_message, name="rest-send"),
+    re_path(r"^a2a/rest/(?:v1/)?message:stream$", rest.stream_message, name="rest-stream"),
+    re_path(r"^a2a/rest/(?:v1/)?tasks$", rest.list_tasks, name="rest-list"),
+    re_path(r"^a2a/rest/(?:v1/)?tasks/(?P<task_id>[^/]+):cancel$", rest.cancel_task, name="rest-cancel"),
+    re_path(r"^a2a/rest/(?:v1/)?tasks/(?P<task_id>[^/]+):subscribe$", rest.subscribe_to_task, name="rest-subscribe"),
+    re_path(r"^a2a/rest/(?:v1/)?tasks/(?P<task_id>[^/:]+)$", rest.get_task, name="rest-get"),
     re_path(
-        r"^a2a/rest/tasks/(?P<task_id>[^/:]+)/pushNotificationConfigs/(?P<config_id>[^/]+)$",
+        r"^a2a/rest/(?:v1/)?tasks/(?P<task_id>[^/:]+)/pushNotificationConfigs$", rest.push_configs, name="rest-push"
+    ),
+    re_path(
+        r"^a2a/rest/(?:v1/)?tasks/(?P<task_id>[^/:]+)/pushNotificationConfigs/(?P<config_id>[^/]+)$",
         rest.push_config,
         name="rest-push-config",
     ),
-    re_path(r"^a2a/rest/(?:extendedAgentCard|card)$", rest.get_extended_card, name="rest-extended-card"),
+    re_path(r"^a2a/rest/(?:v1/)?(?:extendedAgentCard|card)$", rest.get_extended_card, name="rest-extended-card"),
 ]

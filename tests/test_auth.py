@@ -141,6 +141,14 @@ def test_extended_card_for_authenticated_callers_only(agent, settings):
     rest = call("GET", "/a2a/rest/extendedAgentCard", headers={**V10, **agent["bob"]})
     assert rest.status_code == 200 and rest.json()["description"] == "The full story."
     assert call("GET", "/a2a/rest/extendedAgentCard", headers=V10).status_code == 401
+    # v0.3 HTTP+JSON: GET /v1/card, the v0.3 card.
+    v03 = call("GET", "/a2a/rest/v1/card", headers=agent["bob"])
+    assert v03.status_code == 200 and v03.headers["content-type"] == "application/json"
+    assert v03.json()["protocolVersion"] == "0.3.0" and v03.json()["description"] == "The full story."
+    assert {"url": "http://testserver/a2a/rest", "transport": "HTTP+JSON"} in v03.json()["additionalInterfaces"]
+    refused = call("GET", "/a2a/rest/v1/card")
+    assert refused.status_code == 401 and "Bearer" in refused.headers["www-authenticate"]
+    assert refused.json()["error"]["status"] == "UNAUTHENTICATED" and refused.json()["message"]
 
 
 def test_open_agent_has_no_extended_card(settings):

@@ -97,6 +97,7 @@ def _all_subclasses(cls: type) -> Iterator[type]:
 #: never -32603 (internal error).
 KNOWN_CODES = ({c.code for c in _all_subclasses(errors.A2AError)} | {-32000}) - {-32603}
 KNOWN_REASONS = {c.reason for c in _all_subclasses(errors.A2AError)} - {"INTERNAL"}
+V03_ERROR_NAMES = set(errors.ERROR_NAMES.values()) - {"InternalError"}
 MAX_MESSAGE = 1000  # characters: an error message stays readable whatever the input
 
 # --- The app, in-process ---------------------------------------------------------------
@@ -395,8 +396,14 @@ def check_rest(answer: Answer) -> None:
 
 
 def check_status_body(body: Any, status: int) -> None:
-    assert isinstance(body, dict) and set(body) == {"error"}, body
+    """A google.rpc.Status body; a v0.3 one also names the error (``type``) and repeats
+    its ``message`` at the top."""
+    assert isinstance(body, dict) and set(body) in ({"error"}, {"error", "message"}, {"error", "type", "message"}), body
     error = body["error"]
+    if "message" in body:
+        assert body["message"] == error["message"], body
+    if "type" in body:
+        assert body["type"] in V03_ERROR_NAMES, body
     assert error["code"] == status, (error, status)
     assert isinstance(error.get("status"), str) and error["status"], error
     assert isinstance(error.get("message"), str) and error["message"].strip(), error
@@ -613,10 +620,40 @@ def _send_params(draw: Any, v10: bool) -> dict[str, Any]:
     return params
 
 
-#: Valid SendMessage params of each dialect (True: v1.0), which may still be refused for
-#: what they name: an unknown or settled task, an unaccepted media type, a webhook.
+def _v03_rest_part(part: dict[str, Any]) -> dict[str, Any]:
+    """A v1.0 part as v0.3 HTTP+JSON writes it (the ProtoJSON of v0.3's proto Part)."""
+    if "raw" in part or "url" in part:
+        file = {"fileWithBytes": part["raw"]} if "raw" in part else {"fileWithUri": part["url"]}
+        return {"file": {**file, "mimeType": part["mediaType"]}}
+    if "data" in part:
+        return {"data": {"data": part["data"] if isinstance(part["data"], dict) else {"value": part["data"]}}}
+    return part
+
+
+@st.composite
+def _v03_rest_send_params(draw: Any) -> dict[str, Any]:
+    """v1.0 SendMessage params rewritten as v0.3 HTTP+JSON's SendMessageRequest, in
+    JSON names or (as the SDK's v0.3 client sends it) proto field names."""
+    params = draw(_send_params(True))
+    message = dict(params.pop("message"))
+    message["content"] = [_v03_rest_part(p) for p in message.pop("parts")]
+    config = dict(params.get("configuration") or {})
+    if "returnImmediately" in config:
+        config["blocking"] = not config.pop("returnImmediately")
+    if "taskPushNotificationConfig" in config:
+        config["pushNotification"] = config.pop("taskPushNotificationConfig")
+    if "configuration" in params:
+        params["configuration"] = config
+    params["request" if draw(st.booleans()) else "message"] = message
+    return params
+
+
+#: Valid SendMessage params of each dialect (True: v1.0, "rest03": v0.3 HTTP+JSON), which
+#: may still be refused for what they name: an unknown or settled task, an unaccepted
+#: media type, a webhook.
 SEND_PARAMS = {v10: _send_params(v10) for v10 in (False, True)}
 MUTATED_SEND = {v10: mutated(SEND_PARAMS[v10], max_mutations=2) for v10 in (False, True)}
+MUTATED_REST03_SEND = mutated(_v03_rest_send_params(), max_mutations=2)
 TASK_PARAMS = st.fixed_dictionaries(
     {"id": ids}, optional={"historyLength": st.integers(-1, 10), "metadata": st.dictionaries(st.text(), scalars)}
 )
@@ -862,6 +899,7 @@ REST_ROUTES = {
     "tasks/{id}/pushNotificationConfigs": ["GET", "POST"],
     "tasks/{id}/pushNotificationConfigs/{id}": ["GET", "DELETE"],
     "extendedAgentCard": ["GET"],
+    "card": ["GET"],
     "": ["GET"],
     "{id}": ["GET"],
 }
@@ -902,6 +940,7 @@ def rest_requests(draw: Any) -> tuple[str, str, bytes | None, dict[str, str], An
         st.one_of(
             MUTATED_SEND[v10],
             MUTATED_SEND[v10],
+            MUTATED_REST03_SEND,  # v0.3's HTTP+JSON (no A2A-Version, or 0.3)
             PARAMS["push", True],  # for the pushNotificationConfigs routes
             st.none(),
             st.fixed_dictionaries({}, optional={"metadata": json_values}),

@@ -1300,13 +1300,17 @@ def test_card_without_version_serves_both_generations():
     assert card["url"] == "http://testserver/a2a/"
     assert card["protocolVersion"] == "0.3.0"
     assert card["preferredTransport"] == "JSONRPC"
-    assert card["additionalInterfaces"] == [{"url": card["url"], "transport": "JSONRPC"}]
+    assert card["additionalInterfaces"] == [
+        {"url": card["url"], "transport": "JSONRPC"},
+        {"url": "http://testserver/a2a/rest", "transport": "HTTP+JSON"},
+    ]
     assert card["capabilities"]["streaming"] is True
     interfaces = {(i["protocolBinding"], i["protocolVersion"]): i["url"] for i in card["supportedInterfaces"]}
     assert interfaces == {
         ("JSONRPC", "1.0"): "http://testserver/a2a/",
         ("HTTP+JSON", "1.0"): "http://testserver/a2a/rest",
         ("JSONRPC", "0.3"): "http://testserver/a2a/",
+        ("HTTP+JSON", "0.3"): "http://testserver/a2a/rest",
     }
     for skill in card["skills"]:
         assert skill["id"] and skill["name"] and isinstance(skill["tags"], list)

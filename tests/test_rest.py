@@ -1,5 +1,6 @@
 """The HTTP+JSON (REST) binding over the real server: routes, query parameters,
-status codes and error bodies (spec section 11), streams, and the v0.3 "/v1" paths."""
+status codes and error bodies (spec section 11), streams, and the v0.3 "/v1" paths
+(their dialect in detail: tests/test_rest_v03.py)."""
 
 from __future__ import annotations
 
@@ -181,11 +182,15 @@ def test_push_config_routes(rest):
     assert wrong.status_code == 405 and wrong.headers["allow"] == "POST, GET"
 
 
-def test_v03_http_json_is_not_offered(rest):
-    """v0.3's HTTP+JSON is another wire format (its gRPC proto-JSON): the card sends
-    v0.3 clients to JSON-RPC, and there are no "/v1" paths pretending otherwise."""
+def test_v03_http_json_is_offered_at_the_same_url(rest):
+    """v0.3's HTTP+JSON (the ProtoJSON of its gRPC messages; tests/test_rest_v03.py)
+    is named in both cards, and a v0.3 client appending "/v1/..." to it is served."""
     card = httpx.get(rest.replace("/a2a/rest", "/.well-known/agent-card.json")).json()
-    assert card["additionalInterfaces"] == [{"url": card["url"], "transport": "JSONRPC"}]
-    offered = {(i["protocolBinding"], i["protocolVersion"]) for i in card["supportedInterfaces"]}
-    assert ("HTTP+JSON", "0.3") not in offered
-    assert httpx.post(f"{rest}/v1/message:send", json={}).status_code == 404
+    assert {"url": rest, "transport": "HTTP+JSON"} in card["additionalInterfaces"]
+    strict = httpx.get(rest.replace("/a2a/rest", "/.well-known/agent-card.json"), headers=V10).json()
+    assert {"url": rest, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"} in strict["supportedInterfaces"]
+    body = {"message": {"messageId": "m", "role": "ROLE_USER", "content": [{"text": "hi"}]}}
+    response = httpx.post(f"{rest}/v1/message:send", json=body)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED"

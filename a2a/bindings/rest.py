@@ -1,15 +1,21 @@
 """The HTTP+JSON (REST) binding, spec section 11: the same operations as JSON-RPC,
 addressed by URL and HTTP method.
 
-Routes (under the app's ``a2a/rest`` prefix; v1.0 only, since v0.3's HTTP+JSON is the
-proto-JSON of its gRPC definition, a dialect we do not speak: the card offers v0.3
-clients JSON-RPC): ``POST message:send``, ``POST message:stream``,
-``GET tasks``, ``GET tasks/{id}``, ``POST tasks/{id}:cancel``,
-``POST|GET tasks/{id}:subscribe`` (the spec text says POST, a2a.proto says GET),
-``POST|GET tasks/{id}/pushNotificationConfigs``,
-``GET|DELETE tasks/{id}/pushNotificationConfigs/{configId}``, ``GET extendedAgentCard``.
-Success bodies are the bare objects (``application/a2a+json``); errors are ``google.rpc.Status`` objects with the HTTP
-status of spec 5.4; streams are SSE of bare StreamResponse objects.
+Routes (under the app's ``a2a/rest`` prefix, the interface URL the card names):
+``POST message:send``, ``POST message:stream``, ``GET tasks``, ``GET tasks/{id}``,
+``POST tasks/{id}:cancel``, ``POST|GET tasks/{id}:subscribe`` (the spec text says POST,
+a2a.proto says GET), ``POST|GET tasks/{id}/pushNotificationConfigs``,
+``GET|DELETE tasks/{id}/pushNotificationConfigs/{configId}``, ``GET extendedAgentCard``
+(``GET card`` too). v0.3 clients put ``/v1`` before each path (``/v1/message:send``,
+``/v1/card``): both spellings reach the same views.
+
+The dialect comes from ``A2A-Version`` (header or query parameter), as on JSON-RPC:
+``1.0`` is v1.0, empty or ``0.3`` is v0.3, whose HTTP+JSON bodies are the ProtoJSON of
+its gRPC messages (:mod:`a2a.protocol.v03rest`). Success bodies are the bare objects
+(``application/a2a+json`` in v1.0, ``application/json`` in v0.3); errors are
+``google.rpc.Status`` objects with the HTTP status of spec 5.4 (v0.3 bodies add the
+error's name as ``type`` and its ``message`` at the top, which v0.3 clients read);
+streams are SSE of bare StreamResponse objects.
 """
 
 from __future__ import annotations
@@ -24,8 +30,9 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from .. import auth, limits, operations, push
-from ..protocol import V03, V10, Dialect, dialect_for
+from ..protocol import V10, Dialect, rest_dialect_for
 from ..protocol.errors import (
+    ERROR_NAMES,
     A2AError,
     InternalError,
     InvalidRequestError,
@@ -53,9 +60,13 @@ def _dumps(value: Any) -> bytes:
 
 
 def error_body(dialect: Dialect, error: A2AError) -> dict[str, Any]:
-    """A ``google.rpc.Status`` for ``error`` (the same in both dialects): code = HTTP
-    status, details = ErrorInfo (and BadRequest naming the field of invalid params)."""
-    return {
+    """A ``google.rpc.Status`` for ``error``: code = HTTP status, details = ErrorInfo
+    (and BadRequest naming the field of invalid params).
+
+    In v0.3 the spec names no error body; the official SDK's v0.3 server sends this
+    Status, its v0.3 client raises the error named by a top-level ``type``, and a2a-sdk
+    0.3 servers sent a top-level ``message``: v0.3 bodies carry all three."""
+    body: dict[str, Any] = {
         "error": {
             "code": error.http_status,
             "status": STATUS_NAMES.get(error.http_status, "UNKNOWN"),
@@ -63,10 +74,20 @@ def error_body(dialect: Dialect, error: A2AError) -> dict[str, Any]:
             "details": V10.render_error(error)["data"],
         }
     }
+    if dialect.version == "0.3":
+        if error.code in ERROR_NAMES:
+            body["type"] = ERROR_NAMES[error.code]
+        body["message"] = error.message
+    return body
+
+
+def _content_type(dialect: Dialect) -> str:
+    return A2A_JSON if dialect.version == "1.0" else "application/json"
 
 
 def _error_response(dialect: Dialect, error: A2AError) -> HttpResponse:
-    return HttpResponse(_dumps(error_body(dialect, error)), status=error.http_status, content_type=A2A_JSON)
+    body = _dumps(error_body(dialect, error))
+    return HttpResponse(body, status=error.http_status, content_type=_content_type(dialect))
 
 
 def _body(request: HttpRequest) -> dict[str, Any]:
@@ -105,9 +126,9 @@ def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Co
     @csrf_exempt
     async def view(request: HttpRequest, **kwargs: str) -> HttpResponseBase:
         try:
-            dialect = dialect_for(request.headers.get("A2A-Version") or request.GET.get("A2A-Version"))
-        except A2AError as exc:
-            return _error_response(V03, exc)
+            dialect = rest_dialect_for(request.headers.get("A2A-Version") or request.GET.get("A2A-Version"))
+        except A2AError as exc:  # a version we do not speak: answered as v1.0 says
+            return _error_response(V10, exc)
         try:
             if request.method not in methods:
                 raise MethodNotFoundError(f"{request.method} is not allowed here; use {' or '.join(methods)}")
@@ -129,8 +150,7 @@ def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Co
             return _error_response(dialect, InternalError("Internal error; the server logged the details"))
         if isinstance(result, HttpResponseBase):
             return result
-        content_type = A2A_JSON if dialect.version == "1.0" else "application/json"
-        return HttpResponse(_dumps(result), content_type=content_type)
+        return HttpResponse(_dumps(result), content_type=_content_type(dialect))
 
     return view
 

@@ -2,7 +2,8 @@
 
 Which dialect a request speaks comes from its ``A2A-Version`` (header or query
 parameter): empty or ``0.3`` is v0.3 (and the toolnexus dialect, which is v0.3
-payloads under v1.0 method names), ``1.0`` is v1.0.
+payloads under v1.0 method names), ``1.0`` is v1.0. The HTTP+JSON binding's v0.3 is
+another wire format (the ProtoJSON of v0.3's gRPC messages): :func:`rest_dialect_for`.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from __future__ import annotations
 from .errors import VersionNotSupportedError
 from .model import shown
 from .v03 import V03Dialect
+from .v03rest import V03RestDialect
 from .v10 import V10Dialect
 
 V03 = V03Dialect()
 V10 = V10Dialect()
+V03_REST = V03RestDialect()
 DIALECTS = {"": V03, "0.3": V03, "1.0": V10}
 SUPPORTED_VERSIONS = ("0.3", "1.0")
 
@@ -30,3 +33,10 @@ def dialect_for(version: str | None) -> V03Dialect:
             "(an empty A2A-Version means 0.3)",
             metadata={"requestedVersion": version, "supportedVersions": ",".join(SUPPORTED_VERSIONS)},
         ) from None
+
+
+def rest_dialect_for(version: str | None) -> V03Dialect:
+    """The HTTP+JSON binding's dialect for an ``A2A-Version`` value: v0.3's ProtoJSON
+    where :func:`dialect_for` says v0.3, v1.0 otherwise."""
+    dialect = dialect_for(version)
+    return V03_REST if dialect is V03 else dialect

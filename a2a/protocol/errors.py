@@ -95,3 +95,26 @@ class ExtensionSupportRequiredError(A2AError):
 
 class VersionNotSupportedError(A2AError):
     code, reason, http_status, default_message = -32009, "VERSION_NOT_SUPPORTED", 400, "Protocol version not supported"
+
+
+#: The spec's name of each error code (``TaskNotFoundError``...), as v0.3 HTTP+JSON
+#: error bodies carry it in ``type``.
+ERROR_NAMES: dict[int, str] = {
+    cls.code: cls.__name__
+    for cls in (
+        JSONParseError,
+        InvalidRequestError,
+        MethodNotFoundError,
+        InvalidParamsError,
+        InternalError,
+        TaskNotFoundError,
+        TaskNotCancelableError,
+        PushNotificationNotSupportedError,
+        UnsupportedOperationError,
+        ContentTypeNotSupportedError,
+        InvalidAgentResponseError,
+        ExtendedAgentCardNotConfiguredError,
+        ExtensionSupportRequiredError,
+        VersionNotSupportedError,
+    )
+}

@@ -62,6 +62,8 @@ class V03Dialect:
 
     version = "0.3"
     roles: dict[str | int, str] = {"user": "user", "agent": "agent"}
+    #: The key of a Message's parts (v0.3's gRPC Message calls them ``content``).
+    message_parts = "parts"
 
     # --- leaf conversions (overridden by v1.0) ---------------------------------
 
@@ -124,19 +126,20 @@ class V03Dialect:
         raw = want_object(raw, path)
         if raw.get("kind") not in (None, "message"):
             raise InvalidParamsError('must have kind "message"', field=f"{path}.kind")
-        parts = raw.get("parts")
+        key = self.message_parts
+        parts = raw.get(key)
         if not isinstance(parts, list) or not parts:
-            raise InvalidParamsError("at least one part is required", field=f"{path}.parts")
+            raise InvalidParamsError("at least one part is required", field=f"{path}.{key}")
         if len(parts) > limits.max_parts():
             raise InvalidParamsError(
                 f"has {len(parts)} parts; at most {limits.max_parts()} are allowed (the A2A_MAX_PARTS setting)",
-                field=f"{path}.parts",
+                field=f"{path}.{key}",
             )
         message: Message = {
             "kind": "message",
             "messageId": want_id(pick(raw, "messageId"), f"{path}.messageId"),
             "role": self.parse_role(raw.get("role"), f"{path}.role"),
-            "parts": [self.parse_part(p, f"{path}.parts[{i}]") for i, p in enumerate(parts)],
+            "parts": [self.parse_part(p, f"{path}.{key}[{i}]") for i, p in enumerate(parts)],
         }
         for key in ("contextId", "taskId"):
             value = want_id(pick(raw, key), f"{path}.{key}", required=False)
@@ -162,12 +165,12 @@ class V03Dialect:
     def parse_send(self, params: Any) -> SendParams:
         params = want_object(params, "params")
         message = self.parse_message(params.get("message"))
-        config = params.get("configuration")
-        config = want_object(config, "configuration") if config is not None else {}
+        given = params.get("configuration")
+        config = want_object(given, "configuration") if given is not None else {}
         metadata = params.get("metadata")
         return SendParams(
             message=message,
-            blocking=self.parse_blocking(config),
+            blocking=self.parse_blocking(config, given=given is not None),
             history_length=want_int(pick(config, "historyLength"), "configuration.historyLength", minimum=0),
             accepted_output_modes=want_string_list(
                 pick(config, "acceptedOutputModes"), "configuration.acceptedOutputModes"
@@ -176,7 +179,9 @@ class V03Dialect:
             push_config=self.parse_send_push_config(config),
         )
 
-    def parse_blocking(self, config: dict[str, Any]) -> bool:
+    def parse_blocking(self, config: dict[str, Any], *, given: bool = True) -> bool:
+        """Whether SendMessage waits for the task to settle (``given``: whether the
+        request had a configuration at all)."""
         # v0.3: "blocking": true means wait; absent means wait (as the v0.3 SDK does).
         blocking = want_bool(config.get("blocking"), "configuration.blocking")
         return True if blocking is None else blocking

@@ -63,6 +63,8 @@ _OPTIONAL_ARTIFACT_KEYS = ("name", "description", "metadata", "extensions")
 
 class V10Dialect(V03Dialect):
     version = "1.0"
+    #: A Message's optional fields, rendered when set.
+    message_keys: tuple[str, ...] = _OPTIONAL_MESSAGE_KEYS
     roles = {"ROLE_USER": "user", "ROLE_AGENT": "agent", 1: "user", 2: "agent"}
 
     def parse_state(self, value: Any, path: str) -> str:
@@ -131,9 +133,9 @@ class V10Dialect(V03Dialect):
         out: dict[str, Any] = {
             "messageId": message.get("messageId", ""),
             "role": self.render_role(message.get("role", "")),
-            "parts": [self.render_part(p) for p in message.get("parts", ())],
+            self.message_parts: [self.render_part(p) for p in message.get("parts", ())],
         }
-        for key in _OPTIONAL_MESSAGE_KEYS:
+        for key in self.message_keys:
             if message.get(key):
                 out[key] = message[key]
         return out
@@ -193,7 +195,7 @@ class V10Dialect(V03Dialect):
                 out[key] = artifact[key]
         return out
 
-    def parse_blocking(self, config: dict[str, Any]) -> bool:
+    def parse_blocking(self, config: dict[str, Any], *, given: bool = True) -> bool:
         # v1.0: "returnImmediately": false (the default) means wait.
         return not want_bool(pick(config, "returnImmediately"), "configuration.returnImmediately")
 

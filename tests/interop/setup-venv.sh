@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Build .venv-interop: the virtualenv of the third-party A2A clients the interop tests
 # run as subprocesses (the official a2a-sdk and toolnexus). Their top-level "a2a"
-# package clashes with ours, so they never go into .venv.
+# package clashes with ours, so they never go into .venv. With a second argument,
+# another requirements file: requirements-v03.txt (a2a-sdk 0.3) goes in .venv-interop03.
 #
-# Idempotent: a venv built from the current tests/interop/requirements.txt is left
-# as it is (a stamp holds the requirements' checksum); otherwise it is (re)installed.
-# Usage: tests/interop/setup-venv.sh [VENV_DIR]   (default: <repo>/.venv-interop)
+# Idempotent: a venv built from the current requirements is left as it is (a stamp
+# holds the requirements' checksum); otherwise it is (re)installed.
+# Usage: tests/interop/setup-venv.sh [VENV_DIR [REQUIREMENTS]]
+#   (default: <repo>/.venv-interop from tests/interop/requirements.txt)
 # PYTHON picks the interpreter (default: python3).
 set -euo pipefail
 
@@ -13,7 +15,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 venv="${1:-$root/.venv-interop}"
 python="${PYTHON:-python3}"
-requirements="$here/requirements.txt"
+requirements="$(realpath "${2:-$here/requirements.txt}")"
 stamp="$venv/.requirements.sha256"
 want="$(sha256sum "$requirements" | cut -d' ' -f1)"
 
@@ -27,7 +29,12 @@ if [[ ! -x "$venv/bin/python" ]]; then
 fi
 rm -f "$stamp"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
-# The SDK and toolnexus must import from the venv (not from this repository).
-(cd / && "$venv/bin/python" -c "import a2a.client, a2a.compat.v0_3.jsonrpc_transport, toolnexus.a2a")
+# The clients must import from the venv (not from this repository).
+if [[ "$(basename "$requirements")" == requirements-v03.txt ]]; then
+  check="import a2a.client.transports.rest"  # a2a-sdk 0.3
+else
+  check="import a2a.client, a2a.compat.v0_3.jsonrpc_transport, toolnexus.a2a"
+fi
+(cd / && "$venv/bin/python" -c "$check")
 echo "$want" > "$stamp"
 echo "interop venv ready: $venv"

@@ -1,12 +1,14 @@
 """Interoperability with A2A clients nobody here wrote: the official A2A Python SDK
 (``a2a-sdk``: its v1.0 JSON-RPC and HTTP+JSON transports and its v0.3 compatibility
-transports) and toolnexus's A2A agent tools, driving the real site under uvicorn.
+transports; and a2a-sdk 0.3, the v0.3 generation's own client, over HTTP+JSON) and
+toolnexus's A2A agent tools, driving the real site under uvicorn.
 
 Both clients install a top-level ``a2a`` package that clashes with ours, so they live
 in ``.venv-interop`` (built by tests/interop/setup-venv.sh; ``make test`` builds it
-first, and the ``interop_python`` fixture builds it when it is missing) and run as
-subprocesses: ``tests/interop/clients/*.py BASE_URL SCENARIO`` prints one JSON line of
-what the client observed, which the tests check. Push notifications are delivered to
+first, and the ``interop_python`` fixture builds it when it is missing; a2a-sdk 0.3
+likewise in ``.venv-interop03``) and run as subprocesses:
+``tests/interop/clients/*.py BASE_URL SCENARIO`` prints one JSON line of what the
+client observed, which the tests check. Push notifications are delivered to
 a webhook receiver run here, on 127.0.0.1.
 """
 
@@ -33,6 +35,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.interop]
 HERE = Path(__file__).resolve().parent
 CLIENTS = HERE / "clients"
 VENV = ROOT / ".venv-interop"
+VENV03 = ROOT / ".venv-interop03"  # a2a-sdk 0.3 (tests/interop/requirements-v03.txt)
 CLIENT_TIMEOUT = 60  # seconds one client run may take (each scenario takes ~1-3 s)
 
 V10_JSONRPC = ("1.0", "JSONRPC")
@@ -55,6 +58,17 @@ def interop_python() -> Path:
     return VENV / "bin" / "python"
 
 
+@pytest.fixture(scope="session")
+def interop03_python() -> Path:
+    """.venv-interop03's Python (a2a-sdk 0.3), the venv built or brought up to date first."""
+    command = ["bash", str(HERE / "setup-venv.sh"), str(VENV03), str(HERE / "requirements-v03.txt")]
+    try:
+        subprocess.run(command, check=True, capture_output=True, text=True, timeout=900)
+    except subprocess.CalledProcessError as exc:
+        pytest.fail(f"could not build {VENV03}:\n{exc.stdout}\n{exc.stderr}")
+    return VENV03 / "bin" / "python"
+
+
 def client_env() -> dict[str, str]:
     """The environment of a client: no PYTHONPATH (nothing of this repository may be
     importable there) and no Django settings."""
@@ -62,15 +76,13 @@ def client_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in drop}
 
 
-@pytest.fixture(scope="session")
-def run_client(interop_python, tmp_path_factory):
-    """``run_client(script, base_url, scenario, *options)``: run a client scenario in a
-    subprocess and return the JSON it printed (failing the test with its stderr when
-    it exits non-zero)."""
-    cwd = tmp_path_factory.mktemp("clients")  # no module of ours can shadow the clients' imports
+def client_runner(python: Path, cwd: Path):
+    """``run(script, base_url, scenario, *options)``: run a client scenario with
+    ``python`` in a subprocess and return the JSON it printed (failing the test with
+    its stderr when it exits non-zero)."""
 
     def run(script: str, base_url: str, scenario: str, *options: str) -> dict[str, Any]:
-        args = [str(interop_python), str(CLIENTS / script), base_url, scenario, *options]
+        args = [str(python), str(CLIENTS / script), base_url, scenario, *options]
         try:
             proc = subprocess.run(
                 args, capture_output=True, text=True, timeout=CLIENT_TIMEOUT, env=client_env(), cwd=cwd
@@ -86,6 +98,18 @@ def run_client(interop_python, tmp_path_factory):
         return observed
 
     return run
+
+
+@pytest.fixture(scope="session")
+def run_client(interop_python, tmp_path_factory):
+    """Run a client of .venv-interop (a2a-sdk 1.x, toolnexus): see :func:`client_runner`."""
+    return client_runner(interop_python, tmp_path_factory.mktemp("clients"))  # no module of ours shadows theirs
+
+
+@pytest.fixture(scope="session")
+def run_client03(interop03_python, tmp_path_factory):
+    """Run a client of .venv-interop03 (a2a-sdk 0.3): see :func:`client_runner`."""
+    return client_runner(interop03_python, tmp_path_factory.mktemp("clients03"))
 
 
 def server_log(base_url: str) -> str:
@@ -221,15 +245,17 @@ def file_server(tmp_path_factory):
 
 
 BOTH_BINDINGS = pytest.mark.parametrize("version", [V10_JSONRPC, V10_REST], ids=["jsonrpc", "rest"])
-EVERY_WORKING_TRANSPORT = pytest.mark.parametrize(
-    "version", [V10_JSONRPC, V10_REST, V03_JSONRPC], ids=["v1.0-jsonrpc", "v1.0-rest", "v0.3-jsonrpc"]
+EVERY_TRANSPORT = pytest.mark.parametrize(
+    "version",
+    [V10_JSONRPC, V10_REST, V03_JSONRPC, V03_REST],
+    ids=["v1.0-jsonrpc", "v1.0-rest", "v0.3-jsonrpc", "v0.3-rest"],
 )
 
 
 # --- the official SDK ----------------------------------------------------------------------------
 
 
-@EVERY_WORKING_TRANSPORT
+@EVERY_TRANSPORT
 def test_sdk_send_blocking(run_client, server, version):
     observed = sdk(run_client, server, "send-blocking", version)
     task, fetched = observed["task"], observed["fetched"]
@@ -239,7 +265,7 @@ def test_sdk_send_blocking(run_client, server, version):
     assert fetched == task  # GetTask gives the same task
 
 
-@EVERY_WORKING_TRANSPORT
+@EVERY_TRANSPORT
 def test_sdk_send_non_blocking_then_get_until_completed(run_client, server, version):
     observed = sdk(run_client, server, "send-nonblocking", version)
     assert observed["submitted"]["state"] == "submitted"
@@ -252,13 +278,13 @@ def test_sdk_send_non_blocking_then_get_until_completed(run_client, server, vers
     assert observed["polls"] >= 2  # it was still going when first asked
 
 
-@EVERY_WORKING_TRANSPORT
+@EVERY_TRANSPORT
 def test_sdk_direct_reply_is_a_message(run_client, server, version):
     observed = sdk(run_client, server, "reply", version)
     assert observed["response"] == {"kind": "message", "text": "hi there", "role": "ROLE_AGENT"}
 
 
-@EVERY_WORKING_TRANSPORT
+@EVERY_TRANSPORT
 def test_sdk_errors_map_to_the_sdk_exceptions(run_client, server, version):
     observed = sdk(run_client, server, "errors", version)
     assert observed["getUnknown"]["type"] == "TaskNotFoundError"
@@ -281,7 +307,7 @@ def test_sdk_list_tasks(run_client, server, version):
     assert observed["completed"] == sorted(sent)
 
 
-@EVERY_WORKING_TRANSPORT
+@EVERY_TRANSPORT
 def test_sdk_cancel_a_running_task(run_client, server, version):
     observed = sdk(run_client, server, "cancel", version)
     assert observed["canceled"]["id"] == observed["submitted"]["id"]
@@ -294,7 +320,7 @@ def kinds(events: list[dict[str, Any]]) -> list[str]:
     return [e["kind"] + (f":{e['state']}" if "state" in e else "") for e in events]
 
 
-@EVERY_WORKING_TRANSPORT
+@EVERY_TRANSPORT
 def test_sdk_streaming_send(run_client, server, version):
     observed = sdk(run_client, server, "stream", version)
     events = observed["events"]
@@ -320,7 +346,7 @@ def test_sdk_streaming_send(run_client, server, version):
     assert observed["final"]["artifacts"][0] == "Hello,\nworld"  # the chunks, as one artifact of two parts
 
 
-@EVERY_WORKING_TRANSPORT
+@EVERY_TRANSPORT
 def test_sdk_subscribe_to_a_running_task(run_client, server, version):
     observed = sdk(run_client, server, "subscribe", version)
     events = observed["events"]
@@ -337,7 +363,7 @@ def test_sdk_subscribe_to_a_running_task(run_client, server, version):
     assert observed["final"]["state"] == "completed"
 
 
-@EVERY_WORKING_TRANSPORT
+@EVERY_TRANSPORT
 def test_sdk_multi_turn(run_client, server, version):
     observed = sdk(run_client, server, "multi-turn", version)
     asked, answered = observed["asked"], observed["answered"]
@@ -360,14 +386,7 @@ def parsed_by_sdk(run_client, tmp_path, hits: list[Hit], dialect: str) -> list[d
     return run_client("sdk_client.py", "-", "parse-push", "--bodies", str(bodies))["parsed"]
 
 
-PUSH_VERSIONS = pytest.mark.parametrize(
-    "version",
-    [V10_JSONRPC, V10_REST, V03_JSONRPC],
-    ids=["v1.0-jsonrpc", "v1.0-rest", "v0.3-jsonrpc"],
-)
-
-
-@PUSH_VERSIONS
+@EVERY_TRANSPORT
 def test_sdk_push_config_methods_and_delivery(run_client, server, receiver, tmp_path, version):
     hook = receiver.hook()
     observed = sdk(run_client, server, "push", version, "--webhook", hook)
@@ -380,7 +399,7 @@ def test_sdk_push_config_methods_and_delivery(run_client, server, receiver, tmp_
     assert observed["getDeleted"]["type"] == "TaskNotFoundError"
     assert observed["final"]["state"] == "completed"
 
-    hits = receiver.wait_for(f"{hook}/keep", "completed" if version == V03_JSONRPC else "TASK_STATE_COMPLETED")
+    hits = receiver.wait_for(f"{hook}/keep", "completed" if version[0] == "0.3" else "TASK_STATE_COMPLETED")
     assert receiver.at(f"{hook}/drop") == []  # deleted before the task moved on
     assert all(h.headers["x-a2a-notification-token"] == "tok-keep" for h in hits)
     assert all(h.task["id"] == task_id for h in hits)
@@ -392,7 +411,7 @@ def test_sdk_push_config_methods_and_delivery(run_client, server, receiver, tmp_
     assert parsed[-1]["state"] == "completed"
 
 
-@PUSH_VERSIONS
+@EVERY_TRANSPORT
 def test_sdk_push_config_in_send_message(run_client, server, receiver, tmp_path, version):
     hook = receiver.hook()
     observed = sdk(run_client, server, "push-in-send", version, "--webhook", hook)
@@ -402,19 +421,132 @@ def test_sdk_push_config_in_send_message(run_client, server, receiver, tmp_path,
     assert (config["taskId"], config["url"], config["token"]) == (task_id, f"{hook}/send", "tok-send")
     assert config["id"]  # generated by the server
 
-    hits = receiver.wait_for(f"{hook}/send", "completed" if version == V03_JSONRPC else "TASK_STATE_COMPLETED")
+    hits = receiver.wait_for(f"{hook}/send", "completed" if version[0] == "0.3" else "TASK_STATE_COMPLETED")
     assert all(h.headers["x-a2a-notification-token"] == "tok-send" for h in hits)
     parsed = parsed_by_sdk(run_client, tmp_path, hits, version[0])
     assert parsed[-1] == {**parsed[-1], "id": task_id, "state": "completed"}
 
 
-def test_sdk_v03_client_is_offered_json_rpc_only(server):
-    """v0.3's HTTP+JSON is the proto-JSON of v0.3's gRPC definition, which we do not
-    speak; the card offers v0.3 clients JSON-RPC (covered above) and nothing else."""
+def test_the_card_offers_both_bindings_in_both_versions(server):
+    """What the SDK's factory chose from above: every (binding, version) pair, in the
+    v1.0 ``supportedInterfaces`` and in the v0.3 ``additionalInterfaces``."""
     card = httpx.get(f"{server}/.well-known/agent-card.json").json()
-    assert card["additionalInterfaces"] == [{"url": card["url"], "transport": "JSONRPC"}]
-    offered = {(i["protocolBinding"], i["protocolVersion"]) for i in card["supportedInterfaces"]}
-    assert ("HTTP+JSON", "0.3") not in offered
+    rest = f"{server}/a2a/rest"
+    assert card["additionalInterfaces"] == [
+        {"url": card["url"], "transport": "JSONRPC"},
+        {"url": rest, "transport": "HTTP+JSON"},
+    ]
+    offered = {(i["protocolBinding"], i["protocolVersion"]): i["url"] for i in card["supportedInterfaces"]}
+    assert offered == {
+        ("JSONRPC", "1.0"): card["url"],
+        ("HTTP+JSON", "1.0"): rest,
+        ("JSONRPC", "0.3"): card["url"],
+        ("HTTP+JSON", "0.3"): rest,
+    }
+
+
+# --- a2a-sdk 0.3: the v0.3 generation's own client, over HTTP+JSON --------------------------------
+
+
+def sdk03(run_client03, base: str, scenario: str, *options: str) -> dict[str, Any]:
+    observed = run_client03("sdk03_client.py", base, scenario, *options)
+    assert observed["sdk"]["module"].startswith(str(VENV03))
+    # Its RestTransport, at the HTTP+JSON interface of the v0.3 card (it appends "/v1/...").
+    assert observed["sdk"]["transport"] == f"RestTransport {base}/a2a/rest"
+    assert observed["sdk"]["agent"] == "toolnexus-agent"
+    return observed
+
+
+def test_sdk03_send_blocking_and_get(run_client03, server):
+    observed = sdk03(run_client03, server, "send-blocking")
+    assert observed["task"]["state"] == "completed"
+    assert observed["task"]["artifacts"] == ["first", "done: progress:thinking;artifact:first"]
+    assert observed["fetched"] == observed["task"]
+
+
+def test_sdk03_send_non_blocking_then_poll(run_client03, server):
+    observed = sdk03(run_client03, server, "send-nonblocking")
+    assert observed["submitted"]["state"] == "submitted"
+    assert observed["final"]["state"] == "completed" and observed["polls"] >= 2
+    assert observed["final"]["artifacts"] == ["later", "done: sleep:0.3;artifact:later"]
+
+
+def test_sdk03_direct_reply(run_client03, server):
+    assert sdk03(run_client03, server, "reply")["response"] == [{"kind": "message", "text": "hi there"}]
+
+
+def test_sdk03_errors_are_http_statuses(run_client03, server):
+    """a2a-sdk 0.3's REST client reports an error by its HTTP status."""
+    observed = sdk03(run_client03, server, "errors")
+    http_error = "A2AClientHTTPError"
+    assert observed["getUnknown"] == {"type": http_error, "status": 404}
+    assert observed["cancelUnknown"] == {"type": http_error, "status": 404}
+    assert observed["cancelCompleted"] == {"type": http_error, "status": 400}
+    assert observed["streamToUnknown"] == {"type": http_error, "status": 404}
+    assert observed["failed"]["state"] == "failed" and observed["failed"]["statusText"] == "boom"
+
+
+def test_sdk03_cancel(run_client03, server):
+    observed = sdk03(run_client03, server, "cancel")
+    assert observed["canceled"]["state"] == "canceled" and observed["fetched"]["state"] == "canceled"
+
+
+def test_sdk03_stream(run_client03, server):
+    events = sdk03(run_client03, server, "stream")["events"]
+    assert kinds(events[1:]) == [
+        "status-update:working",
+        "status-update:working",
+        "artifact-update",
+        "artifact-update",
+        "status-update:working",
+        "artifact-update",
+        "status-update:completed",
+    ]
+    assert [e["final"] for e in events if e["kind"] == "status-update"] == [False, False, False, True]
+    first, last = events[3], events[4]
+    assert (first["artifactId"], first["append"], first["lastChunk"]) == ("c1", False, False)
+    assert (last["artifactId"], last["text"], last["append"], last["lastChunk"]) == ("c1", "world", True, True)
+
+
+def test_sdk03_resubscribe(run_client03, server):
+    observed = sdk03(run_client03, server, "resubscribe")
+    events = observed["events"]
+    assert events[0] == {"kind": "task", "id": observed["taskId"], "state": events[0]["state"]}
+    assert kinds(events[1:]) == [
+        "status-update:working",
+        "artifact-update",
+        "artifact-update",
+        "status-update:completed",
+    ]
+    assert observed["final"]["state"] == "completed"
+
+
+def test_sdk03_multi_turn(run_client03, server):
+    observed = sdk03(run_client03, server, "multi-turn")
+    assert observed["asked"]["state"] == "input-required" and observed["asked"]["statusText"] == "Which city?"
+    assert observed["answered"]["id"] == observed["asked"]["id"]
+    assert observed["answered"]["artifacts"] == ["Paris", "done: artifact:Paris"]
+    assert observed["final"]["historyRoles"] == ["user", "agent", "user"]
+
+
+def test_sdk03_push_configs_and_delivery(run_client03, server, receiver):
+    hook = receiver.hook()
+    observed = sdk03(run_client03, server, "push", "--webhook", hook)
+    task_id = observed["taskId"]
+    assert observed["created"] == [
+        {"taskId": task_id, "id": name, "url": f"{hook}/{name}", "token": f"tok-{name}"} for name in ("one", "two")
+    ]
+    assert observed["got"] == observed["created"][1]
+    assert observed["getUnknown"] == {"type": "A2AClientHTTPError", "status": 404}
+    for name in ("one", "two"):
+        hits = receiver.wait_for(f"{hook}/{name}", "completed")  # v0.3 deliveries: the Task
+        assert all(h.headers["x-a2a-notification-token"] == f"tok-{name}" for h in hits)
+        assert all(h.task["id"] == task_id for h in hits)
+
+
+def test_sdk03_card(run_client03, server):
+    observed = sdk03(run_client03, server, "card")
+    assert observed["preferred"] == "JSONRPC" and observed["interfaces"] == ["JSONRPC", "HTTP+JSON"]
 
 
 # --- the SDK on the file store -----------------------------------------------------------------
