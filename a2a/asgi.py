@@ -94,12 +94,9 @@ class LimitedBody:
             if not self.ended:
                 self.ended = True
                 return {"type": "http.request", "body": b"", "more_body": False}
-            # The body has ended for the app: discard what the client still sends
-            # while waiting for it to go away (Django's disconnect listener).
-            while True:
-                message = await self._receive()
-                if message["type"] != "http.request":
-                    return message
+            # Django's disconnect listener: wait (until the answer is sent and the
+            # listener cancelled) without reading, so the server takes no more of the body.
+            await asyncio.get_running_loop().create_future()
         message = await self._receive()
         if message["type"] == "http.request":
             self.received += len(message.get("body", b""))
@@ -175,20 +172,13 @@ class A2AASGIHandler(ASGIHandler):
         assert current is not None
         gone = False
 
-        def on_disconnect(listener: asyncio.Future[None]) -> None:
+        def on_disconnect(listener: asyncio.Task[None]) -> None:
             nonlocal gone
             if not listener.cancelled() and isinstance(listener.exception(), RequestAborted):
                 gone = True
                 current.cancel()
 
-        # Not for a body cut off at the limit: the view answers 413 at once, and a
-        # receive would take the rest of the body (or, under Expect: 100-continue,
-        # invite the client to send it).
-        listener: asyncio.Future[None] = (
-            asyncio.get_running_loop().create_future()
-            if limited.over
-            else asyncio.ensure_future(self.listen_for_disconnect(receive))
-        )
+        listener = asyncio.ensure_future(self.listen_for_disconnect(limited.receive))
         listener.add_done_callback(on_disconnect)
         try:
             try:

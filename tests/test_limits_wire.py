@@ -25,9 +25,9 @@ LIMIT = 1024 * 1024
 #: A body far larger than anything the server should take in.
 HUGE = 200 * 1024 * 1024
 #: What the client may get into the socket before the answer arrives: the limit, the
-#: kernel's socket buffers on both ends (a few MiB on loopback) and a chunk in flight.
+#: kernel's socket buffers on both ends (up to about 10 MiB on loopback) and a chunk in flight.
 #: Reading the whole 200 MB body (as Django's own handler does) is far beyond it.
-ACCEPTED_AT_MOST = 32 * 1024 * 1024
+ACCEPTED_AT_MOST = 16 * 1024 * 1024
 CHUNK = 64 * 1024
 
 
