@@ -386,11 +386,9 @@ def push_config_store_for(task_store: TaskStore) -> PushConfigStore:
 def delete_task_push_configs(task_store: TaskStore, task_id: str) -> int:
     """Delete every push config of ``task_id`` beside ``task_store``: the built-in task
     stores call this from ``delete``, so a deleted task leaves no configs behind. A
-    store that keeps configs itself (:data:`METHODS`) deletes them in its own ``delete``."""
-    configs = get_push_config_store(task_store)
-    if isinstance(configs, TaskStorePushConfigs):
-        return 0
-    return configs.delete_task_push_configs(task_id)
+    store that keeps configs itself (:data:`METHODS`) and calls this has them deleted
+    one by one through its ``delete_push_config``."""
+    return get_push_config_store(task_store).delete_task_push_configs(task_id)
 
 
 _stores: weakref.WeakKeyDictionary[TaskStore, PushConfigStore] = weakref.WeakKeyDictionary()
