@@ -146,13 +146,21 @@ def test_fail_stale(filled, heard, settings):
 
 
 def test_prune(filled):
+    from stores.push import get_push_config_store
+
+    configs = get_push_config_store(filled)
+    for task_id in ("old-done", "old-failed"):
+        configs.save_push_config({"taskId": task_id, "id": "hook", "url": "https://hooks.example.com/a2a"})
     with pytest.raises(CommandError, match="--older-than"):
         run("prune")
     _, err = run("prune", "--older-than", "30d", "--dry-run")
     assert "Would delete 2 tasks" in err and filled.get("old-done") is not None
+    assert len(configs.list_push_configs("old-done")) == 1
     _, err = run("prune", "--older-than", "30d", "--state", "completed")
     assert "Deleted 1 task" in err
     assert filled.get("old-done") is None and filled.get("old-failed") is not None
+    assert configs.list_push_configs("old-done") == []  # a pruned task leaves no configs
+    assert len(configs.list_push_configs("old-failed")) == 1
     run("prune", "--older-than", "2h")  # default: finished tasks only
     assert listed() == ["busy", "new-done", "stuck", "waiting"]
     run("prune", "--older-than", "2h", "--state", "working")
