@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import django
@@ -105,7 +105,7 @@ class LimitedBody:
                 return await self.receive()
         return message
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: Mapping[str, Any]) -> None:
         if self.over and message["type"] == "http.response.start":
             message = {**message, "headers": [*message.get("headers", ()), (b"connection", b"close")]}
         await self._send(message)

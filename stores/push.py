@@ -151,7 +151,7 @@ class MemoryPushConfigStore(PushConfigStore):
 
     def delete_task_push_configs(self, task_id: str) -> int:
         with self._lock:
-            return len(self._configs.pop(task_id, None) or ()) if isinstance(task_id, str) else 0
+            return len(self._configs.pop(task_id, {})) if isinstance(task_id, str) else 0
 
     def has_configs(self, task_id: str) -> bool:
         """Whether the task has any config (cheap: lets the push listener skip a task)."""
