@@ -152,3 +152,20 @@ def test_a_huge_body_is_answered_before_the_client_finished_sending_it(site, res
     assert b"A2A_MAX_BODY_BYTES" in answer
     # The server is fine afterwards.
     assert post(site, rest, send_body(rest, 1000)).status_code == 200
+
+
+@pytest.mark.parametrize("rest", [False, True], ids=["jsonrpc", "rest"])
+def test_a_client_that_expects_100_continue_is_refused_without_sending_the_body(site, rest):
+    """``Expect: 100-continue`` with a Content-Length over the limit: the server answers
+    413 straight away, never inviting the body (uvicorn sends 100 only when the app
+    asks for the body)."""
+    url = urlsplit(site)
+    head = request_head(rest, HUGE).replace(b"\r\n\r\n", b"\r\nExpect: 100-continue\r\n\r\n")
+    with socket.create_connection((url.hostname, url.port), timeout=60) as sock:
+        sock.sendall(head)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:300]
+    assert b"100 Continue" not in answer
+    assert b"A2A_MAX_BODY_BYTES" in answer
