@@ -265,7 +265,7 @@ class FilePushConfigStore(PushConfigStore):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
                 deleted += counted
-        with contextlib.suppress(FileNotFoundError, OSError):  # OSError: a config saved meanwhile
+        with contextlib.suppress(OSError):  # gone already, or a config saved meanwhile
             directory.rmdir()
         if self.fsync:
             fsync_directory(self.directory)
