@@ -15,6 +15,10 @@ served by the view straight away: a real ``ASGIRequest`` in, the view's
 ``HttpResponse`` out, ``ALLOWED_HOSTS`` still enforced. Everything else (the admin,
 your pages) goes through Django's full stack. Set ``A2A_DIRECT_ASGI = False`` to
 send the A2A endpoints through your middleware too.
+
+On both paths an A2A request's body is read only up to ``A2A_MAX_BODY_BYTES``
+(:class:`LimitedBody`): Django's handler would otherwise spool a body of any size to
+memory or a temporary file before the view could refuse it.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import django
@@ -35,6 +39,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.urls import Resolver404, resolve, set_script_prefix
 
 from .conf import a2a_settings
+from .limits import BODY_OVER_LIMIT, max_body_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +56,59 @@ def _forget_hosts(*, setting: str, **kwargs: Any) -> None:
 
 
 setting_changed.connect(_forget_hosts)
+
+
+class LimitedBody:
+    """An A2A request's ``receive`` and ``send``, with its body cut off at
+    ``A2A_MAX_BODY_BYTES``.
+
+    A declared Content-Length over the limit ends the body before any of it is read; a
+    chunked body (or one longer than it declared) ends as soon as the bytes received
+    pass the limit. Either way the app sees an empty or partial body and ``scope``
+    carries :data:`~a2a.limits.BODY_OVER_LIMIT`, so the binding's ``limits.read_body``
+    answers 413 in its own error shape. The answer then says ``Connection: close``: the
+    server stops taking the rest of the body instead of draining it.
+    """
+
+    def __init__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        self.scope = dict(scope)  # the marker goes on this request's copy only
+        self._receive = receive
+        self._send = send
+        self.limit = max_body_bytes()
+        self.received = 0
+        self.over = False  # the body is longer than the limit
+        self.ended = False  # the app was told the body ended (when over)
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length":
+                with contextlib.suppress(ValueError):  # unreadable: read_body answers 400
+                    if int(value) > self.limit:
+                        self._cut_off()
+                break
+
+    def _cut_off(self) -> None:
+        self.over = True
+        self.scope[BODY_OVER_LIMIT] = True
+
+    async def receive(self) -> dict[str, Any]:
+        if self.over:
+            if not self.ended:
+                self.ended = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+            # Django's disconnect listener: wait (until the answer is sent and the
+            # listener cancelled) without reading, so the server takes no more of the body.
+            await asyncio.get_running_loop().create_future()
+        message = await self._receive()
+        if message["type"] == "http.request":
+            self.received += len(message.get("body", b""))
+            if self.received > self.limit:
+                self._cut_off()
+                return await self.receive()
+        return message
+
+    async def send(self, message: Mapping[str, Any]) -> None:
+        if self.over and message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), (b"connection", b"close")]}
+        await self._send(message)
 
 
 class A2AASGIHandler(ASGIHandler):
@@ -81,18 +139,24 @@ class A2AASGIHandler(ASGIHandler):
         return view, match.kwargs
 
     async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        found = self.direct_view(scope["path"]) if a2a_settings.DIRECT_ASGI else None
+        found = self.direct_view(scope["path"])
         if found is None:
             await super().handle(scope, receive, send)
             return
+        limited = LimitedBody(scope, receive, send)
+        if not a2a_settings.DIRECT_ASGI:
+            await super().handle(limited.scope, limited.receive, limited.send)
+            return
         view, kwargs = found
         try:
-            body_file = await self.read_body(receive)
+            body_file = await self.read_body(limited.receive)
         except RequestAborted:
             return  # the client went away
-        set_script_prefix(get_script_prefix(scope))
+        if limited.over:
+            send = limited.send  # Connection: close
+        set_script_prefix(get_script_prefix(limited.scope))
         try:
-            request = ASGIRequest(scope, body_file)
+            request = ASGIRequest(limited.scope, body_file)
             host = request._get_raw_host()  # type: ignore[attr-defined]  # private Django API, not in django-stubs
             if host not in _allowed_hosts:
                 request.get_host()  # ALLOWED_HOSTS, as CommonMiddleware would check it
@@ -114,7 +178,7 @@ class A2AASGIHandler(ASGIHandler):
                 gone = True
                 current.cancel()
 
-        listener = asyncio.ensure_future(self.listen_for_disconnect(receive))
+        listener = asyncio.ensure_future(self.listen_for_disconnect(limited.receive))
         listener.add_done_callback(on_disconnect)
         try:
             try:

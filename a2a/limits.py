@@ -49,10 +49,15 @@ def max_history() -> int:
     return int(a2a_settings.MAX_HISTORY)
 
 
-def read_body(request: HttpRequest) -> bytes:
-    """The raw request body, or PayloadTooLargeError (-32600, HTTP 413) when it is longer
-    than ``A2A_MAX_BODY_BYTES`` (or Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE``). A declared
-    Content-Length over the limit is refused before the body is read."""
+#: The ASGI scope key :class:`a2a.asgi.LimitedBody` sets when it stopped reading a body
+#: at ``A2A_MAX_BODY_BYTES`` (the request's body is then cut short).
+BODY_OVER_LIMIT = "a2a.body_over_limit"
+
+
+def check_body_size(request: HttpRequest) -> None:
+    """PayloadTooLargeError (-32600, HTTP 413) when the body's declared Content-Length is
+    over ``A2A_MAX_BODY_BYTES`` or the ASGI handler stopped reading it there;
+    InvalidRequestError (400) when the Content-Length is not a number. Reads nothing."""
     limit = max_body_bytes()
     try:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
@@ -60,6 +65,18 @@ def read_body(request: HttpRequest) -> bytes:
         raise InvalidRequestError("The request's Content-Length header is not a number") from None
     if declared > limit:
         raise _too_large(declared, limit)
+    if getattr(request, "scope", {}).get(BODY_OVER_LIMIT):
+        raise PayloadTooLargeError(
+            f"The request body is larger than this server accepts: more than {limit} bytes (A2A_MAX_BODY_BYTES)"
+        )
+
+
+def read_body(request: HttpRequest) -> bytes:
+    """The raw request body, or PayloadTooLargeError (-32600, HTTP 413) when it is longer
+    than ``A2A_MAX_BODY_BYTES`` (or Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE``). Under
+    :mod:`a2a.asgi` a longer body is not even read (:func:`check_body_size`)."""
+    check_body_size(request)
+    limit = max_body_bytes()
     try:
         body = request.body
     except RequestDataTooBig:

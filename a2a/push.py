@@ -110,7 +110,13 @@ async def create_config(params: PushConfigParams) -> PushConfig:
     ensure_enabled()
     await _require_task(params.task_id)
     await check_url(params.url)
-    return await _save(params)
+    config = await _save(params)
+    if await get_task_store().aget(params.task_id) is None:
+        # The task was deleted while the URL was checked: its store's delete removed
+        # its configs before this one was saved, so remove it too (no orphan config).
+        await get_push_config_store().adelete_push_config(params.task_id, config["id"])
+        raise TaskNotFoundError(params.task_id)
+    return config
 
 
 async def get_config(params: PushConfigRef) -> PushConfig:

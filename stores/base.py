@@ -249,7 +249,9 @@ class TaskStore(ABC):
 
     @abstractmethod
     def delete(self, task_id: str) -> bool:
-        """Remove the task; True when there was one."""
+        """Remove the task; True when there was one. The built-in stores remove its push
+        notification configs too (:func:`stores.push.delete_task_push_configs`); a
+        store that keeps configs itself should do the same."""
 
     async def aget(self, task_id: str) -> Task | None:
         return await asyncio.to_thread(self.get, task_id)

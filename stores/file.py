@@ -349,18 +349,24 @@ class FileTaskStore(TaskStore):
             raise StaleTaskError(task_id, expected, found)
 
     def delete(self, task_id: str) -> bool:
+        """Remove the task's file and its push notification configs; True when there was
+        a task. A damaged file is left for repair, with the configs."""
+        from .push import delete_task_push_configs
+
         if not isinstance(task_id, str) or not task_id:
             return False
         path = self.path(task_id)
         with self.lock(path.stem):
-            if self._read(path, task_id) is None:
-                return False
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                return False
-            self._listing.deleted(task_id)
-        return True
+            found = self._read(path, task_id) is not None
+            if found:
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    found = False
+                self._listing.deleted(task_id)
+            if found or not path.exists():
+                delete_task_push_configs(self, task_id)
+        return found
 
     # --- Repair ----------------------------------------------------------------------------
 

@@ -50,10 +50,15 @@ class MemoryTaskStore(TaskStore):
             return self._index.page(query or TaskQuery(), self.get)
 
     def delete(self, task_id: str) -> bool:
+        """Remove the task and its push notification configs; True when there was a task."""
+        from .push import delete_task_push_configs
+
         with self._lock:
             self._versions.pop(task_id, None)
             self._index.remove(task_id)
-            return self._tasks.pop(task_id, None) is not None
+            found = self._tasks.pop(task_id, None) is not None
+        delete_task_push_configs(self, task_id)
+        return found
 
     # Dict operations never block: answer on the event loop without a thread hop.
     async def aget(self, task_id: str) -> Task | None:

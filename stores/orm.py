@@ -213,7 +213,13 @@ class OrmTaskStore(TaskStore):
         return TaskPage(tasks=tasks, next_page_token=token, total_size=total)
 
     def delete(self, task_id: str) -> bool:
-        deleted, _ = self.objects.filter(pk=task_id).delete()
+        """Remove the task's row and its push notification configs' rows, in one
+        transaction; True when there was a task."""
+        from .push import delete_task_push_configs
+
+        with transaction.atomic(using=self.using):
+            deleted, _ = self.objects.filter(pk=task_id).delete()
+            delete_task_push_configs(self, task_id)
         return bool(deleted)
 
     def __repr__(self) -> str:

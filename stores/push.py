@@ -22,6 +22,7 @@ Which backend serves the configs follows the configured task store
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import os
@@ -67,7 +68,8 @@ def config_order(config: PushConfig) -> tuple[str, str]:
 
 
 class PushConfigStore(ABC):
-    """The interface: four sync methods and their async twins.
+    """The interface: four sync methods and their async twins, plus
+    :meth:`delete_task_push_configs`.
 
     ``list_push_configs`` returns a task's configs oldest first (by ``createdAt``, then
     id); ``get_push_config`` returns None for an unknown or unreadable config, never
@@ -88,6 +90,11 @@ class PushConfigStore(ABC):
 
     @abstractmethod
     def delete_push_config(self, task_id: str, config_id: str) -> bool: ...
+
+    def delete_task_push_configs(self, task_id: str) -> int:
+        """Delete every config of the task (its task store calls this when it deletes
+        the task); how many there were. Override it with a single operation."""
+        return sum(self.delete_push_config(task_id, c["id"]) for c in self.list_push_configs(task_id))
 
     async def _run(self, method: Any, *args: Any) -> Any:
         return method(*args) if self.nonblocking else await asyncio.to_thread(method, *args)
@@ -141,6 +148,10 @@ class MemoryPushConfigStore(PushConfigStore):
             if not configs:
                 del self._configs[task_id]
             return True
+
+    def delete_task_push_configs(self, task_id: str) -> int:
+        with self._lock:
+            return len(self._configs.pop(task_id, {})) if isinstance(task_id, str) else 0
 
     def has_configs(self, task_id: str) -> bool:
         """Whether the task has any config (cheap: lets the push listener skip a task)."""
@@ -236,6 +247,30 @@ class FilePushConfigStore(PushConfigStore):
             fsync_directory(self._task_dir(task_id))
         return True
 
+    def delete_task_push_configs(self, task_id: str) -> int:
+        """Remove the task's directory: its config files, then the directory itself."""
+        if not isinstance(task_id, str) or not task_id:
+            return 0
+        directory = self._task_dir(task_id)
+        deleted = 0
+        try:
+            with os.scandir(directory) as entries:
+                names = [e.name for e in entries]
+        except (FileNotFoundError, NotADirectoryError):
+            return 0
+        for name in names:
+            path = directory / name
+            # Count only this task's configs (a file answers for the ids it holds).
+            counted = name.endswith(".json") and self._read(path, task_id) is not None
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                deleted += counted
+        with contextlib.suppress(OSError):  # gone already, or a config saved meanwhile
+            directory.rmdir()
+        if self.fsync:
+            fsync_directory(self.directory)
+        return deleted
+
     def __repr__(self) -> str:
         return f"<FilePushConfigStore {str(self.directory)!r}>"
 
@@ -296,6 +331,12 @@ class OrmPushConfigStore(PushConfigStore):
         deleted, _ = self.objects.filter(task_id=task_id, config_id=config_id).delete()
         return bool(deleted)
 
+    def delete_task_push_configs(self, task_id: str) -> int:
+        if not isinstance(task_id, str):
+            return 0
+        deleted, _ = self.objects.filter(task_id=task_id).delete()
+        return deleted
+
     def __repr__(self) -> str:
         return f"<OrmPushConfigStore using={self.using!r}>"
 
@@ -340,6 +381,14 @@ def push_config_store_for(task_store: TaskStore) -> PushConfigStore:
         ", ".join(METHODS),
     )
     return MemoryPushConfigStore()
+
+
+def delete_task_push_configs(task_store: TaskStore, task_id: str) -> int:
+    """Delete every push config of ``task_id`` beside ``task_store``: the built-in task
+    stores call this from ``delete``, so a deleted task leaves no configs behind. A
+    store that keeps configs itself (:data:`METHODS`) and calls this has them deleted
+    one by one through its ``delete_push_config``."""
+    return get_push_config_store(task_store).delete_task_push_configs(task_id)
 
 
 _stores: weakref.WeakKeyDictionary[TaskStore, PushConfigStore] = weakref.WeakKeyDictionary()

@@ -372,6 +372,19 @@ def test_delete_action_asks_first(admin_client, store, list_url):
     assert LogEntry.objects.get().action_flag == DELETION
 
 
+def test_delete_action_deletes_the_tasks_push_configs(admin_client, store, list_url):
+    from stores.push import get_push_config_store
+
+    configs = get_push_config_store(store)
+    for task_id in ("doomed", "kept"):
+        store.save(recent_task(task_id, state="completed"))
+        configs.save_push_config({"taskId": task_id, "id": "hook", "url": "https://hooks.example.com/a2a"})
+    done = admin_client.post(list_url, {"action": "delete_tasks", "_selected_action": ["doomed"], "post": "yes"})
+    assert done.status_code == 302
+    assert store.get("doomed") is None and configs.list_push_configs("doomed") == []
+    assert [c["id"] for c in configs.list_push_configs("kept")] == ["hook"]
+
+
 def test_export_action(admin_client, store, list_url):
     import json
 

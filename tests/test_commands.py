@@ -146,13 +146,21 @@ def test_fail_stale(filled, heard, settings):
 
 
 def test_prune(filled):
+    from stores.push import get_push_config_store
+
+    configs = get_push_config_store(filled)
+    for task_id in ("old-done", "old-failed"):
+        configs.save_push_config({"taskId": task_id, "id": "hook", "url": "https://hooks.example.com/a2a"})
     with pytest.raises(CommandError, match="--older-than"):
         run("prune")
     _, err = run("prune", "--older-than", "30d", "--dry-run")
     assert "Would delete 2 tasks" in err and filled.get("old-done") is not None
+    assert len(configs.list_push_configs("old-done")) == 1
     _, err = run("prune", "--older-than", "30d", "--state", "completed")
     assert "Deleted 1 task" in err
     assert filled.get("old-done") is None and filled.get("old-failed") is not None
+    assert configs.list_push_configs("old-done") == []  # a pruned task leaves no configs
+    assert len(configs.list_push_configs("old-failed")) == 1
     run("prune", "--older-than", "2h")  # default: finished tasks only
     assert listed() == ["busy", "new-done", "stuck", "waiting"]
     run("prune", "--older-than", "2h", "--state", "working")
@@ -213,14 +221,24 @@ def test_toolnexus_directory_into_the_orm_and_back(tmp_path, settings):
 
 
 def test_copy_and_move_between_stores(filled, tmp_path):
+    from stores.push import get_push_config_store
+
+    configs = get_push_config_store(filled)
+    for task_id in ("old-done", "new-done"):
+        configs.save_push_config({"taskId": task_id, "id": "hook", "url": "https://hooks.example.com/a2a"})
     target = f"file:{tmp_path / 'archive'}"
     _, err = run("copy", "--to", target, "--older-than", "30d")
     assert "Copied 2 tasks" in err
     archive = FileTaskStore(tmp_path / "archive")
+    archived = get_push_config_store(archive)
     assert sorted(t["id"] for t in archive.list().tasks) == ["old-done", "old-failed"]
+    assert archived.list_push_configs("old-done") == configs.list_push_configs("old-done")  # copied along
+    assert archived.list_push_configs("old-failed") == []
     _, err = run("copy", "--to", target, "--state", "completed", "--move")
     assert "Moved 1 task, 1 skipped" in err  # old-done is in the archive already
     assert filled.get("new-done") is None and archive.get("new-done") is not None
+    assert [c["id"] for c in archived.list_push_configs("new-done")] == ["hook"]  # moved along
+    assert configs.list_push_configs("new-done") == []
     assert filled.get("old-done") is not None  # skipped, so not deleted
     with pytest.raises(CommandError, match="--from and/or --to"):
         run("copy")

@@ -280,6 +280,26 @@ def test_v10_create_get_list_delete(use_store):
     assert made["id"] in error["message"] and "config" in error["message"]
 
 
+@ALL_DATABASES
+@pytest.mark.parametrize("store_kind", ["memory", "file", "orm-sqlite"])
+def test_a_config_created_while_its_task_is_deleted_is_not_kept(use_store, monkeypatch):
+    """The task is deleted (with its configs) while the webhook URL is checked: the
+    create answers task-not-found and leaves no config behind."""
+    task_id = a_task(use_store)
+    checked = push.check_url
+
+    async def check_and_lose_the_task(url: str) -> None:
+        await checked(url)
+        await use_store.adelete(task_id)
+
+    monkeypatch.setattr(push, "check_url", check_and_lose_the_task)
+    error = fails(
+        PUSH_METHODS[V10][0], {"taskId": task_id, "url": "https://hooks.example.com/a2a"}, -32001, version=V10
+    )
+    assert task_id in error["message"]
+    assert get_push_config_store(use_store).list_push_configs(task_id) == []
+
+
 @ALL_DATABASES  # the ORM stores, from the runner's threads too
 @pytest.mark.parametrize("store_kind", ["memory", "file", "orm-sqlite"])
 def test_v03_set_get_list_delete(use_store):

@@ -21,6 +21,7 @@ from stores.push import (
     push_config_store_for,
 )
 from tests.conftest import ALL_DATABASES, STORE_KINDS, make_store
+from tests.test_store_contract import task
 
 pytestmark = ALL_DATABASES
 
@@ -203,6 +204,92 @@ def test_file_corrupt_config_reads_as_missing(tmp_path, caplog):
     assert "unreadable" in caplog.text
 
 
+# --- deleting a task deletes its configs -----------------------------------------------------
+
+
+def test_deleting_a_task_deletes_its_configs_and_only_its(store, configs):
+    for task_id in ("t1", "t2"):
+        store.save(task(task_id))
+        configs.save_push_config(config(task_id, "a"))
+        configs.save_push_config(config(task_id, "b", minute=1))
+    assert store.delete("t1") is True
+    assert configs.list_push_configs("t1") == []
+    assert configs.get_push_config("t1", "a") is None
+    assert [c["id"] for c in configs.list_push_configs("t2")] == ["a", "b"]
+    assert asyncio.run(store.adelete("t2")) is True
+    assert configs.list_push_configs("t2") == []
+
+
+@pytest.mark.parametrize("store_kind", DURABLE_KINDS)
+def test_a_fresh_instance_deletes_what_the_previous_one_saved(store_kind, tmp_path):
+    """``manage.py a2a_tasks prune`` builds its own store instance: it finds the configs."""
+    first = make_store(store_kind, tmp_path)
+    first.save(task("t1"))
+    get_push_config_store(first).save_push_config(config("t1", "a"))
+    second = make_store(store_kind, tmp_path)
+    assert second is not first
+    assert second.delete("t1") is True
+    assert get_push_config_store(first).list_push_configs("t1") == []
+
+
+def test_deleting_an_unknown_task_clears_configs_left_behind(store, configs):
+    configs.save_push_config(config("ghost", "a"))
+    assert store.delete("ghost") is False
+    assert configs.list_push_configs("ghost") == []
+
+
+def test_delete_task_push_configs_says_how_many(configs):
+    configs.save_push_config(config("t1", "a"))
+    configs.save_push_config(config("t1", "b", minute=1))
+    configs.save_push_config(config("t2", "a"))
+    assert configs.delete_task_push_configs("t1") == 2
+    assert configs.delete_task_push_configs("t1") == 0
+    assert configs.delete_task_push_configs("unknown") == 0
+    assert [c["id"] for c in configs.list_push_configs("t2")] == ["a"]
+    configs.save_push_config(config("t1", "c"))  # the task's configs can start again
+    assert [c["id"] for c in configs.list_push_configs("t1")] == ["c"]
+
+
+def test_file_delete_removes_the_task_directory(tmp_path):
+    store = FileTaskStore(tmp_path / "tasks", fsync=False)
+    configs = get_push_config_store(store)
+    store.save(task("t1"))
+    configs.save_push_config(config("t1", "a"))
+    directory = tmp_path / "tasks" / FILE_SUBDIRECTORY / "t1"
+    assert directory.is_dir() and configs.has_configs("t1")
+    (directory / "stray.tmp").write_bytes(b"x")  # a temp file a crashed save left
+    assert store.delete("t1") is True
+    assert not directory.exists() and not configs.has_configs("t1")
+
+
+def test_file_delete_keeps_the_configs_of_a_damaged_task_file(tmp_path):
+    """A damaged task file is not deleted (it is left for repair), nor are its configs."""
+    store = FileTaskStore(tmp_path / "tasks", fsync=False)
+    configs = get_push_config_store(store)
+    store.save(task("t1"))
+    configs.save_push_config(config("t1", "a"))
+    store.path("t1").write_bytes(b'{"id": "t1", "status"')
+    assert store.delete("t1") is False
+    assert [c["id"] for c in configs.list_push_configs("t1")] == ["a"]
+
+
+@pytest.mark.parametrize("store_kind", [k for k in STORE_KINDS if k.startswith("orm")])
+def test_orm_delete_is_one_transaction(store_kind, store, configs, monkeypatch):
+    """When the configs cannot be deleted, the task is not deleted either."""
+    store.save(task("t1"))
+    configs.save_push_config(config("t1", "a"))
+
+    def fail(self, task_id):
+        super(OrmPushConfigStore, self).delete_task_push_configs(task_id)  # deletes the rows
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(OrmPushConfigStore, "delete_task_push_configs", fail)
+    with pytest.raises(RuntimeError):
+        store.delete("t1")
+    assert store.get("t1") is not None
+    assert [c["id"] for c in configs.list_push_configs("t1")] == ["a"]
+
+
 # --- custom task stores ------------------------------------------------------------------
 
 
@@ -238,6 +325,16 @@ def test_a_custom_store_with_the_methods_keeps_its_configs():
     configs.save_push_config(config("t1", "a"))
     assert task_store.kept["t1", "a"]["id"] == "a"
     assert asyncio.run(configs.alist_push_configs("t1"))[0]["id"] == "a"
+
+
+def test_a_custom_store_that_calls_the_built_in_delete_loses_its_configs_too():
+    task_store = StoreWithConfigs()
+    configs = get_push_config_store(task_store)
+    task_store.save(task("t1"))
+    configs.save_push_config(config("t1", "a"))
+    configs.save_push_config(config("t2", "a"))
+    assert task_store.delete("t1") is True
+    assert list(task_store.kept) == [("t2", "a")]
 
 
 def test_another_custom_store_falls_back_to_memory_with_a_warning(caplog):

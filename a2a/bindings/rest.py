@@ -132,6 +132,7 @@ def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Co
         try:
             if request.method not in methods:
                 raise MethodNotFoundError(f"{request.method} is not allowed here; use {' or '.join(methods)}")
+            limits.check_body_size(request)  # a GET's body too: the handler may have cut it off
             await auth.authenticate(request)
             result = await operation(dialect, request, kwargs)
         except MethodNotFoundError as exc:

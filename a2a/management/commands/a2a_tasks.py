@@ -37,6 +37,7 @@ from a2a import maintenance
 from a2a.conf import a2a_settings
 from stores.base import STATES, TERMINAL_STATES, Task, TaskStore, parse_timestamp
 from stores.file import FileTaskStore
+from stores.push import get_push_config_store
 from stores.resolve import get_task_store, resolve_store
 
 
@@ -100,7 +101,7 @@ class Command(BaseCommand):
         p.add_argument("--overwrite", action="store_true", help="replace tasks the store already has")
         progress(p)
 
-        p = command("copy", "Copy (or --move) tasks from one store to another.", store=False)
+        p = command("copy", "Copy (or --move) tasks, with their push configs, from one store to another.", store=False)
         p.add_argument("--from", dest="source", metavar="SPEC", help="default: the configured store")
         p.add_argument("--to", dest="target", metavar="SPEC", help="default: the configured store")
         selection(p)
@@ -326,6 +327,9 @@ class Command(BaseCommand):
                     tally.skipped += 1
                 elif maintenance.put(destination, task, overwrite=overwrite):
                     tally.done += 1
+                    # Its webhooks go with it (a --move's delete removes them from the origin).
+                    for config in get_push_config_store(origin).list_push_configs(task_id):
+                        get_push_config_store(destination).save_push_config(config)
                     if move:
                         origin.delete(task_id)
                 else:
