@@ -25,6 +25,10 @@ DEFAULTS: dict[str, Any] = {
     "A2A_HANDLER": "a2a.handlers.echo",
     # How many Tasks are fulfilled at once per process; more wait their turn.
     "A2A_WORKERS": 8,
+    # Where Tasks are fulfilled (a2a/executors.py): "thread", the runner of the process
+    # that accepted them; or "tasks" / "tasks:<alias>", a job on the queue of Django's
+    # Tasks framework (TASKS[<alias>]), run by worker processes (`manage.py db_worker`).
+    "A2A_EXECUTOR": "thread",
     # Blocking SendMessage waits at most this long (seconds), then answers with the
     # Task as it stands; the Task goes on in the background.
     "A2A_BLOCKING_TIMEOUT": 60.0,

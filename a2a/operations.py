@@ -13,9 +13,10 @@ from collections.abc import AsyncIterator
 from stores.base import TaskPage, TaskQuery
 from stores.resolve import get_task_store
 
-from . import auth, lifecycle, limits, push
+from . import auth, leases, lifecycle, limits, push
 from .conf import a2a_settings
 from .events import Subscription, bus
+from .executors import adispatch
 from .protocol.errors import (
     ContentTypeNotSupportedError,
     InvalidParamsError,
@@ -70,12 +71,11 @@ async def send_message(params: SendParams) -> Task | Message:
     """
     task = await _start(params)
     task_id = task["id"]
-    runner = get_runner()
     if not params.blocking:
-        runner.submit(task_id)
+        await adispatch(task_id)
         return with_history(task, params.history_length)
     with bus.subscribe(task_id) as events:  # subscribe first: no transition can slip by
-        runner.submit(task_id)
+        await adispatch(task_id)
         try:
             async with asyncio.timeout(float(a2a_settings.BLOCKING_TIMEOUT)):
                 while task_state((await events.get()).task) not in SETTLED_STATES:
@@ -97,7 +97,7 @@ async def stream_message(params: SendParams) -> AsyncIterator[StreamItem]:
     """
     task = await _start(params)
     with bus.subscribe(task["id"]) as events:
-        get_runner().submit(task["id"])
+        await adispatch(task["id"])
         async for item in _follow(events, task, params.history_length):
             yield item
 
@@ -190,6 +190,7 @@ async def _continue(message: Message) -> Task:
             raise InvalidParamsError("does not match the task's contextId", field="message.contextId")
         task["history"] = [*(task.get("history") or ()), {**message, "contextId": task.get("contextId", "")}]
         limits.keep_history(task)  # at most A2A_MAX_HISTORY messages: the oldest go
+        task["_lease"] = leases.accept_lease()  # in flight again: a lost hand-off is found
         return set_status(task, "submitted")
 
     task = await lifecycle.transition(get_task_store(), task_id, change)
