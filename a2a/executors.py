@@ -20,6 +20,7 @@ compare-and-swap from ``submitted`` to ``working``, so exactly one job runs it.
 from __future__ import annotations
 
 import functools
+from importlib import import_module
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -85,6 +86,7 @@ def tasks_api() -> Any:
                 'A2A_EXECUTOR = "tasks" needs Django\'s Tasks framework: Django 6, or on Django 5.2 '
                 'the backport (pip install "django-a2a-agent[tasks]")'
             ) from None
+    import_module(f"{api.__name__}.signals")  # its handler of a changed TASKS setting (tests)
     return api
 
 
