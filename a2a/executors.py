@@ -20,9 +20,9 @@ compare-and-swap from ``submitted`` to ``working``, so exactly one job runs it.
 from __future__ import annotations
 
 import functools
-from importlib import import_module
 import logging
 from dataclasses import dataclass
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from django.core.checks import CheckMessage, Error, register
