@@ -78,6 +78,13 @@ DEFAULTS: dict[str, Any] = {
     "A2A_PUSH_RETRY_DELAY": 1.0,
     # Seconds one webhook POST may take (connect, send, answer).
     "A2A_PUSH_TIMEOUT": 10.0,
+    # --- Streams across processes (a2a/eventbackends) -----------------------------------
+    # How a task's events reach streams and subscribers in other processes: "memory" (in
+    # this process only), a Redis URL ("redis://127.0.0.1:6379/0": pub/sub), "postgres" /
+    # "postgres:<alias>" / a "postgresql://" URL (LISTEN/NOTIFY), or a dotted EventBackend path.
+    "A2A_EVENTS": "memory",
+    # The Redis channel / PostgreSQL LISTEN channel the processes of one deployment share.
+    "A2A_EVENTS_CHANNEL": "a2a_events",
     # --- The model-backed handler (A2A_HANDLER = "a2a.handlers.llm.handle") -------------
     # Base URL of the model API: an OpenAI-compatible one ("https://api.openai.com/v1",
     # "http://127.0.0.1:11434/v1" for Ollama) or Anthropic's ("https://api.anthropic.com/v1").

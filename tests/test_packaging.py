@@ -64,7 +64,8 @@ def test_requirements_txt_has_every_dependency_with_the_same_bounds():
         for line in (ROOT / "requirements.txt").read_text().splitlines()
         if line.strip() and not line.startswith(("#", "-"))
     }
-    for requirement in PYPROJECT["project"]["dependencies"] + PYPROJECT["project"]["optional-dependencies"]["postgres"]:
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    for requirement in PYPROJECT["project"]["dependencies"] + extras["postgres"] + extras["redis"]:
         name = requirement_name(requirement)
         assert name in listed, f"{requirement} is missing from requirements.txt"
         assert listed[name].lower() == re.sub(r"\s+", "", requirement).lower(), f"{requirement} != {listed[name]}"
