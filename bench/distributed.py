@@ -157,7 +157,7 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "distributed.json").write_text(json.dumps(results, indent=2))
     lines = [
-        "| handler | clients | single process (thread) | 2 web + 2 workers (tasks) | ratio | CPU ms/task single, distributed |",
+        "| handler | clients | single process (thread) | 2 web + 2 workers (tasks) | ratio | CPU ms/task (1 / dist.) |",
         "|---|---|---|---|---|---|",
     ]
     for name, r in results.items():
