@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from asgiref.sync import iscoroutinefunction
 from django.db import close_old_connections
 
-from stores.base import Task
+from stores.base import StaleTaskError, Task, TaskStore
 from stores.resolve import get_task_store
 
 from . import leases, lifecycle, limits
@@ -97,6 +97,28 @@ def _call_sync(handler, request: HandlerRequest):  # type: ignore[no-untyped-def
         return handler(request)
     finally:
         close_old_connections()
+
+
+async def _save_outcome(store: TaskStore, task_id: str, change: Callable[[Task], Task | None]) -> None:
+    """Save the handler's outcome; while the store cannot be reached (a database
+    restarting), try again with backoff, for up to ten leases: the result is kept
+    rather than the task failed as lost. Safe however long it takes: the save is a
+    compare-and-swap that drops the result when the task was settled or taken over
+    meanwhile (its lease ran out during the outage and another process reaped it)."""
+    deadline = time.monotonic() + 10 * leases.lease_seconds()
+    delay = 0.05
+    while True:
+        try:
+            await lifecycle.transition(store, task_id, change)
+            return
+        except StaleTaskError:
+            raise  # lost a race ten times over: not an outage
+        except Exception as exc:
+            if time.monotonic() + delay > deadline:
+                raise
+            logger.warning("could not save the outcome of task %s (%s); trying again", task_id, exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
 
 
 class Runner:
@@ -187,7 +209,7 @@ class Runner:
             change = _finish("failed", parts=[text_part(str(exc) or type(exc).__name__)])
         finally:
             self._running.pop(task_id, None)
-        await lifecycle.transition(store, task_id, change)
+        await _save_outcome(store, task_id, change)
         logger.debug("task %s settled in %.3fs", task_id, time.monotonic() - started)
 
     def cancel(self, task_id: str) -> None:

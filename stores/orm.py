@@ -44,6 +44,18 @@ def _nothing_to_read(connection) -> bool:  # type: ignore[no-untyped-def]
     return not readable
 
 
+def refresh_connection(using: str) -> None:
+    """Before a use from a thread Django's request signals never reach: drop the
+    thread's connection to ``using`` when it broke (the database restarted) or is
+    obsolete, as Django does around each request (see :attr:`OrmTaskStore.objects`).
+    Every ORM-backed store of this app calls it (tasks, push configs)."""
+    connection = connections[using]
+    if not connection.in_atomic_block:
+        connection.close_if_unusable_or_obsolete()
+        if connection.health_check_enabled and not connection.health_check_done and _nothing_to_read(connection):
+            connection.health_check_done = True
+
+
 def _updated_at(task: Task) -> dt.datetime:
     """The row's ``updated_at``: the task's status timestamp, else now, to the ms
     (so a page token, which carries milliseconds, matches the row exactly)."""
@@ -78,11 +90,7 @@ class OrmTaskStore(TaskStore):
         """
         from .models import TaskRecord
 
-        connection = connections[self.using]
-        if not connection.in_atomic_block:
-            connection.close_if_unusable_or_obsolete()
-            if connection.health_check_enabled and not connection.health_check_done and _nothing_to_read(connection):
-                connection.health_check_done = True
+        refresh_connection(self.using)
         return TaskRecord.objects.using(self.using)
 
     def _read(self, query: Callable[[], list]) -> list:
