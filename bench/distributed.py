@@ -15,8 +15,9 @@ would swamp the fulfilment being measured):
   ``A2A_EXECUTOR = "tasks"`` (django-tasks-db queue), Redis events; the clients split
   between the two web processes.
 
-Two handlers: ``echo`` (no work: the cost of the machinery itself) and ``sleep`` (a
-0.2 s wait, like a call to a model: concurrency is what counts). The ratio is
+Three handlers: ``echo`` (no work: the cost of the machinery itself), ``sleep`` (a
+0.2 s wait) and ``model`` (a 1 s wait, like a call to a model: concurrency is what
+counts; 40 % of ``--tasks``). The ratio is
 distributed / single tasks per second. Results: bench/results/distributed.{json,md}.
 """
 
@@ -37,8 +38,10 @@ from tests.server import free_port, manage, running_server, site_env
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PROFILES = {
-    "echo": {"handler": "a2a.handlers.echo", "text": "hello, benchmark", "clients": 16},
-    "sleep": {"handler": "tests.handlers.scripted", "text": "sleep:0.2", "clients": 32},
+    "echo": {"handler": "a2a.handlers.echo", "text": "hello, benchmark", "clients": 16, "share": 1.0},
+    "sleep": {"handler": "tests.handlers.scripted", "text": "sleep:0.2", "clients": 32, "share": 1.0},
+    # A model call's worth of waiting: fewer tasks, the same shape.
+    "model": {"handler": "tests.handlers.scripted", "text": "sleep:1.0", "clients": 64, "share": 0.4},
 }
 
 
@@ -133,15 +136,16 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=1000, help="tasks per measurement (default 1000)")
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/a2a_bench_distributed")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
-    parser.add_argument("--profiles", default="echo,sleep")
+    parser.add_argument("--profiles", default="echo,sleep,model")
     args = parser.parse_args()
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="a2a-bench-dist-") as tmp:
         workdir = Path(tmp)
         for name in args.profiles.split(","):
             profile = PROFILES[name]
-            one = single(args.database_url, profile, args.tasks, workdir)
-            many = distributed(args.database_url, args.redis_url, profile, args.tasks, workdir)
+            tasks = int(args.tasks * profile["share"])
+            one = single(args.database_url, profile, tasks, workdir)
+            many = distributed(args.database_url, args.redis_url, profile, tasks, workdir)
             results[name] = {
                 "single": one,
                 "distributed": many,
