@@ -52,10 +52,34 @@ class TaskEvent:
     artifact: dict[str, Any] | None = None
     append: bool = False
     last_chunk: bool = False
+    #: Set when ``task`` came without its artifacts (too big for the broker): their
+    #: shape, see :func:`artifacts_shape`.
+    partial: list[Any] | None = None
 
     @property
     def version(self) -> int:
         return task_version(self.task)
+
+
+def artifacts_shape(artifacts: list[dict[str, Any]] | None) -> list[Any]:
+    """What an event too big to carry a task's artifacts says of them: each one's id
+    and number of parts (enough to tell whether a subscriber rebuilt them right)."""
+    return [[a.get("artifactId"), len(a.get("parts") or ())] for a in artifacts or ()]
+
+
+def with_chunk(artifacts: list[dict[str, Any]] | None, chunk: dict[str, Any], append: bool) -> list[dict[str, Any]]:
+    """``artifacts`` after ``chunk`` was added, as ``HandlerRequest.artifact`` adds it
+    (a new artifact, parts appended to an existing one, or an existing one replaced)."""
+    result = [dict(a) for a in artifacts or ()]
+    existing = next((a for a in result if a.get("artifactId") == chunk.get("artifactId")), None)
+    if existing is None:
+        result.append(dict(chunk))
+    elif append:
+        existing["parts"] = [*existing.get("parts", ()), *chunk.get("parts", ())]
+    else:
+        existing.clear()
+        existing.update(chunk)
+    return result
 
 
 class _Resync:

@@ -121,9 +121,9 @@ async def heard(sub: Subscription) -> None:
 
 def drained(backend: BrokerBackend, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
-    while backend._outbox and time.monotonic() < deadline:
+    while backend.unsent() and time.monotonic() < deadline:
         time.sleep(0.005)
-    assert not backend._outbox, "the backend did not send its events"
+    assert not backend.unsent(), "the backend did not send its events"
 
 
 # === publish / subscribe on the real brokers ===============================================
@@ -241,6 +241,30 @@ def test_the_notify_limit(pair, kind):
         assert isinstance(second, TaskEvent) and second.task == too_big
     else:
         assert second is RESYNC
+
+
+def test_an_event_with_big_artifacts_leaves_them_behind_on_postgres(pair, kind):
+    """A task whose artifacts are too big for a NOTIFY: the event carries the task
+    without them, their shape, and the chunk; Redis carries everything. Neither
+    carries the history."""
+    _mine, other = pair
+    task_id = str(uuid.uuid4())
+    artifacts = [art("a", "x" * 20_000, "y")]
+    version = task(task_id, 3, artifacts=artifacts, history=[{"messageId": "m"}])
+
+    async def run():
+        with bus.subscribe(task_id) as sub:
+            await heard(sub)
+            other.publish(TaskEvent(version, "artifact", art("a", "y"), append=True))
+            return await next_event(sub)
+
+    event = asyncio.run(run())
+    assert event.artifact == art("a", "y") and event.append and event.version == 3
+    assert "history" not in event.task
+    if kind == "redis":
+        assert event.partial is None and event.task["artifacts"] == artifacts
+    else:
+        assert event.partial == [["a", 2]] and "artifacts" not in event.task
 
 
 def test_the_listener_reconnects_and_subscribers_catch_up(pair, kind, channel):
@@ -463,6 +487,39 @@ def test_a_gap_catches_up_with_whole_artifacts_and_drops_the_late_version():
     whole = items[1]
     assert whole.artifact == art("a", "1", "2", "3") and not whole.append and not whole.last_chunk
     assert items[2].final
+
+
+def test_partial_events_are_rebuilt_from_the_previous_version():
+    """Events without their task's artifacts (too big for a NOTIFY): the stream
+    rebuilds the artifacts from the version before and the chunk, and sends the
+    updates as they are; when the shape does not match, it reads the store."""
+    snap = task("t1", 1, artifacts=[art("a", "1")])
+    v2 = TaskEvent(task("t1", 2), "artifact", art("a", "2"), append=True, partial=[["a", 2]])
+    v3 = TaskEvent(task("t1", 3, status={"state": "working", "message": "m"}), partial=[["a", 2]])
+    v4 = TaskEvent(task("t1", 4, "completed"), partial=[["a", 2], ["r", 1]])  # a result artifact came too
+    stored = task("t1", 4, "completed", artifacts=[art("a", "1", "2"), art("r", "done")])
+    items = follow(snap, [v2, v3, v4], store_task=stored)
+    assert [(i.kind, i.append) for i in items] == [
+        ("task", False),
+        ("artifact", True),
+        ("status", False),
+        ("artifact", False),
+        ("status", False),
+    ]
+    assert items[1].artifact == art("a", "2")
+    assert items[2].task["artifacts"] == [art("a", "1", "2")]
+    assert items[3].artifact == art("r", "done") and items[4].final
+
+
+def test_a_partial_event_after_a_gap_reads_the_store():
+    snap = task("t1", 1, artifacts=[art("a", "1")])
+    stored = task("t1", 3, artifacts=[art("a", "1", "2", "3")])
+    v3 = TaskEvent(task("t1", 3), "artifact", art("a", "3"), append=True, partial=[["a", 3]])
+    v4 = TaskEvent(task("t1", 4, "completed"), partial=[["a", 3]])
+    items = follow(snap, [v3, v4], store_task=stored)
+    assert [i.kind for i in items] == ["task", "artifact", "status"]
+    assert items[1].artifact == art("a", "1", "2", "3") and not items[1].append
+    assert items[2].final and items[2].task["artifacts"] == stored["artifacts"]
 
 
 def test_a_resync_reads_the_store():
