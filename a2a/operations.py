@@ -76,6 +76,7 @@ async def send_message(params: SendParams) -> Task | Message:
         runner.submit(task_id)
         return with_history(task, params.history_length)
     with bus.subscribe(task_id) as events:  # subscribe first: no transition can slip by
+        await events.ready()
         runner.submit(task_id)
         try:
             async with asyncio.timeout(float(a2a_settings.BLOCKING_TIMEOUT)):
@@ -109,6 +110,7 @@ async def stream_message(params: SendParams) -> AsyncIterator[StreamItem]:
     """
     task = await _start(params)
     with bus.subscribe(task["id"]) as events:
+        await events.ready()
         get_runner().submit(task["id"])
         async for item in _follow(events, task, params.history_length):
             yield item
@@ -117,6 +119,7 @@ async def stream_message(params: SendParams) -> AsyncIterator[StreamItem]:
 async def subscribe_to_task(params: GetParams) -> AsyncIterator[StreamItem]:
     """SubscribeToTask: the task as it is now, then each update until it settles."""
     with bus.subscribe(params.id) as events:  # before the snapshot: nothing falls between
+        await events.ready()
         task = await load_task(params.id)
         if lifecycle.is_terminal(task):
             raise UnsupportedOperationError(

@@ -379,6 +379,35 @@ def test_subscribers_share_one_listener_and_leave_nothing_behind(pair, kind, cha
     assert len(connections(kind, channel)) == 1  # our one listener
 
 
+def test_a_subscription_is_ready_once_the_channel_is_heard(pair):
+    async def run():
+        with bus.subscribe(str(uuid.uuid4())) as sub:
+            return await sub.ready(10), await next_item(sub)
+
+    assert asyncio.run(run()) == (True, RESYNC)
+
+
+def test_a_subscription_to_a_broker_that_is_down_is_not_ready_but_works(settings, channel):
+    """Nothing listens (Redis is not there): ready() gives up after its timeout and the
+    stream goes on with what this process publishes; the listener keeps trying."""
+    down = resolve_event_backend("redis://127.0.0.1:1/0", channel)
+    settings.A2A_EVENTS = down
+    task_id = str(uuid.uuid4())
+
+    async def run():
+        with bus.subscribe(task_id) as sub:
+            ready = await sub.ready(0.3)
+            bus.publish(task(task_id, 1))
+            return ready, await next_event(sub)
+
+    try:
+        ready, event = asyncio.run(run())
+        assert not ready and event.version == 1
+        assert down.reconnections >= 1 and not down.listening.is_set()
+    finally:
+        down.close(0.5)
+
+
 def test_close_sends_what_is_queued(pair):
     _mine, other = pair
     task_id = str(uuid.uuid4())
