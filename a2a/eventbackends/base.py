@@ -70,9 +70,6 @@ class EventBackend:
     def close(self, grace: float = 5.0) -> None:
         """Send what is queued (``grace`` seconds at most), then close every connection."""
 
-    def check(self) -> None:
-        """Raise when the broker cannot be reached now (``/healthz``)."""
-
 
 def encode(event: TaskEvent, origin: str = ORIGIN, limit: int | None = None) -> bytes:
     """The message for ``event``, tagged with the publishing process's origin.

@@ -104,9 +104,3 @@ class PostgresEventBackend(BrokerBackend):
                 yield notify.payload
         finally:
             await conn.close()
-
-    def check(self) -> None:
-        import psycopg
-
-        with psycopg.connect(self.conninfo(), connect_timeout=5) as conn:
-            conn.execute("SELECT 1")

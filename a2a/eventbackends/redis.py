@@ -75,12 +75,6 @@ class RedisEventBackend(BrokerBackend):
         finally:
             await _close(pubsub, client)
 
-    def check(self) -> None:
-        import redis
-
-        with redis.Redis.from_url(self.url, socket_connect_timeout=5, socket_timeout=5) as client:
-            client.ping()
-
 
 async def _close(pubsub: Any, client: Any) -> None:
     try:
