@@ -33,6 +33,8 @@ from stores.base import Task, task_version
 
 logger = logging.getLogger(__name__)
 
+#: Seconds a new subscription waits for the process's listener to hear the channel.
+LISTEN_TIMEOUT = 5.0
 #: This process, as event backends tell it apart from the others (its own events come back).
 ORIGIN = uuid.uuid4().hex
 
@@ -52,10 +54,34 @@ class TaskEvent:
     artifact: dict[str, Any] | None = None
     append: bool = False
     last_chunk: bool = False
+    #: Set when ``task`` came without its artifacts (too big for the broker): their
+    #: shape, see :func:`artifacts_shape`.
+    partial: list[Any] | None = None
 
     @property
     def version(self) -> int:
         return task_version(self.task)
+
+
+def artifacts_shape(artifacts: list[dict[str, Any]] | None) -> list[Any]:
+    """What an event too big to carry a task's artifacts says of them: each one's id
+    and number of parts (enough to tell whether a subscriber rebuilt them right)."""
+    return [[a.get("artifactId"), len(a.get("parts") or ())] for a in artifacts or ()]
+
+
+def with_chunk(artifacts: list[dict[str, Any]] | None, chunk: dict[str, Any], append: bool) -> list[dict[str, Any]]:
+    """``artifacts`` after ``chunk`` was added, as ``HandlerRequest.artifact`` adds it
+    (a new artifact, parts appended to an existing one, or an existing one replaced)."""
+    result = [dict(a) for a in artifacts or ()]
+    existing = next((a for a in result if a.get("artifactId") == chunk.get("artifactId")), None)
+    if existing is None:
+        result.append(dict(chunk))
+    elif append:
+        existing["parts"] = [*existing.get("parts", ()), *chunk.get("parts", ())]
+    else:
+        existing.clear()
+        existing.update(chunk)
+    return result
 
 
 class _Resync:
@@ -72,11 +98,21 @@ class Subscription:
     subscriber then checks the store now and then, see ``a2a.operations``).
     """
 
-    def __init__(self, task_id: str, *, remote: bool = False) -> None:
+    def __init__(self, task_id: str, *, remote: bool = False, listening: threading.Event | None = None) -> None:
         self.task_id = task_id
         self.remote = remote
         self.loop = asyncio.get_running_loop()
         self.queue: asyncio.Queue[TaskEvent | _Resync] = asyncio.Queue()
+        self._listening = listening
+
+    async def ready(self, timeout: float = LISTEN_TIMEOUT) -> bool:
+        """Wait until this process hears the other processes' events (at once, unless
+        its listener is still connecting); False when it does not within ``timeout``
+        seconds (the broker is down: the listener resyncs the subscription once it
+        hears the channel again, so nothing is lost, only late)."""
+        if self._listening is None or self._listening.is_set():
+            return True
+        return await asyncio.to_thread(self._listening.wait, timeout)
 
     async def get(self) -> TaskEvent:
         """The next event; where events may have been missed, a "sync" event with the
@@ -130,11 +166,12 @@ class EventBus:
     @contextmanager
     def subscribe(self, task_id: str) -> Iterator[Subscription]:
         """Hear every task version published while the ``with`` block is open, by this
-        process or (with a shared event backend) any other."""
+        process or (with a shared event backend) any other: from other processes once
+        ``await subscription.ready()`` returns (read the snapshot after it)."""
         from .eventbackends import get_event_backend
 
         backend = get_event_backend()
-        sub = Subscription(task_id, remote=backend.remote)
+        sub = Subscription(task_id, remote=backend.remote, listening=getattr(backend, "listening", None))
         with self._lock:
             self._subscribers.setdefault(task_id, set()).add(sub)
         try:

@@ -126,7 +126,7 @@ async def adispatch(task_id: str) -> None:
 
 @register()
 def check_executor(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """``a2a.E060``: ``A2A_EXECUTOR`` is malformed, or names a queue that cannot be used."""
+    """``a2a.E070``: ``A2A_EXECUTOR`` is malformed, or names a queue that cannot be used."""
     try:
         executor = parse(a2a_settings.EXECUTOR)
         if executor.queued:
@@ -140,7 +140,7 @@ def check_executor(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
                 str(exc),
                 hint='e.g. A2A_EXECUTOR = "tasks" with TASKS = {"default": {"BACKEND": '
                 '"django_tasks_db.DatabaseBackend"}} and "django_tasks_db" in INSTALLED_APPS.',
-                id="a2a.E060",
+                id="a2a.E070",
             )
         ]
     return []

@@ -8,6 +8,7 @@ the single source of truth: every answer about a task is read from it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Iterator
 
 from stores.base import TaskPage, TaskQuery, task_version
@@ -15,7 +16,7 @@ from stores.resolve import get_task_store
 
 from . import auth, leases, lifecycle, limits, push
 from .conf import a2a_settings
-from .events import Subscription, TaskEvent, bus
+from .events import Subscription, TaskEvent, artifacts_shape, bus, with_chunk
 from .executors import adispatch
 from .protocol.errors import (
     ContentTypeNotSupportedError,
@@ -75,6 +76,7 @@ async def send_message(params: SendParams) -> Task | Message:
         await adispatch(task_id)
         return with_history(task, params.history_length)
     with bus.subscribe(task_id) as events:  # subscribe first: no transition can slip by
+        await events.ready()
         await adispatch(task_id)
         try:
             async with asyncio.timeout(float(a2a_settings.BLOCKING_TIMEOUT)):
@@ -108,6 +110,7 @@ async def stream_message(params: SendParams) -> AsyncIterator[StreamItem]:
     """
     task = await _start(params)
     with bus.subscribe(task["id"]) as events:
+        await events.ready()
         await adispatch(task["id"])
         async for item in _follow(events, task, params.history_length):
             yield item
@@ -116,6 +119,7 @@ async def stream_message(params: SendParams) -> AsyncIterator[StreamItem]:
 async def subscribe_to_task(params: GetParams) -> AsyncIterator[StreamItem]:
     """SubscribeToTask: the task as it is now, then each update until it settles."""
     with bus.subscribe(params.id) as events:  # before the snapshot: nothing falls between
+        await events.ready()
         task = await load_task(params.id)
         if lifecycle.is_terminal(task):
             raise UnsupportedOperationError(
@@ -152,6 +156,14 @@ async def _follow(events: Subscription, snapshot: Task, history_length: int | No
             event = stored
         if event.version <= version or event.kind == "task":
             continue  # already in the snapshot, or already sent
+        if event.partial is not None:  # the task came without its artifacts
+            rebuilt = _rebuild(last, event) if event.version == version + 1 else None
+            if rebuilt is None:
+                event = await events.read()
+                if event.version <= version:
+                    continue
+            else:
+                event = dataclasses.replace(event, task=rebuilt, partial=None)
         task = event.task
         settled = task_state(task) in SETTLED_STATES
         if event.kind == "sync" or event.version != version + 1:
@@ -168,6 +180,17 @@ async def _follow(events: Subscription, snapshot: Task, history_length: int | No
         last, version = task, event.version
         if settled:
             return
+
+
+def _rebuild(last: Task, event: TaskEvent) -> Task | None:
+    """``event``'s task with its artifacts, rebuilt from those of ``last`` (the version
+    before it) and the event's chunk; None when they do not come out as the event says."""
+    artifacts = last.get("artifacts") or []
+    if event.kind == "artifact" and event.artifact is not None:
+        artifacts = with_chunk(artifacts, event.artifact, event.append)
+    if artifacts_shape(artifacts) != event.partial:
+        return None
+    return {**event.task, "artifacts": artifacts} if artifacts else event.task
 
 
 def _new_artifacts(last: Task, task: Task, *, last_chunk: bool) -> Iterator[StreamItem]:

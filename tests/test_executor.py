@@ -74,7 +74,7 @@ def test_the_setting_is_parsed(value, kind, backend):
 @pytest.mark.parametrize("value", ["threads", "", None, "celery", ["tasks"], "task:x"])
 def test_a_malformed_setting_is_a_system_check_error(settings, value):
     settings.A2A_EXECUTOR = value
-    errors = [e for e in run_checks() if e.id == "a2a.E060"]
+    errors = [e for e in run_checks() if e.id == "a2a.E070"]
     assert len(errors) == 1 and "A2A_EXECUTOR must be" in errors[0].msg
     with pytest.raises(executors.ExecutorError):
         executors.get_executor()
@@ -83,14 +83,14 @@ def test_a_malformed_setting_is_a_system_check_error(settings, value):
 def test_a_queue_missing_from_tasks_is_a_system_check_error(settings):
     settings.TASKS = {"default": {"BACKEND": DUMMY}}
     settings.A2A_EXECUTOR = "tasks:nowhere"
-    errors = [e for e in run_checks() if e.id == "a2a.E060"]
+    errors = [e for e in run_checks() if e.id == "a2a.E070"]
     assert len(errors) == 1 and "'nowhere'" in errors[0].msg
 
 
 def test_the_default_and_a_configured_queue_pass_the_check(queue, settings):
-    assert not [e for e in run_checks() if e.id == "a2a.E060"]
+    assert not [e for e in run_checks() if e.id == "a2a.E070"]
     settings.A2A_EXECUTOR = "thread"
-    assert not [e for e in run_checks() if e.id == "a2a.E060"]
+    assert not [e for e in run_checks() if e.id == "a2a.E070"]
 
 
 def test_a_web_process_only_accepts_stores_and_enqueues(queue):

@@ -9,8 +9,9 @@ bus's; a backend only moves bytes.
 it owns one daemon thread running an event loop, with
 
 - one **publishing** connection: events queue up in publish order (callers never
-  wait for the network) and are sent one after the other, resent after a
-  reconnection; so the events of one process arrive in the order it saved them;
+  wait for the network) and are sent in that order, those that queued up meanwhile
+  in one round trip, resent after a reconnection; so the events of one process
+  arrive in the order it saved them;
 - one **listening** connection, opened by the first subscriber and shared by all:
   every message on the channel is decoded once and handed to the bus, which fans it
   out to the task's subscribers in this process. Each time the listener (re)starts
@@ -37,12 +38,14 @@ from typing import Any, ClassVar
 
 import orjson
 
-from ..events import ORIGIN, TaskEvent, bus
+from ..events import ORIGIN, TaskEvent, artifacts_shape, bus
 
 logger = logging.getLogger("a2a.events")
 
 #: Events waiting to be sent beyond which the oldest is dropped (the broker is down).
 MAX_OUTBOX = 10_000
+#: Most events sent in one round trip.
+MAX_BATCH = 100
 #: An event not sent after this many seconds (the broker is down) is dropped.
 SEND_DEADLINE = 60.0
 #: Seconds between reconnection attempts: the first, and the most (doubled in between).
@@ -67,21 +70,27 @@ class EventBackend:
     def close(self, grace: float = 5.0) -> None:
         """Send what is queued (``grace`` seconds at most), then close every connection."""
 
-    def check(self) -> None:
-        """Raise when the broker cannot be reached now (``/healthz``)."""
 
+def encode(event: TaskEvent, origin: str = ORIGIN, limit: int | None = None) -> bytes:
+    """The message for ``event``, tagged with the publishing process's origin.
 
-def encode(event: TaskEvent, origin: str = ORIGIN) -> bytes:
-    """The message for ``event``: JSON, tagged with the publishing process's origin."""
-    body: dict[str, Any] = {"o": origin, "k": event.kind, "t": event.task}
+    It carries the task without its history (no stream update shows it). Beyond
+    ``limit`` bytes, it carries the task without its artifacts either, and their shape
+    (the artifact chunk of an artifact event stays: subscribers rebuild the artifacts
+    from the ones they have); beyond that, only the task's id and version (subscribers
+    read the task from the store).
+    """
+    task = {k: v for k, v in event.task.items() if k != "history"}
+    body: dict[str, Any] = {"o": origin, "k": event.kind, "t": task}
     if event.artifact is not None:
         body.update(a=event.artifact, p=event.append, l=event.last_chunk)
-    return orjson.dumps(body)
-
-
-def encode_reference(event: TaskEvent, origin: str = ORIGIN) -> bytes:
-    """A message naming ``event``'s task and version only (the event is too big to
-    carry): subscribers read the task from the store."""
+    payload = orjson.dumps(body)
+    if limit is None or len(payload) <= limit:
+        return payload
+    body["f"] = artifacts_shape(task.pop("artifacts", None))
+    payload = orjson.dumps(body)
+    if len(payload) <= limit:
+        return payload
     return orjson.dumps({"o": origin, "i": event.task["id"], "v": event.version})
 
 
@@ -99,9 +108,8 @@ def receive(payload: bytes | str, origin: str = ORIGIN) -> None:
                 bus.resync(task_id)
             return
         if bus.has_subscribers(task["id"]):
-            bus.fanout(
-                TaskEvent(task, body.get("k", "status"), body.get("a"), body.get("p", False), body.get("l", False))
-            )
+            kind, artifact = body.get("k", "status"), body.get("a")
+            bus.fanout(TaskEvent(task, kind, artifact, body.get("p", False), body.get("l", False), body.get("f")))
     except Exception:
         logger.exception("dropped a malformed event message (%d bytes)", len(payload))
 
@@ -123,7 +131,11 @@ class BrokerBackend(EventBackend):
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        # Published, not sent yet: the outbox (appended by any thread), then the batch
+        # being sent (the loop's); each item (time published, message).
         self._outbox: collections.deque[tuple[float, bytes]] = collections.deque()
+        self._batch: list[tuple[float, bytes]] = []
+        self._wake_pending = False
         self._wakeup: asyncio.Event | None = None
         self._sender: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
@@ -155,12 +167,13 @@ class BrokerBackend(EventBackend):
         self._sender = asyncio.ensure_future(self._send_forever())
 
     def publish(self, event: TaskEvent) -> None:
-        payload = encode(event, self.origin)  # here: the caller may change the task afterwards
-        if self.max_payload is not None and len(payload) > self.max_payload:
-            payload = encode_reference(event, self.origin)
+        payload = encode(event, self.origin, self.max_payload)  # now: the caller may change the task later
         loop = self._start()
-        with contextlib.suppress(RuntimeError):  # closed meanwhile
-            loop.call_soon_threadsafe(self._enqueue, payload)
+        self._outbox.append((time.monotonic(), payload))  # (a deque: safe from any thread)
+        if not self._wake_pending:  # one wake-up for a burst, not one per event
+            self._wake_pending = True
+            with contextlib.suppress(RuntimeError):  # closed meanwhile
+                loop.call_soon_threadsafe(self._wake)
 
     def listen(self) -> None:
         loop = self._start()
@@ -193,13 +206,14 @@ class BrokerBackend(EventBackend):
 
     # The backend's loop ---------------------------------------------------------------------
 
-    def _enqueue(self, payload: bytes) -> None:
-        if len(self._outbox) >= MAX_OUTBOX:
-            self._outbox.popleft()
-            logger.warning("the event backend %r is backing up; dropped the oldest unsent event", self)
-        self._outbox.append((time.monotonic(), payload))
+    def _wake(self) -> None:
+        self._wake_pending = False  # before the sender drains: a later publish wakes it again
         assert self._wakeup is not None
         self._wakeup.set()
+
+    def unsent(self) -> int:
+        """Events published here and not sent yet."""
+        return len(self._outbox) + len(self._batch)
 
     async def _send_forever(self) -> None:
         assert self._wakeup is not None
@@ -208,28 +222,38 @@ class BrokerBackend(EventBackend):
         while True:
             await self._wakeup.wait()
             self._wakeup.clear()
-            while self._outbox:
-                queued, payload = self._outbox[0]
+            while self._outbox or self._batch:
+                if not self._batch:  # whatever queued up meanwhile goes in one round trip, in order
+                    dropped = 0
+                    while len(self._outbox) > MAX_OUTBOX:
+                        self._outbox.popleft()
+                        dropped += 1
+                    if dropped:
+                        logger.warning("the event backend %r is backing up; dropped %d unsent event(s)", self, dropped)
+                    while self._outbox and len(self._batch) < MAX_BATCH:
+                        self._batch.append(self._outbox.popleft())
                 try:
                     if not connected:
                         await self._connect_publisher()
                         connected = True
-                    await self._send(payload)
+                    await self._send([payload for _, payload in self._batch])
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:
+                    # Resent whole: a subscriber drops a version it already has.
                     connected = False
                     with contextlib.suppress(Exception):
                         await self._close_publisher()
-                    if time.monotonic() - queued > SEND_DEADLINE:
-                        self._outbox.popleft()
-                        logger.error("dropped an event not sent for %.0fs: %s", SEND_DEADLINE, exc)
+                    expired = [item for item in self._batch if time.monotonic() - item[0] > SEND_DEADLINE]
+                    if expired:
+                        del self._batch[: len(expired)]
+                        logger.error("dropped %d event(s) not sent for %.0fs: %s", len(expired), SEND_DEADLINE, exc)
                     else:
-                        logger.warning("could not publish an event (%s); retrying in %.2fs", exc, delay)
+                        logger.warning("could not publish events (%s); retrying in %.2fs", exc, delay)
                         await asyncio.sleep(delay)
                         delay = _backoff(delay)
                 else:
-                    self._outbox.popleft()
+                    self._batch.clear()
                     delay = RETRY_FIRST
 
     async def _listen_forever(self) -> None:
@@ -255,10 +279,10 @@ class BrokerBackend(EventBackend):
 
     async def _shutdown(self, grace: float) -> None:
         deadline = time.monotonic() + grace
-        while self._outbox and time.monotonic() < deadline:
+        while self.unsent() and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
-        if self._outbox:
-            logger.warning("closing with %d event(s) unsent", len(self._outbox))
+        if self.unsent():
+            logger.warning("closing with %d event(s) unsent", self.unsent())
         for job in (self._listener, self._sender):
             if job is not None:
                 job.cancel()
@@ -277,8 +301,8 @@ class BrokerBackend(EventBackend):
         """Close the publishing connection (if open)."""
         raise NotImplementedError
 
-    async def _send(self, payload: bytes) -> None:
-        """Publish one message on the channel."""
+    async def _send(self, payloads: list[bytes]) -> None:
+        """Publish messages on the channel, in this order, in one round trip."""
         raise NotImplementedError
 
     def _messages(self) -> AsyncIterator[bytes | str | None]:

@@ -85,8 +85,13 @@ class PostgresEventBackend(BrokerBackend):
         if publisher is not None:
             await publisher.close()
 
-    async def _send(self, payload: bytes) -> None:
-        await self._publisher.execute("SELECT pg_notify(%s, %s)", (self.channel, payload.decode()))
+    async def _send(self, payloads: list[bytes]) -> None:
+        # One statement, one transaction: delivered together, in order (PostgreSQL
+        # folds identical payloads of one transaction into one; ours differ by version).
+        await self._publisher.execute(
+            "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) WITH ORDINALITY AS t(payload, n) ORDER BY n",
+            (self.channel, [p.decode() for p in payloads]),
+        )
 
     async def _messages(self) -> AsyncIterator[bytes | str | None]:
         from psycopg import sql
@@ -99,9 +104,3 @@ class PostgresEventBackend(BrokerBackend):
                 yield notify.payload
         finally:
             await conn.close()
-
-    def check(self) -> None:
-        import psycopg
-
-        with psycopg.connect(self.conninfo(), connect_timeout=5) as conn:
-            conn.execute("SELECT 1")

@@ -48,8 +48,14 @@ class RedisEventBackend(BrokerBackend):
         if publisher is not None:
             await publisher.aclose()
 
-    async def _send(self, payload: bytes) -> None:
-        await self._publisher.publish(self.channel, payload)
+    async def _send(self, payloads: list[bytes]) -> None:
+        if len(payloads) == 1:
+            await self._publisher.publish(self.channel, payloads[0])
+            return
+        async with self._publisher.pipeline(transaction=False) as pipe:
+            for payload in payloads:
+                pipe.publish(self.channel, payload)
+            await pipe.execute()
 
     async def _messages(self) -> AsyncIterator[bytes | str | None]:
         client = self._client()
@@ -68,12 +74,6 @@ class RedisEventBackend(BrokerBackend):
                     yield message["data"]
         finally:
             await _close(pubsub, client)
-
-    def check(self) -> None:
-        import redis
-
-        with redis.Redis.from_url(self.url, socket_connect_timeout=5, socket_timeout=5) as client:
-            client.ping()
 
 
 async def _close(pubsub: Any, client: Any) -> None:
