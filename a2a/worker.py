@@ -21,11 +21,12 @@ Import this module only with a Tasks backend configured (it defines the job agai
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 
 from .conf import a2a_settings
-from .executors import get_executor, tasks_api
+from .executors import ExecutorError, get_executor, tasks_api
 
 _slots: threading.BoundedSemaphore | None = None
 _slots_lock = threading.Lock()
@@ -44,7 +45,6 @@ def _alias() -> str:
     return executor.backend if executor.queued else "default"
 
 
-@tasks_api().task(backend=_alias())
 def fulfil(task_id: str) -> str:
     """Run A2A task ``task_id`` through this process's runner (returns once handed over)."""
     from .runner import get_runner
@@ -60,6 +60,13 @@ def fulfil(task_id: str) -> str:
     return task_id
 
 
+# The Tasks framework's job: its workers import "a2a.worker.fulfil" and need a Task there.
+# Without the framework installed, A2A_EXECUTOR = "tasks" cannot be used (a2a.E070 says so).
+with contextlib.suppress(ExecutorError):
+    fulfil = tasks_api().task(backend=_alias())(fulfil)
+
+
 def job() -> Any:
     """The Tasks framework's handle on :func:`fulfil` (``.using(...).enqueue(task_id)``)."""
+    tasks_api()  # ExecutorError naming the package when the framework is missing
     return fulfil
