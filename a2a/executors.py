@@ -19,6 +19,7 @@ compare-and-swap from ``submitted`` to ``working``, so exactly one job runs it.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.checks import CheckMessage, Error, register
 from django.core.signals import setting_changed
+from django.db import connections
 
 from .conf import a2a_settings
 
@@ -109,19 +111,23 @@ def dispatch(task_id: str, runner: Runner | None = None) -> None:
 
         (runner or get_runner()).submit(task_id)
         return
+    from stores.orm import refresh_connection
+
     from .worker import job
 
+    # A database queue writes from this thread, which no request signal reaches:
+    # drop a connection the database closed (a restart) first, as the task store does.
+    for connection in connections.all(initialized_only=True):
+        refresh_connection(connection.alias)
     job().using(backend=get_executor().backend).enqueue(task_id)
 
 
 async def adispatch(task_id: str) -> None:
-    """:func:`dispatch` without blocking the event loop."""
+    """:func:`dispatch` without blocking the event loop (the enqueue runs on a thread)."""
     if not get_executor().queued:
         dispatch(task_id)
         return
-    from .worker import job
-
-    await job().using(backend=get_executor().backend).aenqueue(task_id)
+    await asyncio.to_thread(dispatch, task_id)
 
 
 @register()

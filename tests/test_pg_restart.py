@@ -14,7 +14,8 @@ no shutdown checkpoint, WAL replay at start). Then:
   after its lease); only a task whose start was saved but not answered may fail,
   honestly (the lease rules, with ``A2A_RETRY_ON_LOST_LEASE`` off as by default).
 
-About 25 s. ``A2A_PG_RESTARTS=6`` restarts more often (alternating fast and immediate).
+About 25 s, and 40 s for the queue workers' variant (the second test).
+``A2A_PG_RESTARTS=6`` restarts more often (alternating fast and immediate).
 """
 
 from __future__ import annotations
@@ -221,3 +222,48 @@ def test_the_server_rides_out_postgres_restarts_and_loses_no_acknowledged_task(p
         log.seek(recovered)
         assert b"the connection is closed" not in log.read()
     print(f"{len(load.acknowledged)} acknowledged, {load.failures} refused during restarts, {len(failed)} failed")
+
+
+def test_queue_workers_ride_out_a_postgres_restart(postgres, tmp_path):
+    """The same on the distributed set-up (deploy/cluster.py on the private cluster):
+    a db_worker that meets the restart exits and is restarted by its supervisor; web
+    processes keep accepting; every acknowledged task ends terminal, and one that
+    failed says honestly why (its worker stopped)."""
+    from deploy.cluster import Cluster
+
+    settings = {
+        "A2A_HANDLER": "tests.handlers.journaled",
+        "A2A_TEST_RUNS_FILE": str(tmp_path / "runs"),
+        "A2A_LEASE_SECONDS": "3",
+        "A2A_LEASE_CHECK_INTERVAL": "0.5",
+        "A2A_SHUTDOWN_GRACE": "5",
+        "A2A_LOG_LEVEL": "WARNING",
+        "A2A_EVENTS_CHANNEL": f"a2a_pgr_{uuid.uuid4().hex[:10]}",
+    }
+    cluster = Cluster(
+        tmp_path / "cluster", database_url=postgres.url, web=1, workers=2, port=free_port(), settings=settings
+    )
+    with cluster, Load(cluster.urls[0]) as load:
+        time.sleep(1.5)
+        postgres.restart("fast")
+        load.wait_for_success(after=time.monotonic(), timeout=15)
+        time.sleep(2.0)
+        load.stop.set()
+        assert not load.bad_status, f"HTTP {load.bad_status[:5]}: a failed save must be a JSON-RPC error"
+        deadline = time.monotonic() + 40
+        pending = set(load.acknowledged)
+        while pending and time.monotonic() < deadline:
+            with psycopg.connect(postgres.url) as conn:
+                rows = dict(conn.execute("SELECT id, state FROM stores_taskrecord").fetchall())
+            assert not load.acknowledged - rows.keys(), "acknowledged tasks are missing"
+            pending = {t for t in load.acknowledged if rows[t] not in TERMINAL}
+            time.sleep(0.2)
+        assert not pending, f"{len(pending)} tasks never ended, e.g. {sorted(pending)[:3]}"
+        with psycopg.connect(postgres.url) as conn:
+            failed = conn.execute(
+                "SELECT id, task->'status'->'message' FROM stores_taskrecord WHERE state <> 'completed'"
+            ).fetchall()
+        for task_id, message in failed:
+            assert "stopped" in json.dumps(message) or "shut down" in json.dumps(message), (task_id, message)
+        restarts = sum(p.starts - 1 for p in cluster.worker_processes)
+    print(f"{len(load.acknowledged)} acknowledged, {len(failed)} failed, {restarts} worker restarts")
