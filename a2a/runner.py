@@ -36,6 +36,7 @@ from stores.resolve import get_task_store
 
 from . import leases, lifecycle, limits
 from .conf import a2a_settings
+from .events import bus
 from .handlers import HandlerRequest, Interrupt, Reply, load_handler, to_artifacts, with_result_metadata
 from .protocol.model import agent_message, set_status, text_part
 
@@ -84,6 +85,16 @@ def _finish(
         return set_status(task, state, message)
 
     return change
+
+
+def _hears_other_processes() -> bool:
+    """Whether the event backend carries other processes' events here (A2A_EVENTS)."""
+    from .eventbackends import get_event_backend
+
+    try:
+        return bool(get_event_backend().remote)
+    except Exception:  # misconfigured: a2a.E060 says so
+        return False
 
 
 def _is_async(handler: object) -> bool:
@@ -181,6 +192,7 @@ class Runner:
             return
         running = self._running[task_id] = _Running()
         started = time.monotonic()
+        watch = asyncio.ensure_future(self._watch(task_id)) if _hears_other_processes() else None
         try:
             handler = load_handler(a2a_settings.HANDLER)
             request = HandlerRequest.for_task(task, running.cancelled, store)
@@ -209,8 +221,26 @@ class Runner:
             change = _finish("failed", parts=[text_part(str(exc) or type(exc).__name__)])
         finally:
             self._running.pop(task_id, None)
+            if watch is not None:
+                watch.cancel()
         await _save_outcome(store, task_id, change)
         logger.debug("task %s settled in %.3fs", task_id, time.monotonic() - started)
+
+    async def _watch(self, task_id: str) -> None:
+        """While the handler runs: stop it as soon as an event from any process shows
+        the task settled (canceled through another web process) or taken over, rather
+        than at the next lease heartbeat (a third of ``A2A_LEASE_SECONDS``)."""
+        try:
+            with bus.subscribe(task_id) as events:
+                while True:
+                    task = (await events.get()).task
+                    if lifecycle.is_terminal(task) or leases.taken_over(task):
+                        self.cancel(task_id)
+                        return
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the heartbeat still notices; never fail the task over this
+            logger.debug("watching task %s for a cancel failed", task_id, exc_info=True)
 
     def cancel(self, task_id: str) -> None:
         """Stop the handler of a task running here (its state is saved by the caller)."""

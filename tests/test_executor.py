@@ -28,16 +28,33 @@ def message(text: str) -> dict:
             "parts": [{"kind": "text", "text": text}]}  # fmt: skip
 
 
+class Queue:
+    """The jobs enqueued (heard through the framework's task_enqueued signal: each
+    thread has its own dummy backend instance)."""
+
+    def __init__(self) -> None:
+        self.results: list = []
+
+    def heard(self, sender, task_result, **kwargs) -> None:
+        self.results.append(task_result)
+
+    def clear(self) -> None:
+        self.results.clear()
+
+
 @pytest.fixture
 def queue(settings):
-    """A2A_EXECUTOR = "tasks" on a dummy queue (alias "a2a"); yields the backend."""
+    """A2A_EXECUTOR = "tasks" on a dummy queue (alias "a2a"); yields the jobs enqueued."""
+    from importlib import import_module
+
     settings.TASKS = {"a2a": {"BACKEND": DUMMY}, "default": {"BACKEND": DUMMY}}
     settings.A2A_EXECUTOR = "tasks:a2a"
     settings.A2A_HANDLER = "tests.handlers.scripted"
-    backend = executors.queue_backend()
-    backend.clear()
-    yield backend
-    backend.clear()
+    signal = import_module(f"{executors.tasks_api().__name__}.signals").task_enqueued
+    jobs = Queue()
+    signal.connect(jobs.heard)
+    yield jobs
+    signal.disconnect(jobs.heard)
 
 
 def run_jobs(backend) -> list[str]:
@@ -177,3 +194,34 @@ def test_a_task_whose_worker_died_is_failed_or_enqueued_again(queue, settings, r
     run_jobs(queue)
     done = wait_for(task["id"], {"completed"})
     assert done["artifacts"][0]["parts"][0]["text"] == "done: hi"
+
+
+def test_a_cancel_heard_from_another_process_stops_the_handler_before_any_heartbeat(queue, settings):
+    """With a shared event backend the runner watches its running tasks' events: a
+    cancel saved and published by another process (here a second Redis backend, as
+    that process would be) stops the handler, though no heartbeat comes for 100 s."""
+    import uuid
+
+    from a2a.events import TaskEvent
+    from tests.test_events import make_backend
+
+    channel = f"a2a-test-{uuid.uuid4().hex}:"
+    mine, other = make_backend("redis", channel), make_backend("redis", channel)
+    other.origin = "another-process"
+    settings.A2A_EVENTS = mine
+    settings.A2A_LEASE_SECONDS = 300.0
+    try:
+        task = send("sleep:60")
+        run_jobs(queue)
+        stored = wait_for(task["id"], {"working"})
+        canceled = {**set_status(dict(stored), "canceled"), "_version": stored["_version"] + 1}
+        get_task_store().save(canceled)  # saved by the other process, which publishes it:
+        other.publish(TaskEvent(canceled))
+        deadline = time.monotonic() + 20
+        while get_runner().active and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert get_runner().active == 0, "the handler was not stopped"
+        assert get_task_store().get(task["id"])["status"]["state"] == "canceled"
+    finally:
+        other.close(2)
+        mine.close(2)
