@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from asgiref.sync import iscoroutinefunction
 from django.db import close_old_connections
 
-from stores.base import StaleTaskError, Task, TaskStore
+from stores.base import StaleTaskError, Task, TaskStore, task_version
 from stores.resolve import get_task_store
 
 from . import leases, lifecycle, limits
@@ -192,7 +192,7 @@ class Runner:
             return
         running = self._running[task_id] = _Running()
         started = time.monotonic()
-        watch = asyncio.ensure_future(self._watch(task_id)) if _hears_other_processes() else None
+        watch = asyncio.ensure_future(self._watch(task)) if _hears_other_processes() else None
         try:
             handler = load_handler(a2a_settings.HANDLER)
             request = HandlerRequest.for_task(task, running.cancelled, store)
@@ -226,15 +226,20 @@ class Runner:
         await _save_outcome(store, task_id, change)
         logger.debug("task %s settled in %.3fs", task_id, time.monotonic() - started)
 
-    async def _watch(self, task_id: str) -> None:
+    async def _watch(self, started: Task) -> None:
         """While the handler runs: stop it as soon as an event from any process shows
         the task settled (canceled through another web process) or taken over, rather
-        than at the next lease heartbeat (a third of ``A2A_LEASE_SECONDS``)."""
+        than at the next lease heartbeat (a third of ``A2A_LEASE_SECONDS``). Events of
+        versions up to ``started`` (the run's ``working``) are old news, late from the
+        broker: their lease is the one before ours."""
+        task_id, version = started["id"], task_version(started)
         try:
             with bus.subscribe(task_id) as events:
                 while True:
-                    task = (await events.get()).task
-                    if lifecycle.is_terminal(task) or leases.taken_over(task):
+                    event = await events.get()
+                    if event.version <= version:
+                        continue
+                    if lifecycle.is_terminal(event.task) or leases.taken_over(event.task):
                         self.cancel(task_id)
                         return
         except asyncio.CancelledError:
