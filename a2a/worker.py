@@ -4,8 +4,9 @@
 (:func:`a2a.executors.dispatch`), worker processes started with the backend's own
 command (``manage.py db_worker``) run it. It hands the A2A task to this process's
 runner (:mod:`a2a.runner`), which runs the handler exactly as in a web process: the
-``working`` and final transitions, the lease and its heartbeats, cancellation noticed
-by the heartbeat, push delivery by the process that saves each transition.
+``working`` and final transitions, the lease and its heartbeats, cancellation (heard
+from the event backend, or noticed by the heartbeat), push delivery by the process
+that saves each transition.
 
 The job returns as soon as the runner has the task, once the runner has a free slot
 (at most ``A2A_WORKERS`` tasks at once): one worker process runs ``A2A_WORKERS``
