@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from django.core.checks import CheckMessage, Error, register
+from django.core.checks import CheckMessage, Error, Warning, register
 from django.core.signals import setting_changed
 from django.db import connections
 
@@ -132,7 +132,8 @@ async def adispatch(task_id: str) -> None:
 
 @register()
 def check_executor(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """``a2a.E070``: ``A2A_EXECUTOR`` is malformed, or names a queue that cannot be used."""
+    """``a2a.E070``: ``A2A_EXECUTOR`` is malformed, or names a queue that cannot be used.
+    ``a2a.W070``: handlers run in workers, but events do not leave a process."""
     try:
         executor = parse(a2a_settings.EXECUTOR)
         if executor.queued:
@@ -147,6 +148,16 @@ def check_executor(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
                 hint='e.g. A2A_EXECUTOR = "tasks" with TASKS = {"default": {"BACKEND": '
                 '"django_tasks_db.DatabaseBackend"}} and "django_tasks_db" in INSTALLED_APPS.',
                 id="a2a.E070",
+            )
+        ]
+    if executor.queued and a2a_settings.EVENTS in ("", "memory"):
+        return [
+            Warning(
+                'A2A_EXECUTOR = "tasks" runs handlers in worker processes, but A2A_EVENTS = "memory" keeps '
+                "each process's events to itself: streams and blocking SendMessage in the web processes "
+                "never hear the workers' progress (a blocking send waits A2A_BLOCKING_TIMEOUT).",
+                hint='Share events between processes: A2A_EVENTS = "redis://..." or "postgres".',
+                id="a2a.W070",
             )
         ]
     return []

@@ -105,9 +105,17 @@ def test_a_queue_missing_from_tasks_is_a_system_check_error(settings):
 
 
 def test_the_default_and_a_configured_queue_pass_the_check(queue, settings):
-    assert not [e for e in run_checks() if e.id == "a2a.E070"]
+    settings.A2A_EVENTS = "redis://127.0.0.1:6379/0"
+    assert not [e for e in run_checks() if e.id in ("a2a.E070", "a2a.W070")]
     settings.A2A_EXECUTOR = "thread"
-    assert not [e for e in run_checks() if e.id == "a2a.E070"]
+    settings.A2A_EVENTS = "memory"
+    assert not [e for e in run_checks() if e.id in ("a2a.E070", "a2a.W070")]
+
+
+def test_a_queue_without_shared_events_is_a_system_check_warning(queue, settings):
+    settings.A2A_EVENTS = "memory"
+    warnings = [e for e in run_checks() if e.id == "a2a.W070"]
+    assert len(warnings) == 1 and 'A2A_EVENTS = "memory"' in warnings[0].msg
 
 
 def test_a_web_process_only_accepts_stores_and_enqueues(queue):
