@@ -34,7 +34,7 @@ from typing import Any
 
 from bench.loadgen import DIALECTS, _rpc, cpu_seconds, run
 from deploy.cluster import Cluster, create_database, drop_database
-from tests.server import free_port, manage, running_server, site_env
+from tests.server import manage, running_server, site_env
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PROFILES = {
@@ -118,9 +118,7 @@ def distributed(database_url: str, redis_url: str, profile: dict[str, Any], task
         "A2A_LOG_LEVEL": "WARNING",
         "A2A_EVENTS_CHANNEL": f"a2a_bench_{uuid.uuid4().hex[:8]}",
     }
-    cluster = Cluster(
-        workdir / "cluster", database_url=database_url, redis_url=redis_url, port=free_port(), settings=settings
-    )
+    cluster = Cluster(workdir / "cluster", database_url=database_url, redis_url=redis_url, port=0, settings=settings)
     cluster.fresh = True
     try:
         with cluster:

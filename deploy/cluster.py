@@ -22,6 +22,7 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -36,6 +37,12 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/a2a_cluster"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def ensure_postgres(url: str) -> None:
@@ -141,7 +148,7 @@ class Cluster:
     redis_url: str = DEFAULT_REDIS_URL
     web: int = 2
     workers: int = 2
-    port: int = 8100
+    port: int = 8100  # web process i listens on port + i; 0: free ports
     settings: dict[str, str] = field(default_factory=dict)
     fresh: bool = False
     processes: list[Process] = field(default_factory=list)
@@ -164,9 +171,13 @@ class Cluster:
         env.update(self.settings)
         return env
 
+    def __post_init__(self) -> None:
+        # port 0: a free port for each web process (tests, benchmarks)
+        self.ports = [free_port() if self.port == 0 else self.port + i for i in range(self.web)]
+
     @property
     def urls(self) -> list[str]:
-        return [f"http://127.0.0.1:{self.port + i}" for i in range(self.web)]
+        return [f"http://127.0.0.1:{port}" for port in self.ports]
 
     @property
     def worker_processes(self) -> list[Process]:

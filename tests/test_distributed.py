@@ -31,7 +31,6 @@ import httpx
 import pytest
 
 from deploy.cluster import Cluster, drop_database
-from tests.server import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -122,8 +121,7 @@ def cluster(database_url, tmp_path):
         "A2A_RETRY_ON_LOST_LEASE": "true",  # the handler is idempotent: a lost run is run again
         "A2A_EVENTS_CHANNEL": f"a2a_dist_{uuid.uuid4().hex[:10]}",
     }
-    port = free_port()
-    with Cluster(tmp_path / "cluster", database_url=database_url, port=port, settings=settings) as running:
+    with Cluster(tmp_path / "cluster", database_url=database_url, port=0, settings=settings) as running:
         running.runs = runs  # type: ignore[attr-defined]
         yield running
 

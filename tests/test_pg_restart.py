@@ -240,9 +240,7 @@ def test_queue_workers_ride_out_a_postgres_restart(postgres, tmp_path):
         "A2A_LOG_LEVEL": "WARNING",
         "A2A_EVENTS_CHANNEL": f"a2a_pgr_{uuid.uuid4().hex[:10]}",
     }
-    cluster = Cluster(
-        tmp_path / "cluster", database_url=postgres.url, web=1, workers=2, port=free_port(), settings=settings
-    )
+    cluster = Cluster(tmp_path / "cluster", database_url=postgres.url, web=1, workers=2, port=0, settings=settings)
     with cluster, Load(cluster.urls[0]) as load:
         time.sleep(1.5)
         postgres.restart("fast")
