@@ -6,6 +6,7 @@ import datetime as dt
 import logging
 import select
 from collections.abc import Callable
+from typing import Any
 
 from django.db import IntegrityError, InterfaceError, OperationalError, connections, transaction
 from django.db.models import Q
@@ -49,7 +50,7 @@ def refresh_connection(using: str) -> None:
     thread's connection to ``using`` when it broke (the database restarted) or is
     obsolete, as Django does around each request (see :attr:`OrmTaskStore.objects`).
     Every ORM-backed store of this app calls it (tasks, push configs)."""
-    connection = connections[using]
+    connection: Any = connections[using]  # health_check_* are missing from django-stubs
     if not connection.in_atomic_block:
         connection.close_if_unusable_or_obsolete()
         if connection.health_check_enabled and not connection.health_check_done and _nothing_to_read(connection):
