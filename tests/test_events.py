@@ -408,6 +408,34 @@ def test_a_subscription_to_a_broker_that_is_down_is_not_ready_but_works(settings
         down.close(0.5)
 
 
+def test_a_forked_child_publishes_on_its_own_and_flushes_before_exiting(pair):
+    """An RQ-style work-horse: forked from a process whose backend already runs, it
+    publishes through a thread of its own, under an origin of its own (the parent
+    does not take the child's events for its own), and flushes before ``os._exit``."""
+    _mine, _other = pair
+    task_id = str(uuid.uuid4())
+    from a2a.eventbackends import flush_events
+
+    async def run():
+        with bus.subscribe(task_id) as sub:
+            await heard(sub)
+            bus.publish(task(task_id, 1))  # the parent's thread is running now
+            assert (await next_event(sub)).version == 1
+            pid = os.fork()
+            if pid == 0:  # the child
+                code = 1
+                try:
+                    bus.publish(task(task_id, 2))
+                    code = 0 if flush_events(10) else 2
+                finally:
+                    os._exit(code)
+            _, status = await asyncio.to_thread(os.waitpid, pid, 0)
+            assert os.waitstatus_to_exitcode(status) == 0
+            return await next_event(sub)
+
+    assert asyncio.run(run()).version == 2
+
+
 def test_close_sends_what_is_queued(pair):
     _mine, other = pair
     task_id = str(uuid.uuid4())
@@ -424,8 +452,8 @@ def test_close_sends_what_is_queued(pair):
 
 
 def test_a_malformed_message_is_dropped_and_logged(caplog):
-    receive(b"not json")
-    receive(b'{"o": "x", "t": {"no": "id"}}')
+    receive(b"not json", "me")
+    receive(b'{"o": "x", "t": {"no": "id"}}', "me")
     assert caplog.text.count("dropped a malformed event message") == 2
 
 
