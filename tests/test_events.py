@@ -451,6 +451,28 @@ def test_close_sends_what_is_queued(pair):
     assert asyncio.run(run()) == list(range(1, 51))
 
 
+def test_events_left_by_a_hasty_close_go_out_with_the_next_publish(pair):
+    _mine, other = pair
+    task_id = str(uuid.uuid4())
+
+    async def run():
+        with bus.subscribe(task_id) as sub:
+            await heard(sub)
+            for version in range(1, 301):
+                other.publish(TaskEvent(task(task_id, version)))
+            await asyncio.to_thread(other.close, 0)  # no grace: some are left unsent
+            other.publish(TaskEvent(task(task_id, 301)))  # a new thread sends them all
+            versions = []
+            while not versions or versions[-1] < 301:
+                versions.append((await next_event(sub)).version)
+            return versions
+
+    versions = asyncio.run(run())
+    # What a stream keeps (a batch cut short may come twice): every version, in order.
+    kept = [v for i, v in enumerate(versions) if v > max(versions[:i], default=0)]
+    assert kept == list(range(1, 302))
+
+
 def test_a_malformed_message_is_dropped_and_logged(caplog):
     receive(b"not json", "me")
     receive(b'{"o": "x", "t": {"no": "id"}}', "me")

@@ -196,6 +196,9 @@ class BrokerBackend(EventBackend):
 
     async def _begin(self) -> None:
         self._wakeup = asyncio.Event()
+        self._wake_pending = False  # (a wake-up sent to a loop closed meanwhile never came)
+        if self._outbox or self._batch:
+            self._wakeup.set()  # left unsent by a closed loop: this one sends them
         self._sender = asyncio.ensure_future(self._send_forever())
 
     def publish(self, event: TaskEvent) -> None:
