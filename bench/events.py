@@ -174,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interval", type=float, default=0.003, help="seconds between two updates")
     parser.add_argument("--streams", type=int, default=4, help="tasks streamed at once")
     parser.add_argument("--reps", type=int, default=3, help="repetitions (medians are reported)")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results", help="where events.{json,md} go")
     parser.add_argument("--redis", default=os.environ.get("A2A_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"))
     parser.add_argument("--postgres", default=os.environ.get("A2A_TEST_POSTGRES_URL", ""))
     args = parser.parse_args(argv)
@@ -221,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     table = "\n".join(lines)
     print(table)
-    out = ROOT / "bench" / "results"
+    out = args.out
     out.mkdir(parents=True, exist_ok=True)
     (out / "events.json").write_bytes(
         orjson.dumps({"args": vars(args), "results": results}, option=orjson.OPT_INDENT_2)
