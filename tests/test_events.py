@@ -717,3 +717,22 @@ def test_changing_the_setting_closes_the_old_backend(settings, channel):
     settings.A2A_EVENTS = "memory"
     assert isinstance(get_event_backend(), MemoryEventBackend)
     assert backend._loop is None and not backend._thread.is_alive()
+
+
+def test_the_start_up_log_names_the_backend_and_warns_with_siblings(settings, monkeypatch, caplog, tmp_path, channel):
+    import logging
+
+    from a2a import deployment
+
+    settings.TASK_STORE = f"file:{tmp_path}"
+    monkeypatch.setattr(deployment, "several_workers", lambda: "uvicorn runs 4 workers")
+    with caplog.at_level(logging.INFO, logger="a2a"):
+        deployment.log_startup()
+    assert "events <MemoryEventBackend>" in caplog.text
+    assert caplog.records[-1].levelname == "WARNING" and "A2A_EVENTS keeps" in caplog.records[-1].message
+    caplog.clear()
+    settings.A2A_EVENTS = REDIS_URL
+    settings.A2A_EVENTS_CHANNEL = channel
+    with caplog.at_level(logging.INFO, logger="a2a"):
+        deployment.log_startup()
+    assert caplog.records[-1].levelname == "INFO" and "RedisEventBackend" in caplog.text
