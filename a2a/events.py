@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -37,6 +38,19 @@ logger = logging.getLogger(__name__)
 LISTEN_TIMEOUT = 5.0
 #: This process, as event backends tell it apart from the others (its own events come back).
 ORIGIN = uuid.uuid4().hex
+
+
+def origin() -> str:
+    """This process's origin (a forked child gets one of its own)."""
+    return ORIGIN
+
+
+def _new_origin() -> None:
+    global ORIGIN
+    ORIGIN = uuid.uuid4().hex
+
+
+os.register_at_fork(after_in_child=_new_origin)
 
 
 @dataclass(frozen=True)
@@ -120,8 +134,6 @@ class Subscription:
         item = await self.queue.get()
         if isinstance(item, TaskEvent):
             return item
-        while not self.queue.empty() and isinstance(self.queue._queue[0], _Resync):  # type: ignore[attr-defined]
-            self.queue.get_nowait()  # one read of the store answers them all
         return await self.read()
 
     async def read(self) -> TaskEvent:

@@ -11,7 +11,7 @@ pub/sub vs PostgreSQL LISTEN/NOTIFY, in one run, as ratios to memory.
    stamp (one machine, one clock). ``memory`` has no second process to reach: it is
    the baseline, the stream on B itself.
 
-    .venv/bin/python -m bench.events [--publish 5000] [--events 300] [--interval 0.003] [--streams 4]
+    .venv/bin/python -m bench.events [--publish 5000] [--events 300] [--interval 0.003] [--streams 4] [--reps 3]
 
 Needs Redis (``--redis``, default ``$A2A_TEST_REDIS_URL`` or 127.0.0.1:6379/0) and
 PostgreSQL (``--postgres``, default ``$A2A_TEST_POSTGRES_URL``; skipped when empty).
@@ -158,12 +158,23 @@ def _servers(spec: str, tmp: Path, streams: int):
         yield a, b
 
 
+def _medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each number's median over the repetitions (events received: the fewest)."""
+    out: dict[str, Any] = {}
+    for part in ("publish", "latency"):
+        out[part] = {key: statistics.median(r[part][key] for r in runs) for key in runs[0][part]}
+    out["latency"]["events"] = min(r["latency"]["events"] for r in runs)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--publish", type=int, default=5000, help="events per publish-cost measurement")
     parser.add_argument("--events", type=int, default=300, help="progress updates per streamed task")
     parser.add_argument("--interval", type=float, default=0.003, help="seconds between two updates")
     parser.add_argument("--streams", type=int, default=4, help="tasks streamed at once")
+    parser.add_argument("--reps", type=int, default=3, help="repetitions (medians are reported)")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results", help="where events.{json,md} go")
     parser.add_argument("--redis", default=os.environ.get("A2A_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"))
     parser.add_argument("--postgres", default=os.environ.get("A2A_TEST_POSTGRES_URL", ""))
     args = parser.parse_args(argv)
@@ -180,18 +191,22 @@ def main(argv: list[str] | None = None) -> int:
     backends = {"memory": "memory", "redis": args.redis}
     if args.postgres:
         backends["postgres"] = args.postgres
-    results: dict[str, dict[str, Any]] = {}
-    for name, spec in backends.items():
-        results[name] = {"publish": publish_cost(spec, args.publish)}
-        with tempfile.TemporaryDirectory() as tmp, _servers(spec, Path(tmp), args.streams) as (a, b):
-            latency = asyncio.run(stream_latency(a, b, args.events, args.interval, args.streams, Path(tmp) / "gate"))
-        results[name]["latency"] = latency
-        print(f"{name}: {results[name]}", file=sys.stderr)
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in backends}
+    for rep in range(args.reps):  # the backends take turns, so each sees the machine's same moods
+        for name, spec in backends.items():
+            run = {"publish": publish_cost(spec, args.publish)}
+            with tempfile.TemporaryDirectory() as tmp, _servers(spec, Path(tmp), args.streams) as (a, b):
+                gate = Path(tmp) / "gate"
+                run["latency"] = asyncio.run(stream_latency(a, b, args.events, args.interval, args.streams, gate))
+            runs[name].append(run)
+            print(f"rep {rep + 1} {name}: {run}", file=sys.stderr)
+    results = {name: _medians(r) for name, r in runs.items()}
 
     base = results["memory"]
     lines = [
         f"Event backends: {args.publish} publishes of a ~1 KB task; {args.streams} streams x {args.events} events "
-        f"{args.interval * 1000:g} ms apart, handler on B, client on A (memory: both on one server)",
+        f"{args.interval * 1000:g} ms apart, handler on B, client on A (memory: both on one server); "
+        f"medians of {args.reps} runs",
         "",
         "| backend | publish µs/event (caller) | x memory | sent events/s | p50 ms | x memory | p99 ms | x memory "
         "| events received |",
@@ -207,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     table = "\n".join(lines)
     print(table)
-    out = ROOT / "bench" / "results"
+    out = args.out
     out.mkdir(parents=True, exist_ok=True)
     (out / "events.json").write_bytes(
         orjson.dumps({"args": vars(args), "results": results}, option=orjson.OPT_INDENT_2)

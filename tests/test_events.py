@@ -408,6 +408,34 @@ def test_a_subscription_to_a_broker_that_is_down_is_not_ready_but_works(settings
         down.close(0.5)
 
 
+def test_a_forked_child_publishes_on_its_own_and_flushes_before_exiting(pair):
+    """An RQ-style work-horse: forked from a process whose backend already runs, it
+    publishes through a thread of its own, under an origin of its own (the parent
+    does not take the child's events for its own), and flushes before ``os._exit``."""
+    _mine, _other = pair
+    task_id = str(uuid.uuid4())
+    from a2a.eventbackends import flush_events
+
+    async def run():
+        with bus.subscribe(task_id) as sub:
+            await heard(sub)
+            bus.publish(task(task_id, 1))  # the parent's thread is running now
+            assert (await next_event(sub)).version == 1
+            pid = os.fork()
+            if pid == 0:  # the child
+                code = 1
+                try:
+                    bus.publish(task(task_id, 2))
+                    code = 0 if flush_events(10) else 2
+                finally:
+                    os._exit(code)
+            _, status = await asyncio.to_thread(os.waitpid, pid, 0)
+            assert os.waitstatus_to_exitcode(status) == 0
+            return await next_event(sub)
+
+    assert asyncio.run(run()).version == 2
+
+
 def test_close_sends_what_is_queued(pair):
     _mine, other = pair
     task_id = str(uuid.uuid4())
@@ -423,9 +451,31 @@ def test_close_sends_what_is_queued(pair):
     assert asyncio.run(run()) == list(range(1, 51))
 
 
+def test_events_left_by_a_hasty_close_go_out_with_the_next_publish(pair):
+    _mine, other = pair
+    task_id = str(uuid.uuid4())
+
+    async def run():
+        with bus.subscribe(task_id) as sub:
+            await heard(sub)
+            for version in range(1, 301):
+                other.publish(TaskEvent(task(task_id, version)))
+            await asyncio.to_thread(other.close, 0)  # no grace: some are left unsent
+            other.publish(TaskEvent(task(task_id, 301)))  # a new thread sends them all
+            versions = []
+            while not versions or versions[-1] < 301:
+                versions.append((await next_event(sub)).version)
+            return versions
+
+    versions = asyncio.run(run())
+    # What a stream keeps (a batch cut short may come twice): every version, in order.
+    kept = [v for i, v in enumerate(versions) if v > max(versions[:i], default=0)]
+    assert kept == list(range(1, 302))
+
+
 def test_a_malformed_message_is_dropped_and_logged(caplog):
-    receive(b"not json")
-    receive(b'{"o": "x", "t": {"no": "id"}}')
+    receive(b"not json", "me")
+    receive(b'{"o": "x", "t": {"no": "id"}}', "me")
     assert caplog.text.count("dropped a malformed event message") == 2
 
 
@@ -667,3 +717,22 @@ def test_changing_the_setting_closes_the_old_backend(settings, channel):
     settings.A2A_EVENTS = "memory"
     assert isinstance(get_event_backend(), MemoryEventBackend)
     assert backend._loop is None and not backend._thread.is_alive()
+
+
+def test_the_start_up_log_names_the_backend_and_warns_with_siblings(settings, monkeypatch, caplog, tmp_path, channel):
+    import logging
+
+    from a2a import deployment
+
+    settings.TASK_STORE = f"file:{tmp_path}"
+    monkeypatch.setattr(deployment, "several_workers", lambda: "uvicorn runs 4 workers")
+    with caplog.at_level(logging.INFO, logger="a2a"):
+        deployment.log_startup()
+    assert "events <MemoryEventBackend>" in caplog.text
+    assert caplog.records[-1].levelname == "WARNING" and "A2A_EVENTS keeps" in caplog.records[-1].message
+    caplog.clear()
+    settings.A2A_EVENTS = REDIS_URL
+    settings.A2A_EVENTS_CHANNEL = channel
+    with caplog.at_level(logging.INFO, logger="a2a"):
+        deployment.log_startup()
+    assert caplog.records[-1].levelname == "INFO" and "RedisEventBackend" in caplog.text

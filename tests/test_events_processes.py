@@ -205,3 +205,26 @@ def test_several_subscribers_on_both_servers(servers, tmp_path):
         f"artifact::done: wait:{gate};progress:x;artifact:y;progress:z",
         "statusUpdate:COMPLETED:",
     ]
+
+
+def test_a_cancel_on_a_ends_a_stream_on_b_while_b_saves_progress(servers):
+    """B runs the task and saves progress every few milliseconds; A cancels it: the two
+    processes' versions may cross on the broker, and the stream on B still ends once,
+    on canceled (B's later progress is refused: a terminal state is final)."""
+    a, b = servers
+    task = send(b, ";".join(f"progress:{i};sleep:0.005" for i in range(1, 400)))
+    wait_state(b, task["id"], "TASK_STATE_WORKING")
+
+    def cancel_after_a_while() -> None:
+        time.sleep(0.3)
+        canceled = rpc(a, "CancelTask", {"id": task["id"]})
+        assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+
+    canceller = threading.Thread(target=cancel_after_a_while)
+    seen = [describe(e) for e in subscribe(b, task["id"], on_first=canceller.start)]
+    canceller.join(15)
+    assert seen[-1] == "statusUpdate:CANCELED:"
+    assert all(s.startswith("statusUpdate:WORKING:") for s in seen[1:-1]), seen
+    progress = [int(s.rsplit(":", 1)[1]) for s in seen[1:-1]]
+    assert progress == sorted(set(progress))  # in order, none twice
+    assert rpc(b, "GetTask", {"id": task["id"]})["status"]["state"] == "TASK_STATE_CANCELED"

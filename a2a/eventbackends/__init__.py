@@ -28,7 +28,15 @@ from ..conf import a2a_settings
 from .base import BrokerBackend, EventBackend
 from .memory import MemoryEventBackend
 
-__all__ = ["BrokerBackend", "EventBackend", "MemoryEventBackend", "get_event_backend", "resolve_event_backend"]
+__all__ = [
+    "BrokerBackend",
+    "EventBackend",
+    "MemoryEventBackend",
+    "close_event_backend",
+    "flush_events",
+    "get_event_backend",
+    "resolve_event_backend",
+]
 
 ACCEPTED = (
     'A2A_EVENTS must be one of: "memory"; a "redis://", "rediss://" or "unix://" URL; "postgres" or '
@@ -112,6 +120,16 @@ def close_event_backend(grace: float = 5.0) -> None:
     """Send what is queued and close the backend's connections (a later event opens them again)."""
     if get_event_backend.cache_info().currsize:
         get_event_backend().close(grace)
+
+
+def flush_events(timeout: float = 5.0) -> bool:
+    """Block until every event this process published was sent to the broker (False
+    after ``timeout`` seconds). A process that ends without running ``atexit``
+    handlers (``os._exit``, as an RQ work-horse does) calls it first."""
+    if not get_event_backend.cache_info().currsize:
+        return True
+    backend = get_event_backend()
+    return backend.flush(timeout) if isinstance(backend, BrokerBackend) else True
 
 
 def _reset(*, setting: str, **kwargs: Any) -> None:

@@ -30,6 +30,7 @@ import atexit
 import collections
 import contextlib
 import logging
+import os
 import random
 import threading
 import time
@@ -38,7 +39,8 @@ from typing import Any, ClassVar
 
 import orjson
 
-from ..events import ORIGIN, TaskEvent, artifacts_shape, bus
+from .. import events
+from ..events import TaskEvent, artifacts_shape, bus
 
 logger = logging.getLogger("a2a.events")
 
@@ -71,7 +73,7 @@ class EventBackend:
         """Send what is queued (``grace`` seconds at most), then close every connection."""
 
 
-def encode(event: TaskEvent, origin: str = ORIGIN, limit: int | None = None) -> bytes:
+def encode(event: TaskEvent, origin: str, limit: int | None = None) -> bytes:
     """The message for ``event``, tagged with the publishing process's origin.
 
     It carries the task without its history (no stream update shows it). Beyond
@@ -94,7 +96,7 @@ def encode(event: TaskEvent, origin: str = ORIGIN, limit: int | None = None) -> 
     return orjson.dumps({"o": origin, "i": event.task["id"], "v": event.version})
 
 
-def receive(payload: bytes | str, origin: str = ORIGIN) -> None:
+def receive(payload: bytes | str, origin: str) -> None:
     """Hand a message from the channel to this process's subscribers, unless this
     process (``origin``) sent it. Never raises."""
     try:
@@ -143,15 +145,28 @@ class BrokerBackend(EventBackend):
         self.listening = threading.Event()
         self.reconnections = 0
         #: Tells this process's messages from the others' (tests give two backends in
-        #: one process different origins).
-        self.origin = ORIGIN
+        #: one process different origins; by default, this process's).
+        self._origin: str | None = None
+        self._pid = os.getpid()
+        #: The publishing connection (the subclass's client), on the backend's loop.
+        self._publisher: Any = None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} channel={self.channel!r}>"
 
     # Any thread -------------------------------------------------------------------------
 
+    @property
+    def origin(self) -> str:
+        return self._origin or events.origin()
+
+    @origin.setter
+    def origin(self, value: str) -> None:
+        self._origin = value
+
     def _start(self) -> asyncio.AbstractEventLoop:
+        if self._pid != os.getpid():
+            self._forked()
         with self._lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
@@ -162,8 +177,28 @@ class BrokerBackend(EventBackend):
                 atexit.register(self.close)
             return self._loop
 
+    def _forked(self) -> None:
+        """In a forked child (e.g. an RQ work-horse), the parent's thread is not there:
+        start afresh, dropping what was the parent's to send or hear."""
+        origin = self._origin
+        BrokerBackend.__init__(self, self.channel)
+        self._origin = origin
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Block until every event published here was sent (False after ``timeout``
+        seconds): for a process about to end without running ``atexit`` handlers."""
+        deadline = time.monotonic() + timeout
+        while self.unsent() and self._loop is not None:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.002)
+        return True
+
     async def _begin(self) -> None:
         self._wakeup = asyncio.Event()
+        self._wake_pending = False  # (a wake-up sent to a loop closed meanwhile never came)
+        if self._outbox or self._batch:
+            self._wakeup.set()  # left unsent by a closed loop: this one sends them
         self._sender = asyncio.ensure_future(self._send_forever())
 
     def publish(self, event: TaskEvent) -> None:

@@ -52,7 +52,6 @@ class PostgresEventBackend(BrokerBackend):
         super().__init__(channel)
         self.alias = alias
         self._conninfo = conninfo
-        self._publisher: Any = None
 
     def __repr__(self) -> str:
         where = f"database {self.alias!r}" if self.alias else "URL"

@@ -23,7 +23,6 @@ class RedisEventBackend(BrokerBackend):
 
         super().__init__(channel)
         self.url = url
-        self._publisher: Any = None
 
     def __repr__(self) -> str:
         return f"<RedisEventBackend {self.url.split('@')[-1]} channel={self.channel!r}>"
