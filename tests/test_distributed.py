@@ -121,7 +121,10 @@ def cluster(database_url, tmp_path):
         "A2A_RETRY_ON_LOST_LEASE": "true",  # the handler is idempotent: a lost run is run again
         "A2A_EVENTS_CHANNEL": f"a2a_dist_{uuid.uuid4().hex[:10]}",
     }
-    with Cluster(tmp_path / "cluster", database_url=database_url, port=0, settings=settings) as running:
+    redis_url = os.environ.get("A2A_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+    with Cluster(
+        tmp_path / "cluster", database_url=database_url, redis_url=redis_url, port=0, settings=settings
+    ) as running:
         running.runs = runs  # type: ignore[attr-defined]
         yield running
 
