@@ -280,13 +280,13 @@ def main(argv: list[str] | None = None) -> None:
         fresh=args.fresh,
     )
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    for signum in (signal.SIGTERM, signal.SIGINT):  # SIGINT too: a background job ignores it otherwise
+        signal.signal(signum, lambda *_: stop.set())
     with cluster:
         for process in cluster.processes:
             print(f"{process.name:8} pid {process.pid:<7} log {process.log}")
         print("web: " + "  ".join(cluster.urls) + "   (Ctrl-C stops the cluster)", flush=True)
-        with contextlib.suppress(KeyboardInterrupt):
-            stop.wait()
+        stop.wait()
     print("stopped")
 
 
