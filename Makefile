@@ -12,7 +12,7 @@ WORKERS ?= 1
 PYTEST_ARGS ?=
 NOX_ARGS ?=
 
-.PHONY: run test interop matrix lint bench bench-quick clean
+.PHONY: run test interop matrix lint bench bench-quick cluster clean
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -38,6 +38,13 @@ run: $(VENV)/.run-deps
 	$(PY) manage.py collectstatic --noinput -v0
 	$(PY) -m uvicorn toolnexus_site.asgi:application --host $(HOST) --port $(PORT) --workers $(WORKERS) \
 		--loop uvloop --http httptools
+
+## The distributed deployment on loopback (docs/deployment.md): PostgreSQL + Redis (started
+## if down), 2 uvicorn web processes (ports 8100, 8101) and 2 queue workers (db_worker);
+## Ctrl-C stops it. CLUSTER_ARGS passes options on (--web 3 --workers 4 --fresh ...).
+CLUSTER_ARGS ?=
+cluster: $(VENV)/.dev-deps
+	$(PY) -m deploy.cluster $(CLUSTER_ARGS)
 
 ## Install and run lint (ruff, mypy) and the whole suite (the interop tests included,
 ## with their venv). The ORM store's tests also run on PostgreSQL when

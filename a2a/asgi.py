@@ -226,9 +226,11 @@ def get_asgi_application() -> Callable[..., Awaitable[None]]:
                 await asyncio.to_thread(_start_up)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                from .eventbackends import close_event_backend
                 from .runner import get_runner
 
                 await asyncio.to_thread(get_runner().shutdown)
+                await asyncio.to_thread(close_event_backend)  # the last transitions' events go out
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

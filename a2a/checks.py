@@ -233,3 +233,31 @@ def check_limits(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
             )
         )
     return errors
+
+
+@register()
+def check_events(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """``A2A_EVENTS`` and ``A2A_EVENTS_CHANNEL`` name a backend that can be built
+    (a2a.E060), and several server processes do not keep their events to themselves
+    (a2a.W060)."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    from .deployment import expected_workers
+    from .eventbackends import resolve_event_backend
+
+    try:
+        backend = resolve_event_backend(a2a_settings.EVENTS, a2a_settings.EVENTS_CHANNEL)
+    except ImproperlyConfigured as exc:
+        return [Error(str(exc), id="a2a.E060")]
+    count, source = expected_workers()
+    if count > 1 and not backend.remote:
+        return [
+            Warning(
+                f"A2A_EVENTS is {a2a_settings.EVENTS!r}, which keeps a task's events inside the process that "
+                f"saves them, but {source} says there are {count} server processes: a client streaming from "
+                "one of them hears nothing of a task another one runs.",
+                hint='Share the events: A2A_EVENTS = "redis://..." or "postgres".',
+                id="a2a.W060",
+            )
+        ]
+    return []

@@ -26,6 +26,10 @@ DEFAULTS: dict[str, Any] = {
     "A2A_HANDLER": "a2a.handlers.echo",
     # How many Tasks are fulfilled at once per process; more wait their turn.
     "A2A_WORKERS": 8,
+    # Where Tasks are fulfilled (a2a/executors.py): "thread", the runner of the process
+    # that accepted them; or "tasks" / "tasks:<alias>", a job on the queue of Django's
+    # Tasks framework (TASKS[<alias>]), run by worker processes (`manage.py db_worker`).
+    "A2A_EXECUTOR": "thread",
     # Blocking SendMessage waits at most this long (seconds), then answers with the
     # Task as it stands; the Task goes on in the background.
     "A2A_BLOCKING_TIMEOUT": 60.0,
@@ -75,6 +79,13 @@ DEFAULTS: dict[str, Any] = {
     "A2A_PUSH_RETRY_DELAY": 1.0,
     # Seconds one webhook POST may take (connect, send, answer).
     "A2A_PUSH_TIMEOUT": 10.0,
+    # --- Streams across processes (a2a/eventbackends) -----------------------------------
+    # How a task's events reach streams and subscribers in other processes: "memory" (in
+    # this process only), a Redis URL ("redis://127.0.0.1:6379/0": pub/sub), "postgres" /
+    # "postgres:<alias>" / a "postgresql://" URL (LISTEN/NOTIFY), or a dotted EventBackend path.
+    "A2A_EVENTS": "memory",
+    # The Redis channel / PostgreSQL LISTEN channel the processes of one deployment share.
+    "A2A_EVENTS_CHANNEL": "a2a_events",
     # --- The model-backed handler (A2A_HANDLER = "a2a.handlers.llm.handle") -------------
     # Base URL of the model API: an OpenAI-compatible one ("https://api.openai.com/v1",
     # "http://127.0.0.1:11434/v1" for Ollama) or Anthropic's ("https://api.anthropic.com/v1").

@@ -114,8 +114,8 @@ def check_deployment(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
 
 
 def log_startup() -> None:
-    """At server start (ASGI lifespan): say which store this process uses, and warn
-    when it cannot be shared with the other workers this process seems to have."""
+    """At server start (ASGI lifespan): say which store and event backend this process
+    uses, and warn when either keeps to this process while it seems to have siblings."""
     store = _store()
     if store is None:
         return
@@ -123,10 +123,24 @@ def log_startup() -> None:
     if reason is not None and not getattr(store, "shared", False):
         logger.warning("%s %s", _unshared_message(store, reason), _HINT)
         return
+    try:
+        from .eventbackends import get_event_backend
+
+        events: Any = get_event_backend()
+    except Exception as exc:  # a2a.E060 reports it
+        events = f"<A2A_EVENTS unusable: {exc}>"
     logger.info(
-        "A2A worker %d serving with task store %r (leases of %ss%s)",
+        "A2A worker %d serving with task store %r and events %r (leases of %ss%s)",
         os.getpid(),
         store,
+        events,
         a2a_settings.LEASE_SECONDS,
         f"; {reason}" if reason else "",
     )
+    if reason is not None and not getattr(events, "remote", False):
+        logger.warning(
+            "A2A_EVENTS keeps each task's events in the process that saves them, but %s: a client "
+            'streaming from one worker hears nothing of a task another one runs. Use A2A_EVENTS = "redis://..." '
+            'or "postgres".',
+            reason,
+        )

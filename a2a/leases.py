@@ -49,6 +49,7 @@ from stores.base import MAX_PAGE_SIZE, Task, TaskQuery, TaskStore, format_timest
 
 from . import lifecycle
 from .conf import a2a_settings
+from .executors import dispatch
 from .protocol.model import agent_message, set_status
 
 if TYPE_CHECKING:
@@ -77,14 +78,29 @@ def lease_seconds() -> float:
     return float(a2a_settings.LEASE_SECONDS)
 
 
-def new_lease(*, runs: int = 0, now: dt.datetime | None = None) -> dict[str, Any]:
-    """A lease for this process, valid for ``A2A_LEASE_SECONDS`` from ``now``."""
+def new_lease(*, runs: int = 0, now: dt.datetime | None = None, queued: bool = False) -> dict[str, Any]:
+    """A lease for this process, valid for ``A2A_LEASE_SECONDS`` from ``now``.
+
+    ``queued``: the task waits on the queue of ``A2A_EXECUTOR = "tasks"`` for any
+    worker to start it (:func:`may_start`); this process only put it there, and when
+    the lease runs out before a worker started it, the reaper enqueues it again."""
     now = now or dt.datetime.now(dt.UTC)
-    return {
+    lease = {
         "owner": owner_id(),
         "expires": format_timestamp(now + dt.timedelta(seconds=lease_seconds())),
         "runs": runs,
     }
+    if queued:
+        lease["queued"] = True
+    return lease
+
+
+def accept_lease(*, runs: int = 0) -> dict[str, Any]:
+    """The lease of a task this process accepts for fulfilment: its own (the runner
+    here runs it), or a queued one (``A2A_EXECUTOR = "tasks"``: a worker will)."""
+    from .executors import get_executor
+
+    return new_lease(runs=runs, queued=get_executor().queued)
 
 
 def lease_of(task: Task) -> dict[str, Any] | None:
@@ -119,9 +135,15 @@ def taken_over(task: Task) -> bool:
     return lease is not None and lease.get("owner") != owner_id()
 
 
+def is_queued(task: Task) -> bool:
+    """The task waits on the executor's queue for any worker (see :func:`new_lease`)."""
+    lease = lease_of(task)
+    return lease is not None and lease.get("queued") is True
+
+
 def may_start(task: Task) -> bool:
-    """This process may start the task: no lease, ours, or an expired one."""
-    return lease_of(task) is None or is_ours(task) or is_expired(task)
+    """This process may start the task: no lease, ours, a queued one, or an expired one."""
+    return lease_of(task) is None or is_ours(task) or is_queued(task) or is_expired(task)
 
 
 def runs(task: Task) -> int:
@@ -211,8 +233,10 @@ def reap(
         outcome = _settle(store, found["id"], now, runner=runner, retry=retry)
         done.append(Reaped(found["id"], outcome, when, state))
         if outcome == "requeued" and runner is not None:
-            runner.submit(found["id"])
-        if outcome != "skipped":
+            dispatch(found["id"], runner)  # to this process's runner, or onto the queue again
+        if outcome == "requeued" and is_queued(found) and state == "submitted":
+            logger.info("task %s still waits on the queue (lease expired at %s): enqueued again", found["id"], when)
+        elif outcome != "skipped":
             logger.warning(
                 "task %s (%s) lost its lease (held by %s, expired at %s): %s",
                 found["id"],
@@ -236,7 +260,7 @@ def _settle(store: TaskStore, task_id: str, now: dt.datetime, *, runner: Runner 
         when = str((lease_of(task) or {}).get("expires", "an unknown time"))
         if runner is not None and (state == "submitted" or (retry and runs(task) < MAX_RUNS)):
             outcome = "requeued"
-            task["_lease"] = new_lease(runs=runs(task))
+            task["_lease"] = accept_lease(runs=runs(task))
             if state == "working":
                 set_status(task, "submitted", agent_message(lost_message(state, when, requeued=True), task=task))
             return task

@@ -158,13 +158,14 @@ async def transition(
 
 
 async def create(store: TaskStore, task: Task) -> Task:
-    """Save a new task (version 1, leased to this process, which is about to run it)
-    and publish it. Never replaces a task that exists (StaleTaskError)."""
+    """Save a new task (version 1, leased to this process, which is about to run it,
+    or queued for a worker: :func:`a2a.leases.accept_lease`) and publish it. Never
+    replaces a task that exists (StaleTaskError)."""
     from . import leases
 
     task["_version"] = 1
     if task_state(task) in leases.LEASED_STATES:
-        task["_lease"] = leases.new_lease()
+        task["_lease"] = leases.accept_lease()
     try:
         if _compare_and_swap(type(store)):
             await store.asave(task, expected_version=0)

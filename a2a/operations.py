@@ -8,14 +8,16 @@ the single source of truth: every answer about a task is read from it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import dataclasses
+from collections.abc import AsyncIterator, Iterator
 
-from stores.base import TaskPage, TaskQuery
+from stores.base import TaskPage, TaskQuery, task_version
 from stores.resolve import get_task_store
 
-from . import auth, lifecycle, limits, push
+from . import auth, leases, lifecycle, limits, push
 from .conf import a2a_settings
-from .events import Subscription, bus
+from .events import Subscription, TaskEvent, artifacts_shape, bus, with_chunk
+from .executors import adispatch
 from .protocol.errors import (
     ContentTypeNotSupportedError,
     InvalidParamsError,
@@ -70,15 +72,15 @@ async def send_message(params: SendParams) -> Task | Message:
     """
     task = await _start(params)
     task_id = task["id"]
-    runner = get_runner()
     if not params.blocking:
-        runner.submit(task_id)
+        await adispatch(task_id)
         return with_history(task, params.history_length)
     with bus.subscribe(task_id) as events:  # subscribe first: no transition can slip by
-        runner.submit(task_id)
+        await events.ready()
+        await adispatch(task_id)
         try:
             async with asyncio.timeout(float(a2a_settings.BLOCKING_TIMEOUT)):
-                while task_state((await events.get()).task) not in SETTLED_STATES:
+                while task_state((await _next(events)).task) not in SETTLED_STATES:
                     pass
         except TimeoutError:
             pass  # answer with the task as it stands; it goes on in the background
@@ -90,6 +92,17 @@ async def send_message(params: SendParams) -> Task | Message:
     return with_history(settled, params.history_length)
 
 
+async def _next(events: Subscription) -> TaskEvent:
+    """The subscription's next event; with a cross-process event backend, the task as
+    stored when nothing arrived for a keepalive period (an event may have been lost)."""
+    while True:
+        try:
+            return await asyncio.wait_for(events.get(), float(a2a_settings.STREAM_KEEPALIVE))
+        except TimeoutError:
+            if events.remote:
+                return await events.read()
+
+
 async def stream_message(params: SendParams) -> AsyncIterator[StreamItem]:
     """SendStreamingMessage: the task as submitted, then each update until it settles.
 
@@ -97,7 +110,8 @@ async def stream_message(params: SendParams) -> AsyncIterator[StreamItem]:
     """
     task = await _start(params)
     with bus.subscribe(task["id"]) as events:
-        get_runner().submit(task["id"])
+        await events.ready()
+        await adispatch(task["id"])
         async for item in _follow(events, task, params.history_length):
             yield item
 
@@ -105,6 +119,7 @@ async def stream_message(params: SendParams) -> AsyncIterator[StreamItem]:
 async def subscribe_to_task(params: GetParams) -> AsyncIterator[StreamItem]:
     """SubscribeToTask: the task as it is now, then each update until it settles."""
     with bus.subscribe(params.id) as events:  # before the snapshot: nothing falls between
+        await events.ready()
         task = await load_task(params.id)
         if lifecycle.is_terminal(task):
             raise UnsupportedOperationError(
@@ -117,36 +132,84 @@ async def subscribe_to_task(params: GetParams) -> AsyncIterator[StreamItem]:
 
 async def _follow(events: Subscription, snapshot: Task, history_length: int | None) -> AsyncIterator[StreamItem]:
     """The stream of one task: ``snapshot``, then every event newer than it, until the
-    task settles. Artifacts that arrive with a status change are announced first."""
+    task settles. Artifacts that arrive with a status change are announced first.
+
+    Events are taken in version order: an older one (or one already in the snapshot)
+    is skipped; when versions were missed (events from several processes crossing, a
+    lost connection, a reference too big to carry the task) the stream catches up with
+    the newer task (see :func:`_catch_up`). With a cross-process event backend, an idle
+    stream also looks at the store at each keepalive, so a lost last event cannot leave
+    it hanging."""
     yield StreamItem("task", task=with_history(snapshot, history_length))
-    seen = {a.get("artifactId") for a in snapshot.get("artifacts") or ()}
-    version = snapshot.get("_version", 0)
     if task_state(snapshot) in SETTLED_STATES:
         return
+    last, version = snapshot, task_version(snapshot)
     keepalive = float(a2a_settings.STREAM_KEEPALIVE)
     while True:
         try:
             event = await asyncio.wait_for(events.get(), keepalive)
         except TimeoutError:
-            yield StreamItem("keepalive")
-            continue
+            stored = await events.read() if events.remote else None
+            if stored is None or stored.version <= version:
+                yield StreamItem("keepalive")
+                continue
+            event = stored
         if event.version <= version or event.kind == "task":
-            continue  # already in the snapshot
-        version, task = event.version, event.task
-        if event.kind == "artifact" and event.artifact is not None:
-            seen.add(event.artifact.get("artifactId"))
+            continue  # already in the snapshot, or already sent
+        if event.partial is not None:  # the task came without its artifacts
+            rebuilt = _rebuild(last, event) if event.version == version + 1 else None
+            if rebuilt is None:
+                event = await events.read()
+                if event.version <= version:
+                    continue
+            else:
+                event = dataclasses.replace(event, task=rebuilt, partial=None)
+        task = event.task
+        settled = task_state(task) in SETTLED_STATES
+        if event.kind == "sync" or event.version != version + 1:
+            for item in _catch_up(last, task):
+                yield item
+        elif event.kind == "artifact" and event.artifact is not None:
             yield StreamItem(
                 "artifact", task=task, artifact=event.artifact, append=event.append, last_chunk=event.last_chunk
             )
-            continue
-        for artifact in task.get("artifacts") or ():
-            if artifact.get("artifactId") not in seen:
-                seen.add(artifact.get("artifactId"))
-                yield StreamItem("artifact", task=task, artifact=artifact, last_chunk=True)
-        settled = task_state(task) in SETTLED_STATES
-        yield StreamItem("status", task=task, final=settled)
+        else:
+            for item in _new_artifacts(last, task, last_chunk=True):
+                yield item
+            yield StreamItem("status", task=task, final=settled)
+        last, version = task, event.version
         if settled:
             return
+
+
+def _rebuild(last: Task, event: TaskEvent) -> Task | None:
+    """``event``'s task with its artifacts, rebuilt from those of ``last`` (the version
+    before it) and the event's chunk; None when they do not come out as the event says."""
+    artifacts = last.get("artifacts") or []
+    if event.kind == "artifact" and event.artifact is not None:
+        artifacts = with_chunk(artifacts, event.artifact, event.append)
+    if artifacts_shape(artifacts) != event.partial:
+        return None
+    return {**event.task, "artifacts": artifacts} if artifacts else event.task
+
+
+def _new_artifacts(last: Task, task: Task, *, last_chunk: bool) -> Iterator[StreamItem]:
+    """An update with the whole artifact for each artifact of ``task`` that ``last``
+    did not have, or had otherwise."""
+    before = {a.get("artifactId"): a for a in last.get("artifacts") or ()}
+    for artifact in task.get("artifacts") or ():
+        if before.get(artifact.get("artifactId")) != artifact:
+            yield StreamItem("artifact", task=task, artifact=artifact, last_chunk=last_chunk)
+
+
+def _catch_up(last: Task, task: Task) -> Iterator[StreamItem]:
+    """What a stream that sent ``last`` sends when the next version it has is ``task``,
+    some versions later: each new or changed artifact whole (not appended; a last
+    chunk once the task settled), then the status when it changed (always the last one)."""
+    settled = task_state(task) in SETTLED_STATES
+    yield from _new_artifacts(last, task, last_chunk=settled)
+    if settled or task.get("status") != last.get("status"):
+        yield StreamItem("status", task=task, final=settled)
 
 
 def check_input_modes(message: Message) -> None:
@@ -190,6 +253,7 @@ async def _continue(message: Message) -> Task:
             raise InvalidParamsError("does not match the task's contextId", field="message.contextId")
         task["history"] = [*(task.get("history") or ()), {**message, "contextId": task.get("contextId", "")}]
         limits.keep_history(task)  # at most A2A_MAX_HISTORY messages: the oldest go
+        task["_lease"] = leases.accept_lease()  # in flight again: a lost hand-off is found
         return set_status(task, "submitted")
 
     task = await lifecycle.transition(get_task_store(), task_id, change)

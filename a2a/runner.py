@@ -32,11 +32,12 @@ from typing import TypeGuard
 from asgiref.sync import iscoroutinefunction
 from django.db import close_old_connections
 
-from stores.base import Task
+from stores.base import StaleTaskError, Task, TaskStore, task_version
 from stores.resolve import get_task_store
 
 from . import leases, lifecycle, limits
 from .conf import a2a_settings
+from .events import bus
 from .handlers import Handler, HandlerRequest, Interrupt, Reply, load_handler, to_artifacts, with_result_metadata
 from .protocol.model import agent_message, set_status, text_part
 
@@ -87,6 +88,16 @@ def _finish(
     return change
 
 
+def _hears_other_processes() -> bool:
+    """Whether the event backend carries other processes' events here (A2A_EVENTS)."""
+    from .eventbackends import get_event_backend
+
+    try:
+        return bool(get_event_backend().remote)
+    except Exception:  # misconfigured: a2a.E060 says so
+        return False
+
+
 def _is_async(handler: object) -> TypeGuard[Callable[[HandlerRequest], Awaitable[object]]]:
     """An ``async def`` function, or an object whose ``__call__`` is one."""
     return iscoroutinefunction(handler) or iscoroutinefunction(type(handler).__dict__.get("__call__"))
@@ -98,6 +109,28 @@ def _call_sync(handler: Handler, request: HandlerRequest) -> object:
         return handler(request)
     finally:
         close_old_connections()
+
+
+async def _save_outcome(store: TaskStore, task_id: str, change: Callable[[Task], Task | None]) -> None:
+    """Save the handler's outcome; while the store cannot be reached (a database
+    restarting), try again with backoff, for up to ten leases: the result is kept
+    rather than the task failed as lost. Safe however long it takes: the save is a
+    compare-and-swap that drops the result when the task was settled or taken over
+    meanwhile (its lease ran out during the outage and another process reaped it)."""
+    deadline = time.monotonic() + 10 * leases.lease_seconds()
+    delay = 0.05
+    while True:
+        try:
+            await lifecycle.transition(store, task_id, change)
+            return
+        except StaleTaskError:
+            raise  # lost a race ten times over: not an outage
+        except Exception as exc:
+            if time.monotonic() + delay > deadline:
+                raise
+            logger.warning("could not save the outcome of task %s (%s); trying again", task_id, exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
 
 
 class Runner:
@@ -160,6 +193,7 @@ class Runner:
             return
         running = self._running[task_id] = _Running()
         started = time.monotonic()
+        watch = asyncio.ensure_future(self._watch(task)) if _hears_other_processes() else None
         try:
             handler = load_handler(a2a_settings.HANDLER)
             request = HandlerRequest.for_task(task, running.cancelled, store)
@@ -188,8 +222,31 @@ class Runner:
             change = _finish("failed", parts=[text_part(str(exc) or type(exc).__name__)])
         finally:
             self._running.pop(task_id, None)
-        await lifecycle.transition(store, task_id, change)
+            if watch is not None:
+                watch.cancel()
+        await _save_outcome(store, task_id, change)
         logger.debug("task %s settled in %.3fs", task_id, time.monotonic() - started)
+
+    async def _watch(self, started: Task) -> None:
+        """While the handler runs: stop it as soon as an event from any process shows
+        the task settled (canceled through another web process) or taken over, rather
+        than at the next lease heartbeat (a third of ``A2A_LEASE_SECONDS``). Events of
+        versions up to ``started`` (the run's ``working``) are old news, late from the
+        broker: their lease is the one before ours."""
+        task_id, version = started["id"], task_version(started)
+        try:
+            with bus.subscribe(task_id) as events:
+                while True:
+                    event = await events.get()
+                    if event.version <= version:
+                        continue
+                    if lifecycle.is_terminal(event.task) or leases.taken_over(event.task):
+                        self.cancel(task_id)
+                        return
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the heartbeat still notices; never fail the task over this
+            logger.debug("watching task %s for a cancel failed", task_id, exc_info=True)
 
     def cancel(self, task_id: str) -> None:
         """Stop the handler of a task running here (its state is saved by the caller)."""

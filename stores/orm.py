@@ -6,6 +6,7 @@ import datetime as dt
 import logging
 import select
 from collections.abc import Callable
+from typing import Any
 
 from django.db import IntegrityError, InterfaceError, OperationalError, connections, transaction
 from django.db.models import Q
@@ -44,6 +45,18 @@ def _nothing_to_read(connection) -> bool:
     return not readable
 
 
+def refresh_connection(using: str) -> None:
+    """Before a use from a thread Django's request signals never reach: drop the
+    thread's connection to ``using`` when it broke (the database restarted) or is
+    obsolete, as Django does around each request (see :attr:`OrmTaskStore.objects`).
+    Every ORM-backed store of this app calls it (tasks, push configs)."""
+    connection: Any = connections[using]  # health_check_* are missing from django-stubs
+    if not connection.in_atomic_block:
+        connection.close_if_unusable_or_obsolete()
+        if connection.health_check_enabled and not connection.health_check_done and _nothing_to_read(connection):
+            connection.health_check_done = True
+
+
 def _updated_at(task: Task) -> dt.datetime:
     """The row's ``updated_at``: the task's status timestamp, else now, to the ms
     (so a page token, which carries milliseconds, matches the row exactly)."""
@@ -78,12 +91,7 @@ class OrmTaskStore(TaskStore):
         """
         from .models import TaskRecord
 
-        connection = connections[self.using]
-        if not connection.in_atomic_block:
-            connection.close_if_unusable_or_obsolete()
-            # django-stubs lacks the health_check_* attributes (Django >= 4.1 has them).
-            if connection.health_check_enabled and not connection.health_check_done and _nothing_to_read(connection):  # type: ignore[attr-defined]
-                connection.health_check_done = True  # type: ignore[attr-defined]
+        refresh_connection(self.using)
         return TaskRecord.objects.using(self.using)
 
     def _read(self, query: Callable[[], list]) -> list:

@@ -283,8 +283,12 @@ class OrmPushConfigStore(PushConfigStore):
 
     @property
     def objects(self):
+        """The table on a healthy connection: the push deliverer's threads would keep a
+        connection the database dropped (a restart) for good otherwise."""
         from .models import PushConfigRecord
+        from .orm import refresh_connection
 
+        refresh_connection(self.using)
         return PushConfigRecord.objects.using(self.using)
 
     def save_push_config(self, config: PushConfig) -> PushConfig:

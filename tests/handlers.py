@@ -68,3 +68,21 @@ def recording(request: HandlerRequest) -> str:
     verb, _, arg = request.text.partition(":")
     request.cancelled.wait(float(arg) if verb == "sleep" else 0.3)
     return f"done: {request.text}"
+
+
+def journaled(request: HandlerRequest) -> str:
+    """Like :func:`recording`, but a journal of each run's start and end, one line each
+    (``start|end <pid> <task id> <unix time> <canceled>``) in ``$A2A_TEST_RUNS_FILE``
+    (appends of one short line are atomic across processes): which process ran what,
+    when, and whether two runs of one task ever overlapped."""
+    import os
+
+    def note(what: str) -> None:
+        with open(os.environ["A2A_TEST_RUNS_FILE"], "a") as runs:
+            runs.write(f"{what} {os.getpid()} {request.task_id} {time.time():.6f} {int(request.cancelled.is_set())}\n")
+
+    note("start")
+    verb, _, arg = request.text.partition(":")
+    request.cancelled.wait(float(arg) if verb == "sleep" else 0.05)
+    note("end")
+    return f"done: {request.text}"

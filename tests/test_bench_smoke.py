@@ -46,3 +46,22 @@ def test_the_quick_suite_runs_and_loses_nothing(tmp_path):
         assert (row["errors"], row["incomplete"]) == (0, 0), row
     assert results["targets"], "the targets table is always written"
     assert (tmp_path / "quick.md").read_text().startswith("# A2A benchmark suite: quick")
+
+
+def test_the_event_backends_bench_runs_and_loses_nothing(tmp_path):
+    """bench/events.py, tiny: memory, Redis and (when configured) PostgreSQL; it exits
+    non-zero when a stream missed an event."""
+    tiny = ["--publish", "200", "--events", "20", "--streams", "2", "--reps", "1", "--out", str(tmp_path)]
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.events", *tiny],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((tmp_path / "events.json").read_text())["results"]
+    assert {"memory", "redis"} <= set(results)
+    for name, result in results.items():
+        assert result["latency"]["events"] == result["latency"]["expected"] == 40, name
+        assert result["publish"]["caller_us"] > 0, name

@@ -119,3 +119,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(
     env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440),
     globals().get("A2A_MAX_BODY_BYTES", a2a_conf.DEFAULTS["A2A_MAX_BODY_BYTES"]),
 )
+
+# A2A_EXECUTOR=tasks: tasks are fulfilled by `manage.py db_worker` processes, from a
+# queue in this database (django-tasks-db; docs/deployment.md). TASKS_BACKEND names
+# another Tasks backend (e.g. one on RQ) instead.
+if str(globals().get("A2A_EXECUTOR", "thread")).startswith("tasks"):
+    INSTALLED_APPS.append("django_tasks_db")
+    TASKS = {"default": {"BACKEND": env("TASKS_BACKEND", default="django_tasks_db.DatabaseBackend")}}

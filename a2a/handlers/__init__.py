@@ -92,7 +92,7 @@ class HandlerRequest:
         """Add an artifact now, or with ``append=True`` add ``parts`` to the artifact
         ``artifact_id``; returns the artifact's id."""
         from .. import lifecycle
-        from ..events import TaskEvent
+        from ..events import TaskEvent, with_chunk
 
         chunk: Artifact = {"artifactId": artifact_id or new_id(), "parts": _parts(parts)}
         if name:
@@ -104,15 +104,7 @@ class HandlerRequest:
         def change(task: Task) -> Task | None:
             if lifecycle.is_terminal(task):
                 return None
-            artifacts = task.setdefault("artifacts", [])
-            existing = next((a for a in artifacts if a.get("artifactId") == chunk["artifactId"]), None)
-            if existing is None:
-                artifacts.append(dict(chunk))
-            elif append:
-                existing["parts"] = [*existing.get("parts", ()), *chunk["parts"]]
-            else:
-                existing.clear()
-                existing.update(chunk)
+            task["artifacts"] = with_chunk(task.get("artifacts"), chunk, append)  # as subscribers rebuild it
             return task
 
         def event(task: Task) -> TaskEvent:

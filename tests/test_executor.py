@@ -1,0 +1,235 @@
+"""A2A_EXECUTOR: fulfilment in this process ("thread") or on a queue of Django's Tasks
+framework ("tasks"). Here the queue is the framework's dummy backend, which keeps the
+jobs it is given; the test plays the worker by running each job (tests/test_distributed.py
+runs real `manage.py db_worker` processes)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import time
+
+import pytest
+from django.core.checks import run_checks
+
+from a2a import executors, leases, lifecycle, operations
+from a2a.protocol.model import SendParams, set_status
+from a2a.runner import get_runner
+from stores.base import format_timestamp
+from stores.resolve import get_task_store
+
+pytestmark = pytest.mark.django_db
+
+DUMMY = f"{executors.tasks_api().__name__}.backends.dummy.DummyBackend"
+
+
+def message(text: str) -> dict:
+    return {"kind": "message", "messageId": f"m-{time.monotonic_ns()}", "role": "user",
+            "parts": [{"kind": "text", "text": text}]}  # fmt: skip
+
+
+class Queue:
+    """The jobs enqueued (heard through the framework's task_enqueued signal: each
+    thread has its own dummy backend instance)."""
+
+    def __init__(self) -> None:
+        self.results: list = []
+
+    def heard(self, sender, task_result, **kwargs) -> None:
+        self.results.append(task_result)
+
+    def clear(self) -> None:
+        self.results.clear()
+
+
+@pytest.fixture
+def queue(settings):
+    """A2A_EXECUTOR = "tasks" on a dummy queue (alias "a2a"); yields the jobs enqueued."""
+    from importlib import import_module
+
+    settings.TASKS = {"a2a": {"BACKEND": DUMMY}, "default": {"BACKEND": DUMMY}}
+    settings.A2A_EXECUTOR = "tasks:a2a"
+    settings.A2A_HANDLER = "tests.handlers.scripted"
+    signal = import_module(f"{executors.tasks_api().__name__}.signals").task_enqueued
+    jobs = Queue()
+    signal.connect(jobs.heard)
+    yield jobs
+    signal.disconnect(jobs.heard)
+
+
+def run_jobs(backend) -> list[str]:
+    """Be the worker: run every job waiting on the queue; returns their task ids."""
+    jobs, backend.results[:] = list(backend.results), []
+    for job in jobs:
+        job.task.call(*job.args, **job.kwargs)
+    return [job.args[0] for job in jobs]
+
+
+def send(text: str) -> dict:
+    """A non-blocking SendMessage, as a web process answers it."""
+    return asyncio.run(operations.send_message(SendParams(message=message(text), blocking=False)))
+
+
+def wait_for(task_id: str, states: set[str], timeout: float = 10.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        task = get_task_store().get(task_id)
+        if task and task["status"]["state"] in states:
+            return task
+        time.sleep(0.01)
+    raise AssertionError(f"{task_id} never reached {states}: {get_task_store().get(task_id)}")
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "backend"),
+    [("thread", "thread", "default"), ("tasks", "tasks", "default"), ("tasks:bulk", "tasks", "bulk")],
+)
+def test_the_setting_is_parsed(value, kind, backend):
+    assert executors.parse(value) == executors.Executor(kind, backend)
+
+
+@pytest.mark.parametrize("value", ["threads", "", None, "celery", ["tasks"], "task:x"])
+def test_a_malformed_setting_is_a_system_check_error(settings, value):
+    settings.A2A_EXECUTOR = value
+    errors = [e for e in run_checks() if e.id == "a2a.E070"]
+    assert len(errors) == 1 and "A2A_EXECUTOR must be" in errors[0].msg
+    with pytest.raises(executors.ExecutorError):
+        executors.get_executor()
+
+
+def test_a_queue_missing_from_tasks_is_a_system_check_error(settings):
+    settings.TASKS = {"default": {"BACKEND": DUMMY}}
+    settings.A2A_EXECUTOR = "tasks:nowhere"
+    errors = [e for e in run_checks() if e.id == "a2a.E070"]
+    assert len(errors) == 1 and "'nowhere'" in errors[0].msg
+
+
+def test_the_default_and_a_configured_queue_pass_the_check(queue, settings):
+    settings.A2A_EVENTS = "redis://127.0.0.1:6379/0"
+    assert not [e for e in run_checks() if e.id in ("a2a.E070", "a2a.W070")]
+    settings.A2A_EXECUTOR = "thread"
+    settings.A2A_EVENTS = "memory"
+    assert not [e for e in run_checks() if e.id in ("a2a.E070", "a2a.W070")]
+
+
+def test_a_queue_without_shared_events_is_a_system_check_warning(queue, settings):
+    settings.A2A_EVENTS = "memory"
+    warnings = [e for e in run_checks() if e.id == "a2a.W070"]
+    assert len(warnings) == 1 and 'A2A_EVENTS = "memory"' in warnings[0].msg
+
+
+def test_a_web_process_only_accepts_stores_and_enqueues(queue):
+    task = send("artifact:a")
+    stored = get_task_store().get(task["id"])
+    assert stored["status"]["state"] == "submitted"
+    assert leases.is_queued(stored) and leases.may_start(stored)
+    assert [r.args for r in queue.results] == [[task["id"]]]
+    assert queue.results[0].task.module_path == executors.JOB_PATH
+    assert get_runner().active == 0  # nothing runs here
+
+
+def test_the_worker_runs_the_job_through_the_runner(queue):
+    task = send("progress:p;artifact:a")
+    assert run_jobs(queue) == [task["id"]]
+    done = wait_for(task["id"], {"completed"})
+    assert "_lease" not in done  # settled: the lease is dropped
+    assert [a["parts"][0]["text"] for a in done["artifacts"]] == ["a", "done: progress:p;artifact:a"]
+    assert done["_version"] == 5  # submitted, working, progress, artifact, completed: each one transition
+
+
+def test_a_second_job_for_one_task_runs_nothing(queue):
+    task = send("hi")
+    executors.dispatch(task["id"])  # the reaper re-enqueued it meanwhile
+    assert run_jobs(queue) == [task["id"], task["id"]]
+    done = wait_for(task["id"], {"completed"})
+    time.sleep(0.2)
+    assert get_task_store().get(task["id"])["_version"] == done["_version"] == 3  # one run
+
+
+def test_a_task_canceled_through_another_process_stops_its_handler_on_the_worker(queue, settings):
+    settings.A2A_LEASE_SECONDS = 1.5  # heartbeats every 0.5 s
+    task = send("sleep:30")
+    run_jobs(queue)
+    wait_for(task["id"], {"working"})
+    # Another process saved "canceled": this process's runner is not told directly.
+    lifecycle.transition_sync(get_task_store(), task["id"], lambda t: set_status(t, "canceled"))
+    deadline = time.monotonic() + 10
+    while get_runner().active and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert get_runner().active == 0  # the heartbeat saw the cancel and stopped the handler
+    assert get_task_store().get(task["id"])["status"]["state"] == "canceled"
+
+
+def expire(task_id: str) -> None:
+    def change(task):
+        task["_lease"]["expires"] = format_timestamp(dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1))
+        return task
+
+    lifecycle.transition_sync(get_task_store(), task_id, change, publish=False)
+
+
+def test_a_task_that_waited_on_the_queue_past_its_lease_is_enqueued_again(queue):
+    task = send("hi")
+    queue.clear()  # the job was lost (or never written: the web process died)
+    expire(task["id"])
+    reaped = leases.reap(get_task_store(), runner=get_runner())
+    assert [(r.task_id, r.outcome) for r in reaped] == [(task["id"], "requeued")]
+    assert [r.args for r in queue.results] == [[task["id"]]]
+    stored = get_task_store().get(task["id"])
+    assert leases.is_queued(stored) and not leases.is_expired(stored)
+    run_jobs(queue)
+    wait_for(task["id"], {"completed"})
+
+
+@pytest.mark.parametrize("retry", [False, True])
+def test_a_task_whose_worker_died_is_failed_or_enqueued_again(queue, settings, retry):
+    settings.A2A_RETRY_ON_LOST_LEASE = retry
+    task = send("hi")
+    queue.clear()
+
+    def died_while_working(t):  # as a worker that was killed leaves it
+        t["_lease"] = {"owner": "gone:1:dead", "expires": format_timestamp(dt.datetime.now(dt.UTC)), "runs": 1}
+        return set_status(t, "working")
+
+    lifecycle.transition_sync(get_task_store(), task["id"], died_while_working)
+    leases.reap(get_task_store(), runner=get_runner())
+    stored = get_task_store().get(task["id"])
+    if not retry:
+        assert stored["status"]["state"] == "failed" and not queue.results
+        return
+    assert stored["status"]["state"] == "submitted" and leases.is_queued(stored)
+    assert [r.args for r in queue.results] == [[task["id"]]]
+    run_jobs(queue)
+    done = wait_for(task["id"], {"completed"})
+    assert done["artifacts"][0]["parts"][0]["text"] == "done: hi"
+
+
+def test_a_cancel_heard_from_another_process_stops_the_handler_before_any_heartbeat(queue, settings):
+    """With a shared event backend the runner watches its running tasks' events: a
+    cancel saved and published by another process (here a second Redis backend, as
+    that process would be) stops the handler, though no heartbeat comes for 100 s."""
+    import uuid
+
+    from a2a.events import TaskEvent
+    from tests.test_events import make_backend
+
+    channel = f"a2a-test-{uuid.uuid4().hex}:"
+    mine, other = make_backend("redis", channel), make_backend("redis", channel)
+    other.origin = "another-process"
+    settings.A2A_EVENTS = mine
+    settings.A2A_LEASE_SECONDS = 300.0
+    try:
+        task = send("sleep:60")
+        run_jobs(queue)
+        stored = wait_for(task["id"], {"working"})
+        canceled = {**set_status(dict(stored), "canceled"), "_version": stored["_version"] + 1}
+        get_task_store().save(canceled)  # saved by the other process, which publishes it:
+        other.publish(TaskEvent(canceled))
+        deadline = time.monotonic() + 20
+        while get_runner().active and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert get_runner().active == 0, "the handler was not stopped"
+        assert get_task_store().get(task["id"])["status"]["state"] == "canceled"
+    finally:
+        other.close(2)
+        mine.close(2)
