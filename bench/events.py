@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
     (out / "events.json").write_bytes(
-        orjson.dumps({"args": vars(args), "results": results}, option=orjson.OPT_INDENT_2)
+        orjson.dumps({"args": {**vars(args), "out": str(out)}, "results": results}, option=orjson.OPT_INDENT_2)
     )
     (out / "events.md").write_text(table + "\n")
     lost = [n for n, r in results.items() if r["latency"]["events"] != r["latency"]["expected"]]
