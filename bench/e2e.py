@@ -42,10 +42,11 @@ def run_e2e(
     reps: int,
     warmup: float,
     *,
-    quiet: bool = False,
+    quiet: float = 0.0,
 ) -> list[dict[str, Any]]:
     """Every measured window, as a row (``rep``, ``target``, ``dialect``, ``clients``, figures).
-    ``quiet``: before each window, wait for the machine to be quiet (``loadgen.wait_for_quiet``)."""
+    ``quiet``: before each window, wait up to that many seconds for the machine to be quiet
+    (``loadgen.wait_for_quiet``); 0, not at all."""
     rows: list[dict[str, Any]] = []
     for rep in range(1, reps + 1):
         for name in targets:

@@ -271,13 +271,14 @@ def wait_for_quiet(pid: int, *, limit: float = 0.3, timeout: float = 30.0) -> fl
             return background
 
 
-def measure(base: str, pid: int, *, quiet: bool = False, **load: Any) -> dict[str, Any]:
+def measure(base: str, pid: int, *, quiet: float = 0.0, **load: Any) -> dict[str, Any]:
     """:func:`run_load` plus the server's CPU per completed task, its RSS before and
     after, and the background load (CPU busy outside the server and the generator,
     in cores: anything above ~0.1 means something else ran and skewed the window).
-    ``quiet`` first waits for the machine to be quiet (:func:`wait_for_quiet`)."""
+    ``quiet``: first wait up to that many seconds for the machine to be quiet
+    (:func:`wait_for_quiet`); 0, not at all."""
     if quiet:
-        wait_for_quiet(pid)
+        wait_for_quiet(pid, timeout=quiet)
     rss_before, cpu_before, busy_before = rss_mb(pid), cpu_seconds(pid), machine_busy_seconds()
     result = run(run_load(base, **load))
     cpu = cpu_seconds(pid) - cpu_before

@@ -67,6 +67,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         help="wait for the machine to be quiet before each e2e window (default: on, off with --quick)",
     )
+    parser.add_argument(
+        "--quiet-timeout",
+        type=float,
+        default=30.0,
+        help="longest wait for a quiet machine before each e2e window, in seconds (default 30)",
+    )
     parser.add_argument("--scale-sizes", type=int, nargs="+", default=None, help="task counts of the scale runs")
     parser.add_argument("--file-scale-max", type=int, default=None, help="largest task count for the file store")
     parser.add_argument("--stores", nargs="+", default=None, help="our stores for micro/scale/stream")
@@ -101,12 +107,31 @@ def main(argv: list[str] | None = None) -> int:
     problems: list[str] = []
     started = time.monotonic()
 
+    def write() -> str:
+        """The results so far, targets included: a section that fails later (an hour
+        into a full run) leaves the earlier ones on disk."""
+        from bench import goals
+
+        results["targets"] = goals.evaluate(results)
+        text = "\n".join([*markdown[:4], "## Targets", "", goals.markdown(results["targets"]), "", *markdown[4:]])
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / f"{args.name}.json").write_text(json.dumps(results, indent=2, default=str))
+        (args.out / f"{args.name}.md").write_text(text + "\n")
+        return text
+
     def done(section: str) -> None:
+        write()
         print(f"== {section} done at {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
 
     if "e2e" in args.sections:
         rows = e2e.run_e2e(
-            args.targets, args.dialects, args.clients, args.seconds, args.reps, args.warmup, quiet=args.quiet
+            args.targets,
+            args.dialects,
+            args.clients,
+            args.seconds,
+            args.reps,
+            args.warmup,
+            quiet=args.quiet_timeout if args.quiet else 0.0,
         )
         summary = e2e.medians(rows)
         results["e2e"] = {"runs": rows, "medians": summary}
@@ -131,13 +156,6 @@ def main(argv: list[str] | None = None) -> int:
         markdown += ["## Store micro-benchmarks", "", micro.markdown(results["micro"]), ""]
         done("micro")
 
-    if "scale" in args.sections:
-        from bench import scale
-
-        results["scale"] = scale.run_scale(args.stores, args.scale_sizes, args.file_scale_max, quick=args.quick)
-        markdown += ["## Scale with data", "", scale.markdown(results["scale"]), ""]
-        done("scale")
-
     if "stream" in args.sections:
         from bench import stream
 
@@ -146,15 +164,14 @@ def main(argv: list[str] | None = None) -> int:
         problems += results["stream"].get("problems", [])
         done("stream")
 
-    from bench import goals
+    if "scale" in args.sections:  # last: the longest (10^6 tasks per store)
+        from bench import scale
 
-    results["targets"] = goals.evaluate(results)
-    markdown[4:4] = ["## Targets", "", goals.markdown(results["targets"]), ""]
+        results["scale"] = scale.run_scale(args.stores, args.scale_sizes, args.file_scale_max, quick=args.quick)
+        markdown += ["## Scale with data", "", scale.markdown(results["scale"]), ""]
+        done("scale")
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{args.name}.json").write_text(json.dumps(results, indent=2, default=str))
-    text = "\n".join(markdown)
-    (args.out / f"{args.name}.md").write_text(text + "\n")
+    text = write()
     print(text)
     print(f"\nwritten: {args.out / args.name}.json, .md", file=sys.stderr)
     if problems:

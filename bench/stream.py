@@ -5,8 +5,10 @@ opens ``message/stream`` (v0.3) for a task whose handler saves ``events`` progre
 updates, each stamped with the wall-clock time the handler made it; the client
 takes each ``status-update`` off the SSE stream and subtracts the stamp from its own
 clock (one machine, one clock). ``A2A_WORKERS`` is N, so every handler runs at once.
-Reported: p50/p99 of that latency, events received per second, and any stream that
-ended without its final event or with an error.
+Two loads (:data:`LOADS`): *paced*, 1,000 events/s offered, for the latency below
+saturation; *flood*, events as fast as the handlers make them, for the capacity (its
+latency is mostly queueing). Reported: p50/p99 of that latency, events received per
+second, and any stream that ended without its final event or with an error.
 """
 
 from __future__ import annotations
@@ -103,10 +105,18 @@ async def _load(base: str, subscribers: int, events: int, interval: float) -> di
     }
 
 
+#: (name, subscribers, events per subscriber, seconds between a handler's events):
+#: "paced" offers 1,000 events/s (latency below saturation), "flood" as many as the
+#: handlers can make (capacity: its latency is mostly queueing).
+LOADS = [("paced", 100, 20, 0.1), ("flood", 100, 50, 0.0)]
+QUICK_LOADS = [("paced", 10, 5, 0.02)]
+
+
 def run_stream(stores: list[str] | None = None, *, quick: bool = False) -> dict[str, Any]:
-    subscribers, events, interval = (10, 5, 0.02) if quick else (100, 50, 0.02)
     rows = []
-    for store in stores or ["memory", "file"]:
+    for store, (load, subscribers, events, interval) in [
+        (store, load) for store in stores or ["memory", "file"] for load in (QUICK_LOADS if quick else LOADS)
+    ]:
         with tempfile.TemporaryDirectory(prefix="a2a-stream-") as tmp:
             env = site_env(
                 A2A_HANDLER="bench.handlers.ticker",
@@ -120,17 +130,18 @@ def run_stream(stores: list[str] | None = None, *, quick: bool = False) -> dict[
                 cpu = cpu_seconds(base.pid)
                 row = run(_load(base, subscribers, events, interval))
                 row["server_cpu_util"] = (cpu_seconds(base.pid) - cpu) / row["elapsed_s"]
-        row["store"] = store
+        row["store"], row["load"] = store, load
         rows.append(row)
         print(
-            f"stream {store:8} {subscribers} subscribers: {row['events_per_s']:.0f} events/s, "
+            f"stream {store:8} {load:6} {subscribers} subscribers: {row['events_per_s']:.0f} events/s, "
             f"p50 {row['p50_ms']:.1f} ms, p99 {row['p99_ms']:.1f} ms, errors {row['errors']}, "
             f"incomplete {row['incomplete']}",
             file=sys.stderr,
             flush=True,
         )
     problems = [
-        f"stream {r['store']}: {r['errors']} error(s), {r['incomplete']} incomplete stream(s) {r['error_samples']}"
+        f"stream {r['store']} {r['load']}: {r['errors']} error(s), {r['incomplete']} incomplete stream(s) "
+        f"{r['error_samples']}"
         for r in rows
         if r["errors"] or r["incomplete"]
     ]
@@ -139,13 +150,14 @@ def run_stream(stores: list[str] | None = None, *, quick: bool = False) -> dict[
 
 def markdown(stream: dict[str, Any]) -> str:
     lines = [
-        "| store | subscribers | events each | events/s | p50 ms | p99 ms | max ms | server CPU "
+        "| store | load | subscribers | events each | events/s | p50 ms | p99 ms | max ms | server CPU "
         "| errors | incomplete |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in stream["rows"]:
         lines.append(
-            f"| {r['store']} | {r['subscribers']} | {r['events_each']} every {r['interval_s'] * 1000:.0f} ms "
+            f"| {r['store']} | {r['load']} | {r['subscribers']} "
+            f"| {r['events_each']} every {r['interval_s'] * 1000:.0f} ms "
             f"| {r['events_per_s']:,.0f} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['max_ms']:.1f} "
             f"| {r['server_cpu_util']:.2f} | {r['errors']} | {r['incomplete']} |"
         )

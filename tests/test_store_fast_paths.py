@@ -11,6 +11,7 @@ import pytest
 from stores import file as file_module
 from stores.base import TaskQuery, cursor_total, decode_cursor, encode_cursor
 from stores.file import FileTaskStore
+from tests.conftest import STORE_KINDS, make_store
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -127,3 +128,44 @@ def test_orm_store_deep_pages_carry_the_total_and_skip_the_count():
         seen += [t["id"] for t in page.tasks]
         token = page.next_page_token
     assert seen == ["t6", "t5", "t4", "t3", "t2", "t1", "t0"]
+
+
+ORM_KINDS = [k for k in STORE_KINDS if k.startswith("orm-")]
+
+
+@pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.parametrize("kind", ORM_KINDS)
+def test_orm_store_sql_paths_round_trip_what_the_orm_reads(kind, tmp_path):
+    """get / CAS update / insert are SQL written by the store: what they store and read
+    back is what the ORM stores and reads (the field's own JSON, exact big integers)."""
+    from stores.models import TaskRecord
+
+    store = make_store(kind, tmp_path)
+    saved = task("t1") | {"metadata": {"big": 2**70 + 1, "ratio": 0.1, "text": "é\u2028"}}
+    store.save(saved, expected_version=0)  # the INSERT
+    assert store.get("t1") == saved
+    row = TaskRecord.objects.using(store.using).get(pk="t1")
+    assert (row.task, row.version, row.state, row.context_id) == (saved, 1, "completed", "c")
+    assert row.created_at == row.updated_at == T0
+
+    changed = saved | {"_version": 2, "status": {"state": "failed", "timestamp": "2026-01-01T00:05:00.000Z"}}
+    store.save(changed, expected_version=1)  # the UPDATE ... AND version = 1
+    row.refresh_from_db()
+    assert (row.task, row.version, row.state) == (changed, 2, "failed")
+    assert row.updated_at == T0 + dt.timedelta(minutes=5) and row.created_at == T0
+    assert store.get("t1") == changed
+
+
+@pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.parametrize("kind", ORM_KINDS)
+def test_orm_store_get_of_a_row_that_is_not_json_is_missing(kind, tmp_path, caplog):
+    from django.db import connections
+
+    store = make_store(kind, tmp_path)
+    store.save(task("t1"))
+    connection = connections[store.using]
+    with connection.cursor() as cursor:  # another program wrote a JSON string, not an object
+        cursor.execute("UPDATE stores_taskrecord SET task = %s WHERE id = %s", ['"t1"', "t1"])
+    with caplog.at_level(logging.WARNING, logger="stores.orm"):
+        assert store.get("t1") is None
+    assert "corrupt" in caplog.text
