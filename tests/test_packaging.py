@@ -131,6 +131,7 @@ def test_the_wheel_holds_both_apps_whole_and_nothing_else():
     assert {requirement_name(r) for r in PYPROJECT["project"]["dependencies"]} <= required
     for classifier in (
         "Framework :: Django :: 5.2",
+        "Framework :: Django :: 6.0",
         "Framework :: Django :: 6.1",
         "Programming Language :: Python :: 3.13",
     ):
