@@ -106,3 +106,21 @@ def running_process(
                 proc.wait()
         if log:
             out.close()
+
+
+@contextlib.contextmanager
+def postgres_database(admin_url: str, prefix: str) -> Iterator[str]:
+    """A database of its own on the PostgreSQL server of ``admin_url`` (named
+    ``<prefix>_<random>``), dropped afterwards: the URL to reach it."""
+    import uuid
+
+    import psycopg
+
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield admin_url.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -36,7 +36,7 @@ import orjson
 import psycopg
 import pytest
 
-from tests.server import manage, running_server, site_env
+from tests.server import manage, postgres_database, running_server, site_env
 
 pytestmark = pytest.mark.slow
 
@@ -147,15 +147,8 @@ def database_url(store: str):
 
     if "postgres" not in settings.DATABASES:
         pytest.skip("A2A_TEST_POSTGRES_URL is not set")
-    url = settings.POSTGRES_URL
-    name = f"a2a_crash_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield url.rsplit("/", 1)[0] + f"/{name}"
-    finally:
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with postgres_database(settings.POSTGRES_URL, "a2a_crash") as url:
+        yield url
 
 
 def stored_tasks(raw: dict[str, bytes]) -> list[bytes]:

@@ -9,12 +9,11 @@ import time
 import uuid
 
 import httpx
-import psycopg
 import pytest
 from django.conf import settings
 
 from stores.file import FileTaskStore
-from tests.server import manage, running_server, site_env
+from tests.server import manage, postgres_database, running_server, site_env
 
 pytestmark = pytest.mark.slow
 
@@ -80,16 +79,8 @@ def database_url(request, tmp_path):
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'db.sqlite3'}"
         return
-    # A database of its own on the real PostgreSQL, dropped afterwards.
-    admin_url = settings.POSTGRES_URL
-    name = f"a2a_e2e_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield admin_url.rsplit("/", 1)[0] + f"/{name}"
-    finally:
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with postgres_database(settings.POSTGRES_URL, "a2a_e2e") as url:
+        yield url
 
 
 def test_orm_store_task_survives_a_restart(tmp_path, database_url):

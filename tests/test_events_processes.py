@@ -19,11 +19,10 @@ from pathlib import Path
 
 import httpx
 import orjson
-import psycopg
 import pytest
 from django.conf import settings
 
-from tests.server import ServerURL, manage, running_server, site_env
+from tests.server import ServerURL, manage, postgres_database, running_server, site_env
 from tests.test_push import Receiver
 
 pytestmark = pytest.mark.slow
@@ -31,20 +30,6 @@ pytestmark = pytest.mark.slow
 REDIS_URL = os.environ.get("A2A_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 V10 = {"A2A-Version": "1.0"}
 SETUPS = ["file+redis"] + (["orm-postgres+postgres"] if settings.POSTGRES_URL else [])
-
-
-@contextlib.contextmanager
-def postgres_database() -> Iterator[str]:
-    """A database of its own on the real PostgreSQL, dropped afterwards."""
-    admin_url = settings.POSTGRES_URL
-    name = f"a2a_events_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield admin_url.rsplit("/", 1)[0] + f"/{name}"
-    finally:
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture(scope="module", params=SETUPS)
@@ -67,7 +52,7 @@ def servers(request, tmp_path_factory) -> Iterator[tuple[ServerURL, ServerURL]]:
                 **common,
             )
         else:
-            database = stack.enter_context(postgres_database())
+            database = stack.enter_context(postgres_database(settings.POSTGRES_URL, "a2a_events"))
             env = site_env(TASK_STORE="orm", DATABASE_URL=database, A2A_EVENTS="postgres", **common)
         manage("migrate", "--noinput", env=env)
         a = stack.enter_context(running_server(env, log=tmp / "a.log"))
