@@ -38,8 +38,8 @@ from django.core.signals import setting_changed
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.urls import Resolver404, resolve, set_script_prefix
 
-from .conf import a2a_settings
-from .limits import BODY_OVER_LIMIT, max_body_bytes
+from a2a.conf import a2a_settings
+from a2a.limits import BODY_OVER_LIMIT, max_body_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -202,8 +202,8 @@ class A2AASGIHandler(ASGIHandler):
 def _start_up() -> None:
     """Say which store this worker serves from (warning when it cannot be shared), and
     start the runner: tasks a dead process left in flight are found at once (a2a.leases)."""
-    from .deployment import log_startup
-    from .runner import get_runner
+    from a2a.deployment import log_startup
+    from a2a.runner import get_runner
 
     try:
         log_startup()
@@ -226,8 +226,8 @@ def get_asgi_application() -> Callable[..., Awaitable[None]]:
                 await asyncio.to_thread(_start_up)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                from .eventbackends import close_event_backend
-                from .runner import get_runner
+                from a2a.eventbackends import close_event_backend
+                from a2a.runner import get_runner
 
                 await asyncio.to_thread(get_runner().shutdown)
                 await asyncio.to_thread(close_event_backend)  # the last transitions' events go out

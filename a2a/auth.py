@@ -32,8 +32,8 @@ from rest_framework.request import Request
 
 from stores.base import Task, task_owner
 
-from .conf import a2a_settings
-from .protocol.errors import A2AError
+from a2a.conf import a2a_settings
+from a2a.protocol.errors import A2AError
 
 #: The principal of the request being served ("" = anonymous / no authentication).
 caller: ContextVar[str] = ContextVar("a2a_caller", default="")

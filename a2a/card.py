@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import auth
-from .conf import a2a_settings
+from a2a import auth
+from a2a.conf import a2a_settings
 
 V03_PROTOCOL_VERSION = "0.3.0"
 
@@ -20,7 +20,7 @@ V03_PROTOCOL_VERSION = "0.3.0"
 def skills() -> list[dict[str, Any]]:
     """The configured skills in card shape (``tags`` always present): ``A2A_SKILLS``,
     then the ``SKILL.md`` skills of ``A2A_SKILLS_DIR`` (see :mod:`a2a.skills`)."""
-    from .skills import get_skills
+    from a2a.skills import get_skills
 
     out = [normalize_skill(skill) for skill in a2a_settings.SKILLS]
     listed = {entry["id"] for entry in out}

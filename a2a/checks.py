@@ -7,7 +7,7 @@ from typing import Any
 from django.core.checks import CheckMessage, Error, Warning, register
 from rest_framework.authentication import TokenAuthentication
 
-from .conf import a2a_settings
+from a2a.conf import a2a_settings
 
 
 def _number(name: str, value: Any, *, minimum: float, integer: bool = False) -> list[CheckMessage]:
@@ -20,7 +20,7 @@ def _number(name: str, value: Any, *, minimum: float, integer: bool = False) -> 
 
 @register()
 def check_a2a_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    from .handlers import load_handler
+    from a2a.handlers import load_handler
 
     errors: list[CheckMessage] = []
     try:
@@ -68,9 +68,9 @@ def check_llm_skills_and_operations(app_configs: Any = None, **kwargs: Any) -> l
     """The model-backed handler, the skills directory and the operations settings."""
     from pathlib import Path
 
-    from .handlers import load_handler
-    from .handlers.llm import STYLES, LLMHandler
-    from .skills import enabled_ids, scan, skills_dir
+    from a2a.handlers import load_handler
+    from a2a.handlers.llm import STYLES, LLMHandler
+    from a2a.skills import enabled_ids, scan, skills_dir
 
     errors: list[CheckMessage] = []
     errors += _number("A2A_LLM_TIMEOUT", a2a_settings.LLM_TIMEOUT, minimum=0.1)
@@ -184,7 +184,7 @@ def check_llm_skills_and_operations(app_configs: Any = None, **kwargs: Any) -> l
 def _check_authentication() -> list[CheckMessage]:
     from django.apps import apps
 
-    from .auth import authenticators
+    from a2a.auth import authenticators
 
     try:
         classes = authenticators()
@@ -242,8 +242,8 @@ def check_events(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     (a2a.W060)."""
     from django.core.exceptions import ImproperlyConfigured
 
-    from .deployment import expected_workers
-    from .eventbackends import resolve_event_backend
+    from a2a.deployment import expected_workers
+    from a2a.eventbackends import resolve_event_backend
 
     try:
         backend = resolve_event_backend(a2a_settings.EVENTS, a2a_settings.EVENTS_CHANNEL)

@@ -25,7 +25,7 @@ from typing import Any
 
 from django.core.checks import CheckMessage, Error, Warning, register
 
-from .conf import a2a_settings
+from a2a.conf import a2a_settings
 
 logger = logging.getLogger("a2a")
 
@@ -95,7 +95,7 @@ _HINT = 'Use a store the workers share (TASK_STORE = "file:<dir>" or "orm"), or 
 
 @register()
 def check_deployment(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    from .checks import _number
+    from a2a.checks import _number
 
     errors: list[CheckMessage] = []
     lease = a2a_settings.LEASE_SECONDS
@@ -124,7 +124,7 @@ def log_startup() -> None:
         logger.warning("%s %s", _unshared_message(store, reason), _HINT)
         return
     try:
-        from .eventbackends import get_event_backend
+        from a2a.eventbackends import get_event_backend
 
         events: Any = get_event_backend()
     except Exception as exc:  # a2a.E060 reports it

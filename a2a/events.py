@@ -140,7 +140,7 @@ class Subscription:
         """The task as stored now, as a "sync" event."""
         from stores.resolve import get_task_store
 
-        from .protocol.errors import TaskNotFoundError
+        from a2a.protocol.errors import TaskNotFoundError
 
         task = await get_task_store().aget(self.task_id)
         if task is None:
@@ -180,7 +180,7 @@ class EventBus:
         """Hear every task version published while the ``with`` block is open, by this
         process or (with a shared event backend) any other: from other processes once
         ``await subscription.ready()`` returns (read the snapshot after it)."""
-        from .eventbackends import get_event_backend
+        from a2a.eventbackends import get_event_backend
 
         backend = get_event_backend()
         sub = Subscription(task_id, remote=backend.remote, listening=getattr(backend, "listening", None))
@@ -209,7 +209,7 @@ class EventBus:
                 logger.exception("event listener %r failed", listener)
         event = event or TaskEvent(task)
         self.fanout(event)
-        from .eventbackends import get_event_backend
+        from a2a.eventbackends import get_event_backend
 
         try:
             backend = get_event_backend()

@@ -30,10 +30,10 @@ from django.core.checks import CheckMessage, Error, Warning, register
 from django.core.signals import setting_changed
 from django.db import connections
 
-from .conf import a2a_settings
+from a2a.conf import a2a_settings
 
 if TYPE_CHECKING:
-    from .runner import Runner
+    from a2a.runner import Runner
 
 logger = logging.getLogger(__name__)
 
@@ -107,13 +107,13 @@ def dispatch(task_id: str, runner: Runner | None = None) -> None:
     the queue. Returns at once (an enqueue is one write to the queue). Callable from
     any thread."""
     if not get_executor().queued:
-        from .runner import get_runner
+        from a2a.runner import get_runner
 
         (runner or get_runner()).submit(task_id)
         return
     from stores.orm import refresh_connection
 
-    from .worker import job
+    from a2a.worker import job
 
     # A database queue writes from this thread, which no request signal reaches:
     # drop a connection the database closed (a restart) first, as the task store does.
@@ -138,7 +138,7 @@ def check_executor(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
         executor = parse(a2a_settings.EXECUTOR)
         if executor.queued:
             backend = queue_backend()
-            from .worker import job
+            from a2a.worker import job
 
             backend.validate_task(job())
     except Exception as exc:

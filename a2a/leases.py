@@ -47,13 +47,13 @@ from typing import TYPE_CHECKING, Any
 
 from stores.base import MAX_PAGE_SIZE, Task, TaskQuery, TaskStore, format_timestamp, parse_timestamp, task_state
 
-from . import lifecycle
-from .conf import a2a_settings
-from .executors import dispatch
-from .protocol.model import agent_message, set_status
+from a2a import lifecycle
+from a2a.conf import a2a_settings
+from a2a.executors import dispatch
+from a2a.protocol.model import agent_message, set_status
 
 if TYPE_CHECKING:
-    from .runner import Runner
+    from a2a.runner import Runner
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ def new_lease(*, runs: int = 0, now: dt.datetime | None = None, queued: bool = F
 def accept_lease(*, runs: int = 0) -> dict[str, Any]:
     """The lease of a task this process accepts for fulfilment: its own (the runner
     here runs it), or a queued one (``A2A_EXECUTOR = "tasks"``: a worker will)."""
-    from .executors import get_executor
+    from a2a.executors import get_executor
 
     return new_lease(runs=runs, queued=get_executor().queued)
 
@@ -193,7 +193,7 @@ def lost_message(state: str, expired: str, *, requeued: bool = False) -> str:
 def _candidates(store: TaskStore) -> Iterator[Task]:
     """The tasks in a leased state: one directory scan on the file store, else a
     paged, state-filtered listing per state."""
-    from .maintenance import _read_all
+    from a2a.maintenance import _read_all
 
     everything = _read_all(store)
     if everything is not None:

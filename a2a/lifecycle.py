@@ -40,8 +40,8 @@ from stores.base import (
     task_version,
 )
 
-from .events import TaskEvent, bus
-from .protocol.errors import InternalError
+from a2a.events import TaskEvent, bus
+from a2a.protocol.errors import InternalError
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ async def create(store: TaskStore, task: Task) -> Task:
     """Save a new task (version 1, leased to this process, which is about to run it,
     or queued for a worker: :func:`a2a.leases.accept_lease`) and publish it. Never
     replaces a task that exists (StaleTaskError)."""
-    from . import leases
+    from a2a import leases
 
     task["_version"] = 1
     if task_state(task) in leases.LEASED_STATES:

@@ -17,8 +17,8 @@ from django.http import HttpRequest
 
 from stores.base import DEFAULT_PAGE_SIZE, Task
 
-from .conf import a2a_settings
-from .protocol.errors import InvalidParamsError, InvalidRequestError, PayloadTooLargeError
+from a2a.conf import a2a_settings
+from a2a.protocol.errors import InvalidParamsError, InvalidRequestError, PayloadTooLargeError
 
 
 def max_body_bytes() -> int:

@@ -127,8 +127,8 @@ def _read_all(store: TaskStore) -> list[Task] | None:
 def cancel(store: TaskStore, task_id: str, *, by: str = "") -> tuple[str, Task | None]:
     """Cancel a task that has not finished. Returns ("canceled", task), ("final", task)
     when it had already reached a terminal state (left as it is), or ("missing", None)."""
-    from .lifecycle import is_terminal, transition_sync
-    from .protocol.model import agent_message, set_status
+    from a2a.lifecycle import is_terminal, transition_sync
+    from a2a.protocol.model import agent_message, set_status
 
     def change(task: Task) -> Task | None:
         if is_terminal(task):
@@ -138,7 +138,7 @@ def cancel(store: TaskStore, task_id: str, *, by: str = "") -> tuple[str, Task |
 
     saved = transition_sync(store, task_id, change)
     if saved is not None:
-        from .runner import get_runner
+        from a2a.runner import get_runner
 
         get_runner().cancel(task_id)  # stops the handler if it runs in this process
         return "canceled", saved
@@ -153,9 +153,9 @@ def fail_stale(
     failed, saying so in its status message. Returns ("failed", task), ("fresh", task)
     when it is not stale (finished, waiting for input, or recently updated), or
     ("missing", None)."""
-    from . import leases
-    from .lifecycle import transition_sync
-    from .protocol.model import agent_message, set_status
+    from a2a import leases
+    from a2a.lifecycle import transition_sync
+    from a2a.protocol.model import agent_message, set_status
 
     cutoff = (now or dt.datetime.now(dt.UTC)) - older_than
 

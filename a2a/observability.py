@@ -72,7 +72,7 @@ LLM_TOKENS = Counter("a2a_llm_tokens", "Tokens the model endpoint reported, by k
 
 
 def _runner_active() -> float:
-    from . import runner
+    from a2a import runner
 
     current = runner._runner
     return float(current.active) if current is not None else 0.0
@@ -159,7 +159,7 @@ def _observe(task: Task) -> None:
 
 def install() -> None:
     """Listen to the event bus (idempotent)."""
-    from .events import bus
+    from a2a.events import bus
 
     bus.add_listener(on_task)
 
@@ -212,7 +212,7 @@ async def _check_store() -> dict[str, Any]:
 
 
 def _check_runner() -> dict[str, Any]:
-    from . import runner
+    from a2a import runner
 
     current = runner._runner
     thread = getattr(current, "_thread", None)

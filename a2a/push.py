@@ -50,10 +50,10 @@ from stores.base import Task, decode_cursor, encode_cursor, now_iso
 from stores.push import PushConfig, PushConfigStore, config_order, get_push_config_store
 from stores.resolve import get_task_store
 
-from . import auth
-from .conf import a2a_settings
-from .protocol.errors import A2AError, InvalidParamsError, PushNotificationNotSupportedError, TaskNotFoundError
-from .protocol.model import PushConfigListParams, PushConfigParams, PushConfigRef, new_id
+from a2a import auth
+from a2a.conf import a2a_settings
+from a2a.protocol.errors import A2AError, InvalidParamsError, PushNotificationNotSupportedError, TaskNotFoundError
+from a2a.protocol.model import PushConfigListParams, PushConfigParams, PushConfigRef, new_id
 
 logger = logging.getLogger(__name__)
 
@@ -290,7 +290,7 @@ async def check_url(url: str) -> None:
 
 def payload(config: PushConfig, task: Task) -> tuple[bytes, dict[str, str]]:
     """The body and headers of the POST that tells ``config``'s webhook about ``task``."""
-    from .protocol import V03, V10
+    from a2a.protocol import V03, V10
 
     if config.get("dialect") == "1.0":
         body: Any = {"task": V10.render_task(task)}
@@ -585,7 +585,7 @@ def on_task_saved(task: Task) -> None:
 
 def install() -> None:
     """Listen for saved task versions (called by the ``a2a`` app's ``ready()``)."""
-    from .events import bus
+    from a2a.events import bus
 
     bus.add_listener(on_task_saved)
 

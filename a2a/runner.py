@@ -35,11 +35,11 @@ from django.db import close_old_connections
 from stores.base import StaleTaskError, Task, TaskStore, task_version
 from stores.resolve import get_task_store
 
-from . import leases, lifecycle, limits
-from .conf import a2a_settings
-from .events import bus
-from .handlers import Handler, HandlerRequest, Interrupt, Reply, load_handler, to_artifacts, with_result_metadata
-from .protocol.model import agent_message, set_status, text_part
+from a2a import leases, lifecycle, limits
+from a2a.conf import a2a_settings
+from a2a.events import bus
+from a2a.handlers import Handler, HandlerRequest, Interrupt, Reply, load_handler, to_artifacts, with_result_metadata
+from a2a.protocol.model import agent_message, set_status, text_part
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ def _finish(
 
 def _hears_other_processes() -> bool:
     """Whether the event backend carries other processes' events here (A2A_EVENTS)."""
-    from .eventbackends import get_event_backend
+    from a2a.eventbackends import get_event_backend
 
     try:
         return bool(get_event_backend().remote)
@@ -281,7 +281,7 @@ class Runner:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self._semaphore = None
         atexit.unregister(self.shutdown)
-        from . import push
+        from a2a import push
 
         push.shutdown()  # deliver (or drop) the push notifications of the last transitions
 

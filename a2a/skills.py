@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from .conf import a2a_settings
+from a2a.conf import a2a_settings
 
 logger = logging.getLogger(__name__)
 

@@ -2,8 +2,8 @@
 
 from django.urls import path, re_path
 
-from . import ops_views, views
-from .bindings import rest
+from a2a import ops_views, views
+from a2a.bindings import rest
 
 app_name = "a2a"
 

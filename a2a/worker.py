@@ -26,8 +26,8 @@ import contextlib
 import threading
 from typing import Any
 
-from .conf import a2a_settings
-from .executors import ExecutorError, get_executor, tasks_api
+from a2a.conf import a2a_settings
+from a2a.executors import ExecutorError, get_executor, tasks_api
 
 _slots: threading.BoundedSemaphore | None = None
 _slots_lock = threading.Lock()
@@ -48,7 +48,7 @@ def _alias() -> str:
 
 def fulfil(task_id: str) -> str:
     """Run A2A task ``task_id`` through this process's runner (returns once handed over)."""
-    from .runner import get_runner
+    from a2a.runner import get_runner
 
     slots = _free_slot()
     slots.acquire()

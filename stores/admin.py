@@ -35,10 +35,10 @@ from django.utils.http import content_disposition_header, url_has_allowed_host_a
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timesince import timesince
 
-from .base import MAX_PAGE_SIZE, STATES, Task, TaskPage, TaskQuery, TaskStore, parse_timestamp, task_state, task_updated
-from .models import StoredTask, TaskRecord
-from .orm import OrmTaskStore
-from .resolve import get_task_store
+from stores.base import MAX_PAGE_SIZE, STATES, Task, TaskPage, TaskQuery, TaskStore, parse_timestamp, task_state, task_updated
+from stores.models import StoredTask, TaskRecord
+from stores.orm import OrmTaskStore
+from stores.resolve import get_task_store
 
 SEARCH_HELP = "An exact task id, or a context id to list that context's tasks."
 logger = logging.getLogger(__name__)

@@ -41,17 +41,8 @@ from pathlib import Path
 
 import orjson
 
-from .base import (
-    StaleTaskError,
-    StoreError,
-    Task,
-    TaskPage,
-    TaskQuery,
-    TaskStore,
-    check_task,
-    task_version,
-)
-from .index import SharedIndex
+from stores.base import StaleTaskError, StoreError, Task, TaskPage, TaskQuery, TaskStore, check_task, task_version
+from stores.index import SharedIndex
 
 try:
     import fcntl
@@ -351,7 +342,7 @@ class FileTaskStore(TaskStore):
     def delete(self, task_id: str) -> bool:
         """Remove the task's file and its push notification configs; True when there was
         a task. A damaged file is left for repair, with the configs."""
-        from .push import delete_task_push_configs
+        from stores.push import delete_task_push_configs
 
         if not isinstance(task_id, str) or not task_id:
             return False

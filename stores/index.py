@@ -27,8 +27,8 @@ from pathlib import Path
 
 import orjson
 
-from .base import Task, TaskPage, TaskQuery, decode_cursor, encode_cursor, format_timestamp, task_owner, task_state
-from .base import task_updated as _updated
+from stores.base import Task, TaskPage, TaskQuery, decode_cursor, encode_cursor, format_timestamp, task_owner, task_state
+from stores.base import task_updated as _updated
 
 try:
     import fcntl

@@ -6,8 +6,8 @@ import threading
 
 import orjson
 
-from .base import StaleTaskError, Task, TaskPage, TaskQuery, TaskStore, check_task, task_version
-from .index import TaskIndex
+from stores.base import StaleTaskError, Task, TaskPage, TaskQuery, TaskStore, check_task, task_version
+from stores.index import TaskIndex
 
 
 class MemoryTaskStore(TaskStore):
@@ -51,7 +51,7 @@ class MemoryTaskStore(TaskStore):
 
     def delete(self, task_id: str) -> bool:
         """Remove the task and its push notification configs; True when there was a task."""
-        from .push import delete_task_push_configs
+        from stores.push import delete_task_push_configs
 
         with self._lock:
             self._versions.pop(task_id, None)

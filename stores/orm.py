@@ -11,23 +11,7 @@ from typing import Any
 from django.db import IntegrityError, InterfaceError, OperationalError, connections, transaction
 from django.db.models import Q
 
-from .base import (
-    StaleTaskError,
-    Task,
-    TaskPage,
-    TaskQuery,
-    TaskStore,
-    check_task,
-    cursor_total,
-    decode_cursor,
-    encode_cursor,
-    format_timestamp,
-    parse_timestamp,
-    task_owner,
-    task_state,
-    task_updated,
-    task_version,
-)
+from stores.base import StaleTaskError, Task, TaskPage, TaskQuery, TaskStore, check_task, cursor_total, decode_cursor, encode_cursor, format_timestamp, parse_timestamp, task_owner, task_state, task_updated, task_version
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +73,7 @@ class OrmTaskStore(TaskStore):
         something to read (:func:`_nothing_to_read`); a read that meets a connection the
         server dropped a moment ago reconnects and runs again (:meth:`_read`).
         """
-        from .models import TaskRecord
+        from stores.models import TaskRecord
 
         self._connection()
         return TaskRecord.objects.using(self.using)
@@ -104,7 +88,7 @@ class OrmTaskStore(TaskStore):
         took longer to build than the database to run (a get cost 0.7 ms of CPU, a third
         of it compiling the query). The JSON is decoded by the model field, as the ORM
         does (``json.loads``: exact big integers, ``NaN``, what the field's encoder wrote)."""
-        from .models import TaskRecord
+        from stores.models import TaskRecord
 
         connection = self._connection()
         qn = connection.ops.quote_name
@@ -195,7 +179,7 @@ class OrmTaskStore(TaskStore):
 
     def _update_if_version(self, task_id: str, fields: dict, expected: int) -> bool:
         """``UPDATE ... WHERE id = %s AND version = %s``; whether a row was updated."""
-        from .models import TaskRecord
+        from stores.models import TaskRecord
 
         connection = self._connection()
         qn = connection.ops.quote_name
@@ -214,7 +198,7 @@ class OrmTaskStore(TaskStore):
         """INSERT the row (every column: ``fields``, else the field's default); False
         when one exists. A lone statement (no BEGIN/COMMIT round trips) unless already
         in a transaction, which a savepoint then keeps usable."""
-        from .models import TaskRecord
+        from stores.models import TaskRecord
 
         connection = self._connection()
         qn = connection.ops.quote_name
@@ -278,7 +262,7 @@ class OrmTaskStore(TaskStore):
     def delete(self, task_id: str) -> bool:
         """Remove the task's row and its push notification configs' rows, in one
         transaction; True when there was a task."""
-        from .push import delete_task_push_configs
+        from stores.push import delete_task_push_configs
 
         with transaction.atomic(using=self.using):
             deleted, _ = self.objects.filter(pk=task_id).delete()

@@ -34,10 +34,10 @@ from typing import Any
 
 import orjson
 
-from .base import TaskStore, now_iso, parse_timestamp
-from .file import MAX_STEM, FileTaskStore, atomic_write, file_stem, fsync_directory
-from .memory import MemoryTaskStore
-from .orm import OrmTaskStore
+from stores.base import TaskStore, now_iso, parse_timestamp
+from stores.file import MAX_STEM, FileTaskStore, atomic_write, file_stem, fsync_directory
+from stores.memory import MemoryTaskStore
+from stores.orm import OrmTaskStore
 
 logger = logging.getLogger(__name__)
 
@@ -285,8 +285,8 @@ class OrmPushConfigStore(PushConfigStore):
     def objects(self):
         """The table on a healthy connection: the push deliverer's threads would keep a
         connection the database dropped (a restart) for good otherwise."""
-        from .models import PushConfigRecord
-        from .orm import refresh_connection
+        from stores.models import PushConfigRecord
+        from stores.orm import refresh_connection
 
         refresh_connection(self.using)
         return PushConfigRecord.objects.using(self.using)
@@ -404,7 +404,7 @@ def get_push_config_store(task_store: TaskStore | None = None) -> PushConfigStor
     """The push-config store beside ``task_store`` (default: the project's task store),
     one per task store instance."""
     if task_store is None:
-        from .resolve import get_task_store
+        from stores.resolve import get_task_store
 
         task_store = get_task_store()
     with _stores_lock:

@@ -21,7 +21,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
-from .base import TaskStore
+from stores.base import TaskStore
 
 ACCEPTED = (
     'TASK_STORE must be one of: None or "memory"; "file:<dir>"; "orm" or "orm:<database alias>"; '

@@ -14,17 +14,11 @@ from typing import Any
 
 import orjson
 
-from .. import limits, operations, push
-from ..protocol import V03, Dialect, dialect_for
-from ..protocol.errors import (
-    A2AError,
-    InternalError,
-    InvalidRequestError,
-    JSONParseError,
-    MethodNotFoundError,
-)
-from ..protocol.model import StreamItem
-from .sse import SSE, sse_stream
+from a2a import limits, operations, push
+from a2a.protocol import V03, Dialect, dialect_for
+from a2a.protocol.errors import A2AError, InternalError, InvalidRequestError, JSONParseError, MethodNotFoundError
+from a2a.protocol.model import StreamItem
+from a2a.bindings.sse import SSE, sse_stream
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +81,7 @@ async def _subscribe(d: Dialect, params: Any) -> Any:
 
 
 async def _extended(d: Dialect, params: Any) -> Any:
-    from ..views import extended_card
+    from a2a.views import extended_card
 
     return extended_card(d)
 

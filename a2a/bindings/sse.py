@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 
-from ..protocol.errors import A2AError, InternalError
-from ..protocol.model import StreamItem
+from a2a.protocol.errors import A2AError, InternalError
+from a2a.protocol.model import StreamItem
 
 logger = logging.getLogger(__name__)
 

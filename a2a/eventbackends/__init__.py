@@ -24,9 +24,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
-from ..conf import a2a_settings
-from .base import BrokerBackend, EventBackend
-from .memory import MemoryEventBackend
+from a2a.conf import a2a_settings
+from a2a.eventbackends.base import BrokerBackend, EventBackend
+from a2a.eventbackends.memory import MemoryEventBackend
 
 __all__ = [
     "BrokerBackend",
@@ -69,7 +69,7 @@ def resolve_event_backend(spec: Any, channel: Any = "a2a_events") -> EventBacken
         return MemoryEventBackend()
     if spec.startswith(("redis://", "rediss://", "unix://")):
         try:
-            from .redis import RedisEventBackend
+            from a2a.eventbackends.redis import RedisEventBackend
 
             return RedisEventBackend(spec, channel)
         except ImportError as exc:
@@ -78,7 +78,7 @@ def resolve_event_backend(spec: Any, channel: Any = "a2a_events") -> EventBacken
             ) from exc
     if spec == "postgres" or spec.startswith(("postgres:", "postgresql:")):
         try:
-            from .postgres import PostgresEventBackend
+            from a2a.eventbackends.postgres import PostgresEventBackend
         except ImportError as exc:
             raise ImproperlyConfigured(
                 f'A2A_EVENTS is {spec!r}, but psycopg is missing ({exc}): pip install "psycopg[binary]>=3.2"'

@@ -39,8 +39,8 @@ from typing import Any, ClassVar
 
 import orjson
 
-from .. import events
-from ..events import TaskEvent, artifacts_shape, bus
+from a2a import events
+from a2a.events import TaskEvent, artifacts_shape, bus
 
 logger = logging.getLogger("a2a.events")
 

@@ -52,8 +52,8 @@ from django.utils.module_loading import import_string
 
 from stores.base import TaskStore
 
-from ..protocol.errors import InvalidAgentResponseError
-from ..protocol.model import Artifact, Message, Part, Task, agent_message, message_text, new_id, set_status
+from a2a.protocol.errors import InvalidAgentResponseError
+from a2a.protocol.model import Artifact, Message, Part, Task, agent_message, message_text, new_id, set_status
 
 
 @dataclass
@@ -70,7 +70,7 @@ class HandlerRequest:
 
     def progress(self, text: str) -> None:
         """Save a ``working`` status update carrying ``text`` as the agent's message."""
-        from .. import lifecycle
+        from a2a import lifecycle
 
         def change(task: Task) -> Task | None:
             if lifecycle.is_terminal(task):
@@ -91,8 +91,8 @@ class HandlerRequest:
     ) -> str:
         """Add an artifact now, or with ``append=True`` add ``parts`` to the artifact
         ``artifact_id``; returns the artifact's id."""
-        from .. import lifecycle
-        from ..events import TaskEvent, with_chunk
+        from a2a import lifecycle
+        from a2a.events import TaskEvent, with_chunk
 
         chunk: Artifact = {"artifactId": artifact_id or new_id(), "parts": _parts(parts)}
         if name:

@@ -35,10 +35,10 @@ import httpx
 
 from stores.base import TaskQuery, task_updated
 
-from .. import observability
-from ..conf import a2a_settings
-from ..skills import Skill, get_skill, get_skills, requested_skill
-from . import HandlerRequest, Result
+from a2a import observability
+from a2a.conf import a2a_settings
+from a2a.skills import Skill, get_skill, get_skills, requested_skill
+from a2a.handlers import HandlerRequest, Result
 
 logger = logging.getLogger(__name__)
 

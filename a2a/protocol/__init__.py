@@ -8,11 +8,11 @@ another wire format (the ProtoJSON of v0.3's gRPC messages): :func:`rest_dialect
 
 from __future__ import annotations
 
-from .errors import VersionNotSupportedError
-from .model import shown
-from .v03 import V03Dialect
-from .v03rest import V03RestDialect
-from .v10 import V10Dialect
+from a2a.protocol.errors import VersionNotSupportedError
+from a2a.protocol.model import shown
+from a2a.protocol.v03 import V03Dialect
+from a2a.protocol.v03rest import V03RestDialect
+from a2a.protocol.v10 import V10Dialect
 
 V03 = V03Dialect()
 V10 = V10Dialect()

@@ -19,7 +19,7 @@ from typing import Any, Literal, overload
 
 from stores.base import TERMINAL_STATES, Task, now_iso, task_state
 
-from .errors import InvalidParamsError
+from a2a.protocol.errors import InvalidParamsError
 
 Message = dict[str, Any]
 Part = dict[str, Any]

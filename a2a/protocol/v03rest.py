@@ -24,19 +24,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import InvalidParamsError
-from .model import (
-    Part,
-    PushConfigParams,
-    SendParams,
-    StreamItem,
-    pick,
-    want_bool,
-    want_object,
-    want_string,
-)
-from .v03 import V03Dialect, at, check_base64, check_text, want_id
-from .v10 import V10Dialect
+from a2a.protocol.errors import InvalidParamsError
+from a2a.protocol.model import Part, PushConfigParams, SendParams, StreamItem, pick, want_bool, want_object, want_string
+from a2a.protocol.v03 import V03Dialect, at, check_base64, check_text, want_id
+from a2a.protocol.v10 import V10Dialect
 
 #: v0.3's proto spells the canceled state with two Ls (v1.0 fixed it).
 CANCELLED = "TASK_STATE_CANCELLED"
