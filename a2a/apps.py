@@ -7,7 +7,8 @@ class A2AConfig(AppConfig):
     verbose_name = "A2A agent"
 
     def ready(self) -> None:
-        from a2a import checks, deployment, executors, observability, push  # noqa: F401  (importing registers the system checks)
+        from a2a import push
+        from a2a.ops import checks, deployment, observability  # noqa: F401  (importing registers the system checks)
 
         observability.install()  # transition logs and metrics for every saved task version
         push.install()  # push notifications for every saved task version

@@ -39,7 +39,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.urls import Resolver404, resolve, set_script_prefix
 
 from a2a.conf import a2a_settings
-from a2a.limits import BODY_OVER_LIMIT, max_body_bytes
+from a2a.protocol.limits import BODY_OVER_LIMIT, max_body_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ class LimitedBody:
     A declared Content-Length over the limit ends the body before any of it is read; a
     chunked body (or one longer than it declared) ends as soon as the bytes received
     pass the limit. Either way the app sees an empty or partial body and ``scope``
-    carries :data:`~a2a.limits.BODY_OVER_LIMIT`, so the binding's ``limits.read_body``
+    carries :data:`~a2a.protocol.limits.BODY_OVER_LIMIT`, so the binding's ``limits.read_body``
     answers 413 in its own error shape. The answer then says ``Connection: close``: the
     server stops taking the rest of the body instead of draining it.
     """
@@ -201,9 +201,9 @@ class A2AASGIHandler(ASGIHandler):
 
 def _start_up() -> None:
     """Say which store this worker serves from (warning when it cannot be shared), and
-    start the runner: tasks a dead process left in flight are found at once (a2a.leases)."""
-    from a2a.deployment import log_startup
-    from a2a.runner import get_runner
+    start the runner: tasks a dead process left in flight are found at once (a2a.core.leases)."""
+    from a2a.ops.deployment import log_startup
+    from a2a.runtime.runner import get_runner
 
     try:
         log_startup()
@@ -226,8 +226,8 @@ def get_asgi_application() -> Callable[..., Awaitable[None]]:
                 await asyncio.to_thread(_start_up)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                from a2a.eventbackends import close_event_backend
-                from a2a.runner import get_runner
+                from a2a.core.eventbackends import close_event_backend
+                from a2a.runtime.runner import get_runner
 
                 await asyncio.to_thread(get_runner().shutdown)
                 await asyncio.to_thread(close_event_backend)  # the last transitions' events go out

@@ -30,10 +30,9 @@ from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.request import Request
 
-from stores.base import Task, task_owner
-
 from a2a.conf import a2a_settings
 from a2a.protocol.errors import A2AError
+from stores.base import Task, task_owner
 
 #: The principal of the request being served ("" = anonymous / no authentication).
 caller: ContextVar[str] = ContextVar("a2a_caller", default="")

@@ -26,7 +26,7 @@ DEFAULTS: dict[str, Any] = {
     "A2A_HANDLER": "a2a.handlers.echo",
     # How many Tasks are fulfilled at once per process; more wait their turn.
     "A2A_WORKERS": 8,
-    # Where Tasks are fulfilled (a2a/executors.py): "thread", the runner of the process
+    # Where Tasks are fulfilled (a2a/runtime/executors.py): "thread", the runner of the process
     # that accepted them; or "tasks" / "tasks:<alias>", a job on the queue of Django's
     # Tasks framework (TASKS[<alias>]), run by worker processes (`manage.py db_worker`).
     "A2A_EXECUTOR": "thread",
@@ -112,7 +112,7 @@ DEFAULTS: dict[str, Any] = {
     "A2A_LLM_SYSTEM_PROMPT": "",
     # How many earlier tasks of the same contextId the model sees as conversation (0: none).
     "A2A_LLM_CONTEXT_TASKS": 10,
-    # A directory of skills, one SKILL.md per sub-directory (see a2a/skills.py); relative
+    # A directory of skills, one SKILL.md per sub-directory (see a2a/handlers/skills.py); relative
     # to BASE_DIR. Its skills join A2A_SKILLS on the Agent Card. None: no directory.
     "A2A_SKILLS_DIR": None,
     # Ids of the A2A_SKILLS_DIR skills to offer (a list, or comma-separated); None: all.
@@ -140,7 +140,7 @@ DEFAULTS: dict[str, Any] = {
     "A2A_STALE_AFTER": 3600.0,
     # Seconds each check of /healthz (the store, the runner, ...) may take before it fails.
     "A2A_HEALTH_TIMEOUT": 5.0,
-    # --- Leases and crashes (a2a/leases.py) ------------------------------------------------
+    # --- Leases and crashes (a2a/core/leases.py) ------------------------------------------------
     # A task in flight is leased to the process running it for this many seconds, renewed
     # every third of it; a task whose lease ran out (its process died) is failed or re-run.
     "A2A_LEASE_SECONDS": 30.0,

@@ -46,14 +46,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
-from stores.base import Task, decode_cursor, encode_cursor, now_iso
-from stores.push import PushConfig, PushConfigStore, config_order, get_push_config_store
-from stores.resolve import get_task_store
-
 from a2a import auth
 from a2a.conf import a2a_settings
 from a2a.protocol.errors import A2AError, InvalidParamsError, PushNotificationNotSupportedError, TaskNotFoundError
 from a2a.protocol.model import PushConfigListParams, PushConfigParams, PushConfigRef, new_id
+from stores.backends import get_task_store
+from stores.base import Task, decode_cursor, encode_cursor, now_iso
+from stores.push import PushConfig, PushConfigStore, config_order, get_push_config_store
 
 logger = logging.getLogger(__name__)
 
@@ -585,7 +584,7 @@ def on_task_saved(task: Task) -> None:
 
 def install() -> None:
     """Listen for saved task versions (called by the ``a2a`` app's ``ready()``)."""
-    from a2a.events import bus
+    from a2a.core.events import bus
 
     bus.add_listener(on_task_saved)
 

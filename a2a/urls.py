@@ -2,13 +2,13 @@
 
 from django.urls import path, re_path
 
-from a2a import ops_views, views
-from a2a.bindings import rest
+from a2a.http import health as ops_views
+from a2a.http import rest, views
 
 app_name = "a2a"
 
 urlpatterns = [
-    # Operations: health (200/503 JSON) and Prometheus metrics (a2a/ops_views.py).
+    # Operations: health (200/503 JSON) and Prometheus metrics (a2a/http/health.py).
     path("healthz", ops_views.healthz, name="healthz"),
     path("metrics", ops_views.metrics, name="metrics"),
     path(".well-known/agent-card.json", views.agent_card, name="agent-card"),

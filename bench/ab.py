@@ -8,7 +8,7 @@ or switched off) and as it is, in alternating rounds in one process, so both see
 same machine; reported is the best round's mean CPU time per call (the process's) and
 the ratio. What is measured, and which change:
 
-- ``requested_version``: ``a2a/views.py`` reads ``A2A-Version`` from ``META`` (was:
+- ``requested_version``: ``a2a/http/views.py`` reads ``A2A-Version`` from ``META`` (was:
   ``request.headers`` and ``request.GET``, each built per request);
 - ``asgi GetTask``: ``a2a/asgi.py``'s direct path without ``ThreadSensitiveContext``,
   with one task instead of two plus ``asyncio.wait``, and ``ALLOWED_HOSTS`` checked once
@@ -127,8 +127,8 @@ def memory_and_http(rows: list[dict[str, Any]], n: int) -> None:
     django.setup()
     from django.core.handlers.asgi import ASGIRequest
 
-    from a2a import views
     from a2a.asgi import A2AASGIHandler
+    from a2a.http import views
     from bench.breakdown import _asgi_call, _get_body, _scope, _send_body
     from bench.scale import lean_task
     from stores.base import TaskQuery, page_in_memory

@@ -11,9 +11,9 @@ do not. Layers, each including the ones below:
 
 - ``asgi``: the whole ASGI application (``toolnexus_site.asgi.application``) with an
   in-memory ``receive``/``send`` (everything but uvicorn's HTTP parsing and socket I/O);
-- ``view``: ``a2a.views.jsonrpc_endpoint`` on a ready ``ASGIRequest``;
-- ``binding``: ``a2a.bindings.jsonrpc.handle`` (parse, dialect, operation, render, JSON);
-- ``operation``: ``a2a.operations.get_task`` / ``send_message`` (parsed parameters in,
+- ``view``: ``a2a.http.views.jsonrpc_endpoint`` on a ready ``ASGIRequest``;
+- ``binding``: ``a2a.http.jsonrpc.handle`` (parse, dialect, operation, render, JSON);
+- ``operation``: ``a2a.service.operations.get_task`` / ``send_message`` (parsed parameters in,
   canonical task out);
 - ``store``: ``store.get`` / ``store.save`` of the same task.
 
@@ -120,11 +120,11 @@ def run(store: str, version: str | None, n: int) -> dict[str, Any]:
     django.setup()
     from django.core.handlers.asgi import ASGIRequest
 
-    from a2a import operations, views
-    from a2a.bindings import jsonrpc
+    from a2a.http import jsonrpc, views
     from a2a.protocol import dialect_for
-    from a2a.runner import get_runner
-    from stores.resolve import get_task_store
+    from a2a.runtime.runner import get_runner
+    from a2a.service import operations
+    from stores.backends import get_task_store
     from toolnexus_site.asgi import application
 
     loop = asyncio.new_event_loop()

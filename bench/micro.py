@@ -43,7 +43,7 @@ def _worker(store: str, directory: str, seconds: float) -> None:
     import django
 
     django.setup()
-    from stores.resolve import resolve_store
+    from stores.backends import resolve_store
 
     spec = {"memory": "memory", "file": f"file:{directory}/tasks"}.get(store, "orm")
     instance = resolve_store(spec)

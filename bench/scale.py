@@ -5,7 +5,7 @@ server would use) grows the data set size by size, generating tasks straight int
 the store: ``save`` for the memory store, plain file writes for the file store (no
 fsync: only the reads are timed), bulk SQL (``COPY`` on PostgreSQL) for the ORM
 store. At each size it times, in process, the whole JSON-RPC path minus HTTP
-(``a2a.bindings.jsonrpc.handle``: parse, dialect, operation, store, render, JSON):
+(``a2a.http.jsonrpc.handle``: parse, dialect, operation, store, render, JSON):
 
 - ``GetTask`` of random tasks (p50/p99);
 - ``ListTasks`` first page (``pageSize`` 50, newest first) and a deep page (the page
@@ -156,9 +156,9 @@ def _worker(kind: str, sizes: list[int], quick: bool) -> None:
     django.setup()
     import orjson
 
-    from a2a.bindings import jsonrpc
+    from a2a.http import jsonrpc
+    from stores.backends import get_task_store
     from stores.base import encode_cursor
-    from stores.resolve import get_task_store
 
     store = get_task_store()
     loop = asyncio.new_event_loop()

@@ -4,7 +4,7 @@ Two admins are registered and exactly one shows, decided per request from the
 configured store: with the ORM store, a read-only ``ModelAdmin`` on
 :class:`~stores.models.TaskRecord`; with any other store (memory, file, custom), a
 read-only admin on the table-less :class:`~stores.models.StoredTask` whose pages read
-through :func:`~stores.resolve.get_task_store`.
+through :func:`~stores.backends.get_task_store`.
 """
 
 from __future__ import annotations
@@ -35,10 +35,20 @@ from django.utils.http import content_disposition_header, url_has_allowed_host_a
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timesince import timesince
 
-from stores.base import MAX_PAGE_SIZE, STATES, Task, TaskPage, TaskQuery, TaskStore, parse_timestamp, task_state, task_updated
+from stores.backends import get_task_store
+from stores.base import (
+    MAX_PAGE_SIZE,
+    STATES,
+    Task,
+    TaskPage,
+    TaskQuery,
+    TaskStore,
+    parse_timestamp,
+    task_state,
+    task_updated,
+)
 from stores.models import StoredTask, TaskRecord
 from stores.orm import OrmTaskStore
-from stores.resolve import get_task_store
 
 SEARCH_HELP = "An exact task id, or a context id to list that context's tasks."
 logger = logging.getLogger(__name__)
@@ -213,8 +223,8 @@ UPDATED_CHOICES = {
 
 class TaskAdminMixin:
     """Actions (cancel, fail stale, delete, export), inline file downloads and the
-    detail page, for both task admins. State changes go through ``a2a.lifecycle`` (via
-    ``a2a.maintenance``), so a terminal state stays final and listeners hear them;
+    detail page, for both task admins. State changes go through ``a2a.core.lifecycle`` (via
+    ``a2a.ops.bulk``), so a terminal state stays final and listeners hear them;
     each is recorded in the admin's log (LogEntry) and on the ``stores.admin`` logger.
 
     Permissions: cancel and fail stale need "Can change task", delete needs "Can
@@ -285,7 +295,7 @@ class TaskAdminMixin:
         return None
 
     def _cancel_tasks(self, request: HttpRequest, ids: list[str]) -> HttpResponse | None:
-        from a2a import maintenance
+        from a2a.ops import bulk as maintenance
 
         store = get_task_store()
         done: list[str] = []
@@ -299,8 +309,8 @@ class TaskAdminMixin:
         return self._back(request)
 
     def _fail_stale_tasks(self, request: HttpRequest, ids: list[str]) -> HttpResponse | None:
-        from a2a import maintenance
         from a2a.conf import a2a_settings
+        from a2a.ops import bulk as maintenance
 
         older = dt.timedelta(seconds=float(a2a_settings.STALE_AFTER))
         store = get_task_store()
@@ -337,7 +347,7 @@ class TaskAdminMixin:
         return None
 
     def _export_tasks(self, request: HttpRequest, ids: list[str]) -> HttpResponse:
-        from a2a import maintenance
+        from a2a.ops import bulk as maintenance
 
         store = get_task_store()
         tasks = [task for task in map(store.get, ids) if task is not None]

@@ -15,7 +15,7 @@ The contract, from the seeds and then some:
   stored task's ``_version`` is ``n`` (0: there is no such task yet, or it has no
   ``_version``), and raises :class:`StaleTaskError` otherwise, atomically, also
   across processes (the memory store under its lock, the file store under a per-task
-  ``flock``, the ORM store with a conditional ``UPDATE``). :mod:`a2a.lifecycle` saves
+  ``flock``, the ORM store with a conditional ``UPDATE``). :mod:`a2a.core.lifecycle` saves
   every transition this way and retries on a stale version.
 - A save that cannot be done (disk full, read-only directory) raises
   :class:`StoreError`, whose message says why; the previous version stays intact.
@@ -240,7 +240,7 @@ class TaskStore(ABC):
 
         With ``expected_version``, only when the stored task's ``_version`` is that
         (a missing task, or one without ``_version``, counts as 0); else raise :class:`StaleTaskError`. A store
-        whose ``save`` takes no ``expected_version`` still works: :mod:`a2a.lifecycle`
+        whose ``save`` takes no ``expected_version`` still works: :mod:`a2a.core.lifecycle`
         then relies on its in-process lock alone."""
 
     @abstractmethod

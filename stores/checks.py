@@ -10,7 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 @register(Tags.compatibility)
 def check_task_store(app_configs: Any = None, **kwargs: Any) -> list[Error]:
-    from stores.resolve import get_task_store
+    from stores.backends import get_task_store
 
     try:
         get_task_store()

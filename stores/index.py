@@ -27,7 +27,16 @@ from pathlib import Path
 
 import orjson
 
-from stores.base import Task, TaskPage, TaskQuery, decode_cursor, encode_cursor, format_timestamp, task_owner, task_state
+from stores.base import (
+    Task,
+    TaskPage,
+    TaskQuery,
+    decode_cursor,
+    encode_cursor,
+    format_timestamp,
+    task_owner,
+    task_state,
+)
 from stores.base import task_updated as _updated
 
 try:

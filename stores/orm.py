@@ -11,7 +11,23 @@ from typing import Any
 from django.db import IntegrityError, InterfaceError, OperationalError, connections, transaction
 from django.db.models import Q
 
-from stores.base import StaleTaskError, Task, TaskPage, TaskQuery, TaskStore, check_task, cursor_total, decode_cursor, encode_cursor, format_timestamp, parse_timestamp, task_owner, task_state, task_updated, task_version
+from stores.base import (
+    StaleTaskError,
+    Task,
+    TaskPage,
+    TaskQuery,
+    TaskStore,
+    check_task,
+    cursor_total,
+    decode_cursor,
+    encode_cursor,
+    format_timestamp,
+    parse_timestamp,
+    task_owner,
+    task_state,
+    task_updated,
+    task_version,
+)
 
 logger = logging.getLogger(__name__)
 

@@ -404,7 +404,7 @@ def get_push_config_store(task_store: TaskStore | None = None) -> PushConfigStor
     """The push-config store beside ``task_store`` (default: the project's task store),
     one per task store instance."""
     if task_store is None:
-        from stores.resolve import get_task_store
+        from stores.backends import get_task_store
 
         task_store = get_task_store()
     with _stores_lock:

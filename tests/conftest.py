@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.conf import settings
 
+from stores.backends import get_task_store, resolve_store
 from stores.base import TaskStore
-from stores.resolve import get_task_store, resolve_store
 
 #: Store kinds every contract test runs on; "orm-postgres" only when it is configured.
 STORE_KINDS = ["memory", "file", "orm-sqlite"] + (["orm-postgres"] if "postgres" in settings.DATABASES else [])
@@ -69,7 +69,7 @@ def _fresh_runner():
     """Each test gets a fresh runner: no handler thread (and its database connection)
     outlives the test that started it."""
     yield
-    from a2a import runner
+    from a2a.runtime import runner
 
     if runner._runner is not None:
         runner._runner.shutdown(grace=5)

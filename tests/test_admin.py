@@ -15,11 +15,11 @@ from django.test import RequestFactory
 from django.urls import reverse
 
 from stores.admin import TaskRecordAdmin, parts_text
+from stores.backends import get_task_store, resolve_store
 from stores.base import TaskPage, TaskQuery, TaskStore, format_timestamp
 from stores.memory import MemoryTaskStore
 from stores.models import TaskRecord
 from stores.orm import OrmTaskStore
-from stores.resolve import get_task_store, resolve_store
 
 pytestmark = pytest.mark.django_db
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from stores.backends import resolve_store
 from stores.base import format_timestamp
-from stores.resolve import resolve_store
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 CHROMIUM = os.environ.get("A2A_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"

@@ -72,7 +72,7 @@ def test_other_paths_go_through_django():
 
 
 def test_lifespan_shutdown_drains_the_runner(settings):
-    from a2a.runner import get_runner
+    from a2a.runtime.runner import get_runner
 
     app = get_asgi_application()
     runner = get_runner()

@@ -11,8 +11,8 @@ import sys
 import pytest
 from django.core.management import CommandError, call_command
 
-from a2a.events import bus
-from a2a.maintenance import parse_age
+from a2a.core.events import bus
+from a2a.ops.bulk import parse_age
 from stores.base import format_timestamp
 from stores.file import FileTaskStore
 from stores.orm import OrmTaskStore

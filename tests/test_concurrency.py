@@ -14,10 +14,11 @@ import time
 import pytest
 from django.db import connections
 
-from a2a import lifecycle, operations
+from a2a.core import lifecycle
 from a2a.protocol.errors import TaskNotCancelableError, UnsupportedOperationError
 from a2a.protocol.model import CancelParams, SendParams, new_task, set_status
-from a2a.runner import Runner
+from a2a.runtime.runner import Runner
+from a2a.service import operations
 from stores.base import STATES, TERMINAL_STATES, StaleTaskError, TaskStore, now_iso
 from stores.file import FileTaskStore
 from tests.conftest import STORE_KINDS
@@ -214,7 +215,7 @@ def test_completion_racing_a_cancel_from_another_process_keeps_canceled(store):
     racing = RacingStore(store)
     store.save(a_task("t1", "working", version=2))
     racing.before_save = lambda task: _other_process_saves(store, "t1", "canceled")
-    from a2a.runner import _finish
+    from a2a.runtime.runner import _finish
 
     assert lifecycle.transition_sync(racing, "t1", _finish("completed", artifacts=[{"artifactId": "a"}])) is None
     final = store.get("t1")
@@ -384,7 +385,7 @@ RACER = """
 import os, sys, time
 import django
 django.setup()
-from a2a.runner import Runner
+from a2a.runtime.runner import Runner
 runner = Runner(1)
 runner.start()
 open(f"{sys.argv[2]}.ready.{os.getpid()}", "w").close()

@@ -21,20 +21,21 @@ import redis
 from django.conf import settings as django_settings
 from django.core.exceptions import ImproperlyConfigured
 
-from a2a import checks, operations
-from a2a.eventbackends import (
+from a2a.core.eventbackends import (
     MemoryEventBackend,
     close_event_backend,
     get_event_backend,
     resolve_event_backend,
 )
-from a2a.eventbackends.base import BrokerBackend, encode, receive
-from a2a.eventbackends.postgres import PostgresEventBackend, conninfo_for_alias
-from a2a.eventbackends.redis import RedisEventBackend
-from a2a.events import RESYNC, Subscription, TaskEvent, bus
+from a2a.core.eventbackends.base import BrokerBackend, encode, receive
+from a2a.core.eventbackends.postgres import PostgresEventBackend, conninfo_for_alias
+from a2a.core.eventbackends.redis import RedisEventBackend
+from a2a.core.events import RESYNC, Subscription, TaskEvent, bus
+from a2a.ops import checks
 from a2a.protocol.errors import TaskNotFoundError
 from a2a.protocol.model import GetParams
-from stores.resolve import get_task_store
+from a2a.service import operations
+from stores.backends import get_task_store
 
 REDIS_URL = os.environ.get("A2A_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 POSTGRES_URL = django_settings.POSTGRES_URL
@@ -414,7 +415,7 @@ def test_a_forked_child_publishes_on_its_own_and_flushes_before_exiting(pair):
     does not take the child's events for its own), and flushes before ``os._exit``."""
     _mine, _other = pair
     task_id = str(uuid.uuid4())
-    from a2a.eventbackends import flush_events
+    from a2a.core.eventbackends import flush_events
 
     async def run():
         with bus.subscribe(task_id) as sub:
@@ -646,7 +647,7 @@ def test_the_default_is_in_process(settings):
         ("rediss://h:6380/0", RedisEventBackend),
         ("postgresql://u@h/db", PostgresEventBackend),
         ("postgres://u@h/db", PostgresEventBackend),
-        ("a2a.eventbackends.memory.MemoryEventBackend", MemoryEventBackend),
+        ("a2a.core.eventbackends.memory.MemoryEventBackend", MemoryEventBackend),
     ],
 )
 def test_accepted_forms(spec, cls):
@@ -671,7 +672,7 @@ def test_a_database_alias():
         ("postgres", "c", "needs a PostgreSQL database, but 'default' is 'django.db.backends.sqlite3'"),
         ("postgres:nope", "c", "names database 'nope', which is not in DATABASES"),
         ("a2a.nothing.Here", "c", "cannot be imported"),
-        ("a2a.events.TaskEvent", "c", "is not an a2a.eventbackends.EventBackend subclass"),
+        ("a2a.core.events.TaskEvent", "c", "is not an a2a.core.eventbackends.EventBackend subclass"),
         (42, "c", "A2A_EVENTS cannot be a int"),
         ("memory", "", "A2A_EVENTS_CHANNEL must be a non-empty string"),
         ("memory", "x" * 64, "at most 63 bytes"),
@@ -722,7 +723,7 @@ def test_changing_the_setting_closes_the_old_backend(settings, channel):
 def test_the_start_up_log_names_the_backend_and_warns_with_siblings(settings, monkeypatch, caplog, tmp_path, channel):
     import logging
 
-    from a2a import deployment
+    from a2a.ops import deployment
 
     settings.TASK_STORE = f"file:{tmp_path}"
     monkeypatch.setattr(deployment, "several_workers", lambda: "uvicorn runs 4 workers")

@@ -12,11 +12,13 @@ import time
 import pytest
 from django.core.checks import run_checks
 
-from a2a import executors, leases, lifecycle, operations
+from a2a.core import leases, lifecycle
 from a2a.protocol.model import SendParams, set_status
-from a2a.runner import get_runner
+from a2a.runtime import executors
+from a2a.runtime.runner import get_runner
+from a2a.service import operations
+from stores.backends import get_task_store
 from stores.base import format_timestamp
-from stores.resolve import get_task_store
 
 pytestmark = pytest.mark.django_db
 
@@ -210,7 +212,7 @@ def test_a_cancel_heard_from_another_process_stops_the_handler_before_any_heartb
     that process would be) stops the handler, though no heartbeat comes for 100 s."""
     import uuid
 
-    from a2a.events import TaskEvent
+    from a2a.core.events import TaskEvent
     from tests.test_events import make_backend
 
     channel = f"a2a-test-{uuid.uuid4().hex}:"

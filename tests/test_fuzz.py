@@ -49,12 +49,12 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from a2a.asgi import get_asgi_application
-from a2a.bindings.jsonrpc import METHODS
+from a2a.http.jsonrpc import METHODS
 from a2a.protocol import errors
-from a2a.runner import get_runner
+from a2a.runtime.runner import get_runner
+from stores.backends import get_task_store
 from stores.base import STATES, now_iso
 from stores.memory import MemoryTaskStore
-from stores.resolve import get_task_store
 
 # The runner's background threads use `random` (lease jitter) while Hypothesis draws.
 pytestmark = pytest.mark.filterwarnings("ignore:Do not use the `random` module inside strategies")

@@ -27,9 +27,9 @@ import pytest
 from a2a.asgi import get_asgi_application
 from a2a.handlers import HandlerRequest
 from a2a.protocol.model import agent_message, new_task, set_status
-from a2a.runner import get_runner
+from a2a.runtime.runner import get_runner
+from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
-from stores.resolve import get_task_store
 
 ENDPOINT = "/a2a/"
 CARD = "/.well-known/agent-card.json"

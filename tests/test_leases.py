@@ -15,10 +15,13 @@ import types
 import pytest
 from django.core.management import call_command
 
-from a2a import deployment, leases, maintenance, operations
-from a2a.events import bus
+from a2a.core import leases
+from a2a.core.events import bus
+from a2a.ops import bulk as maintenance
+from a2a.ops import deployment
 from a2a.protocol.model import SendParams, new_task
-from a2a.runner import Runner
+from a2a.runtime.runner import Runner
+from a2a.service import operations
 from stores.base import format_timestamp, now_iso
 from tests.db_marks import store_params
 

@@ -1,4 +1,4 @@
-"""The limits on what a request may carry and what a task keeps (a2a/limits.py), each
+"""The limits on what a request may carry and what a task keeps (a2a/protocol/limits.py), each
 at its boundary: exactly at the limit passes, one over is refused with the right code
 and a message naming the setting. Through both bindings and both dialects (JSON-RPC in
 v0.3 and v1.0, HTTP+JSON in v1.0, the only dialect it is offered in), in-process on the
@@ -20,9 +20,9 @@ from django.core.checks import run_checks
 
 from a2a.asgi import get_asgi_application
 from a2a.conf import DEFAULTS, a2a_settings, from_environment
-from a2a.runner import get_runner
+from a2a.runtime.runner import get_runner
+from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
-from stores.resolve import get_task_store
 
 _app: Any = None
 

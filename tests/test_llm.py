@@ -13,13 +13,13 @@ import pytest
 from django.core.checks import run_checks
 from prometheus_client import REGISTRY
 
-from a2a import operations
-from a2a.card import skills as card_skills
 from a2a.conf import DEFAULTS
 from a2a.handlers import HandlerRequest, Result, to_artifacts
 from a2a.handlers.llm import LLMClient, LLMHandler, provider_error, retry_after
+from a2a.handlers.skills import SkillError, parse_skill, requested_skill, scan
 from a2a.protocol.model import SendParams
-from a2a.skills import SkillError, parse_skill, requested_skill, scan
+from a2a.service import operations
+from a2a.service.card import skills as card_skills
 from tests.conftest import ALL_DATABASES
 from tests.stubs import Reply, anthropic_reply, openai_reply, stub_model
 

@@ -12,9 +12,10 @@ import pytest
 from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
-from a2a import observability, operations
-from a2a.events import TaskEvent
+from a2a.core.events import TaskEvent
+from a2a.ops import observability
 from a2a.protocol.model import SendParams
+from a2a.service import operations
 from stores.base import TaskPage, TaskQuery, TaskStore
 from stores.memory import MemoryTaskStore
 from tests.conftest import ALL_DATABASES

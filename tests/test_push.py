@@ -26,9 +26,9 @@ import pytest
 from a2a import push
 from a2a.asgi import get_asgi_application
 from a2a.protocol.model import new_task, set_status
+from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from stores.push import get_push_config_store
-from stores.resolve import get_task_store
 from tests.conftest import ALL_DATABASES, STORE_KINDS
 
 V10, V03 = "1.0", None  # the A2A-Version header each dialect sends

@@ -19,7 +19,7 @@ import httpx
 import orjson
 import pytest
 
-from a2a.events import bus
+from a2a.core.events import bus
 from a2a.protocol import V03_REST, V10, rest_dialect_for
 from a2a.protocol.errors import VersionNotSupportedError
 from stores.memory import MemoryTaskStore

@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from a2a import operations
 from a2a.protocol.errors import TaskNotCancelableError, UnsupportedOperationError
 from a2a.protocol.model import CancelParams, GetParams, SendParams
-from a2a.runner import SHUTDOWN_MESSAGE, Runner
+from a2a.runtime.runner import SHUTDOWN_MESSAGE, Runner
+from a2a.service import operations
 from tests.conftest import ALL_DATABASES
 
 pytestmark = ALL_DATABASES
@@ -177,7 +177,7 @@ def test_the_pool_is_bounded(use_store, settings):
     settings.A2A_HANDLER = "tests.test_runner.gated_handler"
     runner = Runner(2)
     try:
-        from a2a import lifecycle
+        from a2a.core import lifecycle
         from a2a.protocol.model import new_task
 
         tasks = [new_task(message(f"t{i}"), context_id="c") for i in range(5)]
@@ -199,7 +199,7 @@ def test_the_pool_is_bounded(use_store, settings):
 def test_shutdown_fails_unfinished_tasks_honestly(use_store, settings):
     settings.A2A_HANDLER = "tests.test_runner.async_gated_handler"
     runner = Runner(1)
-    from a2a import lifecycle
+    from a2a.core import lifecycle
     from a2a.protocol.model import new_task
 
     tasks = [new_task(message(f"t{i}"), context_id="c") for i in range(3)]

@@ -11,11 +11,11 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
 from a2a.conf import a2a_settings, from_environment
+from stores.backends import ACCEPTED, get_task_store, resolve_store
 from stores.base import TaskStore
 from stores.file import FileTaskStore
 from stores.memory import MemoryTaskStore
 from stores.orm import OrmTaskStore
-from stores.resolve import ACCEPTED, get_task_store, resolve_store
 from tests.server import ROOT, site_env
 
 

@@ -14,9 +14,9 @@ import httpx
 import orjson
 import pytest
 
-from a2a import operations
-from a2a.events import bus
+from a2a.core.events import bus
 from a2a.protocol.model import GetParams, SendParams
+from a2a.service import operations
 from tests.conftest import ALL_DATABASES
 from tests.server import running_server, site_env
 

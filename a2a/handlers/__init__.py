@@ -50,10 +50,9 @@ from typing import Any
 import orjson
 from django.utils.module_loading import import_string
 
-from stores.base import TaskStore
-
 from a2a.protocol.errors import InvalidAgentResponseError
 from a2a.protocol.model import Artifact, Message, Part, Task, agent_message, message_text, new_id, set_status
+from stores.base import TaskStore
 
 
 @dataclass
@@ -70,7 +69,7 @@ class HandlerRequest:
 
     def progress(self, text: str) -> None:
         """Save a ``working`` status update carrying ``text`` as the agent's message."""
-        from a2a import lifecycle
+        from a2a.core import lifecycle
 
         def change(task: Task) -> Task | None:
             if lifecycle.is_terminal(task):
@@ -91,8 +90,8 @@ class HandlerRequest:
     ) -> str:
         """Add an artifact now, or with ``append=True`` add ``parts`` to the artifact
         ``artifact_id``; returns the artifact's id."""
-        from a2a import lifecycle
-        from a2a.events import TaskEvent, with_chunk
+        from a2a.core import lifecycle
+        from a2a.core.events import TaskEvent, with_chunk
 
         chunk: Artifact = {"artifactId": artifact_id or new_id(), "parts": _parts(parts)}
         if name:
@@ -122,7 +121,7 @@ class HandlerRequest:
         return await asyncio.to_thread(functools.partial(self.artifact, parts, **kwargs))
 
     def _store(self) -> TaskStore:
-        from stores.resolve import get_task_store
+        from stores.backends import get_task_store
 
         return self.store or get_task_store()
 

@@ -12,7 +12,7 @@ Set ``A2A_HANDLER = "a2a.handlers.llm.handle"`` and point it at a model::
 
 Each Task is one chat completion: a system prompt (``A2A_LLM_SYSTEM_PROMPT``, or one
 made from the agent's name and description), the skill the message targets (its
-``SKILL.md`` instructions, see :mod:`a2a.skills`), the earlier tasks of the same
+``SKILL.md`` instructions, see :mod:`a2a.handlers.skills`), the earlier tasks of the same
 context (``A2A_LLM_CONTEXT_TASKS`` of them) and this task's messages. The answer is
 the task's text artifact; token usage goes into the task's metadata under ``"llm"``
 (summed over the task's turns). Requests time out after ``A2A_LLM_TIMEOUT`` seconds;
@@ -33,12 +33,11 @@ from typing import Any
 
 import httpx
 
-from stores.base import TaskQuery, task_updated
-
-from a2a import observability
 from a2a.conf import a2a_settings
-from a2a.skills import Skill, get_skill, get_skills, requested_skill
 from a2a.handlers import HandlerRequest, Result
+from a2a.handlers.skills import Skill, get_skill, get_skills, requested_skill
+from a2a.ops import observability
+from stores.base import TaskQuery, task_updated
 
 logger = logging.getLogger(__name__)
 
@@ -330,7 +329,7 @@ class LLMHandler:
         turns: list[dict[str, str]] = []
         limit = int(a2a_settings.LLM_CONTEXT_TASKS)
         if limit > 0 and request.context_id:
-            from stores.resolve import get_task_store
+            from stores.backends import get_task_store
 
             store = getattr(request, "store", None) or get_task_store()
             page = await store.alist(TaskQuery(context_id=request.context_id, page_size=min(limit + 1, 100)))

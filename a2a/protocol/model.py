@@ -17,9 +17,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
-from stores.base import TERMINAL_STATES, Task, now_iso, task_state
-
 from a2a.protocol.errors import InvalidParamsError
+from stores.base import TERMINAL_STATES, Task, now_iso, task_state
 
 Message = dict[str, Any]
 Part = dict[str, Any]

@@ -13,11 +13,31 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from stores.base import STATES, parse_timestamp
-
-from a2a import limits
+from a2a.protocol import limits
 from a2a.protocol.errors import A2AError, InvalidParamsError
-from a2a.protocol.model import CancelParams, GetParams, ListParams, Message, Part, PushConfigListParams, PushConfigParams, PushConfigRef, SendParams, StreamItem, Task, json_type, pick, shown, want_bool, want_int, want_object, want_string, want_string_list, with_history
+from a2a.protocol.model import (
+    CancelParams,
+    GetParams,
+    ListParams,
+    Message,
+    Part,
+    PushConfigListParams,
+    PushConfigParams,
+    PushConfigRef,
+    SendParams,
+    StreamItem,
+    Task,
+    json_type,
+    pick,
+    shown,
+    want_bool,
+    want_int,
+    want_object,
+    want_string,
+    want_string_list,
+    with_history,
+)
+from stores.base import STATES, parse_timestamp
 
 
 def want_id(value: Any, path: str, *, required: bool = True) -> str | None:

@@ -8,9 +8,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from a2a import limits
+from a2a.protocol import limits
 from a2a.protocol.errors import A2AError, InvalidParamsError
-from a2a.protocol.model import Message, Part, PushConfigListParams, PushConfigParams, PushConfigRef, StreamItem, Task, pick, shown, want_bool, want_int, want_object, want_string, with_history
+from a2a.protocol.model import (
+    Message,
+    Part,
+    PushConfigListParams,
+    PushConfigParams,
+    PushConfigRef,
+    StreamItem,
+    Task,
+    pick,
+    shown,
+    want_bool,
+    want_int,
+    want_object,
+    want_string,
+    with_history,
+)
 from a2a.protocol.v03 import V03Dialect, check_base64, check_text, push_authentication, want_id
 
 STATE_NAMES = {

@@ -1,7 +1,7 @@
 """``manage.py a2a_leases``: settle the tasks whose process died (their lease expired).
 
 Every server process does this by itself at start and every
-``A2A_LEASE_CHECK_INTERVAL`` seconds (see :mod:`a2a.leases`); the command does it
+``A2A_LEASE_CHECK_INTERVAL`` seconds (see :mod:`a2a.core.leases`); the command does it
 once, e.g. from cron when no server runs, or to look (``--dry-run``). It has no
 server to re-run tasks in, so it saves every expired one as ``failed``, its status
 message saying that the process running it stopped and when its lease expired::
@@ -16,8 +16,8 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from a2a import leases
-from stores.resolve import get_task_store, resolve_store
+from a2a.core import leases
+from stores.backends import get_task_store, resolve_store
 
 
 class Command(BaseCommand):

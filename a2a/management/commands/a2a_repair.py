@@ -19,9 +19,9 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from stores.backends import get_task_store, resolve_store
 from stores.file import STALE_TEMP_SECONDS, FileTaskStore
 from stores.orm import OrmTaskStore
-from stores.resolve import get_task_store, resolve_store
 
 
 class Command(BaseCommand):

@@ -33,12 +33,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.timesince import timesince
 from tqdm import tqdm
 
-from a2a import maintenance
 from a2a.conf import a2a_settings
+from a2a.ops import bulk as maintenance
+from stores.backends import get_task_store, resolve_store
 from stores.base import STATES, TERMINAL_STATES, Task, TaskStore, parse_timestamp
 from stores.file import FileTaskStore
 from stores.push import get_push_config_store
-from stores.resolve import get_task_store, resolve_store
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 """The interface of an event backend, and the machinery the cross-process ones share.
 
 A backend carries the events one process publishes (:meth:`EventBackend.publish`) to
-the :data:`a2a.events.bus` of every other process listening on the same channel
+the :data:`a2a.core.events.bus` of every other process listening on the same channel
 (:meth:`EventBackend.listen`). The in-process part (listeners, subscribers) is the
 bus's; a backend only moves bytes.
 
@@ -16,7 +16,7 @@ it owns one daemon thread running an event loop, with
   every message on the channel is decoded once and handed to the bus, which fans it
   out to the task's subscribers in this process. Each time the listener (re)starts
   hearing the channel it tells every subscriber to read its task from the store
-  (:meth:`a2a.events.EventBus.resync`): whatever was published while it was deaf is
+  (:meth:`a2a.core.events.EventBus.resync`): whatever was published while it was deaf is
   there.
 
 A subclass implements :meth:`BrokerBackend._connect_publisher`,
@@ -39,10 +39,10 @@ from typing import Any, ClassVar
 
 import orjson
 
-from a2a import events
-from a2a.events import TaskEvent, artifacts_shape, bus
+from a2a.core import events
+from a2a.core.events import TaskEvent, artifacts_shape, bus
 
-logger = logging.getLogger("a2a.events")
+logger = logging.getLogger("a2a.core.events")
 
 #: Events waiting to be sent beyond which the oldest is dropped (the broker is down).
 MAX_OUTBOX = 10_000

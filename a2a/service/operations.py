@@ -11,16 +11,39 @@ import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Iterator
 
-from stores.base import TaskPage, TaskQuery, task_version
-from stores.resolve import get_task_store
-
-from a2a import auth, leases, lifecycle, limits, push
+from a2a import auth, push
 from a2a.conf import a2a_settings
-from a2a.events import Subscription, TaskEvent, artifacts_shape, bus, with_chunk
-from a2a.executors import adispatch
-from a2a.protocol.errors import ContentTypeNotSupportedError, InvalidParamsError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError
-from a2a.protocol.model import INTERRUPTED_STATES, SETTLED_STATES, CancelParams, GetParams, ListParams, Message, SendParams, StreamItem, Task, new_id, new_task, set_status, shown, task_state, with_history
-from a2a.runner import get_runner
+from a2a.core import leases, lifecycle
+from a2a.core.events import Subscription, TaskEvent, artifacts_shape, bus, with_chunk
+from a2a.protocol import limits
+from a2a.protocol.errors import (
+    ContentTypeNotSupportedError,
+    InvalidParamsError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from a2a.protocol.model import (
+    INTERRUPTED_STATES,
+    SETTLED_STATES,
+    CancelParams,
+    GetParams,
+    ListParams,
+    Message,
+    SendParams,
+    StreamItem,
+    Task,
+    new_id,
+    new_task,
+    set_status,
+    shown,
+    task_state,
+    with_history,
+)
+from a2a.runtime.executors import adispatch
+from a2a.runtime.runner import get_runner
+from stores.backends import get_task_store
+from stores.base import TaskPage, TaskQuery, task_version
 
 
 async def _start(params: SendParams) -> Task:

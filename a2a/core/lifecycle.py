@@ -29,6 +29,8 @@ import time
 import zlib
 from collections.abc import Callable
 
+from a2a.core.events import TaskEvent, bus
+from a2a.protocol.errors import InternalError
 from stores.base import (
     STATES,
     TERMINAL_STATES,
@@ -39,9 +41,6 @@ from stores.base import (
     task_state,
     task_version,
 )
-
-from a2a.events import TaskEvent, bus
-from a2a.protocol.errors import InternalError
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +58,7 @@ _INTERRUPTED = {"input-required", "auth-required"}
 #: (progress, artifacts, lease renewals) is a transition too, except in a terminal one.
 TRANSITIONS: dict[str, frozenset[str]] = {
     "submitted": frozenset({"submitted", "working", *TERMINAL_STATES}),
-    # back to "submitted": re-queued after the process running it died (a2a.leases)
+    # back to "submitted": re-queued after the process running it died (a2a.core.leases)
     "working": frozenset({"working", "submitted", *_INTERRUPTED, *TERMINAL_STATES}),
     # "submitted" again when the client answers (a continuation message)
     "input-required": frozenset({"submitted", "working", *_INTERRUPTED, *TERMINAL_STATES}),
@@ -159,9 +158,9 @@ async def transition(
 
 async def create(store: TaskStore, task: Task) -> Task:
     """Save a new task (version 1, leased to this process, which is about to run it,
-    or queued for a worker: :func:`a2a.leases.accept_lease`) and publish it. Never
+    or queued for a worker: :func:`a2a.core.leases.accept_lease`) and publish it. Never
     replaces a task that exists (StaleTaskError)."""
-    from a2a import leases
+    from a2a.core import leases
 
     task["_version"] = 1
     if task_state(task) in leases.LEASED_STATES:

@@ -75,7 +75,7 @@ def several_workers() -> str | None:
 
 
 def _store() -> Any:
-    from stores.resolve import get_task_store
+    from stores.backends import get_task_store
 
     try:
         return get_task_store()
@@ -95,7 +95,7 @@ _HINT = 'Use a store the workers share (TASK_STORE = "file:<dir>" or "orm"), or 
 
 @register()
 def check_deployment(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    from a2a.checks import _number
+    from a2a.ops.checks import _number
 
     errors: list[CheckMessage] = []
     lease = a2a_settings.LEASE_SECONDS
@@ -124,7 +124,7 @@ def log_startup() -> None:
         logger.warning("%s %s", _unshared_message(store, reason), _HINT)
         return
     try:
-        from a2a.eventbackends import get_event_backend
+        from a2a.core.eventbackends import get_event_backend
 
         events: Any = get_event_backend()
     except Exception as exc:  # a2a.E060 reports it

@@ -1,5 +1,5 @@
 """Operating on stored tasks, for the management commands and the admin: select by
-state, context and age; cancel and fail stale tasks through :mod:`a2a.lifecycle` (so
+state, context and age; cancel and fail stale tasks through :mod:`a2a.core.lifecycle` (so
 a terminal state stays final and every listener hears it); export and import as JSON
 lines; copy between stores."""
 
@@ -127,7 +127,7 @@ def _read_all(store: TaskStore) -> list[Task] | None:
 def cancel(store: TaskStore, task_id: str, *, by: str = "") -> tuple[str, Task | None]:
     """Cancel a task that has not finished. Returns ("canceled", task), ("final", task)
     when it had already reached a terminal state (left as it is), or ("missing", None)."""
-    from a2a.lifecycle import is_terminal, transition_sync
+    from a2a.core.lifecycle import is_terminal, transition_sync
     from a2a.protocol.model import agent_message, set_status
 
     def change(task: Task) -> Task | None:
@@ -138,7 +138,7 @@ def cancel(store: TaskStore, task_id: str, *, by: str = "") -> tuple[str, Task |
 
     saved = transition_sync(store, task_id, change)
     if saved is not None:
-        from a2a.runner import get_runner
+        from a2a.runtime.runner import get_runner
 
         get_runner().cancel(task_id)  # stops the handler if it runs in this process
         return "canceled", saved
@@ -153,8 +153,8 @@ def fail_stale(
     failed, saying so in its status message. Returns ("failed", task), ("fresh", task)
     when it is not stale (finished, waiting for input, or recently updated), or
     ("missing", None)."""
-    from a2a import leases
-    from a2a.lifecycle import transition_sync
+    from a2a.core import leases
+    from a2a.core.lifecycle import transition_sync
     from a2a.protocol.model import agent_message, set_status
 
     cutoff = (now or dt.datetime.now(dt.UTC)) - older_than

@@ -72,7 +72,7 @@ LLM_TOKENS = Counter("a2a_llm_tokens", "Tokens the model endpoint reported, by k
 
 
 def _runner_active() -> float:
-    from a2a import runner
+    from a2a.runtime import runner
 
     current = runner._runner
     return float(current.active) if current is not None else 0.0
@@ -159,7 +159,7 @@ def _observe(task: Task) -> None:
 
 def install() -> None:
     """Listen to the event bus (idempotent)."""
-    from a2a.events import bus
+    from a2a.core.events import bus
 
     bus.add_listener(on_task)
 
@@ -200,7 +200,7 @@ def remove_health_check(name: str) -> None:
 
 
 async def _check_store() -> dict[str, Any]:
-    from stores.resolve import get_task_store
+    from stores.backends import get_task_store
 
     store = get_task_store()
     probe = f"healthz-{uuid.uuid4()}"
@@ -212,7 +212,7 @@ async def _check_store() -> dict[str, Any]:
 
 
 def _check_runner() -> dict[str, Any]:
-    from a2a import runner
+    from a2a.runtime import runner
 
     current = runner._runner
     thread = getattr(current, "_thread", None)
@@ -255,7 +255,7 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message and every ``extra`` field
     (so a transition's ``task_id``, ``state``, ``duration`` become JSON keys)::
 
-        LOGGING = {..., "formatters": {"json": {"()": "a2a.observability.JsonFormatter"}}}
+        LOGGING = {..., "formatters": {"json": {"()": "a2a.ops.observability.JsonFormatter"}}}
     """
 
     def format(self, record: logging.LogRecord) -> str:

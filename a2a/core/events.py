@@ -1,13 +1,13 @@
 """The event bus: who hears a Task's saved transitions, in this process and in others.
 
-Every save through :mod:`a2a.lifecycle` publishes the task here. The bus then
+Every save through :mod:`a2a.core.lifecycle` publishes the task here. The bus then
 
 1. calls this process's **listeners** (push delivery, logs, metrics): only the
    process that made the transition calls them, so a webhook hears each version once
    however many processes there are;
 2. hands the event to this process's **subscribers** of the task (streams, blocking
    ``SendMessage``), each on its own event loop;
-3. hands it to the **event backend** (``A2A_EVENTS``, :mod:`a2a.eventbackends`), which
+3. hands it to the **event backend** (``A2A_EVENTS``, :mod:`a2a.core.eventbackends`), which
    carries it to the subscribers of every other process sharing the backend (Redis
    pub/sub or PostgreSQL ``LISTEN/NOTIFY``; the default, ``"memory"``, carries nothing).
 
@@ -109,7 +109,7 @@ class Subscription:
     """The events of one task, from the moment of subscribing.
 
     ``remote``: events come from other processes too, so one may be lost (the
-    subscriber then checks the store now and then, see ``a2a.operations``).
+    subscriber then checks the store now and then, see ``a2a.service.operations``).
     """
 
     def __init__(self, task_id: str, *, remote: bool = False, listening: threading.Event | None = None) -> None:
@@ -138,9 +138,8 @@ class Subscription:
 
     async def read(self) -> TaskEvent:
         """The task as stored now, as a "sync" event."""
-        from stores.resolve import get_task_store
-
         from a2a.protocol.errors import TaskNotFoundError
+        from stores.backends import get_task_store
 
         task = await get_task_store().aget(self.task_id)
         if task is None:
@@ -180,7 +179,7 @@ class EventBus:
         """Hear every task version published while the ``with`` block is open, by this
         process or (with a shared event backend) any other: from other processes once
         ``await subscription.ready()`` returns (read the snapshot after it)."""
-        from a2a.eventbackends import get_event_backend
+        from a2a.core.eventbackends import get_event_backend
 
         backend = get_event_backend()
         sub = Subscription(task_id, remote=backend.remote, listening=getattr(backend, "listening", None))
@@ -209,7 +208,7 @@ class EventBus:
                 logger.exception("event listener %r failed", listener)
         event = event or TaskEvent(task)
         self.fanout(event)
-        from a2a.eventbackends import get_event_backend
+        from a2a.core.eventbackends import get_event_backend
 
         try:
             backend = get_event_backend()

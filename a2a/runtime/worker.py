@@ -1,9 +1,9 @@
 """The job a queue worker runs for each submitted Task (``A2A_EXECUTOR = "tasks"``).
 
 :func:`fulfil` is a task of Django's Tasks framework: web processes enqueue it
-(:func:`a2a.executors.dispatch`), worker processes started with the backend's own
+(:func:`a2a.runtime.executors.dispatch`), worker processes started with the backend's own
 command (``manage.py db_worker``) run it. It hands the A2A task to this process's
-runner (:mod:`a2a.runner`), which runs the handler exactly as in a web process: the
+runner (:mod:`a2a.runtime.runner`), which runs the handler exactly as in a web process: the
 ``working`` and final transitions, the lease and its heartbeats, cancellation (heard
 from the event backend, or noticed by the heartbeat), push delivery by the process
 that saves each transition.
@@ -14,7 +14,7 @@ handlers concurrently, and waits, holding one job, while all are busy, so the ot
 workers take the rest of the queue. The queue's job result only says "handed over":
 the task store is the record of the task. A worker that dies leaves its tasks leased
 to it; the lease reaper of any other process fails or re-enqueues them
-(:mod:`a2a.leases`).
+(:mod:`a2a.core.leases`).
 
 Import this module only with a Tasks backend configured (it defines the job against
 ``TASKS[<alias>]`` of ``A2A_EXECUTOR``).
@@ -27,7 +27,7 @@ import threading
 from typing import Any
 
 from a2a.conf import a2a_settings
-from a2a.executors import ExecutorError, get_executor, tasks_api
+from a2a.runtime.executors import ExecutorError, get_executor, tasks_api
 
 _slots: threading.BoundedSemaphore | None = None
 _slots_lock = threading.Lock()
@@ -48,7 +48,7 @@ def _alias() -> str:
 
 def fulfil(task_id: str) -> str:
     """Run A2A task ``task_id`` through this process's runner (returns once handed over)."""
-    from a2a.runner import get_runner
+    from a2a.runtime.runner import get_runner
 
     slots = _free_slot()
     slots.acquire()
@@ -61,7 +61,7 @@ def fulfil(task_id: str) -> str:
     return task_id
 
 
-# The Tasks framework's job: its workers import "a2a.worker.fulfil" and need a Task there.
+# The Tasks framework's job: its workers import "a2a.runtime.worker.fulfil" and need a Task there.
 # Without the framework installed, A2A_EXECUTOR = "tasks" cannot be used (a2a.E070 says so).
 with contextlib.suppress(ExecutorError):
     fulfil = tasks_api().task(backend=_alias())(fulfil)

@@ -29,10 +29,18 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
-from a2a import auth, limits, operations, push
-from a2a.protocol import V10, Dialect, rest_dialect_for
-from a2a.protocol.errors import ERROR_NAMES, A2AError, InternalError, InvalidRequestError, JSONParseError, MethodNotFoundError
-from a2a.bindings.sse import sse_stream
+from a2a import auth, push
+from a2a.http.sse import sse_stream
+from a2a.protocol import V10, Dialect, limits, rest_dialect_for
+from a2a.protocol.errors import (
+    ERROR_NAMES,
+    A2AError,
+    InternalError,
+    InvalidRequestError,
+    JSONParseError,
+    MethodNotFoundError,
+)
+from a2a.service import operations
 
 logger = logging.getLogger(__name__)
 
@@ -150,7 +158,7 @@ def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Co
 
 
 async def _stream(dialect: Dialect, items: Any) -> StreamingHttpResponse:
-    from a2a.views import event_stream
+    from a2a.http.views import event_stream
 
     first = await anext(items)  # errors before the first event are plain error responses
     return event_stream(
@@ -210,7 +218,7 @@ async def _push_config(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> 
 
 
 async def _extended_card(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
-    from a2a.views import extended_card
+    from a2a.http.views import extended_card
 
     return extended_card(d)
 

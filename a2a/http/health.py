@@ -9,8 +9,8 @@ import asyncio
 import orjson
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 
-from a2a import observability
 from a2a.conf import a2a_settings
+from a2a.ops import observability
 
 
 async def healthz(request: HttpRequest) -> HttpResponse:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from a2a.eventbackends.base import BrokerBackend
+from a2a.core.eventbackends.base import BrokerBackend
 
 #: The ``application_name`` of the backend's connections (``pg_stat_activity``),
 #: followed by the channel.

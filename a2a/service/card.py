@@ -19,8 +19,8 @@ V03_PROTOCOL_VERSION = "0.3.0"
 
 def skills() -> list[dict[str, Any]]:
     """The configured skills in card shape (``tags`` always present): ``A2A_SKILLS``,
-    then the ``SKILL.md`` skills of ``A2A_SKILLS_DIR`` (see :mod:`a2a.skills`)."""
-    from a2a.skills import get_skills
+    then the ``SKILL.md`` skills of ``A2A_SKILLS_DIR`` (see :mod:`a2a.handlers.skills`)."""
+    from a2a.handlers.skills import get_skills
 
     out = [normalize_skill(skill) for skill in a2a_settings.SKILLS]
     listed = {entry["id"] for entry in out}

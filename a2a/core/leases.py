@@ -3,7 +3,7 @@
 A task that a process accepts (``submitted``) or runs (``working``) carries
 ``_lease = {"owner": "<host>:<pid>:<token>", "expires": "<ISO time>", "runs": n}``.
 The runner of that process renews the leases of all its tasks (queued and running)
-every third of ``A2A_LEASE_SECONDS`` (a save through :mod:`a2a.lifecycle` that is not
+every third of ``A2A_LEASE_SECONDS`` (a save through :mod:`a2a.core.lifecycle` that is not
 published: streams and webhooks hear nothing). Settling a task drops its lease.
 
 When the owner dies (``kill -9``, OOM, a lost host) its leases stop being renewed.
@@ -22,7 +22,7 @@ When the owner dies (``kill -9``, OOM, a lost host) its leases stop being renewe
 
 Every step is a compare-and-swap transition, so when several processes reap at once
 exactly one of them acts on a task, and a live owner that was merely slow finds its
-lease taken and lets go (its late result is dropped; see ``a2a.runner``). A renewal
+lease taken and lets go (its late result is dropped; see ``a2a.runtime.runner``). A renewal
 that finds its task settled elsewhere (canceled through another worker) stops the
 local handler.
 
@@ -45,15 +45,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from a2a.conf import a2a_settings
+from a2a.core import lifecycle
+from a2a.protocol.model import agent_message, set_status
+from a2a.runtime.executors import dispatch
 from stores.base import MAX_PAGE_SIZE, Task, TaskQuery, TaskStore, format_timestamp, parse_timestamp, task_state
 
-from a2a import lifecycle
-from a2a.conf import a2a_settings
-from a2a.executors import dispatch
-from a2a.protocol.model import agent_message, set_status
-
 if TYPE_CHECKING:
-    from a2a.runner import Runner
+    from a2a.runtime.runner import Runner
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +97,7 @@ def new_lease(*, runs: int = 0, now: dt.datetime | None = None, queued: bool = F
 def accept_lease(*, runs: int = 0) -> dict[str, Any]:
     """The lease of a task this process accepts for fulfilment: its own (the runner
     here runs it), or a queued one (``A2A_EXECUTOR = "tasks"``: a worker will)."""
-    from a2a.executors import get_executor
+    from a2a.runtime.executors import get_executor
 
     return new_lease(runs=runs, queued=get_executor().queued)
 
@@ -193,7 +192,7 @@ def lost_message(state: str, expired: str, *, requeued: bool = False) -> str:
 def _candidates(store: TaskStore) -> Iterator[Task]:
     """The tasks in a leased state: one directory scan on the file store, else a
     paged, state-filtered listing per state."""
-    from a2a.maintenance import _read_all
+    from a2a.ops.bulk import _read_all
 
     everything = _read_all(store)
     if everything is not None:
@@ -278,7 +277,7 @@ def _settle(store: TaskStore, task_id: str, now: dt.datetime, *, runner: Runner 
 async def maintain(runner: Runner) -> None:
     """Run for the life of ``runner``'s loop: reap once now, renew the leases of the
     runner's tasks every third of the lease, reap every ``A2A_LEASE_CHECK_INTERVAL``."""
-    from stores.resolve import get_task_store
+    from stores.backends import get_task_store
 
     next_check = 0.0
     while True:

@@ -1,16 +1,16 @@
 """Where a submitted Task is fulfilled: ``A2A_EXECUTOR`` picks, once per process.
 
 - ``"thread"`` (the default): the runner of the process that accepted the task
-  (:mod:`a2a.runner`), on its own event loop and thread pool. Nothing else to run.
+  (:mod:`a2a.runtime.runner`), on its own event loop and thread pool. Nothing else to run.
 - ``"tasks"`` or ``"tasks:<alias>"``: a job on a queue of Django's Tasks framework
   (``django.tasks`` on Django 6, the ``django-tasks`` backport on 5.2), backend
   ``TASKS[<alias>]`` (``"default"``). Web processes only accept, store and answer;
   worker processes, started with the backend's own command (``manage.py db_worker``
   for ``django_tasks_db.DatabaseBackend``), pick the job up and run the task through
-  their own runner (:func:`a2a.worker.fulfil`): the same transitions, leases,
+  their own runner (:func:`a2a.runtime.worker.fulfil`): the same transitions, leases,
   cancellation and push delivery as the embedded default, written once.
 
-A task waiting on the queue holds a *queued* lease (:func:`a2a.leases.new_lease`): any
+A task waiting on the queue holds a *queued* lease (:func:`a2a.core.leases.new_lease`): any
 worker may start it, and when it has waited longer than ``A2A_LEASE_SECONDS`` (the web
 process died between saving it and enqueueing it, or the queue lost the job) the lease
 reaper enqueues it again. A second job for one task is harmless: starting a task is a
@@ -33,12 +33,12 @@ from django.db import connections
 from a2a.conf import a2a_settings
 
 if TYPE_CHECKING:
-    from a2a.runner import Runner
+    from a2a.runtime.runner import Runner
 
 logger = logging.getLogger(__name__)
 
 #: The import path of the job function the worker processes run.
-JOB_PATH = "a2a.worker.fulfil"
+JOB_PATH = "a2a.runtime.worker.fulfil"
 
 
 class ExecutorError(ValueError):
@@ -107,13 +107,12 @@ def dispatch(task_id: str, runner: Runner | None = None) -> None:
     the queue. Returns at once (an enqueue is one write to the queue). Callable from
     any thread."""
     if not get_executor().queued:
-        from a2a.runner import get_runner
+        from a2a.runtime.runner import get_runner
 
         (runner or get_runner()).submit(task_id)
         return
+    from a2a.runtime.worker import job
     from stores.orm import refresh_connection
-
-    from a2a.worker import job
 
     # A database queue writes from this thread, which no request signal reaches:
     # drop a connection the database closed (a restart) first, as the task store does.
@@ -138,7 +137,7 @@ def check_executor(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
         executor = parse(a2a_settings.EXECUTOR)
         if executor.queued:
             backend = queue_backend()
-            from a2a.worker import job
+            from a2a.runtime.worker import job
 
             backend.validate_task(job())
     except Exception as exc:

@@ -14,11 +14,12 @@ from typing import Any
 
 import orjson
 
-from a2a import limits, operations, push
-from a2a.protocol import V03, Dialect, dialect_for
+from a2a import push
+from a2a.http.sse import SSE, sse_stream
+from a2a.protocol import V03, Dialect, dialect_for, limits
 from a2a.protocol.errors import A2AError, InternalError, InvalidRequestError, JSONParseError, MethodNotFoundError
 from a2a.protocol.model import StreamItem
-from a2a.bindings.sse import SSE, sse_stream
+from a2a.service import operations
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +82,7 @@ async def _subscribe(d: Dialect, params: Any) -> Any:
 
 
 async def _extended(d: Dialect, params: Any) -> Any:
-    from a2a.views import extended_card
+    from a2a.http.views import extended_card
 
     return extended_card(d)
 

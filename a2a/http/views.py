@@ -12,11 +12,12 @@ from django.http.response import HttpResponseBase
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
-from a2a import auth, card, limits
-from a2a.bindings import jsonrpc
+from a2a import auth
 from a2a.conf import a2a_settings
-from a2a.protocol import V03, Dialect, dialect_for
+from a2a.http import jsonrpc
+from a2a.protocol import V03, Dialect, dialect_for, limits
 from a2a.protocol.errors import A2AError, ExtendedAgentCardNotConfiguredError, InvalidRequestError
+from a2a.service import card
 
 JSON = "application/json"
 

@@ -4,7 +4,7 @@ One runner per process owns an event loop on a daemon thread, so fulfilment work
 the same under an ASGI server, a WSGI server, tests and management commands. At most
 ``A2A_WORKERS`` tasks run at once; the rest wait their turn in ``submitted``. Sync
 handlers run on a pool of the same size. Each step is a transition through
-:mod:`a2a.lifecycle`: ``working``, then ``completed`` with the result as artifacts,
+:mod:`a2a.core.lifecycle`: ``working``, then ``completed`` with the result as artifacts,
 or ``failed`` with the error as the status message. A task that was canceled (or
 otherwise settled) meanwhile keeps its terminal state: the result is dropped.
 
@@ -32,14 +32,14 @@ from typing import TypeGuard
 from asgiref.sync import iscoroutinefunction
 from django.db import close_old_connections
 
-from stores.base import StaleTaskError, Task, TaskStore, task_version
-from stores.resolve import get_task_store
-
-from a2a import leases, lifecycle, limits
 from a2a.conf import a2a_settings
-from a2a.events import bus
+from a2a.core import leases, lifecycle
+from a2a.core.events import bus
 from a2a.handlers import Handler, HandlerRequest, Interrupt, Reply, load_handler, to_artifacts, with_result_metadata
+from a2a.protocol import limits
 from a2a.protocol.model import agent_message, set_status, text_part
+from stores.backends import get_task_store
+from stores.base import StaleTaskError, Task, TaskStore, task_version
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class _Running:
 def _start_working(task: Task) -> Task | None:
     if task["status"]["state"] != "submitted" or not leases.may_start(task):
         return None  # canceled, or taken by another process, before it started
-    leases.start(task)  # the lease says this process runs it (see a2a.leases)
+    leases.start(task)  # the lease says this process runs it (see a2a.core.leases)
     return set_status(task, "working")
 
 
@@ -90,7 +90,7 @@ def _finish(
 
 def _hears_other_processes() -> bool:
     """Whether the event backend carries other processes' events here (A2A_EVENTS)."""
-    from a2a.eventbackends import get_event_backend
+    from a2a.core.eventbackends import get_event_backend
 
     try:
         return bool(get_event_backend().remote)
@@ -160,7 +160,7 @@ class Runner:
                 self._thread = threading.Thread(target=loop.run_forever, name="a2a-runner", daemon=True)
                 self._thread.start()
                 self._loop = loop
-                # Lease heartbeats and expired-lease checks (a2a.leases), for the loop's life.
+                # Lease heartbeats and expired-lease checks (a2a.core.leases), for the loop's life.
                 self._maintenance = asyncio.run_coroutine_threadsafe(leases.maintain(self), loop)
                 atexit.register(self.shutdown)
             return self._loop

@@ -15,10 +15,9 @@ from typing import Any
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest
 
-from stores.base import DEFAULT_PAGE_SIZE, Task
-
 from a2a.conf import a2a_settings
 from a2a.protocol.errors import InvalidParamsError, InvalidRequestError, PayloadTooLargeError
+from stores.base import DEFAULT_PAGE_SIZE, Task
 
 
 def max_body_bytes() -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from a2a.eventbackends.base import BrokerBackend
+from a2a.core.eventbackends.base import BrokerBackend
 
 #: The name the backend's connections carry (``CLIENT LIST``), followed by the channel.
 CLIENT_NAME = "a2a-events"

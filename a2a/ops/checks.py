@@ -70,7 +70,7 @@ def check_llm_skills_and_operations(app_configs: Any = None, **kwargs: Any) -> l
 
     from a2a.handlers import load_handler
     from a2a.handlers.llm import STYLES, LLMHandler
-    from a2a.skills import enabled_ids, scan, skills_dir
+    from a2a.handlers.skills import enabled_ids, scan, skills_dir
 
     errors: list[CheckMessage] = []
     errors += _number("A2A_LLM_TIMEOUT", a2a_settings.LLM_TIMEOUT, minimum=0.1)
@@ -203,7 +203,7 @@ def _check_authentication() -> list[CheckMessage]:
 
 @register()
 def check_limits(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """The limits on requests and histories (a2a/limits.py): positive integers."""
+    """The limits on requests and histories (a2a/protocol/limits.py): positive integers."""
     from django.conf import settings
 
     from stores.base import MAX_PAGE_SIZE
@@ -242,8 +242,8 @@ def check_events(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     (a2a.W060)."""
     from django.core.exceptions import ImproperlyConfigured
 
-    from a2a.deployment import expected_workers
-    from a2a.eventbackends import resolve_event_backend
+    from a2a.core.eventbackends import resolve_event_backend
+    from a2a.ops.deployment import expected_workers
 
     try:
         backend = resolve_event_backend(a2a_settings.EVENTS, a2a_settings.EVENTS_CHANNEL)

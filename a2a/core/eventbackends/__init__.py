@@ -25,8 +25,8 @@ from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
 from a2a.conf import a2a_settings
-from a2a.eventbackends.base import BrokerBackend, EventBackend
-from a2a.eventbackends.memory import MemoryEventBackend
+from a2a.core.eventbackends.base import BrokerBackend, EventBackend
+from a2a.core.eventbackends.memory import MemoryEventBackend
 
 __all__ = [
     "BrokerBackend",
@@ -69,7 +69,7 @@ def resolve_event_backend(spec: Any, channel: Any = "a2a_events") -> EventBacken
         return MemoryEventBackend()
     if spec.startswith(("redis://", "rediss://", "unix://")):
         try:
-            from a2a.eventbackends.redis import RedisEventBackend
+            from a2a.core.eventbackends.redis import RedisEventBackend
 
             return RedisEventBackend(spec, channel)
         except ImportError as exc:
@@ -78,7 +78,7 @@ def resolve_event_backend(spec: Any, channel: Any = "a2a_events") -> EventBacken
             ) from exc
     if spec == "postgres" or spec.startswith(("postgres:", "postgresql:")):
         try:
-            from a2a.eventbackends.postgres import PostgresEventBackend
+            from a2a.core.eventbackends.postgres import PostgresEventBackend
         except ImportError as exc:
             raise ImproperlyConfigured(
                 f'A2A_EVENTS is {spec!r}, but psycopg is missing ({exc}): pip install "psycopg[binary]>=3.2"'
@@ -104,7 +104,9 @@ def resolve_event_backend(spec: Any, channel: Any = "a2a_events") -> EventBacken
     except ImportError as exc:
         raise ImproperlyConfigured(f"A2A_EVENTS backend {spec!r} cannot be imported: {exc}") from exc
     if not (isinstance(cls, type) and issubclass(cls, EventBackend)):
-        raise ImproperlyConfigured(f"A2A_EVENTS backend {spec!r} is not an a2a.eventbackends.EventBackend subclass.")
+        raise ImproperlyConfigured(
+            f"A2A_EVENTS backend {spec!r} is not an a2a.core.eventbackends.EventBackend subclass."
+        )
     takes_channel = "channel" in inspect.signature(cls).parameters
     backend: EventBackend = cls(channel=channel) if takes_channel else cls()  # type: ignore[call-arg]
     return backend
