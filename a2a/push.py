@@ -12,7 +12,7 @@ rendered in that version (spec 4.3.3): v1.0 POSTs a ``StreamResponse``
 (``{"task": {...}}``, ``Content-Type: application/a2a+json``), v0.3 POSTs the Task.
 Each delivery carries ``X-A2A-Notification-Token`` (the config's token) and
 ``Authorization: <scheme> <credentials>`` when configured. Configs live in the
-``stores.push`` backend beside the task store.
+push-config store of the task store (``TaskStore.push_configs``).
 
 **Delivery**: :func:`on_task_saved` listens on the event bus (registered by the app's
 ``ready()``) and hands every saved task version to one background worker (a daemon
@@ -51,8 +51,7 @@ from a2a.conf import a2a_settings
 from a2a.protocol.errors import A2AError, InvalidParamsError, PushNotificationNotSupportedError, TaskNotFoundError
 from a2a.protocol.model import PushConfigListParams, PushConfigParams, PushConfigRef, new_id
 from stores.backends import get_task_store
-from stores.base import Task, decode_cursor, encode_cursor, now_iso
-from stores.push import PushConfig, PushConfigStore, config_order, get_push_config_store
+from stores.base import PushConfig, PushConfigStore, Task, config_order, decode_cursor, encode_cursor, now_iso
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +60,11 @@ MAX_QUEUED = 100
 #: Longest wait between two attempts of one delivery, whatever the backoff says.
 MAX_RETRY_DELAY = 300.0
 USER_AGENT = "django-a2a-agent push notifications"
+
+
+def push_configs() -> PushConfigStore:
+    """The push configs of the project's task store."""
+    return get_task_store().push_configs
 
 
 class PushConfigNotFoundError(TaskNotFoundError):
@@ -113,7 +117,7 @@ async def create_config(params: PushConfigParams) -> PushConfig:
     if await get_task_store().aget(params.task_id) is None:
         # The task was deleted while the URL was checked: its store's delete removed
         # its configs before this one was saved, so remove it too (no orphan config).
-        await get_push_config_store().adelete_push_config(params.task_id, config["id"])
+        await push_configs().adelete_push_config(params.task_id, config["id"])
         raise TaskNotFoundError(params.task_id)
     return config
 
@@ -122,7 +126,7 @@ async def get_config(params: PushConfigRef) -> PushConfig:
     """One config of a task; with ``id`` None, the task's first (oldest) config."""
     ensure_enabled()
     await _require_task(params.task_id)
-    store = get_push_config_store()
+    store = push_configs()
     if params.id is None:
         configs = await store.alist_push_configs(params.task_id)
         config = configs[0] if configs else None
@@ -137,7 +141,7 @@ async def list_configs(params: PushConfigListParams) -> PushConfigPage:
     """A task's configs, oldest first; ``page_size`` None or 0 means all of them."""
     ensure_enabled()
     await _require_task(params.task_id)
-    configs = await get_push_config_store().alist_push_configs(params.task_id)
+    configs = await push_configs().alist_push_configs(params.task_id)
     if params.page_token:
         try:
             after = decode_cursor(params.page_token)
@@ -159,7 +163,7 @@ async def delete_config(params: PushConfigRef) -> bool:
     await _require_task(params.task_id)
     if params.id is None:
         raise InvalidParamsError("is required", field="id")
-    deleted = await get_push_config_store().adelete_push_config(params.task_id, params.id)
+    deleted = await push_configs().adelete_push_config(params.task_id, params.id)
     _worker.forget(params.task_id, params.id)
     return deleted
 
@@ -180,7 +184,7 @@ async def attach_config(task_id: str, params: PushConfigParams) -> PushConfig:
 
 
 async def _save(params: PushConfigParams) -> PushConfig:
-    store = get_push_config_store()
+    store = push_configs()
     config_id = params.id or new_id()
     existing = await store.aget_push_config(params.task_id, config_id) if params.id else None
     config: PushConfig = {"taskId": params.task_id, "id": config_id, "url": params.url}
@@ -572,7 +576,7 @@ def on_task_saved(task: Task) -> None:
     if not a2a_settings.PUSH_NOTIFICATIONS:
         return
     try:
-        store = get_push_config_store()
+        store = push_configs()
         has_configs = getattr(store, "has_configs", None)
         cheap = store.nonblocking or getattr(store, "cheap_has_configs", False)
         if cheap and has_configs is not None and not has_configs(task["id"]):

@@ -1,6 +1,19 @@
-"""Turn the ``TASK_STORE`` setting into a store, once per process.
+"""One setting picks a backend: the handler every pluggable part of the two apps uses.
 
-Accepted forms::
+In the shape of Django's ``CACHES``/``TASKS`` handlers: a setting names a backend as
+``{"BACKEND": "<dotted class path>", "OPTIONS": {...}}`` (each handler also accepts
+short strings as sugar, e.g. ``"file:./tasks"``); the handler builds it once, on first
+use, keeps it, and forgets it when a test overrides one of its settings
+(``setting_changed``). Every backend class has a ``check()`` that returns Django
+system-check messages about itself; :meth:`BackendHandler.check` reports a setting
+that cannot be built at all.
+
+Three handlers use it: ``TASK_STORE`` (:data:`task_stores`, below), ``A2A_EVENTS``
+(``a2a.core.events``) and ``A2A_EXECUTOR`` (``a2a.runtime.executors``). Backends are
+named by import strings, so no handler imports the backends it can build, and no
+backend imports another.
+
+``TASK_STORE`` accepts::
 
     None / "memory"              the in-memory store (the default)
     "file:<dir>"                 a FileTaskStore; a relative <dir> is under BASE_DIR
@@ -12,66 +25,187 @@ Accepted forms::
 
 from __future__ import annotations
 
-import functools
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from django.conf import settings
+from django.core.checks import CheckMessage, Error
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
 from stores.base import TaskStore
 
-ACCEPTED = (
-    'TASK_STORE must be one of: None or "memory"; "file:<dir>"; "orm" or "orm:<database alias>"; '
-    'a dotted path to a TaskStore class; a {"BACKEND": ..., "OPTIONS": {...}} dict; '
-    "or a TaskStore instance"
-)
-
-_SHORT_NAMES = {
-    "memory": "stores.memory.MemoryTaskStore",
-    "file": "stores.file.FileTaskStore",
-    "orm": "stores.orm.OrmTaskStore",
-}
+T = TypeVar("T")
 
 
-def _file_dir(path: str) -> Path:
+class BackendHandler(Generic[T]):
+    """Builds the backend one setting names, once, and forgets it when the setting changes.
+
+    A subclass sets :attr:`setting` (the setting read), :attr:`base` (the class every
+    backend subclasses), :attr:`accepted` (the forms, for error messages) and, for
+    sugar, overrides :meth:`expand` to turn a short string into ``(BACKEND, OPTIONS)``.
+    """
+
+    #: The setting that names the backend.
+    setting: str = ""
+    #: Further settings whose change rebuilds the backend (e.g. a channel name).
+    also_reset_on: tuple[str, ...] = ()
+    #: The class every backend of this kind subclasses.
+    base: type = object
+    #: The default when the setting is unset.
+    default: Any = None
+    #: The accepted forms, appended to every configuration error.
+    accepted: str = ""
+    #: The system-check id of "this setting cannot be built".
+    error_id: str = ""
+
+    def __init__(self) -> None:
+        self._backend: T | None = None
+        self._lock = threading.Lock()
+        setting_changed.connect(self._on_setting_changed, weak=False)
+
+    # --- Parsing -------------------------------------------------------------------------
+
+    def expand(self, value: str) -> tuple[str, dict[str, Any]]:
+        """``(BACKEND, OPTIONS)`` for a short string; the default takes it as a dotted path."""
+        if "." not in value:
+            raise self.error(f"Unknown {self.setting} {value!r}.")
+        return value, {}
+
+    def default_options(self) -> dict[str, Any]:
+        """Options every backend of this kind is built with (a setting's OPTIONS win)."""
+        return {}
+
+    def error(self, text: str) -> ImproperlyConfigured:
+        return ImproperlyConfigured(f"{text} {self.accepted}".strip())
+
+    def build(self, value: Any) -> T:
+        """The backend ``value`` (a value of the setting) names: ImproperlyConfigured,
+        with the accepted forms, for anything else."""
+        if value is None:
+            value = self.default
+        if isinstance(value, self.base):
+            return value  # type: ignore[return-value]
+        if isinstance(value, str):
+            backend, options = self.expand(value.strip())
+        elif isinstance(value, dict):
+            unknown = set(value) - {"BACKEND", "OPTIONS"}
+            backend, options = value.get("BACKEND"), value.get("OPTIONS", {})
+            if unknown or not isinstance(backend, str) or not isinstance(options, dict):
+                raise self.error(
+                    f"{self.setting} as a dict needs a string BACKEND and an optional OPTIONS dict "
+                    f"(got keys {sorted(value)})."
+                )
+            short, short_options = self.expand(backend.strip())
+            backend, options = short, {**short_options, **options}
+        else:
+            raise self.error(f"{self.setting} cannot be a {type(value).__name__}.")
+        return self.instantiate(backend, {**self.default_options(), **options})
+
+    def instantiate(self, path: str, options: dict[str, Any]) -> T:
+        try:
+            cls = import_string(path)
+        except ImportError as exc:
+            raise ImproperlyConfigured(f"{self.setting} backend {path!r} cannot be imported: {exc}") from exc
+        if not (isinstance(cls, type) and issubclass(cls, self.base)):
+            raise ImproperlyConfigured(
+                f"{self.setting} backend {path!r} is not a {self.base.__module__}.{self.base.__qualname__} subclass."
+            )
+        try:
+            return cls(**options)
+        except (TypeError, ValueError, OSError) as exc:
+            raise ImproperlyConfigured(f"{self.setting} backend {path!r} could not be created: {exc}") from exc
+
+    # --- The project's backend -------------------------------------------------------------
+
+    def configured(self) -> Any:
+        """The setting's value as the project sets it (or the default)."""
+        return getattr(settings, self.setting, self.default)
+
+    def get(self) -> T:
+        """The project's backend, built from the setting on first use."""
+        backend = self._backend
+        if backend is None:
+            with self._lock:
+                if self._backend is None:
+                    self._backend = self.build(self.configured())
+                backend = self._backend
+        return backend
+
+    @property
+    def resolved(self) -> bool:
+        """Whether the backend was built (and not reset since)."""
+        return self._backend is not None
+
+    def reset(self) -> None:
+        """Forget the backend (the next :meth:`get` builds it again); :meth:`closed` hears the old one."""
+        with self._lock:
+            old, self._backend = self._backend, None
+        if old is not None:
+            self.closed(old)
+
+    def closed(self, backend: T) -> None:
+        """Called with a backend the handler let go of (a setting changed): release it here."""
+
+    def _on_setting_changed(self, *, setting: str, **kwargs: Any) -> None:
+        if setting == self.setting or setting in self.also_reset_on:
+            self.reset()
+
+    def check(self) -> list[CheckMessage]:
+        """System-check messages: the setting cannot be built, or what the backend's own
+        ``check()`` reports."""
+        try:
+            backend = self.build(self.configured())
+        except ImproperlyConfigured as exc:
+            return [
+                Error(str(exc), hint=f"Fix the {self.setting} setting (or environment variable).", id=self.error_id)
+            ]
+        own = getattr(backend, "check", None)
+        return list(own()) if callable(own) else []
+
+
+def _file_directory(path: str) -> Path:
     if not path:
-        raise ImproperlyConfigured(f'TASK_STORE "file:" needs a directory, e.g. "file:./tasks". {ACCEPTED}')
+        raise ImproperlyConfigured(f'TASK_STORE "file:" needs a directory, e.g. "file:./tasks". {TaskStores.accepted}')
     directory = Path(path).expanduser()
     if not directory.is_absolute():
         directory = Path(getattr(settings, "BASE_DIR", Path.cwd())) / directory
     return directory
 
 
-def _build(backend: str, options: dict[str, Any]) -> TaskStore:
-    if backend in (None, "memory"):
-        backend = _SHORT_NAMES["memory"]
-    elif backend.startswith("file:"):
-        options = {"directory": _file_dir(backend[5:]), **options}
-        backend = _SHORT_NAMES["file"]
-    elif backend == "orm" or backend.startswith("orm:"):
-        alias = backend[4:] or "default"
-        if alias not in settings.DATABASES:
-            raise ImproperlyConfigured(
-                f'TASK_STORE "{backend}" names database {alias!r}, which is not in DATABASES '
-                f"({', '.join(settings.DATABASES) or 'none'})."
-            )
-        options = {"using": alias, **options}
-        backend = _SHORT_NAMES["orm"]
-    elif "." not in backend:
-        raise ImproperlyConfigured(f"Unknown TASK_STORE {backend!r}. {ACCEPTED}")
-    try:
-        cls = import_string(backend)
-    except ImportError as exc:
-        raise ImproperlyConfigured(f"TASK_STORE backend {backend!r} cannot be imported: {exc}") from exc
-    if not (isinstance(cls, type) and issubclass(cls, TaskStore)):
-        raise ImproperlyConfigured(f"TASK_STORE backend {backend!r} is not a stores.base.TaskStore subclass.")
-    try:
-        return cls(**options)
-    except (TypeError, ValueError, OSError) as exc:
-        raise ImproperlyConfigured(f"TASK_STORE backend {backend!r} could not be created: {exc}") from exc
+class TaskStores(BackendHandler[TaskStore]):
+    """``TASK_STORE``: where the project's Tasks live."""
+
+    setting = "TASK_STORE"
+    base = TaskStore
+    default = "memory"
+    error_id = "stores.E001"
+    accepted = (
+        'TASK_STORE must be one of: None or "memory"; "file:<dir>"; "orm" or "orm:<database alias>"; '
+        'a dotted path to a TaskStore class; a {"BACKEND": ..., "OPTIONS": {...}} dict; '
+        "or a TaskStore instance"
+    )
+
+    def expand(self, value: str) -> tuple[str, dict[str, Any]]:
+        if value in ("", "memory"):
+            return "stores.memory.MemoryTaskStore", {}
+        if value.startswith("file:"):
+            return "stores.file.FileTaskStore", {"directory": _file_directory(value[5:])}
+        if value == "orm" or value.startswith("orm:"):
+            alias = value[4:] or "default"
+            if alias not in settings.DATABASES:
+                raise ImproperlyConfigured(
+                    f'TASK_STORE "{value}" names database {alias!r}, which is not in DATABASES '
+                    f"({', '.join(settings.DATABASES) or 'none'})."
+                )
+            return "stores.orm.OrmTaskStore", {"using": alias}
+        return super().expand(value)
+
+
+#: The handler of ``TASK_STORE``.
+task_stores = TaskStores()
 
 
 def resolve_store(spec: Any) -> TaskStore:
@@ -79,31 +213,9 @@ def resolve_store(spec: Any) -> TaskStore:
 
     Raises ImproperlyConfigured, with the accepted forms, for anything else.
     """
-    if spec is None or isinstance(spec, TaskStore):
-        return spec if spec is not None else _build("memory", {})
-    if isinstance(spec, str):
-        return _build(spec.strip(), {})
-    if isinstance(spec, dict):
-        unknown = set(spec) - {"BACKEND", "OPTIONS"}
-        backend, options = spec.get("BACKEND"), spec.get("OPTIONS", {})
-        if unknown or not isinstance(backend, str) or not isinstance(options, dict):
-            raise ImproperlyConfigured(
-                f"TASK_STORE dict needs a string BACKEND and an optional OPTIONS dict "
-                f"(got keys {sorted(spec)}). {ACCEPTED}"
-            )
-        return _build(backend.strip(), options)
-    raise ImproperlyConfigured(f"TASK_STORE cannot be a {type(spec).__name__}. {ACCEPTED}")
+    return task_stores.build(spec)
 
 
-@functools.cache
 def get_task_store() -> TaskStore:
     """The project's store, resolved from ``settings.TASK_STORE`` on first use."""
-    return resolve_store(getattr(settings, "TASK_STORE", None))
-
-
-def _reset(*, setting: str, **kwargs: Any) -> None:
-    if setting == "TASK_STORE":
-        get_task_store.cache_clear()
-
-
-setting_changed.connect(_reset)
+    return task_stores.get()

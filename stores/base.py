@@ -32,11 +32,15 @@ import asyncio
 import base64
 import binascii
 import datetime as dt
+import logging
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+
+logger = logging.getLogger(__name__)
 
 Task = dict[str, Any]
 
@@ -215,6 +219,9 @@ def page_in_memory(tasks: list[Task], query: TaskQuery) -> TaskPage:
     return TaskPage(tasks=page, next_page_token=token, total_size=total)
 
 
+_PUSH_CONFIGS_LOCK = threading.Lock()
+
+
 class TaskStore(ABC):
     """The interface of a task store. Subclass it and implement the four sync methods.
 
@@ -250,8 +257,8 @@ class TaskStore(ABC):
     @abstractmethod
     def delete(self, task_id: str) -> bool:
         """Remove the task; True when there was one. The built-in stores remove its push
-        notification configs too (:func:`stores.push.delete_task_push_configs`); a
-        store that keeps configs itself should do the same."""
+        notification configs too (``self.push_configs.delete_task_push_configs(task_id)``);
+        a store that keeps configs itself should do the same."""
 
     async def aget(self, task_id: str) -> Task | None:
         return await asyncio.to_thread(self.get, task_id)
@@ -267,8 +274,185 @@ class TaskStore(ABC):
     async def adelete(self, task_id: str) -> bool:
         return await asyncio.to_thread(self.delete, task_id)
 
+    @property
+    def push_configs(self) -> PushConfigStore:
+        """This store's push notification configs, created with it on first use
+        (:meth:`create_push_configs`) and deleted with their tasks."""
+        configs = self.__dict__.get("_push_configs")
+        if configs is None:
+            with _PUSH_CONFIGS_LOCK:
+                configs = self.__dict__.get("_push_configs")
+                if configs is None:
+                    if all(callable(getattr(self, name, None)) for name in PUSH_CONFIG_METHODS):
+                        configs = TaskStorePushConfigs(self)  # it keeps them itself
+                    else:
+                        configs = self.create_push_configs()
+                    self.__dict__["_push_configs"] = configs
+        return configs
+
+    def create_push_configs(self) -> PushConfigStore:
+        """A new store for this task store's push configs: the built-in stores keep
+        them beside their tasks. A store with the four methods
+        (``save_push_config``, ``get_push_config``, ``list_push_configs``,
+        ``delete_push_config``) serves them itself; for any other the default keeps
+        them in memory (logged: they die with the process)."""
+        logger.warning(
+            "task store %r keeps no push notification configs (it lacks %s); keeping them in memory, "
+            "so they are lost on restart and not shared between processes",
+            self,
+            ", ".join(PUSH_CONFIG_METHODS),
+        )
+        return MemoryPushConfigStore()
+
     def close(self) -> None:  # noqa: B027 (optional hook)
         """Release what the store holds (connections, handles). Optional."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
+
+
+# --- Push notification configs: each task store owns a store of them ---------------------
+#
+# A config is a JSON-ready ``dict`` keyed by ``(config["taskId"], config["id"])``; the
+# store does not interpret the rest (``url``, ``token``, ``authentication``, and the
+# ``dialect`` and ``createdAt`` that ``a2a.push`` keeps with it). One task may have any
+# number of configs; saving a config with an id the task already has replaces it. A
+# task store creates its config store (:meth:`TaskStore.create_push_configs`) and
+# deletes a task's configs with the task.
+
+PushConfig = dict[str, Any]
+
+#: The methods a custom task store provides to keep push configs itself.
+PUSH_CONFIG_METHODS = ("save_push_config", "get_push_config", "list_push_configs", "delete_push_config")
+
+
+def check_config(config: Any) -> tuple[str, str]:
+    """The ``(task id, config id)`` of a savable config, or ValueError saying what is wrong."""
+    if not isinstance(config, dict):
+        raise ValueError(f"a push config must be a dict, not {type(config).__name__}")
+    task_id, config_id = config.get("taskId"), config.get("id")
+    if not isinstance(task_id, str) or not task_id:
+        raise ValueError("a push config needs a non-empty string 'taskId'")
+    if not isinstance(config_id, str) or not config_id:
+        raise ValueError("a push config needs a non-empty string 'id'")
+    return task_id, config_id
+
+
+def config_order(config: PushConfig) -> tuple[str, str]:
+    """The sort key of a task's configs: oldest first, then by id."""
+    created = config.get("createdAt")
+    return (created if isinstance(created, str) else "", config["id"])
+
+
+class PushConfigStore(ABC):
+    """The interface: four sync methods and their async twins, plus
+    :meth:`delete_task_push_configs`.
+
+    ``list_push_configs`` returns a task's configs oldest first (by ``createdAt``, then
+    id); ``get_push_config`` returns None for an unknown or unreadable config, never
+    raising for a bad id; ``delete_push_config`` says whether there was one.
+    """
+
+    #: The sync methods do no I/O and may run on an event loop.
+    nonblocking: bool = False
+
+    @abstractmethod
+    def save_push_config(self, config: PushConfig) -> PushConfig: ...
+
+    @abstractmethod
+    def get_push_config(self, task_id: str, config_id: str) -> PushConfig | None: ...
+
+    @abstractmethod
+    def list_push_configs(self, task_id: str) -> list[PushConfig]: ...
+
+    @abstractmethod
+    def delete_push_config(self, task_id: str, config_id: str) -> bool: ...
+
+    def delete_task_push_configs(self, task_id: str) -> int:
+        """Delete every config of the task (its task store calls this when it deletes
+        the task); how many there were. Override it with a single operation."""
+        return sum(self.delete_push_config(task_id, c["id"]) for c in self.list_push_configs(task_id))
+
+    async def _run(self, method: Any, *args: Any) -> Any:
+        return method(*args) if self.nonblocking else await asyncio.to_thread(method, *args)
+
+    async def asave_push_config(self, config: PushConfig) -> PushConfig:
+        return await self._run(self.save_push_config, config)
+
+    async def aget_push_config(self, task_id: str, config_id: str) -> PushConfig | None:
+        return await self._run(self.get_push_config, task_id, config_id)
+
+    async def alist_push_configs(self, task_id: str) -> list[PushConfig]:
+        return await self._run(self.list_push_configs, task_id)
+
+    async def adelete_push_config(self, task_id: str, config_id: str) -> bool:
+        return await self._run(self.delete_push_config, task_id, config_id)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+
+class MemoryPushConfigStore(PushConfigStore):
+    """Configs in a dict of this process, kept serialized (callers get copies)."""
+
+    nonblocking = True
+
+    def __init__(self) -> None:
+        self._configs: dict[str, dict[str, bytes]] = {}
+        self._lock = threading.Lock()
+
+    def save_push_config(self, config: PushConfig) -> PushConfig:
+        task_id, config_id = check_config(config)
+        raw = orjson.dumps(config)
+        with self._lock:
+            self._configs.setdefault(task_id, {})[config_id] = raw
+        return config
+
+    def get_push_config(self, task_id: str, config_id: str) -> PushConfig | None:
+        raw = self._configs.get(task_id, {}).get(config_id) if isinstance(task_id, str) else None
+        return orjson.loads(raw) if raw is not None else None
+
+    def list_push_configs(self, task_id: str) -> list[PushConfig]:
+        with self._lock:
+            raws = list(self._configs.get(task_id, {}).values())
+        return sorted((orjson.loads(r) for r in raws), key=config_order)
+
+    def delete_push_config(self, task_id: str, config_id: str) -> bool:
+        with self._lock:
+            configs = self._configs.get(task_id)
+            if not configs or configs.pop(config_id, None) is None:
+                return False
+            if not configs:
+                del self._configs[task_id]
+            return True
+
+    def delete_task_push_configs(self, task_id: str) -> int:
+        with self._lock:
+            return len(self._configs.pop(task_id, {})) if isinstance(task_id, str) else 0
+
+    def has_configs(self, task_id: str) -> bool:
+        """Whether the task has any config (cheap: lets the push listener skip a task)."""
+        return bool(self._configs.get(task_id))
+
+
+class TaskStorePushConfigs(PushConfigStore):
+    """A custom task store that keeps push configs itself (it has :data:`METHODS`)."""
+
+    def __init__(self, task_store: TaskStore) -> None:
+        self.task_store = task_store
+        self.nonblocking = bool(getattr(task_store, "nonblocking", False))
+
+    def save_push_config(self, config: PushConfig) -> PushConfig:
+        return self.task_store.save_push_config(config)  # type: ignore[attr-defined]
+
+    def get_push_config(self, task_id: str, config_id: str) -> PushConfig | None:
+        return self.task_store.get_push_config(task_id, config_id)  # type: ignore[attr-defined]
+
+    def list_push_configs(self, task_id: str) -> list[PushConfig]:
+        return self.task_store.list_push_configs(task_id)  # type: ignore[attr-defined]
+
+    def delete_push_config(self, task_id: str, config_id: str) -> bool:
+        return self.task_store.delete_push_config(task_id, config_id)  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"<TaskStorePushConfigs {self.task_store!r}>"

@@ -6,7 +6,17 @@ import threading
 
 import orjson
 
-from stores.base import StaleTaskError, Task, TaskPage, TaskQuery, TaskStore, check_task, task_version
+from stores.base import (
+    MemoryPushConfigStore,
+    PushConfigStore,
+    StaleTaskError,
+    Task,
+    TaskPage,
+    TaskQuery,
+    TaskStore,
+    check_task,
+    task_version,
+)
 from stores.index import TaskIndex
 
 
@@ -26,6 +36,9 @@ class MemoryTaskStore(TaskStore):
         self._versions: dict[str, int] = {}  # each task's _version, for compare-and-swap saves
         self._index = TaskIndex()
         self._lock = threading.Lock()
+
+    def create_push_configs(self) -> PushConfigStore:
+        return MemoryPushConfigStore()
 
     def get(self, task_id: str) -> Task | None:
         raw = self._tasks.get(task_id) if isinstance(task_id, str) else None
@@ -51,13 +64,11 @@ class MemoryTaskStore(TaskStore):
 
     def delete(self, task_id: str) -> bool:
         """Remove the task and its push notification configs; True when there was a task."""
-        from stores.push import delete_task_push_configs
-
         with self._lock:
             self._versions.pop(task_id, None)
             self._index.remove(task_id)
             found = self._tasks.pop(task_id, None) is not None
-        delete_task_push_configs(self, task_id)
+        self.push_configs.delete_task_push_configs(task_id)
         return found
 
     # Dict operations never block: answer on the event loop without a thread hop.

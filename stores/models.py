@@ -46,7 +46,7 @@ class StoredTask(models.Model):
 
 
 class PushConfigRecord(models.Model):
-    """One push notification config of a task (the ORM store's ``stores.push`` backend).
+    """One push notification config of a task (the ORM store's push-config store, ``stores.orm.OrmPushConfigStore``).
     ``config`` holds the whole config as saved; ``task_id`` is not a foreign key, so a
     config never stops a task row from being replaced or deleted."""
 

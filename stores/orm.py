@@ -12,22 +12,27 @@ from django.db import IntegrityError, InterfaceError, OperationalError, connecti
 from django.db.models import Q
 
 from stores.base import (
+    PushConfig,
+    PushConfigStore,
     StaleTaskError,
     Task,
     TaskPage,
     TaskQuery,
     TaskStore,
+    check_config,
     check_task,
     cursor_total,
     decode_cursor,
     encode_cursor,
     format_timestamp,
+    now_iso,
     parse_timestamp,
     task_owner,
     task_state,
     task_updated,
     task_version,
 )
+from stores.models import PushConfigRecord, TaskRecord
 
 logger = logging.getLogger(__name__)
 
@@ -89,8 +94,6 @@ class OrmTaskStore(TaskStore):
         something to read (:func:`_nothing_to_read`); a read that meets a connection the
         server dropped a moment ago reconnects and runs again (:meth:`_read`).
         """
-        from stores.models import TaskRecord
-
         self._connection()
         return TaskRecord.objects.using(self.using)
 
@@ -104,8 +107,6 @@ class OrmTaskStore(TaskStore):
         took longer to build than the database to run (a get cost 0.7 ms of CPU, a third
         of it compiling the query). The JSON is decoded by the model field, as the ORM
         does (``json.loads``: exact big integers, ``NaN``, what the field's encoder wrote)."""
-        from stores.models import TaskRecord
-
         connection = self._connection()
         qn = connection.ops.quote_name
         meta = TaskRecord._meta
@@ -195,8 +196,6 @@ class OrmTaskStore(TaskStore):
 
     def _update_if_version(self, task_id: str, fields: dict, expected: int) -> bool:
         """``UPDATE ... WHERE id = %s AND version = %s``; whether a row was updated."""
-        from stores.models import TaskRecord
-
         connection = self._connection()
         qn = connection.ops.quote_name
         meta = TaskRecord._meta
@@ -214,8 +213,6 @@ class OrmTaskStore(TaskStore):
         """INSERT the row (every column: ``fields``, else the field's default); False
         when one exists. A lone statement (no BEGIN/COMMIT round trips) unless already
         in a transaction, which a savepoint then keeps usable."""
-        from stores.models import TaskRecord
-
         connection = self._connection()
         qn = connection.ops.quote_name
         meta = TaskRecord._meta
@@ -275,15 +272,81 @@ class OrmTaskStore(TaskStore):
         tasks = [t for t, _, _ in page if isinstance(t, dict)]
         return TaskPage(tasks=tasks, next_page_token=token, total_size=total)
 
+    def create_push_configs(self) -> PushConfigStore:
+        return OrmPushConfigStore(using=self.using)
+
     def delete(self, task_id: str) -> bool:
         """Remove the task's row and its push notification configs' rows, in one
         transaction; True when there was a task."""
-        from stores.push import delete_task_push_configs
-
         with transaction.atomic(using=self.using):
             deleted, _ = self.objects.filter(pk=task_id).delete()
-            delete_task_push_configs(self, task_id)
+            self.push_configs.delete_task_push_configs(task_id)
         return bool(deleted)
 
     def __repr__(self) -> str:
         return f"<OrmTaskStore using={self.using!r}>"
+
+
+class OrmPushConfigStore(PushConfigStore):
+    """Configs as rows of :class:`stores.models.PushConfigRecord` in database ``using``."""
+
+    def __init__(self, using: str = "default") -> None:
+        self.using = using
+
+    @property
+    def objects(self):
+        """The table on a healthy connection: the push deliverer's threads would keep a
+        connection the database dropped (a restart) for good otherwise."""
+        refresh_connection(self.using)
+        return PushConfigRecord.objects.using(self.using)
+
+    def save_push_config(self, config: PushConfig) -> PushConfig:
+        task_id, config_id = check_config(config)
+        rows = self.objects.filter(task_id=task_id, config_id=config_id)
+        if rows.update(config=config):
+            return config
+        try:
+            created = parse_timestamp(config.get("createdAt") or now_iso())
+        except ValueError:
+            created = parse_timestamp(now_iso())
+        try:
+            with transaction.atomic(using=self.using):
+                self.objects.create(task_id=task_id, config_id=config_id, config=config, created_at=created)
+        except IntegrityError:  # created meanwhile by another writer
+            rows.update(config=config)
+        return config
+
+    def get_push_config(self, task_id: str, config_id: str) -> PushConfig | None:
+        if not isinstance(task_id, str) or not isinstance(config_id, str):
+            return None
+        rows = list(self.objects.filter(task_id=task_id, config_id=config_id).values_list("config", flat=True)[:1])
+        return self._valid(rows[0], task_id) if rows else None
+
+    def list_push_configs(self, task_id: str) -> list[PushConfig]:
+        if not isinstance(task_id, str):
+            return []
+        rows = self.objects.filter(task_id=task_id).order_by("created_at", "config_id").values_list("config", flat=True)
+        return [c for c in (self._valid(r, task_id) for r in rows) if c is not None]
+
+    def _valid(self, config: Any, task_id: str) -> PushConfig | None:
+        try:
+            found = check_config(config)
+        except ValueError:
+            found = None
+        if found is None or found[0] != task_id:
+            logger.warning("push config row of task %r in database %r is corrupt", task_id, self.using)
+            return None
+        return config
+
+    def delete_push_config(self, task_id: str, config_id: str) -> bool:
+        deleted, _ = self.objects.filter(task_id=task_id, config_id=config_id).delete()
+        return bool(deleted)
+
+    def delete_task_push_configs(self, task_id: str) -> int:
+        if not isinstance(task_id, str):
+            return 0
+        deleted, _ = self.objects.filter(task_id=task_id).delete()
+        return deleted
+
+    def __repr__(self) -> str:
+        return f"<OrmPushConfigStore using={self.using!r}>"

@@ -373,9 +373,8 @@ def test_delete_action_asks_first(admin_client, store, list_url):
 
 
 def test_delete_action_deletes_the_tasks_push_configs(admin_client, store, list_url):
-    from stores.push import get_push_config_store
 
-    configs = get_push_config_store(store)
+    configs = store.push_configs
     for task_id in ("doomed", "kept"):
         store.save(recent_task(task_id, state="completed"))
         configs.save_push_config({"taskId": task_id, "id": "hook", "url": "https://hooks.example.com/a2a"})

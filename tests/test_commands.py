@@ -146,9 +146,8 @@ def test_fail_stale(filled, heard, settings):
 
 
 def test_prune(filled):
-    from stores.push import get_push_config_store
 
-    configs = get_push_config_store(filled)
+    configs = filled.push_configs
     for task_id in ("old-done", "old-failed"):
         configs.save_push_config({"taskId": task_id, "id": "hook", "url": "https://hooks.example.com/a2a"})
     with pytest.raises(CommandError, match="--older-than"):
@@ -221,16 +220,15 @@ def test_toolnexus_directory_into_the_orm_and_back(tmp_path, settings):
 
 
 def test_copy_and_move_between_stores(filled, tmp_path):
-    from stores.push import get_push_config_store
 
-    configs = get_push_config_store(filled)
+    configs = filled.push_configs
     for task_id in ("old-done", "new-done"):
         configs.save_push_config({"taskId": task_id, "id": "hook", "url": "https://hooks.example.com/a2a"})
     target = f"file:{tmp_path / 'archive'}"
     _, err = run("copy", "--to", target, "--older-than", "30d")
     assert "Copied 2 tasks" in err
     archive = FileTaskStore(tmp_path / "archive")
-    archived = get_push_config_store(archive)
+    archived = archive.push_configs
     assert sorted(t["id"] for t in archive.list().tasks) == ["old-done", "old-failed"]
     assert archived.list_push_configs("old-done") == configs.list_push_configs("old-done")  # copied along
     assert archived.list_push_configs("old-failed") == []

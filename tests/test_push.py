@@ -28,7 +28,6 @@ from a2a.asgi import get_asgi_application
 from a2a.protocol.model import new_task, set_status
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
-from stores.push import get_push_config_store
 from tests.conftest import ALL_DATABASES, STORE_KINDS
 
 V10, V03 = "1.0", None  # the A2A-Version header each dialect sends
@@ -297,7 +296,7 @@ def test_a_config_created_while_its_task_is_deleted_is_not_kept(use_store, monke
         PUSH_METHODS[V10][0], {"taskId": task_id, "url": "https://hooks.example.com/a2a"}, -32001, version=V10
     )
     assert task_id in error["message"]
-    assert get_push_config_store(use_store).list_push_configs(task_id) == []
+    assert use_store.push_configs.list_push_configs(task_id) == []
 
 
 @ALL_DATABASES  # the ORM stores, from the runner's threads too
@@ -577,7 +576,7 @@ def test_private_urls_are_refused(memory, settings, receiver, version, url):
         params = {"taskId": task_id, "pushNotificationConfig": {"url": url}}
         error = fails(PUSH_METHODS[V03][0], params, -32602)
     assert url in error["message"] and "A2A_PUSH_ALLOW_PRIVATE_URLS" in error["message"]
-    assert get_push_config_store().list_push_configs(task_id) == []
+    assert get_task_store().push_configs.list_push_configs(task_id) == []
 
 
 @pytest.mark.parametrize("version", DIALECTS)
@@ -741,7 +740,7 @@ def test_send_with_an_inline_config_delivers_working_then_completed(use_store, r
         assert done.body["kind"] == "task" and done.body["id"] == task["id"]
         assert done.body["artifacts"][0]["parts"] == [{"kind": "text", "text": "echo: hello"}]
     # The inline config is kept like any other.
-    configs = get_push_config_store().list_push_configs(task["id"])
+    configs = get_task_store().push_configs.list_push_configs(task["id"])
     assert [c["url"] for c in configs] == [receiver.url()]
     assert receiver.max_in_flight == 1
 
@@ -843,7 +842,7 @@ def test_the_listener_never_raises_into_the_publisher(memory, monkeypatch, caplo
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("a2a.push.get_push_config_store", broken)
+    monkeypatch.setattr("a2a.push.push_configs", broken)
     push.on_task_saved({"id": "t1", "status": {"state": "working"}})
     assert "could not queue push notifications" in caplog.text
 
@@ -885,4 +884,4 @@ def test_another_callers_task_answers_like_an_unknown_one(settings, receiver):
     ]:
         error = asyncio.run(call(bob, method, params))["error"]
         assert error["code"] == -32001 and task["id"] in error["message"], error
-    assert [c["id"] for c in get_push_config_store().list_push_configs(task["id"])] == ["c"]
+    assert [c["id"] for c in get_task_store().push_configs.list_push_configs(task["id"])] == ["c"]

@@ -9,17 +9,10 @@ import threading
 
 import pytest
 
-from stores.file import FileTaskStore
+from stores.base import MemoryPushConfigStore, TaskStorePushConfigs
+from stores.file import FILE_SUBDIRECTORY, FilePushConfigStore, FileTaskStore
 from stores.memory import MemoryTaskStore
-from stores.push import (
-    FILE_SUBDIRECTORY,
-    FilePushConfigStore,
-    MemoryPushConfigStore,
-    OrmPushConfigStore,
-    TaskStorePushConfigs,
-    get_push_config_store,
-    push_config_store_for,
-)
+from stores.orm import OrmPushConfigStore
 from tests.conftest import ALL_DATABASES, STORE_KINDS, make_store
 from tests.test_store_contract import task
 
@@ -42,7 +35,7 @@ def config(task_id: str, config_id: str, url: str = "https://hooks.example.com/a
 @pytest.fixture
 def configs(store):
     """The push-config store beside a fresh task store of each kind."""
-    return get_push_config_store(store)
+    return store.push_configs
 
 
 def test_backend_follows_the_task_store(store_kind, configs):
@@ -51,7 +44,7 @@ def test_backend_follows_the_task_store(store_kind, configs):
 
 
 def test_one_push_config_store_per_task_store(store, configs):
-    assert get_push_config_store(store) is configs
+    assert store.push_configs is configs
 
 
 def test_two_configs_on_one_task_both_survive(configs):
@@ -121,10 +114,10 @@ def test_configs_do_not_show_up_as_tasks(store, configs):
 
 @pytest.mark.parametrize("store_kind", DURABLE_KINDS)
 def test_a_fresh_instance_sees_what_the_previous_one_saved(store_kind, tmp_path):
-    first = get_push_config_store(make_store(store_kind, tmp_path))
+    first = make_store(store_kind, tmp_path).push_configs
     first.save_push_config(config("t1", "a"))
     first.save_push_config(config("t1", "b", minute=1))
-    again = get_push_config_store(make_store(store_kind, tmp_path))
+    again = make_store(store_kind, tmp_path).push_configs
     assert again is not first
     assert [c["id"] for c in again.list_push_configs("t1")] == ["a", "b"]
     assert again.delete_push_config("t1", "a") is True
@@ -166,7 +159,7 @@ def test_async_twins(configs):
 
 def test_file_configs_live_in_a_dot_directory_beside_the_tasks(tmp_path):
     store = FileTaskStore(tmp_path, fsync=False)
-    configs = get_push_config_store(store)
+    configs = store.push_configs
     configs.save_push_config(config("task-1", "cfg-1"))
     assert (tmp_path / FILE_SUBDIRECTORY / "task-1" / "cfg-1.json").is_file()
     assert not [p for p in tmp_path.iterdir() if not p.name.startswith(".")]
@@ -225,11 +218,11 @@ def test_a_fresh_instance_deletes_what_the_previous_one_saved(store_kind, tmp_pa
     """``manage.py a2a_tasks prune`` builds its own store instance: it finds the configs."""
     first = make_store(store_kind, tmp_path)
     first.save(task("t1"))
-    get_push_config_store(first).save_push_config(config("t1", "a"))
+    first.push_configs.save_push_config(config("t1", "a"))
     second = make_store(store_kind, tmp_path)
     assert second is not first
     assert second.delete("t1") is True
-    assert get_push_config_store(first).list_push_configs("t1") == []
+    assert first.push_configs.list_push_configs("t1") == []
 
 
 def test_deleting_an_unknown_task_clears_configs_left_behind(store, configs):
@@ -252,7 +245,7 @@ def test_delete_task_push_configs_says_how_many(configs):
 
 def test_file_delete_removes_the_task_directory(tmp_path):
     store = FileTaskStore(tmp_path / "tasks", fsync=False)
-    configs = get_push_config_store(store)
+    configs = store.push_configs
     store.save(task("t1"))
     configs.save_push_config(config("t1", "a"))
     directory = tmp_path / "tasks" / FILE_SUBDIRECTORY / "t1"
@@ -265,7 +258,7 @@ def test_file_delete_removes_the_task_directory(tmp_path):
 def test_file_delete_keeps_the_configs_of_a_damaged_task_file(tmp_path):
     """A damaged task file is not deleted (it is left for repair), nor are its configs."""
     store = FileTaskStore(tmp_path / "tasks", fsync=False)
-    configs = get_push_config_store(store)
+    configs = store.push_configs
     store.save(task("t1"))
     configs.save_push_config(config("t1", "a"))
     store.path("t1").write_bytes(b'{"id": "t1", "status"')
@@ -320,7 +313,7 @@ class PlainStore(MemoryTaskStore):
 
 def test_a_custom_store_with_the_methods_keeps_its_configs():
     task_store = StoreWithConfigs()
-    configs = push_config_store_for(task_store)
+    configs = task_store.push_configs
     assert isinstance(configs, TaskStorePushConfigs)
     configs.save_push_config(config("t1", "a"))
     assert task_store.kept["t1", "a"]["id"] == "a"
@@ -329,7 +322,7 @@ def test_a_custom_store_with_the_methods_keeps_its_configs():
 
 def test_a_custom_store_that_calls_the_built_in_delete_loses_its_configs_too():
     task_store = StoreWithConfigs()
-    configs = get_push_config_store(task_store)
+    configs = task_store.push_configs
     task_store.save(task("t1"))
     configs.save_push_config(config("t1", "a"))
     configs.save_push_config(config("t2", "a"))
@@ -353,9 +346,9 @@ def test_another_custom_store_falls_back_to_memory_with_a_warning(caplog):
         def delete(self, task_id):
             return False
 
-    with caplog.at_level(logging.WARNING, logger="stores.push"):
-        configs = push_config_store_for(Bare())
+    with caplog.at_level(logging.WARNING, logger="stores.base"):
+        configs = Bare().push_configs
     assert isinstance(configs, MemoryPushConfigStore)
     assert "keeps no push notification configs" in caplog.text
     # A MemoryTaskStore subclass is still a memory store: no warning needed.
-    assert isinstance(push_config_store_for(PlainStore()), MemoryPushConfigStore)
+    assert isinstance(PlainStore().push_configs, MemoryPushConfigStore)

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
 from a2a.conf import a2a_settings, from_environment
-from stores.backends import ACCEPTED, get_task_store, resolve_store
+from stores.backends import get_task_store, resolve_store, task_stores
 from stores.base import TaskStore
 from stores.file import FileTaskStore
 from stores.memory import MemoryTaskStore
@@ -78,7 +78,7 @@ def test_anything_else_is_improperly_configured(spec):
 def test_unknown_string_lists_the_accepted_forms():
     with pytest.raises(ImproperlyConfigured) as exc:
         resolve_store("nonsense")
-    assert ACCEPTED in str(exc.value)
+    assert task_stores.accepted in str(exc.value)
 
 
 def test_resolved_once_and_again_when_the_setting_changes(settings, tmp_path):

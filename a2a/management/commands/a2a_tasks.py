@@ -38,7 +38,6 @@ from a2a.ops import bulk as maintenance
 from stores.backends import get_task_store, resolve_store
 from stores.base import STATES, TERMINAL_STATES, Task, TaskStore, parse_timestamp
 from stores.file import FileTaskStore
-from stores.push import get_push_config_store
 
 
 class Command(BaseCommand):
@@ -328,8 +327,8 @@ class Command(BaseCommand):
                 elif maintenance.put(destination, task, overwrite=overwrite):
                     tally.done += 1
                     # Its webhooks go with it (a --move's delete removes them from the origin).
-                    for config in get_push_config_store(origin).list_push_configs(task_id):
-                        get_push_config_store(destination).save_push_config(config)
+                    for config in origin.push_configs.list_push_configs(task_id):
+                        destination.push_configs.save_push_config(config)
                     if move:
                         origin.delete(task_id)
                 else:
