@@ -226,7 +226,7 @@ def get_asgi_application() -> Callable[..., Awaitable[None]]:
                 await asyncio.to_thread(_start_up)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                from a2a.core.eventbackends import close_event_backend
+                from a2a.core.events import close_event_backend
                 from a2a.runtime.runner import get_runner
 
                 await asyncio.to_thread(get_runner().shutdown)

@@ -60,8 +60,7 @@ def publish_cost(spec: str, count: int) -> dict[str, float]:
     """µs per ``bus.publish`` on the caller's thread, and events/s until all were sent."""
     from django.test import override_settings
 
-    from a2a.core.eventbackends import get_event_backend
-    from a2a.core.events import bus
+    from a2a.core.events import bus, get_event_backend
 
     with override_settings(A2A_EVENTS=spec, A2A_EVENTS_CHANNEL=f"a2a-bench-{uuid.uuid4().hex}"):
         backend = get_event_backend()

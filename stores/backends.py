@@ -81,9 +81,10 @@ class BackendHandler(Generic[T]):
     def error(self, text: str) -> ImproperlyConfigured:
         return ImproperlyConfigured(f"{text} {self.accepted}".strip())
 
-    def build(self, value: Any) -> T:
-        """The backend ``value`` (a value of the setting) names: ImproperlyConfigured,
-        with the accepted forms, for anything else."""
+    def build(self, value: Any, defaults: dict[str, Any] | None = None) -> T:
+        """The backend ``value`` (a value of the setting) names, built with ``defaults``
+        (else :meth:`default_options`) under its own OPTIONS: ImproperlyConfigured, with
+        the accepted forms, for anything else."""
         if value is None:
             value = self.default
         if isinstance(value, self.base):
@@ -102,7 +103,8 @@ class BackendHandler(Generic[T]):
             backend, options = short, {**short_options, **options}
         else:
             raise self.error(f"{self.setting} cannot be a {type(value).__name__}.")
-        return self.instantiate(backend, {**self.default_options(), **options})
+        base_options = self.default_options() if defaults is None else defaults
+        return self.instantiate(backend, {**base_options, **options})
 
     def instantiate(self, path: str, options: dict[str, Any]) -> T:
         try:

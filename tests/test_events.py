@@ -21,16 +21,19 @@ import redis
 from django.conf import settings as django_settings
 from django.core.exceptions import ImproperlyConfigured
 
-from a2a.core.eventbackends import (
-    MemoryEventBackend,
+from a2a.core.eventbackends.base import BrokerBackend, encode, receive
+from a2a.core.eventbackends.memory import MemoryEventBackend
+from a2a.core.eventbackends.postgres import PostgresEventBackend, conninfo_for_alias
+from a2a.core.eventbackends.redis import RedisEventBackend
+from a2a.core.events import (
+    RESYNC,
+    Subscription,
+    TaskEvent,
+    bus,
     close_event_backend,
     get_event_backend,
     resolve_event_backend,
 )
-from a2a.core.eventbackends.base import BrokerBackend, encode, receive
-from a2a.core.eventbackends.postgres import PostgresEventBackend, conninfo_for_alias
-from a2a.core.eventbackends.redis import RedisEventBackend
-from a2a.core.events import RESYNC, Subscription, TaskEvent, bus
 from a2a.ops import checks
 from a2a.protocol.errors import TaskNotFoundError
 from a2a.protocol.model import GetParams
@@ -415,7 +418,7 @@ def test_a_forked_child_publishes_on_its_own_and_flushes_before_exiting(pair):
     does not take the child's events for its own), and flushes before ``os._exit``."""
     _mine, _other = pair
     task_id = str(uuid.uuid4())
-    from a2a.core.eventbackends import flush_events
+    from a2a.core.events import flush_events
 
     async def run():
         with bus.subscribe(task_id) as sub:
@@ -672,7 +675,7 @@ def test_a_database_alias():
         ("postgres", "c", "needs a PostgreSQL database, but 'default' is 'django.db.backends.sqlite3'"),
         ("postgres:nope", "c", "names database 'nope', which is not in DATABASES"),
         ("a2a.nothing.Here", "c", "cannot be imported"),
-        ("a2a.core.events.TaskEvent", "c", "is not an a2a.core.eventbackends.EventBackend subclass"),
+        ("a2a.core.events.TaskEvent", "c", "is not a a2a.core.events.EventBackend subclass"),
         (42, "c", "A2A_EVENTS cannot be a int"),
         ("memory", "", "A2A_EVENTS_CHANNEL must be a non-empty string"),
         ("memory", "x" * 64, "at most 63 bytes"),
@@ -693,7 +696,7 @@ def test_a_missing_redis_package_is_explained(monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "redis.asyncio", None)
-    with pytest.raises(ImproperlyConfigured, match="the redis package is missing"):
+    with pytest.raises(ImproperlyConfigured, match="the redis package, which is missing"):
         resolve_event_backend("redis://127.0.0.1:6379/0", "c")
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import os
 import threading
@@ -28,8 +29,15 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
+
+from a2a.conf import a2a_settings
+from a2a.protocol.errors import TaskNotFoundError
+from stores.backends import BackendHandler, get_task_store
 from stores.base import Task, task_version
 
 logger = logging.getLogger(__name__)
@@ -138,9 +146,6 @@ class Subscription:
 
     async def read(self) -> TaskEvent:
         """The task as stored now, as a "sync" event."""
-        from a2a.protocol.errors import TaskNotFoundError
-        from stores.backends import get_task_store
-
         task = await get_task_store().aget(self.task_id)
         if task is None:
             raise TaskNotFoundError(self.task_id)
@@ -179,8 +184,6 @@ class EventBus:
         """Hear every task version published while the ``with`` block is open, by this
         process or (with a shared event backend) any other: from other processes once
         ``await subscription.ready()`` returns (read the snapshot after it)."""
-        from a2a.core.eventbackends import get_event_backend
-
         backend = get_event_backend()
         sub = Subscription(task_id, remote=backend.remote, listening=getattr(backend, "listening", None))
         with self._lock:
@@ -208,8 +211,6 @@ class EventBus:
                 logger.exception("event listener %r failed", listener)
         event = event or TaskEvent(task)
         self.fanout(event)
-        from a2a.core.eventbackends import get_event_backend
-
         try:
             backend = get_event_backend()
             if backend.remote:
@@ -246,3 +247,147 @@ class EventBus:
 
 
 bus = EventBus()
+
+
+# --- Event backends: how events reach other processes (A2A_EVENTS) ----------------------
+
+
+class EventBackend:
+    """Carries published events to other processes (here: nowhere).
+
+    ``remote``: whether events cross processes; False for the in-process default,
+    where the bus alone delivers them.
+    """
+
+    remote: ClassVar[bool] = False
+
+    def publish(self, event: TaskEvent) -> None:
+        """Send ``event`` to the other processes. Any thread; returns at once; never raises."""
+
+    def listen(self) -> None:
+        """Make sure this process hears the other processes' events (any thread; idempotent)."""
+
+    def close(self, grace: float = 5.0) -> None:
+        """Send what is queued (``grace`` seconds at most), then close every connection."""
+
+
+def _channel(value: Any) -> str:
+    if not isinstance(value, str) or not value or len(value.encode()) > 63 or "\x00" in value:
+        raise ImproperlyConfigured(
+            f"A2A_EVENTS_CHANNEL must be a non-empty string of at most 63 bytes (a PostgreSQL "
+            f"identifier's limit), not {value!r}."
+        )
+    return value
+
+
+_PACKAGES = {
+    "a2a.core.eventbackends.redis.RedisEventBackend": ("redis", 'pip install "redis>=5"'),
+    "a2a.core.eventbackends.postgres.PostgresEventBackend": ("psycopg", 'pip install "psycopg[binary]>=3.2"'),
+}
+
+
+class EventBackends(BackendHandler[EventBackend]):
+    """``A2A_EVENTS`` (on channel ``A2A_EVENTS_CHANNEL``)::
+
+    "memory"                         in-process only (the default)
+    "redis://host:6379/0"            Redis pub/sub ("rediss://" and "unix://" too)
+    "postgres" / "postgres:<alias>"  PostgreSQL LISTEN/NOTIFY on database "default" / <alias>
+    "postgresql://user@host/db"      PostgreSQL LISTEN/NOTIFY on that database
+    "pkg.module.Class"               an EventBackend subclass (given ``channel`` if it takes one)
+    {"BACKEND": ..., "OPTIONS": {...}}
+    an EventBackend instance         used as it is
+    """
+
+    setting = "A2A_EVENTS"
+    also_reset_on = ("A2A_EVENTS_CHANNEL",)
+    base = EventBackend
+    default = "memory"
+    error_id = "a2a.E060"
+    accepted = (
+        'A2A_EVENTS must be one of: "memory"; a "redis://", "rediss://" or "unix://" URL; "postgres" or '
+        '"postgres:<database alias>"; a "postgresql://" URL; a dotted path to an EventBackend class; '
+        "or an EventBackend instance"
+    )
+
+    def configured(self) -> Any:
+        return a2a_settings.EVENTS
+
+    def default_options(self) -> dict[str, Any]:
+        return {"channel": _channel(a2a_settings.EVENTS_CHANNEL)}
+
+    def expand(self, value: str) -> tuple[str, dict[str, Any]]:
+        if value in ("", "memory"):
+            return "a2a.core.eventbackends.memory.MemoryEventBackend", {}
+        if value.startswith(("redis://", "rediss://", "unix://")):
+            return "a2a.core.eventbackends.redis.RedisEventBackend", {"url": value}
+        if value.startswith(("postgres://", "postgresql://")):
+            return "a2a.core.eventbackends.postgres.PostgresEventBackend", {"conninfo": value}
+        if value == "postgres" or value.startswith("postgres:"):
+            alias = value.partition(":")[2] or "default"
+            database = settings.DATABASES.get(alias)
+            if database is None:
+                raise ImproperlyConfigured(
+                    f"A2A_EVENTS {value!r} names database {alias!r}, which is not in DATABASES "
+                    f"({', '.join(settings.DATABASES) or 'none'})."
+                )
+            if "postgresql" not in database.get("ENGINE", ""):
+                raise ImproperlyConfigured(
+                    f"A2A_EVENTS {value!r} needs a PostgreSQL database, but {alias!r} is {database.get('ENGINE')!r}."
+                )
+            return "a2a.core.eventbackends.postgres.PostgresEventBackend", {"alias": alias}
+        if "/" in value:
+            raise self.error(f"Unknown A2A_EVENTS {value!r}.")
+        return super().expand(value)
+
+    def instantiate(self, path: str, options: dict[str, Any]) -> EventBackend:
+        try:
+            cls = import_string(path)
+            if isinstance(cls, type) and "channel" not in inspect.signature(cls).parameters:
+                options = {k: v for k, v in options.items() if k != "channel"}
+            return super().instantiate(path, options)
+        except ImportError as exc:  # a backend's optional package (it imports it when built)
+            if path not in _PACKAGES:
+                raise ImproperlyConfigured(f"A2A_EVENTS backend {path!r} cannot be imported: {exc}") from exc
+            package, install = _PACKAGES[path]
+            raise ImproperlyConfigured(
+                f"A2A_EVENTS needs the {package} package, which is missing ({exc}): {install}"
+            ) from exc
+
+    def closed(self, backend: EventBackend) -> None:
+        if backend.remote:
+            backend.close(1.0)
+
+
+#: The handler of ``A2A_EVENTS``.
+event_backends = EventBackends()
+
+
+def resolve_event_backend(spec: Any, channel: Any = "a2a_events") -> EventBackend:
+    """Build the backend ``spec`` (an ``A2A_EVENTS`` value) names, on ``channel``.
+
+    Raises ImproperlyConfigured, with the accepted forms, for anything else.
+    """
+    if isinstance(spec, EventBackend):
+        return spec
+    return event_backends.build(spec, {"channel": _channel(channel)})
+
+
+def get_event_backend() -> EventBackend:
+    """The project's event backend, resolved from ``A2A_EVENTS`` on first use."""
+    return event_backends.get()
+
+
+def close_event_backend(grace: float = 5.0) -> None:
+    """Send what is queued and close the backend's connections (a later event opens them again)."""
+    if event_backends.resolved:
+        event_backends.get().close(grace)
+
+
+def flush_events(timeout: float = 5.0) -> bool:
+    """Block until every event this process published was sent to the broker (False
+    after ``timeout`` seconds). A process that ends without running ``atexit``
+    handlers (``os._exit``, as an RQ work-horse does) calls it first."""
+    if not event_backends.resolved:
+        return True
+    flush = getattr(event_backends.get(), "flush", None)
+    return flush(timeout) if callable(flush) else True

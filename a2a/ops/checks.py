@@ -242,7 +242,7 @@ def check_events(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     (a2a.W060)."""
     from django.core.exceptions import ImproperlyConfigured
 
-    from a2a.core.eventbackends import resolve_event_backend
+    from a2a.core.events import resolve_event_backend
     from a2a.ops.deployment import expected_workers
 
     try:

@@ -124,7 +124,7 @@ def log_startup() -> None:
         logger.warning("%s %s", _unshared_message(store, reason), _HINT)
         return
     try:
-        from a2a.core.eventbackends import get_event_backend
+        from a2a.core.events import get_event_backend
 
         events: Any = get_event_backend()
     except Exception as exc:  # a2a.E060 reports it

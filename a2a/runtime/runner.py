@@ -90,7 +90,7 @@ def _finish(
 
 def _hears_other_processes() -> bool:
     """Whether the event backend carries other processes' events here (A2A_EVENTS)."""
-    from a2a.core.eventbackends import get_event_backend
+    from a2a.core.events import get_event_backend
 
     try:
         return bool(get_event_backend().remote)

@@ -1,4 +1,4 @@
-"""The interface of an event backend, and the machinery the cross-process ones share.
+"""The machinery the cross-process event backends share.
 
 A backend carries the events one process publishes (:meth:`EventBackend.publish`) to
 the :data:`a2a.core.events.bus` of every other process listening on the same channel
@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 import orjson
 
 from a2a.core import events
-from a2a.core.events import TaskEvent, artifacts_shape, bus
+from a2a.core.events import EventBackend, TaskEvent, artifacts_shape, bus
 
 logger = logging.getLogger("a2a.core.events")
 
@@ -52,25 +52,6 @@ MAX_BATCH = 100
 SEND_DEADLINE = 60.0
 #: Seconds between reconnection attempts: the first, and the most (doubled in between).
 RETRY_FIRST, RETRY_MAX = 0.1, 5.0
-
-
-class EventBackend:
-    """Carries published events to other processes (here: nowhere).
-
-    ``remote``: whether events cross processes; False for the in-process default,
-    where the bus alone delivers them.
-    """
-
-    remote: ClassVar[bool] = False
-
-    def publish(self, event: TaskEvent) -> None:
-        """Send ``event`` to the other processes. Any thread; returns at once; never raises."""
-
-    def listen(self) -> None:
-        """Make sure this process hears the other processes' events (any thread; idempotent)."""
-
-    def close(self, grace: float = 5.0) -> None:
-        """Send what is queued (``grace`` seconds at most), then close every connection."""
 
 
 def encode(event: TaskEvent, origin: str, limit: int | None = None) -> bytes:

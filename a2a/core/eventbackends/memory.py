@@ -4,7 +4,7 @@ several when no client streams from one process a task another one runs."""
 
 from __future__ import annotations
 
-from a2a.core.eventbackends.base import EventBackend
+from a2a.core.events import EventBackend
 
 
 class MemoryEventBackend(EventBackend):
