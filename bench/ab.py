@@ -128,7 +128,7 @@ def memory_and_http(rows: list[dict[str, Any]], n: int) -> None:
     from django.core.handlers.asgi import ASGIRequest
 
     from a2a.asgi import A2AASGIHandler
-    from a2a.http import views
+    from a2a.http import common
     from bench.breakdown import _asgi_call, _get_body, _scope, _send_body
     from bench.scale import lean_task
     from stores.base import TaskQuery, page_in_memory
@@ -146,7 +146,7 @@ def memory_and_http(rows: list[dict[str, Any]], n: int) -> None:
         pair(
             "requested_version",
             lambda: _old_requested_version(ASGIRequest(_scope(body, None), io.BytesIO(body))),
-            lambda: views.requested_version(ASGIRequest(_scope(body, None), io.BytesIO(body))),
+            lambda: common.requested_version(ASGIRequest(_scope(body, None), io.BytesIO(body))),
             n,
         )
     )

@@ -81,17 +81,14 @@ class BackendHandler(Generic[T]):
     def error(self, text: str) -> ImproperlyConfigured:
         return ImproperlyConfigured(f"{text} {self.accepted}".strip())
 
-    def build(self, value: Any, defaults: dict[str, Any] | None = None) -> T:
-        """The backend ``value`` (a value of the setting) names, built with ``defaults``
-        (else :meth:`default_options`) under its own OPTIONS: ImproperlyConfigured, with
-        the accepted forms, for anything else."""
+    def parse(self, value: Any) -> tuple[str, dict[str, Any]]:
+        """``(BACKEND, OPTIONS)`` for a value of the setting (not an instance):
+        ImproperlyConfigured, with the accepted forms, for anything else."""
         if value is None:
             value = self.default
-        if isinstance(value, self.base):
-            return value  # type: ignore[return-value]
         if isinstance(value, str):
-            backend, options = self.expand(value.strip())
-        elif isinstance(value, dict):
+            return self.expand(value.strip())
+        if isinstance(value, dict):
             unknown = set(value) - {"BACKEND", "OPTIONS"}
             backend, options = value.get("BACKEND"), value.get("OPTIONS", {})
             if unknown or not isinstance(backend, str) or not isinstance(options, dict):
@@ -100,9 +97,16 @@ class BackendHandler(Generic[T]):
                     f"(got keys {sorted(value)})."
                 )
             short, short_options = self.expand(backend.strip())
-            backend, options = short, {**short_options, **options}
-        else:
-            raise self.error(f"{self.setting} cannot be a {type(value).__name__}.")
+            return short, {**short_options, **options}
+        raise self.error(f"{self.setting} cannot be a {type(value).__name__}.")
+
+    def build(self, value: Any, defaults: dict[str, Any] | None = None) -> T:
+        """The backend ``value`` (a value of the setting) names, built with ``defaults``
+        (else :meth:`default_options`) under its own OPTIONS: ImproperlyConfigured, with
+        the accepted forms, for anything else."""
+        if isinstance(value, self.base):
+            return value  # type: ignore[return-value]
+        backend, options = self.parse(value)
         base_options = self.default_options() if defaults is None else defaults
         return self.instantiate(backend, {**base_options, **options})
 

@@ -35,6 +35,7 @@ import datetime as dt
 import logging
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -259,6 +260,19 @@ class TaskStore(ABC):
         """Remove the task; True when there was one. The built-in stores remove its push
         notification configs too (``self.push_configs.delete_task_push_configs(task_id)``);
         a store that keeps configs itself should do the same."""
+
+    def scan(self, states: Collection[str] = ()) -> Iterator[Task]:
+        """Every task (in one of ``states`` when given), in no set order: for the lease
+        reaper and maintenance. The default pages through :meth:`list` one state at a
+        time; a store that reads everything at once more cheaply overrides it."""
+        for state in states or (None,):
+            token: str | None = None
+            while True:
+                page = self.list(TaskQuery(state=state, page_size=MAX_PAGE_SIZE, page_token=token))
+                yield from page.tasks
+                token = page.next_page_token
+                if not token:
+                    break
 
     async def aget(self, task_id: str) -> Task | None:
         return await asyncio.to_thread(self.get, task_id)

@@ -36,7 +36,7 @@ import tempfile
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import orjson
@@ -53,6 +53,7 @@ from stores.base import (
     check_config,
     check_task,
     config_order,
+    task_state,
     task_version,
 )
 from stores.index import SharedIndex
@@ -310,6 +311,13 @@ class FileTaskStore(TaskStore):
     def _scan(self) -> Iterator[Task]:
         """Every task in the directory (the listing index is built from this)."""
         return (t for t in map(self._read, self._task_files()) if t is not None)
+
+    def scan(self, states: Collection[str] = ()) -> Iterator[Task]:
+        """Every task in one directory scan (``list`` pages through the index)."""
+        for path in self._task_files():
+            task = self._read(path)
+            if task is not None and (not states or task_state(task) in states):
+                yield task
 
     def list(self, query: TaskQuery | None = None) -> TaskPage:
         return self._listing.page(query or TaskQuery())

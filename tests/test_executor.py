@@ -11,10 +11,11 @@ import time
 
 import pytest
 from django.core.checks import run_checks
+from django.core.exceptions import ImproperlyConfigured
 
 from a2a.core import leases, lifecycle
 from a2a.protocol.model import SendParams, set_status
-from a2a.runtime import executors
+from a2a.runtime import executors, reaper, worker
 from a2a.runtime.runner import get_runner
 from a2a.service import operations
 from stores.backends import get_task_store
@@ -22,7 +23,7 @@ from stores.base import format_timestamp
 
 pytestmark = pytest.mark.django_db
 
-DUMMY = f"{executors.tasks_api().__name__}.backends.dummy.DummyBackend"
+DUMMY = f"{worker.tasks_api().__name__}.backends.dummy.DummyBackend"
 
 
 def message(text: str) -> dict:
@@ -52,7 +53,7 @@ def queue(settings):
     settings.TASKS = {"a2a": {"BACKEND": DUMMY}, "default": {"BACKEND": DUMMY}}
     settings.A2A_EXECUTOR = "tasks:a2a"
     settings.A2A_HANDLER = "tests.handlers.scripted"
-    signal = import_module(f"{executors.tasks_api().__name__}.signals").task_enqueued
+    signal = import_module(f"{worker.tasks_api().__name__}.signals").task_enqueued
     jobs = Queue()
     signal.connect(jobs.heard)
     yield jobs
@@ -87,7 +88,8 @@ def wait_for(task_id: str, states: set[str], timeout: float = 10.0) -> dict:
     [("thread", "thread", "default"), ("tasks", "tasks", "default"), ("tasks:bulk", "tasks", "bulk")],
 )
 def test_the_setting_is_parsed(value, kind, backend):
-    assert executors.parse(value) == executors.Executor(kind, backend)
+    built = executors.executors.build(value)
+    assert built.queued == (kind == "tasks") and getattr(built, "backend", "default") == backend
 
 
 @pytest.mark.parametrize("value", ["threads", "", None, "celery", ["tasks"], "task:x"])
@@ -95,7 +97,7 @@ def test_a_malformed_setting_is_a_system_check_error(settings, value):
     settings.A2A_EXECUTOR = value
     errors = [e for e in run_checks() if e.id == "a2a.E070"]
     assert len(errors) == 1 and "A2A_EXECUTOR must be" in errors[0].msg
-    with pytest.raises(executors.ExecutorError):
+    with pytest.raises(ImproperlyConfigured, match="A2A_EXECUTOR must be"):
         executors.get_executor()
 
 
@@ -126,7 +128,7 @@ def test_a_web_process_only_accepts_stores_and_enqueues(queue):
     assert stored["status"]["state"] == "submitted"
     assert leases.is_queued(stored) and leases.may_start(stored)
     assert [r.args for r in queue.results] == [[task["id"]]]
-    assert queue.results[0].task.module_path == executors.JOB_PATH
+    assert queue.results[0].task.module_path == worker.JOB_PATH
     assert get_runner().active == 0  # nothing runs here
 
 
@@ -174,7 +176,7 @@ def test_a_task_that_waited_on_the_queue_past_its_lease_is_enqueued_again(queue)
     task = send("hi")
     queue.clear()  # the job was lost (or never written: the web process died)
     expire(task["id"])
-    reaped = leases.reap(get_task_store(), runner=get_runner())
+    reaped = reaper.reap(get_task_store(), runner=get_runner())
     assert [(r.task_id, r.outcome) for r in reaped] == [(task["id"], "requeued")]
     assert [r.args for r in queue.results] == [[task["id"]]]
     stored = get_task_store().get(task["id"])
@@ -194,7 +196,7 @@ def test_a_task_whose_worker_died_is_failed_or_enqueued_again(queue, settings, r
         return set_status(t, "working")
 
     lifecycle.transition_sync(get_task_store(), task["id"], died_while_working)
-    leases.reap(get_task_store(), runner=get_runner())
+    reaper.reap(get_task_store(), runner=get_runner())
     stored = get_task_store().get(task["id"])
     if not retry:
         assert stored["status"]["state"] == "failed" and not queue.results

@@ -18,8 +18,9 @@ from django.core.management import call_command
 from a2a.core import leases
 from a2a.core.events import bus
 from a2a.ops import bulk as maintenance
-from a2a.ops import deployment
+from a2a.ops import checks, deployment
 from a2a.protocol.model import SendParams, new_task
+from a2a.runtime import reaper
 from a2a.runtime.runner import Runner
 from a2a.service import operations
 from stores.base import format_timestamp, now_iso
@@ -108,7 +109,7 @@ def test_the_reaper_fails_a_working_task_whose_lease_expired(use_store, heard):
     use_store.save(leased("alive", expires=now() + dt.timedelta(seconds=60)))
     use_store.save({**leased("unleased", expires=now()), "_lease": None})
     use_store.save(leased("finished", "completed", expires=now() - dt.timedelta(seconds=5)))
-    reaped = leases.reap(use_store)
+    reaped = reaper.reap(use_store)
     assert [(r.task_id, r.outcome) for r in reaped] == [("dead", "failed")]
     dead = use_store.get("dead")
     assert dead["status"]["state"] == "failed" and "_lease" not in dead
@@ -118,12 +119,12 @@ def test_the_reaper_fails_a_working_task_whose_lease_expired(use_store, heard):
     assert [t["status"]["state"] for t in heard if t["id"] == "dead"] == ["failed"]  # announced like any failure
     for other in ("alive", "unleased", "finished"):
         assert use_store.get(other)["_version"] == 2  # untouched
-    assert leases.reap(use_store) == []  # once
+    assert reaper.reap(use_store) == []  # once
 
 
 def test_dry_run_changes_nothing(use_store):
     use_store.save(leased("dead", expires=now() - dt.timedelta(seconds=5)))
-    assert [(r.task_id, r.outcome) for r in leases.reap(use_store, dry_run=True)] == [("dead", "expired")]
+    assert [(r.task_id, r.outcome) for r in reaper.reap(use_store, dry_run=True)] == [("dead", "expired")]
     assert use_store.get("dead")["status"]["state"] == "working"
 
 
@@ -133,7 +134,7 @@ def test_a_server_process_reruns_a_submitted_task_whose_owner_died(use_store, se
     use_store.save(leased("orphan", "submitted", expires=now() - dt.timedelta(seconds=1), runs=0))
     runner = Runner(1)
     try:
-        assert [r.outcome for r in leases.reap(use_store, runner=runner)] == ["requeued"]
+        assert [r.outcome for r in reaper.reap(use_store, runner=runner)] == ["requeued"]
         done = wait_for(use_store, "orphan", {"completed"})
     finally:
         runner.shutdown(grace=2)
@@ -143,7 +144,7 @@ def test_a_server_process_reruns_a_submitted_task_whose_owner_died(use_store, se
 
 def test_without_a_server_a_submitted_orphan_is_failed(use_store):
     use_store.save(leased("orphan", "submitted", expires=now() - dt.timedelta(seconds=1), runs=0))
-    assert [r.outcome for r in leases.reap(use_store)] == ["failed"]
+    assert [r.outcome for r in reaper.reap(use_store)] == ["failed"]
     text = use_store.get("orphan")["status"]["message"]["parts"][0]["text"]
     assert text.startswith("The process that accepted this task stopped before running it (its lease expired at ")
 
@@ -155,7 +156,7 @@ def test_with_retry_a_working_orphan_is_run_again_up_to_max_runs(use_store, sett
     use_store.save(leased("enough", expires=now() - dt.timedelta(seconds=1), runs=leases.MAX_RUNS))
     runner = Runner(1)
     try:
-        outcomes = {r.task_id: r.outcome for r in leases.reap(use_store, runner=runner)}
+        outcomes = {r.task_id: r.outcome for r in reaper.reap(use_store, runner=runner)}
         assert outcomes == {"again": "requeued", "enough": "failed"}
         done = wait_for(use_store, "again", {"completed"})
     finally:
@@ -175,7 +176,7 @@ def test_without_retry_a_server_process_fails_a_working_orphan(use_store):
     use_store.save(leased("dead", expires=now() - dt.timedelta(seconds=1)))
     runner = Runner(1)
     try:
-        assert [r.outcome for r in leases.reap(use_store, runner=runner)] == ["failed"]
+        assert [r.outcome for r in reaper.reap(use_store, runner=runner)] == ["failed"]
     finally:
         runner.shutdown(grace=1)
 
@@ -201,7 +202,7 @@ def test_several_reapers_settle_a_task_once(use_store, heard):
 
     def reap():
         barrier.wait()
-        results.append([r.outcome for r in leases.reap(use_store) if r.outcome != "skipped"])
+        results.append([r.outcome for r in reaper.reap(use_store) if r.outcome != "skipped"])
         from django.db import connections
 
         connections.close_all()
@@ -286,7 +287,7 @@ def test_management_command(use_store):
 
 
 def check_ids():
-    return [m.id for m in deployment.check_deployment()]
+    return [m.id for m in checks.check_deployment()]
 
 
 def test_w001_memory_store_with_several_workers(settings, monkeypatch):
@@ -294,7 +295,7 @@ def test_w001_memory_store_with_several_workers(settings, monkeypatch):
     settings.TASK_STORE = "memory"
     assert "a2a.W001" not in check_ids()
     settings.A2A_EXPECT_WORKERS = 4
-    warning = next(m for m in deployment.check_deployment() if m.id == "a2a.W001")
+    warning = next(m for m in checks.check_deployment() if m.id == "a2a.W001")
     assert "A2A_EXPECT_WORKERS=4" in warning.msg and "file:" in warning.hint
     settings.A2A_EXPECT_WORKERS = 1
     monkeypatch.setenv("WEB_CONCURRENCY", "3")
@@ -310,7 +311,7 @@ def test_w001_not_for_a_shared_store(settings, monkeypatch, tmp_path):
 def test_lease_settings_are_checked(settings):
     settings.A2A_LEASE_SECONDS = 0
     settings.A2A_RETRY_ON_LOST_LEASE = "yes"
-    messages = [m.msg for m in deployment.check_deployment()]
+    messages = [m.msg for m in checks.check_deployment()]
     assert any("A2A_LEASE_SECONDS" in m for m in messages)
     assert any("A2A_RETRY_ON_LOST_LEASE" in m for m in messages)
 

@@ -1,58 +1,25 @@
 """Leases: a task in flight belongs to one process, for a while, and says so.
 
 A task that a process accepts (``submitted``) or runs (``working``) carries
-``_lease = {"owner": "<host>:<pid>:<token>", "expires": "<ISO time>", "runs": n}``.
-The runner of that process renews the leases of all its tasks (queued and running)
-every third of ``A2A_LEASE_SECONDS`` (a save through :mod:`a2a.core.lifecycle` that is not
-published: streams and webhooks hear nothing). Settling a task drops its lease.
-
-When the owner dies (``kill -9``, OOM, a lost host) its leases stop being renewed.
-:func:`reap` finds the tasks whose lease expired: at runner start, every
-``A2A_LEASE_CHECK_INTERVAL`` seconds in every server process, and on demand with
-``manage.py a2a_leases``. What happens to them:
-
-- ``working`` (the handler was running): saved ``failed``, the status message saying
-  that the process running it stopped and when its lease expired. With
-  ``A2A_RETRY_ON_LOST_LEASE = True`` a server process re-runs it instead (back to
-  ``submitted``, then through the handler again), at most :data:`MAX_RUNS` runs in
-  all; only for handlers that are safe to run twice (idempotent).
-- ``submitted`` (accepted, the handler never started): a server process re-runs it
-  (whatever the setting: nothing ran yet); ``manage.py a2a_leases`` has no server
-  to run it in, and fails it.
-
-Every step is a compare-and-swap transition, so when several processes reap at once
-exactly one of them acts on a task, and a live owner that was merely slow finds its
-lease taken and lets go (its late result is dropped; see ``a2a.runtime.runner``). A renewal
-that finds its task settled elsewhere (canceled through another worker) stops the
-local handler.
-
-Cost: each check lists the ``working`` and ``submitted`` tasks (an indexed query on
-the ORM store; a read of every task file on the file store, which is why checks are
-spaced out). Leases compare wall clocks: keep hosts sharing a store in sync (NTP).
+``_lease = {"owner": "<host>:<pid>:<token>", "expires": "<ISO time>", "runs": n}``
+(``"queued": true`` while it waits on the queue of ``A2A_EXECUTOR = "tasks"``).
+Settling a task drops its lease. These are the rules, pure functions of a task and
+the clock; :mod:`a2a.runtime.reaper` renews the leases of a process's tasks and
+settles the tasks whose owner died. Leases compare wall clocks: keep hosts sharing a
+store in sync (NTP).
 """
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import logging
 import os
-import random
 import secrets
 import socket
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from a2a.conf import a2a_settings
-from a2a.core import lifecycle
-from a2a.protocol.model import agent_message, set_status
-from a2a.runtime.executors import dispatch
-from stores.base import MAX_PAGE_SIZE, Task, TaskQuery, TaskStore, format_timestamp, parse_timestamp, task_state
-
-if TYPE_CHECKING:
-    from a2a.runtime.runner import Runner
+from stores.base import Task, format_timestamp, parse_timestamp, task_state
 
 logger = logging.getLogger(__name__)
 
@@ -92,14 +59,6 @@ def new_lease(*, runs: int = 0, now: dt.datetime | None = None, queued: bool = F
     if queued:
         lease["queued"] = True
     return lease
-
-
-def accept_lease(*, runs: int = 0) -> dict[str, Any]:
-    """The lease of a task this process accepts for fulfilment: its own (the runner
-    here runs it), or a queued one (``A2A_EXECUTOR = "tasks"``: a worker will)."""
-    from a2a.runtime.executors import get_executor
-
-    return new_lease(runs=runs, queued=get_executor().queued)
 
 
 def lease_of(task: Task) -> dict[str, Any] | None:
@@ -170,151 +129,9 @@ def renew(task: Task) -> Task | None:
     return task
 
 
-# --- The reaper --------------------------------------------------------------------------
-
-
-@dataclass
-class Reaped:
-    task_id: str
-    outcome: str  # "failed", "requeued" (re-run here), "expired" (dry run), "skipped" (changed meanwhile)
-    expired: str  # when its lease ran out
-    state: str  # the state it was found in
-
-
 def lost_message(state: str, expired: str, *, requeued: bool = False) -> str:
     who = "The process running this task" if state == "working" else "The process that accepted this task"
     if requeued:
         return f"{who} stopped (its lease expired at {expired}); running the task again."
     what = "" if state == "working" else " before running it"
     return f"{who} stopped{what} (its lease expired at {expired}); the task was marked failed. Send the message again."
-
-
-def _candidates(store: TaskStore) -> Iterator[Task]:
-    """The tasks in a leased state: one directory scan on the file store, else a
-    paged, state-filtered listing per state."""
-    from a2a.ops.bulk import _read_all
-
-    everything = _read_all(store)
-    if everything is not None:
-        yield from (t for t in everything if task_state(t) in LEASED_STATES)
-        return
-    for state in LEASED_STATES:
-        token: str | None = None
-        while True:
-            page = store.list(TaskQuery(state=state, page_size=MAX_PAGE_SIZE, page_token=token))
-            yield from page.tasks
-            token = page.next_page_token
-            if not token:
-                break
-
-
-def reap(
-    store: TaskStore,
-    *,
-    runner: Runner | None = None,
-    now: dt.datetime | None = None,
-    dry_run: bool = False,
-) -> list[Reaped]:
-    """Settle every task whose lease expired (see the module doc). With ``runner``
-    (a server process), re-run what may be re-run there; without, fail everything."""
-    now = now or dt.datetime.now(dt.UTC)
-    retry = bool(a2a_settings.RETRY_ON_LOST_LEASE)
-    mine = set(runner._jobs) if runner is not None else set()
-    expired = [t for t in _candidates(store) if is_expired(t, now) and not (t["id"] in mine and is_ours(t))]
-    done: list[Reaped] = []
-    for found in expired:
-        lease = lease_of(found) or {}
-        when = str(lease.get("expires", "an unknown time"))
-        state = task_state(found)
-        if dry_run:
-            done.append(Reaped(found["id"], "expired", when, state))
-            continue
-        outcome = _settle(store, found["id"], now, runner=runner, retry=retry)
-        done.append(Reaped(found["id"], outcome, when, state))
-        if outcome == "requeued" and runner is not None:
-            dispatch(found["id"], runner)  # to this process's runner, or onto the queue again
-        if outcome == "requeued" and is_queued(found) and state == "submitted":
-            logger.info("task %s still waits on the queue (lease expired at %s): enqueued again", found["id"], when)
-        elif outcome != "skipped":
-            logger.warning(
-                "task %s (%s) lost its lease (held by %s, expired at %s): %s",
-                found["id"],
-                state,
-                lease.get("owner", "?"),
-                when,
-                outcome,
-            )
-    return done
-
-
-def _settle(store: TaskStore, task_id: str, now: dt.datetime, *, runner: Runner | None, retry: bool) -> str:
-    outcome = "skipped"
-
-    def change(task: Task) -> Task | None:
-        nonlocal outcome
-        outcome = "skipped"
-        state = task_state(task)
-        if state not in LEASED_STATES or not is_expired(task, now):
-            return None  # settled, renewed or taken over meanwhile
-        when = str((lease_of(task) or {}).get("expires", "an unknown time"))
-        if runner is not None and (state == "submitted" or (retry and runs(task) < MAX_RUNS)):
-            outcome = "requeued"
-            task["_lease"] = accept_lease(runs=runs(task))
-            if state == "working":
-                set_status(task, "submitted", agent_message(lost_message(state, when, requeued=True), task=task))
-            return task
-        outcome = "failed"
-        release(task)
-        return set_status(task, "failed", agent_message(lost_message(state, when), task=task))
-
-    saved = lifecycle.transition_sync(store, task_id, change)
-    return outcome if saved is not None else "skipped"
-
-
-# --- In a server process: heartbeats and periodic checks -------------------------------------
-
-
-async def maintain(runner: Runner) -> None:
-    """Run for the life of ``runner``'s loop: reap once now, renew the leases of the
-    runner's tasks every third of the lease, reap every ``A2A_LEASE_CHECK_INTERVAL``."""
-    from stores.backends import get_task_store
-
-    next_check = 0.0
-    while True:
-        try:
-            store = get_task_store()
-        except Exception:  # misconfigured: stores.E001 says why; try again later
-            logger.exception("the task store cannot be used for lease checks")
-            await asyncio.sleep(lease_seconds() / 3)
-            continue
-        interval = float(a2a_settings.LEASE_CHECK_INTERVAL)
-        if time.monotonic() >= next_check:
-            try:
-                await _io(store, reap, store, runner=runner)
-            except Exception:
-                logger.exception("checking for expired task leases failed")
-            # jitter: the workers of one server do not all scan at once
-            next_check = time.monotonic() + interval * random.uniform(0.8, 1.2) if interval > 0 else float("inf")
-        try:
-            await heartbeat(runner, store)
-        except Exception:
-            logger.exception("renewing task leases failed")
-        tick = lease_seconds() / 3
-        await asyncio.sleep(max(0.05, min(tick, next_check - time.monotonic())))
-
-
-async def heartbeat(runner: Runner, store: TaskStore) -> None:
-    """Renew the lease of each task the runner holds; stop the handler of any that was
-    settled (canceled through another process) or taken over meanwhile."""
-    for task_id in list(runner._jobs):
-        renewed = await lifecycle.transition(store, task_id, renew, publish=False)
-        if renewed is None and task_id in runner._jobs:
-            current = await _io(store, store.get, task_id)
-            if current is None or lifecycle.is_terminal(current) or taken_over(current):
-                runner.cancel(task_id)
-
-
-async def _io(store: TaskStore, function: Any, *args: Any, **kwargs: Any) -> Any:
-    if store.nonblocking:
-        return function(*args, **kwargs)
-    return await asyncio.to_thread(function, *args, **kwargs)

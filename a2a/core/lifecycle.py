@@ -29,6 +29,7 @@ import time
 import zlib
 from collections.abc import Callable
 
+from a2a.core import leases
 from a2a.core.events import TaskEvent, bus
 from a2a.protocol.errors import InternalError
 from stores.base import (
@@ -156,15 +157,13 @@ async def transition(
     return await asyncio.to_thread(transition_sync, store, task_id, change, event, publish=publish)
 
 
-async def create(store: TaskStore, task: Task) -> Task:
+async def create(store: TaskStore, task: Task, *, queued: bool = False) -> Task:
     """Save a new task (version 1, leased to this process, which is about to run it,
-    or queued for a worker: :func:`a2a.core.leases.accept_lease`) and publish it. Never
-    replaces a task that exists (StaleTaskError)."""
-    from a2a.core import leases
-
+    or with ``queued`` to any worker of the queue: :func:`a2a.core.leases.new_lease`)
+    and publish it. Never replaces a task that exists (StaleTaskError)."""
     task["_version"] = 1
     if task_state(task) in leases.LEASED_STATES:
-        task["_lease"] = leases.accept_lease()
+        task["_lease"] = leases.new_lease(queued=queued)
     try:
         if _compare_and_swap(type(store)):
             await store.asave(task, expected_version=0)

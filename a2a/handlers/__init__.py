@@ -50,8 +50,11 @@ from typing import Any
 import orjson
 from django.utils.module_loading import import_string
 
+from a2a.core import lifecycle
+from a2a.core.events import TaskEvent, with_chunk
 from a2a.protocol.errors import InvalidAgentResponseError
 from a2a.protocol.model import Artifact, Message, Part, Task, agent_message, message_text, new_id, set_status
+from stores.backends import get_task_store
 from stores.base import TaskStore
 
 
@@ -69,7 +72,6 @@ class HandlerRequest:
 
     def progress(self, text: str) -> None:
         """Save a ``working`` status update carrying ``text`` as the agent's message."""
-        from a2a.core import lifecycle
 
         def change(task: Task) -> Task | None:
             if lifecycle.is_terminal(task):
@@ -90,9 +92,6 @@ class HandlerRequest:
     ) -> str:
         """Add an artifact now, or with ``append=True`` add ``parts`` to the artifact
         ``artifact_id``; returns the artifact's id."""
-        from a2a.core import lifecycle
-        from a2a.core.events import TaskEvent, with_chunk
-
         chunk: Artifact = {"artifactId": artifact_id or new_id(), "parts": _parts(parts)}
         if name:
             chunk["name"] = name
@@ -121,8 +120,6 @@ class HandlerRequest:
         return await asyncio.to_thread(functools.partial(self.artifact, parts, **kwargs))
 
     def _store(self) -> TaskStore:
-        from stores.backends import get_task_store
-
         return self.store or get_task_store()
 
     @property

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from a2a import push
+from a2a.http.common import extended_card
 from a2a.http.sse import SSE, sse_stream
 from a2a.protocol import V03, Dialect, dialect_for, limits
 from a2a.protocol.errors import A2AError, InternalError, InvalidRequestError, JSONParseError, MethodNotFoundError
@@ -82,8 +83,6 @@ async def _subscribe(d: Dialect, params: Any) -> Any:
 
 
 async def _extended(d: Dialect, params: Any) -> Any:
-    from a2a.http.views import extended_card
-
     return extended_card(d)
 
 

@@ -30,6 +30,7 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from a2a import auth, push
+from a2a.http.common import event_stream, extended_card
 from a2a.http.sse import sse_stream
 from a2a.protocol import V10, Dialect, limits, rest_dialect_for
 from a2a.protocol.errors import (
@@ -158,8 +159,6 @@ def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Co
 
 
 async def _stream(dialect: Dialect, items: Any) -> StreamingHttpResponse:
-    from a2a.http.views import event_stream
-
     first = await anext(items)  # errors before the first event are plain error responses
     return event_stream(
         sse_stream(
@@ -218,8 +217,6 @@ async def _push_config(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> 
 
 
 async def _extended_card(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
-    from a2a.http.views import extended_card
-
     return extended_card(d)
 
 

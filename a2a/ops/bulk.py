@@ -13,6 +13,10 @@ from typing import Any
 
 import orjson
 
+from a2a.core import leases
+from a2a.core.lifecycle import is_terminal, transition_sync
+from a2a.protocol.model import agent_message, set_status
+from a2a.runtime.runner import get_runner
 from stores.base import (
     MAX_PAGE_SIZE,
     STATES,
@@ -87,11 +91,6 @@ class Selection:
 
     def select(self, store: TaskStore) -> Iterator[Task]:
         """Every matching task, newest-updated first, a page at a time."""
-        everything = _read_all(store)
-        if everything is not None:  # one pass, not one directory scan per page
-            everything.sort(key=lambda t: (task_updated(t), t["id"]), reverse=True)
-            yield from (task for task in everything if self.matches(task) and self._recent(task))
-            return
         token: str | None = None
         while True:
             page = store.list(self.query(token))
@@ -100,25 +99,9 @@ class Selection:
             if not token:
                 return
 
-    def _recent(self, task: Task) -> bool:
-        if self.newer_than is None:
-            return True
-        when = updated_at(task)
-        return when is not None and when > self.now - self.newer_than
-
     def estimate(self, store: TaskStore) -> int:
         """How many tasks the store's filters leave (an upper bound with an age or several states)."""
         return store.list(TaskQuery(**{**self.query().__dict__, "page_size": 1})).total_size
-
-
-def _read_all(store: TaskStore) -> list[Task] | None:
-    """Every task of a file store in one directory scan (its ``list`` rescans the
-    directory for each page); None for other stores."""
-    from stores.file import FileTaskStore
-
-    if not isinstance(store, FileTaskStore):
-        return None
-    return [t for t in map(store._read, store._task_files()) if t is not None]
 
 
 # --- State changes through the lifecycle ---------------------------------------------------
@@ -127,8 +110,6 @@ def _read_all(store: TaskStore) -> list[Task] | None:
 def cancel(store: TaskStore, task_id: str, *, by: str = "") -> tuple[str, Task | None]:
     """Cancel a task that has not finished. Returns ("canceled", task), ("final", task)
     when it had already reached a terminal state (left as it is), or ("missing", None)."""
-    from a2a.core.lifecycle import is_terminal, transition_sync
-    from a2a.protocol.model import agent_message, set_status
 
     def change(task: Task) -> Task | None:
         if is_terminal(task):
@@ -138,8 +119,6 @@ def cancel(store: TaskStore, task_id: str, *, by: str = "") -> tuple[str, Task |
 
     saved = transition_sync(store, task_id, change)
     if saved is not None:
-        from a2a.runtime.runner import get_runner
-
         get_runner().cancel(task_id)  # stops the handler if it runs in this process
         return "canceled", saved
     current = store.get(task_id)
@@ -153,9 +132,6 @@ def fail_stale(
     failed, saying so in its status message. Returns ("failed", task), ("fresh", task)
     when it is not stale (finished, waiting for input, or recently updated), or
     ("missing", None)."""
-    from a2a.core import leases
-    from a2a.core.lifecycle import transition_sync
-    from a2a.protocol.model import agent_message, set_status
 
     cutoff = (now or dt.datetime.now(dt.UTC)) - older_than
 

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+from django.apps import apps
+from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning, register
+from django.core.exceptions import ImproperlyConfigured
 from rest_framework.authentication import TokenAuthentication
 
+from a2a.auth import authenticators
 from a2a.conf import a2a_settings
+from a2a.core.events import resolve_event_backend
+from a2a.handlers import load_handler
+from a2a.handlers.llm import STYLES, LLMHandler
+from a2a.handlers.skills import enabled_ids, scan, skills_dir
+from a2a.ops.deployment import UNSHARED_HINT, configured_store, expected_workers, unshared_message
+from a2a.runtime.executors import executors
+from stores.base import MAX_PAGE_SIZE
 
 
 def _number(name: str, value: Any, *, minimum: float, integer: bool = False) -> list[CheckMessage]:
@@ -20,8 +33,6 @@ def _number(name: str, value: Any, *, minimum: float, integer: bool = False) -> 
 
 @register()
 def check_a2a_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    from a2a.handlers import load_handler
-
     errors: list[CheckMessage] = []
     try:
         load_handler(a2a_settings.HANDLER)
@@ -58,20 +69,12 @@ def check_a2a_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
 
 
 def _loopback(url: str) -> bool:
-    from urllib.parse import urlsplit
-
     return (urlsplit(url).hostname or "") in ("localhost", "127.0.0.1", "::1")
 
 
 @register()
 def check_llm_skills_and_operations(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """The model-backed handler, the skills directory and the operations settings."""
-    from pathlib import Path
-
-    from a2a.handlers import load_handler
-    from a2a.handlers.llm import STYLES, LLMHandler
-    from a2a.handlers.skills import enabled_ids, scan, skills_dir
-
     errors: list[CheckMessage] = []
     errors += _number("A2A_LLM_TIMEOUT", a2a_settings.LLM_TIMEOUT, minimum=0.1)
     errors += _number("A2A_LLM_MAX_RETRIES", a2a_settings.LLM_MAX_RETRIES, minimum=0, integer=True)
@@ -182,10 +185,6 @@ def check_llm_skills_and_operations(app_configs: Any = None, **kwargs: Any) -> l
 
 
 def _check_authentication() -> list[CheckMessage]:
-    from django.apps import apps
-
-    from a2a.auth import authenticators
-
     try:
         classes = authenticators()
     except Exception as exc:
@@ -204,10 +203,6 @@ def _check_authentication() -> list[CheckMessage]:
 @register()
 def check_limits(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """The limits on requests and histories (a2a/protocol/limits.py): positive integers."""
-    from django.conf import settings
-
-    from stores.base import MAX_PAGE_SIZE
-
     errors: list[CheckMessage] = []
     for name in ("A2A_MAX_BODY_BYTES", "A2A_MAX_PARTS", "A2A_MAX_TEXT_LENGTH", "A2A_MAX_PAGE_SIZE", "A2A_MAX_HISTORY"):
         errors += _number(name, getattr(a2a_settings, name[4:]), minimum=1, integer=True)
@@ -240,11 +235,6 @@ def check_events(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """``A2A_EVENTS`` and ``A2A_EVENTS_CHANNEL`` name a backend that can be built
     (a2a.E060), and several server processes do not keep their events to themselves
     (a2a.W060)."""
-    from django.core.exceptions import ImproperlyConfigured
-
-    from a2a.core.events import resolve_event_backend
-    from a2a.ops.deployment import expected_workers
-
     try:
         backend = resolve_event_backend(a2a_settings.EVENTS, a2a_settings.EVENTS_CHANNEL)
     except ImproperlyConfigured as exc:
@@ -261,3 +251,30 @@ def check_events(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
             )
         ]
     return []
+
+
+@register()
+def check_deployment(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    errors: list[CheckMessage] = []
+    lease = a2a_settings.LEASE_SECONDS
+    errors += _number("A2A_LEASE_SECONDS", lease, minimum=1)
+    errors += _number("A2A_LEASE_CHECK_INTERVAL", a2a_settings.LEASE_CHECK_INTERVAL, minimum=0)
+    errors += _number("A2A_EXPECT_WORKERS", a2a_settings.EXPECT_WORKERS, minimum=1, integer=True)
+    if not isinstance(a2a_settings.RETRY_ON_LOST_LEASE, bool):
+        errors.append(Error("A2A_RETRY_ON_LOST_LEASE must be True or False.", id="a2a.E050"))
+    count, source = expected_workers()
+    store = configured_store()
+    if count > 1 and store is not None and not getattr(store, "shared", False):
+        errors.append(
+            Warning(
+                unshared_message(store, f"{source} says there are {count} workers"), hint=UNSHARED_HINT, id="a2a.W001"
+            )
+        )
+    return errors
+
+
+@register()
+def check_executor(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """``a2a.E070``: ``A2A_EXECUTOR`` cannot be built or names a queue that cannot be
+    used; ``a2a.W070``: handlers run in workers, but events do not leave a process."""
+    return executors.check()

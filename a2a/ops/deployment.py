@@ -23,9 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from django.core.checks import CheckMessage, Error, Warning, register
-
 from a2a.conf import a2a_settings
+from a2a.core.events import get_event_backend
+from stores.backends import get_task_store
 
 logger = logging.getLogger("a2a")
 
@@ -74,58 +74,34 @@ def several_workers() -> str | None:
     return None
 
 
-def _store() -> Any:
-    from stores.backends import get_task_store
-
+def configured_store() -> Any:
     try:
         return get_task_store()
     except Exception:  # stores.E001 reports it
         return None
 
 
-def _unshared_message(store: Any, reason: str) -> str:
+def unshared_message(store: Any, reason: str) -> str:
     return (
         f"TASK_STORE is {store!r}, which lives inside one process, but {reason}: a task submitted to one "
         "worker is unknown to the others (GetTask, CancelTask and ListTasks answer at random)."
     )
 
 
-_HINT = 'Use a store the workers share (TASK_STORE = "file:<dir>" or "orm"), or run one worker.'
-
-
-@register()
-def check_deployment(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    from a2a.ops.checks import _number
-
-    errors: list[CheckMessage] = []
-    lease = a2a_settings.LEASE_SECONDS
-    errors += _number("A2A_LEASE_SECONDS", lease, minimum=1)
-    errors += _number("A2A_LEASE_CHECK_INTERVAL", a2a_settings.LEASE_CHECK_INTERVAL, minimum=0)
-    errors += _number("A2A_EXPECT_WORKERS", a2a_settings.EXPECT_WORKERS, minimum=1, integer=True)
-    if not isinstance(a2a_settings.RETRY_ON_LOST_LEASE, bool):
-        errors.append(Error("A2A_RETRY_ON_LOST_LEASE must be True or False.", id="a2a.E050"))
-    count, source = expected_workers()
-    store = _store()
-    if count > 1 and store is not None and not getattr(store, "shared", False):
-        errors.append(
-            Warning(_unshared_message(store, f"{source} says there are {count} workers"), hint=_HINT, id="a2a.W001")
-        )
-    return errors
+UNSHARED_HINT = 'Use a store the workers share (TASK_STORE = "file:<dir>" or "orm"), or run one worker.'
 
 
 def log_startup() -> None:
     """At server start (ASGI lifespan): say which store and event backend this process
     uses, and warn when either keeps to this process while it seems to have siblings."""
-    store = _store()
+    store = configured_store()
     if store is None:
         return
     reason = several_workers()
     if reason is not None and not getattr(store, "shared", False):
-        logger.warning("%s %s", _unshared_message(store, reason), _HINT)
+        logger.warning("%s %s", unshared_message(store, reason), UNSHARED_HINT)
         return
     try:
-        from a2a.core.events import get_event_backend
-
         events: Any = get_event_backend()
     except Exception as exc:  # a2a.E060 reports it
         events = f"<A2A_EVENTS unusable: {exc}>"

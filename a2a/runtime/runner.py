@@ -32,12 +32,15 @@ from typing import TypeGuard
 from asgiref.sync import iscoroutinefunction
 from django.db import close_old_connections
 
+from a2a import push
 from a2a.conf import a2a_settings
 from a2a.core import leases, lifecycle
-from a2a.core.events import bus
+from a2a.core.events import bus, get_event_backend
 from a2a.handlers import Handler, HandlerRequest, Interrupt, Reply, load_handler, to_artifacts, with_result_metadata
 from a2a.protocol import limits
 from a2a.protocol.model import agent_message, set_status, text_part
+from a2a.runtime import reaper
+from a2a.runtime.executors import Executor, Submits
 from stores.backends import get_task_store
 from stores.base import StaleTaskError, Task, TaskStore, task_version
 
@@ -90,8 +93,6 @@ def _finish(
 
 def _hears_other_processes() -> bool:
     """Whether the event backend carries other processes' events here (A2A_EVENTS)."""
-    from a2a.core.events import get_event_backend
-
     try:
         return bool(get_event_backend().remote)
     except Exception:  # misconfigured: a2a.E060 says so
@@ -161,7 +162,7 @@ class Runner:
                 self._thread.start()
                 self._loop = loop
                 # Lease heartbeats and expired-lease checks (a2a.core.leases), for the loop's life.
-                self._maintenance = asyncio.run_coroutine_threadsafe(leases.maintain(self), loop)
+                self._maintenance = asyncio.run_coroutine_threadsafe(reaper.maintain(self), loop)
                 atexit.register(self.shutdown)
             return self._loop
 
@@ -281,8 +282,6 @@ class Runner:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self._semaphore = None
         atexit.unregister(self.shutdown)
-        from a2a import push
-
         push.shutdown()  # deliver (or drop) the push notifications of the last transitions
 
     async def _drain(self, grace: float) -> None:
@@ -304,6 +303,10 @@ class Runner:
             except Exception:
                 logger.exception("could not save task %s as failed at shutdown", task_id)
 
+    def task_ids(self) -> set[str]:
+        """The tasks submitted here and not yet settled (running or waiting)."""
+        return set(self._jobs)
+
     @property
     def active(self) -> int:
         """Tasks submitted here and not yet settled (running or waiting)."""
@@ -321,3 +324,21 @@ def get_runner() -> Runner:
         if _runner is None:
             _runner = Runner(int(a2a_settings.WORKERS))
         return _runner
+
+
+def current_runner() -> Runner | None:
+    """This process's runner if it was created (health and metrics look without starting one)."""
+    return _runner
+
+
+class ThreadExecutor(Executor):
+    """``A2A_EXECUTOR = "thread"``: tasks run on the runner of the process that accepted them."""
+
+    def __repr__(self) -> str:
+        return "<ThreadExecutor>"
+
+    def dispatch(self, task_id: str, runner: Submits | None = None) -> None:
+        (runner or get_runner()).submit(task_id)
+
+    async def adispatch(self, task_id: str) -> None:
+        self.dispatch(task_id)  # a submit only schedules on the runner's loop

@@ -1,12 +1,12 @@
-"""The job a queue worker runs for each submitted Task (``A2A_EXECUTOR = "tasks"``).
+"""The queue executor (``A2A_EXECUTOR = "tasks"``) and the job its workers run.
 
-:func:`fulfil` is a task of Django's Tasks framework: web processes enqueue it
-(:func:`a2a.runtime.executors.dispatch`), worker processes started with the backend's own
-command (``manage.py db_worker``) run it. It hands the A2A task to this process's
-runner (:mod:`a2a.runtime.runner`), which runs the handler exactly as in a web process: the
-``working`` and final transitions, the lease and its heartbeats, cancellation (heard
-from the event backend, or noticed by the heartbeat), push delivery by the process
-that saves each transition.
+:class:`TasksExecutor` enqueues :func:`fulfil`, a task of Django's Tasks framework:
+web processes enqueue it, worker processes started with the backend's own command
+(``manage.py db_worker``) run it. It hands the A2A task to the worker process's
+runner (:mod:`a2a.runtime.runner`), which runs the handler exactly as in a web
+process: the ``working`` and final transitions, the lease and its heartbeats,
+cancellation (heard from the event backend, or noticed by the heartbeat), push
+delivery by the process that saves each transition.
 
 The job returns as soon as the runner has the task, once the runner has a free slot
 (at most ``A2A_WORKERS`` tasks at once): one worker process runs ``A2A_WORKERS``
@@ -14,20 +14,49 @@ handlers concurrently, and waits, holding one job, while all are busy, so the ot
 workers take the rest of the queue. The queue's job result only says "handed over":
 the task store is the record of the task. A worker that dies leaves its tasks leased
 to it; the lease reaper of any other process fails or re-enqueues them
-(:mod:`a2a.core.leases`).
-
-Import this module only with a Tasks backend configured (it defines the job against
-``TASKS[<alias>]`` of ``A2A_EXECUTOR``).
+(:mod:`a2a.runtime.reaper`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
+from importlib import import_module
 from typing import Any
 
+from django.core.checks import CheckMessage, Error, Warning
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connections
+
 from a2a.conf import a2a_settings
-from a2a.runtime.executors import ExecutorError, get_executor, tasks_api
+from a2a.runtime.executors import Executor, Submits, executors
+from a2a.runtime.runner import get_runner
+from stores.orm import refresh_connection
+
+#: The import path of the job function the worker processes run.
+JOB_PATH = "a2a.runtime.worker.fulfil"
+
+
+class ExecutorError(ValueError):
+    """The queue ``A2A_EXECUTOR`` names cannot be used."""
+
+
+def tasks_api() -> Any:
+    """The Tasks framework module: ``django.tasks`` (Django 6+) or the ``django_tasks``
+    backport (Django 5.2); ExecutorError naming the package when neither is installed."""
+    try:
+        import django.tasks as api  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        try:
+            import django_tasks as api  # type: ignore[import-not-found,no-redef,unused-ignore]
+        except ImportError:
+            raise ExecutorError(
+                'A2A_EXECUTOR = "tasks" needs Django\'s Tasks framework: Django 6, or on Django 5.2 '
+                'the backport (pip install "django-a2a-agent[tasks]")'
+            ) from None
+    import_module(f"{api.__name__}.signals")  # its handler of a changed TASKS setting (tests)
+    return api
+
 
 _slots: threading.BoundedSemaphore | None = None
 _slots_lock = threading.Lock()
@@ -42,14 +71,16 @@ def _free_slot() -> threading.BoundedSemaphore:
 
 
 def _alias() -> str:
-    executor = get_executor()
-    return executor.backend if executor.queued else "default"
+    """The ``TASKS`` alias ``A2A_EXECUTOR`` names ("default" for any other executor)."""
+    try:
+        path, options = executors.parse(a2a_settings.EXECUTOR)
+    except ImproperlyConfigured:
+        return "default"
+    return str(options.get("backend", "default")) if path.endswith(".TasksExecutor") else "default"
 
 
 def fulfil(task_id: str) -> str:
     """Run A2A task ``task_id`` through this process's runner (returns once handed over)."""
-    from a2a.runtime.runner import get_runner
-
     slots = _free_slot()
     slots.acquire()
     try:
@@ -71,3 +102,55 @@ def job() -> Any:
     """The Tasks framework's handle on :func:`fulfil` (``.using(...).enqueue(task_id)``)."""
     tasks_api()  # ExecutorError naming the package when the framework is missing
     return fulfil
+
+
+class TasksExecutor(Executor):
+    """Tasks run as jobs on the queue ``TASKS[backend]`` of Django's Tasks framework."""
+
+    queued = True
+
+    def __init__(self, backend: str = "default") -> None:
+        self.backend = backend
+
+    def __repr__(self) -> str:
+        return f"<TasksExecutor backend={self.backend!r}>"
+
+    def queue(self) -> Any:
+        """The ``TASKS`` backend this executor enqueues on (ExecutorError if unusable)."""
+        api = tasks_api()
+        try:
+            return api.task_backends[self.backend]
+        except Exception as exc:  # InvalidTaskBackend(Error): not in TASKS, or cannot be imported
+            raise ExecutorError(f"TASKS backend {self.backend!r} cannot be used: {exc}") from None
+
+    def dispatch(self, task_id: str, runner: Submits | None = None) -> None:
+        # A database queue writes from this thread, which no request signal reaches:
+        # drop a connection the database closed (a restart) first, as the task store does.
+        for connection in connections.all(initialized_only=True):
+            refresh_connection(connection.alias)
+        job().using(backend=self.backend).enqueue(task_id)
+
+    def check(self) -> list[CheckMessage]:
+        """``a2a.E070``: the queue cannot be used; ``a2a.W070``: events do not leave a process."""
+        try:
+            self.queue().validate_task(job())
+        except Exception as exc:
+            return [
+                Error(
+                    str(exc),
+                    hint='e.g. A2A_EXECUTOR = "tasks" with TASKS = {"default": {"BACKEND": '
+                    '"django_tasks_db.DatabaseBackend"}} and "django_tasks_db" in INSTALLED_APPS.',
+                    id="a2a.E070",
+                )
+            ]
+        if a2a_settings.EVENTS in ("", "memory"):
+            return [
+                Warning(
+                    'A2A_EXECUTOR = "tasks" runs handlers in worker processes, but A2A_EVENTS = "memory" keeps '
+                    "each process's events to itself: streams and blocking SendMessage in the web processes "
+                    "never hear the workers' progress (a blocking send waits A2A_BLOCKING_TIMEOUT).",
+                    hint='Share events between processes: A2A_EVENTS = "redis://..." or "postgres".',
+                    id="a2a.W070",
+                )
+            ]
+        return []

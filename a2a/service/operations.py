@@ -40,7 +40,7 @@ from a2a.protocol.model import (
     task_state,
     with_history,
 )
-from a2a.runtime.executors import adispatch
+from a2a.runtime.executors import adispatch, get_executor
 from a2a.runtime.runner import get_runner
 from stores.backends import get_task_store
 from stores.base import TaskPage, TaskQuery, task_version
@@ -58,7 +58,7 @@ async def _start(params: SendParams) -> Task:
         task = new_task(message, context_id=context_id, metadata=params.metadata)
         if auth.caller.get():
             task["_owner"] = auth.caller.get()
-        task = await lifecycle.create(get_task_store(), task)
+        task = await lifecycle.create(get_task_store(), task, queued=get_executor().queued)
     if push_config is not None:  # saved before the runner starts: it hears every later transition
         await push.attach_config(task["id"], push_config)
     return task
@@ -254,7 +254,7 @@ async def _continue(message: Message) -> Task:
             raise InvalidParamsError("does not match the task's contextId", field="message.contextId")
         task["history"] = [*(task.get("history") or ()), {**message, "contextId": task.get("contextId", "")}]
         limits.keep_history(task)  # at most A2A_MAX_HISTORY messages: the oldest go
-        task["_lease"] = leases.accept_lease()  # in flight again: a lost hand-off is found
+        task["_lease"] = leases.new_lease(queued=get_executor().queued)  # in flight again: a lost hand-off is found
         return set_status(task, "submitted")
 
     task = await lifecycle.transition(get_task_store(), task_id, change)

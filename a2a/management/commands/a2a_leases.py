@@ -16,7 +16,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from a2a.core import leases
+from a2a.runtime import reaper
 from stores.backends import get_task_store, resolve_store
 
 
@@ -32,7 +32,7 @@ class Command(BaseCommand):
             target = get_task_store() if store is None else resolve_store(store)
         except ImproperlyConfigured as exc:
             raise CommandError(str(exc)) from None
-        reaped = leases.reap(target, dry_run=dry_run)
+        reaped = reaper.reap(target, dry_run=dry_run)
         for item in reaped:
             if item.outcome == "skipped":
                 continue

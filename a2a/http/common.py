@@ -1,0 +1,55 @@
+"""What the HTTP views and both bindings share: the requested version, SSE responses,
+the public URLs the card advertises, and the extended card."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from django.http import HttpRequest, StreamingHttpResponse
+from django.urls import reverse
+
+from a2a import auth
+from a2a.conf import a2a_settings
+from a2a.protocol import Dialect
+from a2a.protocol.errors import ExtendedAgentCardNotConfiguredError
+from a2a.service import card
+
+
+def requested_version(request: HttpRequest) -> str | None:
+    """The ``A2A-Version`` service parameter: header first, then query parameter.
+
+    Read from ``META`` (and ``GET`` only when there is a query string): building
+    ``request.headers`` and ``request.GET`` cost a third of a ``GetTask``'s view."""
+    meta = request.META
+    return meta.get("HTTP_A2A_VERSION") or (request.GET.get("A2A-Version") if meta.get("QUERY_STRING") else None)
+
+
+def event_stream(events: AsyncIterator[bytes]) -> StreamingHttpResponse:
+    """An SSE response that no proxy buffers or caches."""
+    return StreamingHttpResponse(
+        events,
+        content_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+def public_url(request: HttpRequest, name: str) -> str:
+    """The absolute URL of a named A2A route, as the card advertises it."""
+    path = reverse(name)
+    base = a2a_settings.PUBLIC_URL
+    return f"{base.rstrip('/')}{path}" if base else request.build_absolute_uri(path)
+
+
+def extended_card(dialect: Dialect) -> dict[str, Any]:
+    """GetExtendedAgentCard: the extended card, for authenticated callers only."""
+    request = auth.current_request.get()
+    if not card.extended_card_available() or not auth.caller.get() or request is None:
+        raise ExtendedAgentCardNotConfiguredError(
+            "This agent has no extended agent card"
+            if a2a_settings.EXTENDED_CARD is None
+            else "The extended agent card is only served to authenticated callers"
+        )
+    return card.build_extended_card(
+        public_url(request, "a2a:jsonrpc"), version=dialect.version, rest=public_url(request, "a2a:rest")
+    )
