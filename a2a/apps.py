@@ -7,8 +7,11 @@ class A2AConfig(AppConfig):
     verbose_name = "A2A agent"
 
     def ready(self) -> None:
+        # Imported once the app registry is ready (they reach models and other apps).
         from a2a import push
-        from a2a.ops import checks, deployment, observability  # noqa: F401  (importing registers the system checks)
+        from a2a.ops import bulk, checks, observability  # noqa: F401  (importing registers the system checks)
+        from stores.admin import register_task_actions
 
+        register_task_actions(bulk.AdminActions())
         observability.install()  # transition logs and metrics for every saved task version
         push.install()  # push notifications for every saved task version

@@ -48,6 +48,8 @@ import orjson
 
 from a2a import auth
 from a2a.conf import a2a_settings
+from a2a.core.events import bus
+from a2a.protocol import V03, V10
 from a2a.protocol.errors import A2AError, InvalidParamsError, PushNotificationNotSupportedError, TaskNotFoundError
 from a2a.protocol.model import PushConfigListParams, PushConfigParams, PushConfigRef, new_id
 from stores.backends import get_task_store
@@ -293,8 +295,6 @@ async def check_url(url: str) -> None:
 
 def payload(config: PushConfig, task: Task) -> tuple[bytes, dict[str, str]]:
     """The body and headers of the POST that tells ``config``'s webhook about ``task``."""
-    from a2a.protocol import V03, V10
-
     if config.get("dialect") == "1.0":
         body: Any = {"task": V10.render_task(task)}
         content_type = "application/a2a+json"
@@ -588,8 +588,6 @@ def on_task_saved(task: Task) -> None:
 
 def install() -> None:
     """Listen for saved task versions (called by the ``a2a`` app's ``ready()``)."""
-    from a2a.core.events import bus
-
     bus.add_listener(on_task_saved)
 
 

@@ -15,9 +15,10 @@ import datetime as dt
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlencode
 
+import orjson
 from django.contrib import admin, messages
 from django.contrib.admin.models import CHANGE, DELETION, LogEntry
 from django.contrib.admin.utils import quote, unquote
@@ -52,6 +53,36 @@ from stores.orm import OrmTaskStore
 
 SEARCH_HELP = "An exact task id, or a context id to list that context's tasks."
 logger = logging.getLogger(__name__)
+
+
+class TaskActions(Protocol):
+    """The state changes the admin's actions make. They go through the A2A task
+    lifecycle (a terminal state stays final, listeners hear them), which lives in the
+    ``a2a`` app above this one: ``a2a`` registers its implementation when it is ready
+    (:func:`register_task_actions`)."""
+
+    def cancel(self, store: TaskStore, task_id: str, *, by: str = "") -> tuple[str, Task | None]: ...
+
+    def fail_stale(
+        self, store: TaskStore, task_id: str, older_than: dt.timedelta, *, by: str = ""
+    ) -> tuple[str, Task | None]: ...
+
+    def stale_after(self) -> dt.timedelta: ...
+
+
+_task_actions: TaskActions | None = None
+
+
+def register_task_actions(actions: TaskActions) -> None:
+    """Give the admin the state changes its cancel and fail-stale actions make."""
+    global _task_actions
+    _task_actions = actions
+
+
+def task_actions() -> TaskActions:
+    if _task_actions is None:
+        raise ImproperlyConfigured('The task admin\'s actions need the "a2a" app in INSTALLED_APPS.')
+    return _task_actions
 
 
 def _configured_store() -> TaskStore | None:
@@ -295,30 +326,26 @@ class TaskAdminMixin:
         return None
 
     def _cancel_tasks(self, request: HttpRequest, ids: list[str]) -> HttpResponse | None:
-        from a2a.ops import bulk as maintenance
-
         store = get_task_store()
         done: list[str] = []
         final: list[str] = []
         missing: list[str] = []
         for task_id in ids:
-            outcome, _ = maintenance.cancel(store, task_id, by=self._who(request))
+            outcome, _ = task_actions().cancel(store, task_id, by=self._who(request))
             {"canceled": done, "final": final, "missing": missing}[outcome].append(task_id)
         self._log(request, done, CHANGE, "Canceled")
         self._report(request, "Canceled", done, {"already finished (left as they are)": final, "not found": missing})
         return self._back(request)
 
     def _fail_stale_tasks(self, request: HttpRequest, ids: list[str]) -> HttpResponse | None:
-        from a2a.conf import a2a_settings
-        from a2a.ops import bulk as maintenance
-
-        older = dt.timedelta(seconds=float(a2a_settings.STALE_AFTER))
+        actions = task_actions()
+        older = actions.stale_after()
         store = get_task_store()
         done: list[str] = []
         fresh: list[str] = []
         missing: list[str] = []
         for task_id in ids:
-            outcome, _ = maintenance.fail_stale(store, task_id, older, by=self._who(request))
+            outcome, _ = actions.fail_stale(store, task_id, older, by=self._who(request))
             {"failed": done, "fresh": fresh, "missing": missing}[outcome].append(task_id)
         self._log(request, done, CHANGE, "Failed as stale")
         self._report(
@@ -347,12 +374,11 @@ class TaskAdminMixin:
         return None
 
     def _export_tasks(self, request: HttpRequest, ids: list[str]) -> HttpResponse:
-        from a2a.ops import bulk as maintenance
-
         store = get_task_store()
         tasks = [task for task in map(store.get, ids) if task is not None]
         stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
-        response = HttpResponse(b"".join(map(maintenance.to_json_line, tasks)), content_type="application/jsonl")
+        lines = b"".join(orjson.dumps(task) + b"\n" for task in tasks)
+        response = HttpResponse(lines, content_type="application/jsonl")
         response["Content-Disposition"] = content_disposition_header(True, f"tasks-{stamp}.jsonl")
         logger.info("admin %s exported %d task(s)", request.user.get_username(), len(tasks))
         return response

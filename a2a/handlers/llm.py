@@ -34,9 +34,10 @@ from typing import Any
 import httpx
 
 from a2a.conf import a2a_settings
+from a2a.core import metrics
 from a2a.handlers import HandlerRequest, Result
 from a2a.handlers.skills import Skill, get_skill, get_skills, requested_skill
-from a2a.ops import observability
+from stores.backends import get_task_store
 from stores.base import TaskQuery, task_updated
 
 logger = logging.getLogger(__name__)
@@ -175,31 +176,31 @@ class LLMClient:
                     error = LLMError(f"Cannot reach the model endpoint {url}: {exc or type(exc).__name__}")
                     delay = None
                 else:
-                    observability.LLM_SECONDS.observe(time.perf_counter() - started)
+                    metrics.LLM_SECONDS.observe(time.perf_counter() - started)
                     if response.is_success:
                         try:
                             result = self.parse(response.json())
                         except ValueError:
-                            observability.LLM_REQUESTS.labels("error").inc()
+                            metrics.LLM_REQUESTS.labels("error").inc()
                             raise LLMError(
                                 f"The model endpoint answered HTTP {response.status_code} with something that is "
                                 f"not JSON: {response.text[:200]}"
                             ) from None
-                        observability.LLM_REQUESTS.labels("ok").inc()
-                        observability.LLM_TOKENS.labels("input").inc(result.input_tokens)
-                        observability.LLM_TOKENS.labels("output").inc(result.output_tokens)
+                        metrics.LLM_REQUESTS.labels("ok").inc()
+                        metrics.LLM_TOKENS.labels("input").inc(result.input_tokens)
+                        metrics.LLM_TOKENS.labels("output").inc(result.output_tokens)
                         return result
                     error = LLMError(
                         f"The model endpoint answered HTTP {response.status_code}: {provider_error(response)}"
                     )
                     if response.status_code not in RETRY_STATUSES:
-                        observability.LLM_REQUESTS.labels("error").inc()
+                        metrics.LLM_REQUESTS.labels("error").inc()
                         raise error
                     delay = retry_after(response)
                 if last:
-                    observability.LLM_REQUESTS.labels("error").inc()
+                    metrics.LLM_REQUESTS.labels("error").inc()
                     raise error
-                observability.LLM_REQUESTS.labels("retry").inc()
+                metrics.LLM_REQUESTS.labels("retry").inc()
                 wait = self._backoff(attempt) if delay is None else min(delay, MAX_BACKOFF)
                 logger.info("model request failed (%s); retry %d/%d in %.2fs", error, attempt + 1, attempts - 1, wait)
                 await asyncio.sleep(wait)
@@ -329,8 +330,6 @@ class LLMHandler:
         turns: list[dict[str, str]] = []
         limit = int(a2a_settings.LLM_CONTEXT_TASKS)
         if limit > 0 and request.context_id:
-            from stores.backends import get_task_store
-
             store = getattr(request, "store", None) or get_task_store()
             page = await store.alist(TaskQuery(context_id=request.context_id, page_size=min(limit + 1, 100)))
             earlier = [t for t in page.tasks if t["id"] != request.task_id][:limit]

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from a2a.conf import a2a_settings
 from a2a.core import leases
 from a2a.core.lifecycle import is_terminal, transition_sync
 from a2a.protocol.model import agent_message, set_status
@@ -218,3 +219,14 @@ def describe(task: Task) -> dict[str, Any]:
         "context_id": task.get("contextId") or "",
         "updated": task_updated(task),
     }
+
+
+class AdminActions:
+    """The admin's cancel and fail-stale actions (``stores.admin.TaskActions``)."""
+
+    cancel = staticmethod(cancel)
+    fail_stale = staticmethod(fail_stale)
+
+    @staticmethod
+    def stale_after() -> dt.timedelta:
+        return dt.timedelta(seconds=float(a2a_settings.STALE_AFTER))

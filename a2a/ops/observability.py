@@ -38,43 +38,21 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry
 from prometheus_client import generate_latest as _generate_latest
 
+from a2a.core.events import bus
+from a2a.core.metrics import RUNNER_ACTIVE, STATE_SECONDS, TASK_SECONDS, TRANSITIONS
+from a2a.runtime.runner import current_runner
+from stores.backends import get_task_store
 from stores.base import TERMINAL_STATES, Task, task_state
 
 task_logger = logging.getLogger("a2a.tasks")
 logger = logging.getLogger(__name__)
 
-_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
-
-TRANSITIONS = Counter("a2a_task_transitions", "Task state changes saved, by the new state.", ["state"])
-STATE_SECONDS = Histogram(
-    "a2a_task_state_seconds",
-    "Seconds a task stayed in a state before its next state change (seen by this process).",
-    ["state"],
-    buckets=_BUCKETS,
-)
-TASK_SECONDS = Histogram(
-    "a2a_task_duration_seconds",
-    "Seconds from submitted to a terminal state, by that state (seen by this process).",
-    ["state"],
-    buckets=_BUCKETS,
-)
-RUNNER_ACTIVE = Gauge(
-    "a2a_runner_active_tasks", "Tasks this process is fulfilling or has queued.", multiprocess_mode="livesum"
-)
-LLM_REQUESTS = Counter(
-    "a2a_llm_requests", "HTTP requests to the model endpoint, by outcome (ok, retry, error).", ["outcome"]
-)
-LLM_SECONDS = Histogram("a2a_llm_request_seconds", "Seconds one model request took.", buckets=_BUCKETS)
-LLM_TOKENS = Counter("a2a_llm_tokens", "Tokens the model endpoint reported, by kind (input, output).", ["kind"])
-
 
 def _runner_active() -> float:
-    from a2a.runtime import runner
-
-    current = runner._runner
+    current = current_runner()
     return float(current.active) if current is not None else 0.0
 
 
@@ -159,8 +137,6 @@ def _observe(task: Task) -> None:
 
 def install() -> None:
     """Listen to the event bus (idempotent)."""
-    from a2a.core.events import bus
-
     bus.add_listener(on_task)
 
 
@@ -200,8 +176,6 @@ def remove_health_check(name: str) -> None:
 
 
 async def _check_store() -> dict[str, Any]:
-    from stores.backends import get_task_store
-
     store = get_task_store()
     probe = f"healthz-{uuid.uuid4()}"
     if store.nonblocking:
@@ -212,9 +186,7 @@ async def _check_store() -> dict[str, Any]:
 
 
 def _check_runner() -> dict[str, Any]:
-    from a2a.runtime import runner
-
-    current = runner._runner
+    current = current_runner()
     thread = getattr(current, "_thread", None)
     started = current is not None and getattr(current, "_loop", None) is not None
     alive = not started or (thread is not None and thread.is_alive())

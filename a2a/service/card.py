@@ -13,6 +13,7 @@ from typing import Any
 
 from a2a import auth
 from a2a.conf import a2a_settings
+from a2a.handlers.skills import get_skills
 
 V03_PROTOCOL_VERSION = "0.3.0"
 
@@ -20,8 +21,6 @@ V03_PROTOCOL_VERSION = "0.3.0"
 def skills() -> list[dict[str, Any]]:
     """The configured skills in card shape (``tags`` always present): ``A2A_SKILLS``,
     then the ``SKILL.md`` skills of ``A2A_SKILLS_DIR`` (see :mod:`a2a.handlers.skills`)."""
-    from a2a.handlers.skills import get_skills
-
     out = [normalize_skill(skill) for skill in a2a_settings.SKILLS]
     listed = {entry["id"] for entry in out}
     out += [skill.card_entry() for skill in get_skills() if skill.id not in listed]
