@@ -776,6 +776,7 @@ class StoredTaskAdmin(TaskAdminMixin, admin.ModelAdmin):
                 "state": state or None,
                 "updated_after": after,
                 "page_size": size,
+                "all_owners": True,  # staff see every caller's tasks, in every caller's contexts
             }
             if context_id and q and q != context_id:
                 page = TaskPage(tasks=[])  # a context filter and a different context search: nothing matches

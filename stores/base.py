@@ -19,8 +19,9 @@ The contract, from the seeds and then some:
   every transition this way and retries on a stale version.
 - A save that cannot be done (disk full, read-only directory) raises
   :class:`StoreError`, whose message says why; the previous version stays intact.
-- ``list(...)`` filters by context and state, newest-updated first, with an opaque
-  cursor for the next page.
+- ``list(...)`` filters by context, state and owner, newest-updated first, with an
+  opaque cursor for the next page; a filter on a context needs an owner (or
+  ``all_owners=True``): a context is per owner, see :class:`TaskQuery`.
 - ``delete(id)`` removes a task and says whether there was one.
 - ``aget``/``asave``/``alist``/``adelete`` do the same without blocking the event
   loop (by default they run the sync method in a worker thread).
@@ -133,7 +134,13 @@ def check_task(task: Any) -> str:
 @dataclass(frozen=True)
 class TaskQuery:
     """What ``list`` selects: all filters optional; ``page_token`` from a previous page.
-    ``owner`` (when not None) keeps only the tasks of that owner."""
+    ``owner`` (when not None) keeps only the tasks of that owner.
+
+    A context belongs to its owner: callers who send the same ``contextId`` each have
+    their own conversation in it. So a query by ``context_id`` must say whose context
+    it reads: ``owner`` (the caller, "" without authentication), or ``all_owners=True``
+    for staff tools (the admin, ``manage.py a2a_tasks``); without either it raises
+    ValueError, so no caller can forget the owner."""
 
     context_id: str | None = None
     state: str | None = None
@@ -141,8 +148,16 @@ class TaskQuery:
     page_size: int = DEFAULT_PAGE_SIZE
     page_token: str | None = None
     owner: str | None = None
+    all_owners: bool = False
 
     def __post_init__(self) -> None:
+        if self.owner is not None and self.all_owners:
+            raise ValueError("a query is either for one owner or for all owners, not both")
+        if self.context_id is not None and self.owner is None and not self.all_owners:
+            raise ValueError(
+                "a query by context needs the owner whose context it is (owner=...), "
+                "or all_owners=True (staff): contexts are per owner"
+            )
         if not 1 <= self.page_size <= MAX_PAGE_SIZE:
             raise ValueError(f"page size must be between 1 and {MAX_PAGE_SIZE}")
         if self.state is not None and self.state not in STATES:

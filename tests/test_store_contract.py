@@ -79,7 +79,8 @@ def test_list_newest_first_with_filters(store):
     store.save(task("b", "working", context="c1", minute=3))
     store.save(task("c", "completed", context="c2", minute=2))
     assert [t["id"] for t in store.list().tasks] == ["b", "c", "a"]
-    assert [t["id"] for t in store.list(TaskQuery(context_id="c1")).tasks] == ["b", "a"]
+    assert [t["id"] for t in store.list(TaskQuery(context_id="c1", owner="")).tasks] == ["b", "a"]
+    assert [t["id"] for t in store.list(TaskQuery(context_id="c1", all_owners=True)).tasks] == ["b", "a"]
     assert [t["id"] for t in store.list(TaskQuery(state="completed")).tasks] == ["c", "a"]
     page = store.list(TaskQuery(updated_after=T0 + dt.timedelta(minutes=1, seconds=30)))
     assert [t["id"] for t in page.tasks] == ["b", "c"]
@@ -122,6 +123,8 @@ def test_list_stays_correct_while_tasks_are_written(store):
         {"page_size": 101},
         {"state": "sleeping"},
         {"page_token": "not-a-token!"},
+        {"context_id": "c1"},  # whose context? (a context is per owner)
+        {"context_id": "c1", "owner": "alice", "all_owners": True},
     ],
 )
 def test_list_rejects_bad_queries(query):

@@ -32,6 +32,8 @@ While it works, a handler can report progress (``request.progress("half way")``)
 and emit artifacts or chunks of one (``request.artifact([...], append=True)``);
 each is saved at once, so streams, pollers and push subscribers see it. Async
 handlers use ``await request.aprogress(...)`` / ``await request.aartifact(...)``.
+``request.context_tasks(n)`` (``acontext_tasks``) gives the earlier tasks of the
+context, the conversation so far: the task owner's own only (a context is per owner).
 
 A sync handler runs in a worker thread and may use the ORM; it should check
 ``request.cancelled`` now and then in long loops. An async handler runs on the
@@ -55,7 +57,7 @@ from a2a.core.events import TaskEvent, with_chunk
 from a2a.protocol.errors import InvalidAgentResponseError
 from a2a.protocol.model import Artifact, Message, Part, Task, agent_message, message_text, new_id, set_status
 from stores.backends import get_task_store
-from stores.base import TaskStore
+from stores.base import MAX_PAGE_SIZE, TaskQuery, TaskStore, task_owner, task_updated
 
 
 @dataclass
@@ -69,6 +71,8 @@ class HandlerRequest:
     metadata: dict[str, Any] = field(default_factory=dict)
     cancelled: threading.Event = field(default_factory=threading.Event)
     store: TaskStore | None = field(default=None, repr=False)
+    #: Who the task belongs to ("" without authentication): the context is theirs.
+    owner: str = ""
 
     def progress(self, text: str) -> None:
         """Save a ``working`` status update carrying ``text`` as the agent's message."""
@@ -119,6 +123,27 @@ class HandlerRequest:
         """:meth:`artifact` for async handlers."""
         return await asyncio.to_thread(functools.partial(self.artifact, parts, **kwargs))
 
+    def context_tasks(self, limit: int = 10) -> list[Task]:
+        """The latest ``limit`` other tasks of this context, oldest first: the earlier
+        conversation. Only the task owner's own tasks: another caller who sends the same
+        ``contextId`` has a conversation of its own there, which this one never sees."""
+        query = self._context_query(limit)
+        return self._earlier(self._store().list(query).tasks, limit) if query else []
+
+    async def acontext_tasks(self, limit: int = 10) -> list[Task]:
+        """:meth:`context_tasks` for async handlers."""
+        query = self._context_query(limit)
+        return self._earlier((await self._store().alist(query)).tasks, limit) if query else []
+
+    def _context_query(self, limit: int) -> TaskQuery | None:
+        if limit <= 0 or not self.context_id:
+            return None
+        return TaskQuery(context_id=self.context_id, owner=self.owner, page_size=min(limit + 1, MAX_PAGE_SIZE))
+
+    def _earlier(self, tasks: list[Task], limit: int) -> list[Task]:
+        earlier = [t for t in tasks if t["id"] != self.task_id][:limit]
+        return sorted(earlier, key=lambda t: (task_updated(t), t["id"]))
+
     def _store(self) -> TaskStore:
         return self.store or get_task_store()
 
@@ -145,6 +170,7 @@ class HandlerRequest:
             metadata=dict(task.get("metadata") or {}),
             cancelled=cancelled or threading.Event(),
             store=store,
+            owner=task_owner(task),
         )
 
 

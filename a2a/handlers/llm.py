@@ -13,7 +13,8 @@ Set ``A2A_HANDLER = "a2a.handlers.llm.handle"`` and point it at a model::
 Each Task is one chat completion: a system prompt (``A2A_LLM_SYSTEM_PROMPT``, or one
 made from the agent's name and description), the skill the message targets (its
 ``SKILL.md`` instructions, see :mod:`a2a.handlers.skills`), the earlier tasks of the same
-context (``A2A_LLM_CONTEXT_TASKS`` of them) and this task's messages. The answer is
+context (``A2A_LLM_CONTEXT_TASKS`` of them, the caller's own only: another caller's
+tasks in that ``contextId`` are never seen) and this task's messages. The answer is
 the task's text artifact; token usage goes into the task's metadata under ``"llm"``
 (summed over the task's turns). Requests time out after ``A2A_LLM_TIMEOUT`` seconds;
 connection errors, 408, 429 and 5xx are retried ``A2A_LLM_MAX_RETRIES`` times with
@@ -37,8 +38,6 @@ from a2a.conf import a2a_settings
 from a2a.core import metrics
 from a2a.handlers import HandlerRequest, Result
 from a2a.handlers.skills import Skill, get_skill, get_skills, requested_skill
-from stores.backends import get_task_store
-from stores.base import TaskQuery, task_updated
 
 logger = logging.getLogger(__name__)
 
@@ -326,15 +325,12 @@ class LLMHandler:
         return base
 
     async def conversation(self, request: HandlerRequest) -> list[dict[str, str]]:
-        """The earlier tasks of this context (oldest first), then this task's messages."""
+        """The earlier tasks of this context (oldest first; the task owner's own: a context
+        is per owner), then this task's messages."""
         turns: list[dict[str, str]] = []
         limit = int(a2a_settings.LLM_CONTEXT_TASKS)
-        if limit > 0 and request.context_id:
-            store = getattr(request, "store", None) or get_task_store()
-            page = await store.alist(TaskQuery(context_id=request.context_id, page_size=min(limit + 1, 100)))
-            earlier = [t for t in page.tasks if t["id"] != request.task_id][:limit]
-            for task in sorted(earlier, key=lambda t: (task_updated(t), t["id"])):
-                turns += task_turns(task)
+        for task in await request.acontext_tasks(limit):  # the owner's own tasks only
+            turns += task_turns(task)
         turns += task_turns({"history": request.history or [request.message]})
         if not turns or turns[-1]["role"] != "user":
             turns.append({"role": "user", "content": request.text or "(no text)"})

@@ -77,6 +77,7 @@ class Selection:
             updated_after=self.now - self.newer_than if self.newer_than else None,
             page_size=MAX_PAGE_SIZE,
             page_token=page_token,
+            all_owners=True,  # staff tools see every caller's tasks, in every caller's contexts
         )
 
     def matches(self, task: Task) -> bool:
