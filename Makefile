@@ -12,7 +12,7 @@ WORKERS ?= 1
 PYTEST_ARGS ?=
 NOX_ARGS ?=
 
-.PHONY: run test interop matrix lint bench bench-quick cluster clean
+.PHONY: run test test-quick interop matrix lint bench bench-quick cluster clean
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -53,7 +53,16 @@ test: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_VENV)/.
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+## The fast loop while working: lint and the suite without the slow (server-starting),
+## interop and thirdparty tests, and without building the interop venvs.
+test-quick: $(VENV)/.dev-deps
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(VENV)/bin/lint-imports
+	$(PY) -m pytest -m "not slow and not interop and not thirdparty" $(PYTEST_ARGS)
 
 ## Only the interop tests: our server driven by the official A2A SDK and toolnexus.
 interop: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_VENV)/.requirements.sha256

@@ -120,9 +120,10 @@ class BackendHandler(Generic[T]):
                 f"{self.setting} backend {path!r} is not a {self.base.__module__}.{self.base.__qualname__} subclass."
             )
         try:
-            return cls(**options)
+            backend: T = cls(**options)
         except (TypeError, ValueError, OSError) as exc:
             raise ImproperlyConfigured(f"{self.setting} backend {path!r} could not be created: {exc}") from exc
+        return backend
 
     # --- The project's backend -------------------------------------------------------------
 
