@@ -120,7 +120,7 @@ class BackendHandler(Generic[T]):
                 f"{self.setting} backend {path!r} is not a {self.base.__module__}.{self.base.__qualname__} subclass."
             )
         try:
-            backend: T = cls(**options)
+            backend: T = cls(**options)  # type: ignore[assignment]  # a subclass of self.base
         except (TypeError, ValueError, OSError) as exc:
             raise ImproperlyConfigured(f"{self.setting} backend {path!r} could not be created: {exc}") from exc
         return backend
