@@ -40,7 +40,7 @@ DEFAULTS: dict[str, Any] = {
     # None derives it from each request's host and scheme.
     "A2A_PUBLIC_URL": None,
     # The Agent Card.
-    "A2A_AGENT_NAME": "toolnexus-agent",
+    "A2A_AGENT_NAME": "A2A agent",
     "A2A_AGENT_DESCRIPTION": "An A2A agent served by Django.",
     "A2A_AGENT_VERSION": "0.1.0",
     "A2A_PROVIDER_ORGANIZATION": "",
