@@ -245,7 +245,8 @@ def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[tuple[str, ipaddress.
     return found
 
 
-def _ipv4_refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+def _flag_refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why Python's classification says an address is not public, or None."""
     for label, flag in (
         ("loopback", address.is_loopback),
         ("unspecified", address.is_unspecified),
@@ -265,17 +266,17 @@ def _refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | No
     ISATAP) is refused when the embedded address is; a mapped, translated or well-known
     NAT64 one is then judged by its IPv4 address alone (that is where it goes)."""
     if isinstance(address, ipaddress.IPv4Address):
-        return _ipv4_refusal(address)
+        return _flag_refusal(address)
     if address in _LOCAL_NAT64:
         return "local-use NAT64 (RFC 8215)"
     embedded = _embedded_ipv4(address)
     for label, ipv4 in embedded:
-        reason = _ipv4_refusal(ipv4)
+        reason = _flag_refusal(ipv4)
         if reason:
             return f"{reason} (as the {label} form of {ipv4})"
     if embedded and (address.ipv4_mapped is not None or address in _TRANSLATED or address in _NAT64):
         return None  # translated to its IPv4 address, which is public
-    return _ipv4_refusal(address)
+    return _flag_refusal(address)
 
 
 def _split(url: str) -> tuple[str, str, int]:
