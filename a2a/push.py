@@ -24,7 +24,10 @@ error, timeout, 5xx, 429) is retried ``A2A_PUSH_MAX_ATTEMPTS`` times in all, aft
 
 **SSRF guard**: a webhook URL must be http(s), and its host must resolve only to
 public addresses, checked when the config is created and again before each delivery
-(DNS may have changed); the request then goes to the address that was checked. Set
+(DNS may have changed); the request then goes to the address that was checked (one
+lookup per attempt, every address it answers checked, the connection pinned to the
+first one). An IPv6 address that carries an IPv4 one (IPv4-mapped, -translated or
+-compatible, NAT64, 6to4, Teredo, ISATAP) is judged by that IPv4 address too. Set
 ``A2A_PUSH_ALLOW_PRIVATE_URLS`` to allow loopback, private and link-local targets.
 """
 
@@ -216,10 +219,39 @@ class Target:
     sni_hostname: str | None
 
 
-def _refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    """Why an address is not a public one, or None when it is."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+#: IPv6 ranges that carry an IPv4 address the packets end up at, and where it sits.
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # RFC 6052 well-known prefix: the last 32 bits
+_LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")  # RFC 8215 local-use: a private translator
+_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")  # RFC 2765 SIIT "IPv4-translated"
+_COMPATIBLE = ipaddress.IPv6Network("::/96")  # RFC 4291 deprecated "IPv4-compatible"
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[tuple[str, ipaddress.IPv4Address]]:
+    """The IPv4 addresses an IPv6 address carries (and by which mechanism): traffic to
+    it may end up at them (a 6to4 relay, a NAT64 gateway, a Teredo or ISATAP tunnel)."""
+    value = int(address)
+    low = ipaddress.IPv4Address(value & 0xFFFFFFFF)
+    found: list[tuple[str, ipaddress.IPv4Address]] = []
+    if address.ipv4_mapped is not None:
+        found.append(("IPv4-mapped", address.ipv4_mapped))
+    if address in _TRANSLATED:
+        found.append(("IPv4-translated", low))
+    if address in _COMPATIBLE and value > 1:
+        found.append(("IPv4-compatible", low))
+    if address in _NAT64:
+        found.append(("NAT64", low))
+    if address.sixtofour is not None:
+        found.append(("6to4", address.sixtofour))
+    if address.teredo is not None:
+        server, client = address.teredo
+        found += [("Teredo server", server), ("Teredo client", client)]
+    if (value >> 32) & 0xFDFFFFFF == 0x00005EFE:  # ISATAP interface id (RFC 5214), u bit either way
+        found.append(("ISATAP", low))
+    return found
+
+
+def _flag_refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why Python's classification says an address is not public, or None."""
     for label, flag in (
         ("loopback", address.is_loopback),
         ("unspecified", address.is_unspecified),
@@ -231,6 +263,25 @@ def _refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | No
         if flag:
             return label
     return None if address.is_global else "not public"
+
+
+def _refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why an address is not a public one, or None when it is. An IPv6 address that
+    embeds an IPv4 one (IPv4-mapped, -translated or -compatible, NAT64, 6to4, Teredo,
+    ISATAP) is refused when the embedded address is; a mapped, translated or well-known
+    NAT64 one is then judged by its IPv4 address alone (that is where it goes)."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return _flag_refusal(address)
+    if address in _LOCAL_NAT64:
+        return "local-use NAT64 (RFC 8215)"
+    embedded = _embedded_ipv4(address)
+    for label, ipv4 in embedded:
+        reason = _flag_refusal(ipv4)
+        if reason:
+            return f"{reason} (as the {label} form of {ipv4})"
+    if embedded and (address.ipv4_mapped is not None or address in _TRANSLATED or address in _NAT64):
+        return None  # translated to its IPv4 address, which is public
+    return _flag_refusal(address)
 
 
 def _split(url: str) -> tuple[str, str, int]:
