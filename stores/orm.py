@@ -13,6 +13,7 @@ from django.db.models import Q
 
 from .base import (
     StaleTaskError,
+    StoreUnavailable,
     Task,
     TaskPage,
     TaskQuery,
@@ -130,7 +131,10 @@ class OrmTaskStore(TaskStore):
     def get(self, task_id: str) -> Task | None:
         if not isinstance(task_id, str) or not task_id:
             return None
-        rows = self._read(lambda: self._select_task(task_id))
+        try:
+            rows = self._read(lambda: self._select_task(task_id))
+        except (OperationalError, InterfaceError) as exc:  # the database cannot answer now
+            raise StoreUnavailable("could not read the task now: the database is unavailable; try again") from exc
         if not rows:
             return None
         task = rows[0]

@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 
+from stores.base import StoreError
+
 from .. import limits, operations, push
 from ..protocol import V03, Dialect, dialect_for
 from ..protocol.errors import (
@@ -24,6 +26,7 @@ from ..protocol.errors import (
     MethodNotFoundError,
 )
 from ..protocol.model import StreamItem
+from . import store_failure
 from .sse import SSE, sse_stream
 
 logger = logging.getLogger(__name__)
@@ -153,6 +156,8 @@ async def _call(dialect: Dialect, request: Any, *, batched: bool = False) -> dic
             return _sse(dialect, request_id, first, result.items)
     except A2AError as exc:
         response = _error(dialect, request_id, exc)
+    except StoreError as exc:  # e.g. cannot read now: never "not found"
+        response = _error(dialect, request_id, store_failure(exc))
     except Exception:
         logger.exception("JSON-RPC %s failed", method_name)
         response = _error(dialect, request_id, InternalError("Internal error; the server logged the details"))

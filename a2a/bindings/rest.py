@@ -29,6 +29,8 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
+from stores.base import StoreError
+
 from .. import auth, limits, operations, push
 from ..protocol import V10, Dialect, rest_dialect_for
 from ..protocol.errors import (
@@ -39,6 +41,7 @@ from ..protocol.errors import (
     JSONParseError,
     MethodNotFoundError,
 )
+from . import store_failure
 from .sse import sse_stream
 
 logger = logging.getLogger(__name__)
@@ -51,6 +54,7 @@ STATUS_NAMES = {
     405: "METHOD_NOT_ALLOWED",
     413: "INVALID_ARGUMENT",
     500: "INTERNAL",
+    503: "UNAVAILABLE",
 }
 BOOLEAN_QUERY = {"true": True, "false": False}
 
@@ -146,6 +150,8 @@ def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Co
             return response
         except A2AError as exc:
             return _error_response(dialect, exc)
+        except StoreError as exc:  # e.g. cannot read now: never "not found"
+            return _error_response(dialect, store_failure(exc))
         except Exception:
             logger.exception("REST %s failed", request.path)
             return _error_response(dialect, InternalError("Internal error; the server logged the details"))

@@ -5,8 +5,11 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 
+from stores.base import StoreError
+
 from ..protocol.errors import A2AError, InternalError
 from ..protocol.model import StreamItem
+from . import store_failure
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +44,8 @@ async def sse_stream(
             yield b": keepalive\n\n" if item.kind == "keepalive" else _data(render(item))
     except A2AError as exc:
         yield _data(render_error(exc))
+    except StoreError as exc:  # e.g. cannot read now: never "not found"
+        yield _data(render_error(store_failure(exc)))
     except Exception:
         logger.exception("a stream failed")
         yield _data(render_error(InternalError("Internal error; the server logged the details")))

@@ -56,6 +56,13 @@ class InternalError(A2AError):
     pass
 
 
+class UnavailableError(InternalError):
+    """The task store cannot read (or write) now: an internal error (-32603) that says
+    to try again; HTTP 503 on REST."""
+
+    http_status = 503
+
+
 class TaskNotFoundError(A2AError):
     code, reason, http_status, default_message = -32001, "TASK_NOT_FOUND", 404, "Task not found"
 
