@@ -29,7 +29,7 @@ from a2a.asgi import get_asgi_application
 from a2a.events import bus
 from a2a.protocol.model import new_task
 from a2a.runner import Runner
-from stores.base import StoreUnavailable, TaskStore, format_timestamp, now_iso
+from stores.base import StoreUnavailable, TaskQuery, TaskStore, format_timestamp, now_iso
 from stores.file import NOT_CACHED, FileTaskStore
 from stores.orm import OrmTaskStore
 from tests.db_marks import store_params
@@ -212,3 +212,26 @@ def test_the_reaper_leaves_an_expired_task_it_cannot_read(use_store, monkeypatch
     assert outcomes in (["skipped"], ["unavailable"])
     assert use_store.get(task["id"])["status"]["state"] == "working"
     assert [r.outcome for r in leases.reap(use_store)] == ["failed"]  # once it can read: as before
+
+
+@pytest.mark.parametrize("another_process_wrote", [False, True])
+def test_a_listing_during_a_read_error_forgets_no_task(tmp_path, monkeypatch, another_process_wrote):
+    """The file store's listing index: a task it cannot read now is neither dropped
+    from the index nor left at an old version (before, it vanished from every listing
+    until saved again)."""
+    store = FileTaskStore(tmp_path / "tasks", fsync=False)
+    for task_id in ("t1", "t2"):
+        store.save({**new_task(message(task_id), context_id="c"), "id": task_id})
+    assert sorted(t["id"] for t in store.list().tasks) == ["t1", "t2"]
+    if another_process_wrote:  # journaled by another store instance: this one reloads t1 on its next page
+        other = FileTaskStore(tmp_path / "tasks", fsync=False)
+        other.save({**store.get("t1"), "status": {"state": "working", "timestamp": now_iso()}})
+    fault = Fault(store, monkeypatch)
+    fault.active.set()
+    with pytest.raises(StoreUnavailable):
+        store.list()
+    fault.active.clear()
+    listed = {t["id"]: t["status"]["state"] for t in store.list().tasks}
+    assert listed == {"t1": "working" if another_process_wrote else "submitted", "t2": "submitted"}
+    working = [t["id"] for t in store.list(TaskQuery(state="working")).tasks]  # as the index has it
+    assert working == (["t1"] if another_process_wrote else [])
