@@ -235,3 +235,41 @@ def test_a_listing_during_a_read_error_forgets_no_task(tmp_path, monkeypatch, an
     assert listed == {"t1": "working" if another_process_wrote else "submitted", "t2": "submitted"}
     working = [t["id"] for t in store.list(TaskQuery(state="working")).tasks]  # as the index has it
     assert working == (["t1"] if another_process_wrote else [])
+
+
+def test_a_real_descriptor_shortage_on_the_file_store(tmp_path, settings, caplog):
+    """No injection: the process really runs out of file descriptors (every free one
+    held, as a stranger's half-sent requests do) for longer than a lease while the
+    handler runs. The task completes normally."""
+    resource = pytest.importorskip("resource")
+    store = FileTaskStore(tmp_path / "tasks", fsync=False)
+    settings.TASK_STORE = store
+    settings.A2A_HANDLER = "tests.handlers.scripted"
+    settings.A2A_LEASE_SECONDS = 1.0
+    settings.A2A_LEASE_CHECK_INTERVAL = 0.3
+    runner = Runner(1)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    held: list[int] = []
+    try:
+        task = {**new_task(message("sleep:2.5"), context_id="c"), "_version": 1}
+        store.save(task)
+        runner.submit(task["id"])
+        wait_for(store, task["id"], {"working"})
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 4096), hard))
+        try:
+            while True:
+                held.append(os.open(os.devnull, os.O_RDONLY))
+        except OSError as exc:
+            assert exc.errno == errno.EMFILE
+        time.sleep(1.6)  # heartbeats and lease checks meet EMFILE
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    try:
+        done = wait_for(store, task["id"], {"completed", "failed", "canceled"})
+    finally:
+        runner.shutdown(grace=2)
+    assert done["status"]["state"] == "completed", done["status"]
+    assert "canceled while running" not in caplog.text
+    assert "could not renew the lease of task" in caplog.text  # it did meet the fault
