@@ -8,8 +8,10 @@ store does not interpret it beyond ``id``, ``contextId``, ``status.state`` and
 
 The contract, from the seeds and then some:
 
-- ``get(id)`` returns the saved task, or ``None`` for an unknown id *and* for an
-  unreadable or corrupt record (logged, never raised).
+- ``get(id)`` returns the saved task, or ``None`` for an unknown id *and* for a
+  corrupt record (logged, never raised). A read that fails for now (out of file
+  descriptors, a database that is restarting) raises :class:`StoreUnavailable`:
+  the task may well be there, so a caller never takes that for "missing".
 - ``save(task)`` persists by ``task["id"]`` and returns the task (last writer wins).
   ``save(task, expected_version=n)`` is a compare-and-swap: it saves only when the
   stored task's ``_version`` is ``n`` (0: there is no such task yet, or it has no
@@ -95,6 +97,15 @@ class StoreError(Exception):
 
     The message is fit for a client ("could not save the task: No space left on
     device"); the cause is chained."""
+
+
+class StoreUnavailable(StoreError):
+    """A store could not read right now (too many open files, an I/O error, a database
+    that is restarting): nothing is known about the task, which may well be there.
+
+    Never "missing": a caller that decides something from a task's absence (cancel a
+    handler, fail a lease) leaves the task as it is and tries again later. A client is
+    answered with an internal error saying so, not "task not found"."""
 
 
 def task_version(task: Task | None) -> int:
@@ -255,7 +266,8 @@ class TaskStore(ABC):
 
     @abstractmethod
     def get(self, task_id: str) -> Task | None:
-        """The saved task, or None when unknown or unreadable. Never raises for a bad id."""
+        """The saved task, or None when unknown or corrupt. Never raises for a bad id;
+        raises :class:`StoreUnavailable` when it cannot read now."""
 
     @abstractmethod
     def save(self, task: Task, expected_version: int | None = None) -> Task:

@@ -18,9 +18,16 @@ directory there may lose a concurrent update. Use the ORM store across hosts.
 Damage: a file that does not parse, or does not hold the task its name says, reads
 as missing (logged once per file, with its path); ``repair`` (``manage.py
 a2a_repair``) moves such files into ``<dir>/.corrupt/``, and a save never silently
-replaces a file this store found corrupt (it moves it there first). Temp files an
-interrupted write left behind (``.tmp-*``) are removed when the store is created,
-once they are older than ``stale_temp_seconds``.
+replaces a file this store found corrupt (it moves it there first). A read that
+fails for a reason that says nothing about the file (out of file descriptors, out of
+memory, an I/O error: :data:`TRANSIENT_ERRNOS`) raises
+:class:`~stores.base.StoreUnavailable` instead: the task is not missing.
+
+Temp files: each write's temp file is named ``.tmp-<host>.<pid>.<random>.json``
+(``<host>`` a short hash of the host name). When the store is created it removes the
+temp files that interrupted writes left behind: those of a process of this host that
+is no longer alive, at once, and any other one (another host's, an older name) once
+it is older than ``stale_temp_seconds``.
 """
 
 from __future__ import annotations
@@ -28,10 +35,12 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import errno
 import hashlib
 import logging
 import os
 import re
+import socket
 import tempfile
 import threading
 import time
@@ -46,6 +55,7 @@ from stores.base import (
     PushConfigStore,
     StaleTaskError,
     StoreError,
+    StoreUnavailable,
     Task,
     TaskPage,
     TaskQuery,
@@ -78,6 +88,60 @@ LOCK_STRIPES = 256
 STALE_TEMP_SECONDS = 60.0
 #: How many damaged files the store remembers having logged (then it starts over).
 _MAX_REPORTED = 10_000
+#: Read errors that say nothing about the task file: the process or the system is short
+#: of something right now. A read failing so raises StoreUnavailable (never "missing").
+_TRANSIENT = "EMFILE ENFILE ENOMEM ENOBUFS EAGAIN EINTR EBUSY EIO ETIMEDOUT ESTALE ENOLCK EDEADLK"
+TRANSIENT_ERRNOS = frozenset(getattr(errno, name) for name in _TRANSIENT.split() if hasattr(errno, name))
+#: ``.tmp-<host>.<pid>.<started>.<random>.json``: whose temp file it is (see :func:`temp_prefix`).
+_TEMP_NAME = re.compile(r"^\.tmp-([0-9a-f]{8})\.(\d+)\.(\d+)\.")
+
+
+def _host_tag() -> str:
+    return hashlib.sha256(socket.gethostname().encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+
+def _started(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot, Linux); 0 where this
+    platform cannot tell; None when there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except FileNotFoundError:
+        return None if Path("/proc/self/stat").exists() else _alive_or_none(pid)
+    except OSError:
+        return 0
+    try:
+        return int(stat[stat.rindex(b")") + 2 :].split()[19])
+    except (ValueError, IndexError):
+        return 0
+
+
+def _alive_or_none(pid: int) -> int | None:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except OSError:  # EPERM: alive, another user's
+        pass
+    return 0
+
+
+def temp_prefix() -> str:
+    """The prefix of this process's temp files, ``.tmp-<host>.<pid>.<started>.``: a
+    start-up tells a dead writer's left-overs (no such process, or the pid now names
+    a process started later) from a live writer's file."""
+    pid = os.getpid()
+    return f"{TEMP_PREFIX}{_host_tag()}.{pid}.{_started(pid) or 0}."
+
+
+def _writer_gone(pid: int, started: int) -> bool:
+    """Whether the process of this host that named a temp file so is gone."""
+    now = _started(pid)
+    return now is None or (started != 0 and now != 0 and now != started)
+
+
+def unavailable(exc: OSError) -> StoreUnavailable:
+    """The error a read that failed for now raises (see :data:`TRANSIENT_ERRNOS`)."""
+    return StoreUnavailable(f"could not read the task now: {_describe(exc)}; try again")
 
 
 def file_stem(task_id: str) -> str:
@@ -101,7 +165,7 @@ def atomic_write(target: Path, data: bytes, *, fsync: bool = True) -> None:
     flushed and fsynced, ``os.replace``d over the target, then the directory fsynced.
     A reader sees the old file or the new one, never a partial one; with ``fsync``
     the new one survives power loss."""
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=TEMP_PREFIX, suffix=".json")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=temp_prefix(), suffix=".json")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -165,8 +229,9 @@ class FileTaskStore(TaskStore):
     over the target with ``os.replace`` and fsyncs the directory: a reader sees the old
     file or the new one, never a partial one, and a saved task survives power loss.
     ``fsync=False`` skips the two fsyncs (atomic still, durable only to a process
-    crash), e.g. for throwaway test directories. ``stale_temp_seconds``: temp files
-    older than this are removed when the store is created (None: never).
+    crash), e.g. for throwaway test directories. ``stale_temp_seconds``: when the
+    store is created, temp files of dead writers of this host are removed, and any
+    other temp file older than this (None: none are removed).
     """
 
     durable = True
@@ -256,12 +321,15 @@ class FileTaskStore(TaskStore):
 
     def _read(self, path: Path, task_id: str | None = None) -> Task | None:
         """The task in ``path``; None when missing, damaged, or (with ``task_id``) when
-        it holds another task."""
+        it holds another task. Raises StoreUnavailable when the read failed for now
+        (:data:`TRANSIENT_ERRNOS`): the task is not missing."""
         try:
             data = path.read_bytes()
         except FileNotFoundError:
             return None
         except OSError as exc:
+            if exc.errno in TRANSIENT_ERRNOS:
+                raise unavailable(exc) from exc
             self._report(path, f"is unreadable: {_describe(exc)}")
             return None
         task, problem = self._parse(data, path.stem)
@@ -439,20 +507,36 @@ class FileTaskStore(TaskStore):
             return target
         raise StoreError(f"could not move {path} aside: too many copies in {target_dir}")
 
-    def clean_temp_files(self, older_than: float = STALE_TEMP_SECONDS) -> builtins.list[Path]:
-        """Remove the temp files (``.tmp-*``) interrupted writes left, once they are
-        ``older_than`` seconds old (a live writer finishes well within that)."""
-        removed = []
+    def stale_temp_files(self, older_than: float = STALE_TEMP_SECONDS) -> builtins.list[Path]:
+        """The temp files (``.tmp-*``) interrupted writes left: those of a process of
+        this host that is gone (whatever their age), and any other one ``older_than``
+        seconds old (a live writer finishes well within that)."""
         cutoff = time.time() - older_than
+        host = _host_tag()
+        stale = []
         with os.scandir(self.directory) as entries:
             temps = [e for e in entries if e.name.startswith(TEMP_PREFIX) and e.is_file(follow_symlinks=False)]
         for entry in temps:
+            named = _TEMP_NAME.match(entry.name)
+            if named is not None and named.group(1) == host and _writer_gone(int(named.group(2)), int(named.group(3))):
+                stale.append(Path(entry.path))
+                continue
             try:
                 if entry.stat(follow_symlinks=False).st_mtime <= cutoff:
-                    os.unlink(entry.path)
-                    removed.append(Path(entry.path))
+                    stale.append(Path(entry.path))
             except FileNotFoundError:
                 continue
+        return stale
+
+    def clean_temp_files(self, older_than: float = STALE_TEMP_SECONDS) -> builtins.list[Path]:
+        """Remove :meth:`stale_temp_files`; return what was removed."""
+        removed = []
+        for path in self.stale_temp_files(older_than):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                continue
+            removed.append(path)
         return removed
 
     def __repr__(self) -> str:

@@ -352,8 +352,7 @@ class SharedIndex:
             with self._lock:
                 self._index, self._building = index, False
                 pending, self._pending = self._pending, set()
-                for task_id in pending:
-                    self._reload(task_id)
+                self._reload_all(pending)
 
     def _reload(self, task_id: str) -> None:
         assert self._index is not None
@@ -418,6 +417,15 @@ class SharedIndex:
             if writer != self._writer and task_id:
                 with contextlib.suppress(orjson.JSONDecodeError):
                     touched.add(orjson.loads(task_id))
-        for touched_id in touched:
-            if isinstance(touched_id, str):
-                self._reload(touched_id)
+        self._reload_all(touched_id for touched_id in touched if isinstance(touched_id, str))
+
+    def _reload_all(self, task_ids: Iterable[str]) -> None:
+        """Reload each task; when one cannot be read now (StoreUnavailable), the index
+        is dropped, to be built again by the next page: the changes not yet applied
+        are never lost, nor is a task taken for gone."""
+        try:
+            for task_id in task_ids:
+                self._reload(task_id)
+        except BaseException:
+            self._index = None
+            raise

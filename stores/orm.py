@@ -15,6 +15,7 @@ from stores.base import (
     PushConfig,
     PushConfigStore,
     StaleTaskError,
+    StoreUnavailable,
     Task,
     TaskPage,
     TaskQuery,
@@ -131,7 +132,10 @@ class OrmTaskStore(TaskStore):
     def get(self, task_id: str) -> Task | None:
         if not isinstance(task_id, str) or not task_id:
             return None
-        rows = self._read(lambda: self._select_task(task_id))
+        try:
+            rows = self._read(lambda: self._select_task(task_id))
+        except (OperationalError, InterfaceError) as exc:  # the database cannot answer now
+            raise StoreUnavailable("could not read the task now: the database is unavailable; try again") from exc
         if not rows:
             return None
         task = rows[0]

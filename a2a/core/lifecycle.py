@@ -15,6 +15,11 @@ keeps a copy.
 
 The state machine (:data:`TRANSITIONS`) is enforced here for every change: a terminal
 state is final, and a change that breaks the machine is refused (logged).
+
+A save that raises may have happened all the same (a database that committed and
+then lost the connection before replying; a file replaced before its directory's
+fsync failed): the task is read again, and when it holds the version this transition
+saved, the transition carries on as saved (:func:`_after_failed_save`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import json
 import logging
 import random
 import threading
@@ -97,6 +103,30 @@ def _save_failed(task_id: str, exc: StoreError) -> InternalError:
     return InternalError(str(exc))
 
 
+def _same(stored: Task, new: Task) -> bool:
+    """Whether ``stored`` is ``new`` as a store gives it back (JSON: tuples are lists)."""
+    if stored == new:
+        return True
+    try:
+        return bool(json.loads(json.dumps(new)) == stored)
+    except (TypeError, ValueError):
+        return False
+
+
+def _after_failed_save(store: TaskStore, new: Task, version: int) -> str:
+    """What became of a save of ``new`` (based on ``version``) that raised: "applied"
+    (the store holds ``new``: the write happened, only its reply was lost), "moved"
+    (another writer saved another version meanwhile: run the change again), "not
+    applied" (the task is still at ``version``), or "unknown" (it cannot be read)."""
+    try:
+        stored = store.get(new["id"])
+    except Exception:
+        return "unknown"
+    if stored is not None and task_version(stored) == new["_version"] and _same(stored, new):
+        return "applied"
+    return "not applied" if stored is not None and task_version(stored) == version else "moved"
+
+
 def transition_sync(
     store: TaskStore, task_id: str, change: Change, event: EventFor | None = None, *, publish: bool = True
 ) -> Task | None:
@@ -136,10 +166,24 @@ def transition_sync(
                 else:
                     store.save(new)
             except StaleTaskError:
-                pass  # saved meanwhile by another process: run the change again on that version
-            except StoreError as exc:
-                raise _save_failed(task_id, exc) from exc
+                saved = False  # saved meanwhile by another process: run the change again on that version
+            except Exception as exc:  # it may have been saved all the same: look
+                outcome = _after_failed_save(store, new, version)
+                if outcome not in ("applied", "moved"):
+                    if isinstance(exc, StoreError):
+                        raise _save_failed(task_id, exc) from exc
+                    raise
+                saved = outcome == "applied"
+                logger.warning(
+                    "task %s: a save of version %d raised (%s), %s",
+                    task_id,
+                    version + 1,
+                    exc,
+                    "but it was done: carrying on" if saved else "and another version was saved meanwhile: again",
+                )
             else:
+                saved = True
+            if saved:
                 if publish:
                     bus.publish(new, event(new) if event else None)
                 return new

@@ -3,6 +3,7 @@ the public URLs the card advertises, and the extended card."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,8 +13,11 @@ from django.urls import reverse
 from a2a import auth
 from a2a.conf import a2a_settings
 from a2a.protocol import Dialect
-from a2a.protocol.errors import ExtendedAgentCardNotConfiguredError
+from a2a.protocol.errors import ExtendedAgentCardNotConfiguredError, InternalError, UnavailableError
 from a2a.service import card
+from stores.base import StoreError, StoreUnavailable
+
+logger = logging.getLogger(__name__)
 
 
 def requested_version(request: HttpRequest) -> str | None:
@@ -53,3 +57,13 @@ def extended_card(dialect: Dialect) -> dict[str, Any]:
     return card.build_extended_card(
         public_url(request, "a2a:jsonrpc"), version=dialect.version, rest=public_url(request, "a2a:rest")
     )
+
+
+def store_failure(exc: StoreError) -> InternalError:
+    """What a client is told when the task store failed: "cannot read now, try again"
+    (:class:`~stores.base.StoreUnavailable`: -32603, HTTP 503), never "task not
+    found"; any other store error as an internal error with its (client-fit) message."""
+    logger.warning("the task store failed: %s", exc, exc_info=exc.__cause__ is not None)
+    if isinstance(exc, StoreUnavailable):
+        return UnavailableError(str(exc))
+    return InternalError(str(exc))

@@ -15,12 +15,13 @@ from typing import Any
 import orjson
 
 from a2a import push
-from a2a.http.common import extended_card
+from a2a.http.common import extended_card, store_failure
 from a2a.http.sse import SSE, sse_stream
 from a2a.protocol import V03, Dialect, dialect_for, limits
 from a2a.protocol.errors import A2AError, InternalError, InvalidRequestError, JSONParseError, MethodNotFoundError
 from a2a.protocol.model import StreamItem
 from a2a.service import operations
+from stores.base import StoreError
 
 logger = logging.getLogger(__name__)
 
@@ -147,6 +148,8 @@ async def _call(dialect: Dialect, request: Any, *, batched: bool = False) -> dic
             return _sse(dialect, request_id, first, result.items)
     except A2AError as exc:
         response = _error(dialect, request_id, exc)
+    except StoreError as exc:  # e.g. cannot read now: never "not found"
+        response = _error(dialect, request_id, store_failure(exc))
     except Exception:
         logger.exception("JSON-RPC %s failed", method_name)
         response = _error(dialect, request_id, InternalError("Internal error; the server logged the details"))

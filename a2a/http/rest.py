@@ -30,7 +30,7 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from a2a import auth, push
-from a2a.http.common import event_stream, extended_card
+from a2a.http.common import event_stream, extended_card, store_failure
 from a2a.http.sse import sse_stream
 from a2a.protocol import V10, Dialect, limits, rest_dialect_for
 from a2a.protocol.errors import (
@@ -42,6 +42,7 @@ from a2a.protocol.errors import (
     MethodNotFoundError,
 )
 from a2a.service import operations
+from stores.base import StoreError
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +54,7 @@ STATUS_NAMES = {
     405: "METHOD_NOT_ALLOWED",
     413: "INVALID_ARGUMENT",
     500: "INTERNAL",
+    503: "UNAVAILABLE",
 }
 BOOLEAN_QUERY = {"true": True, "false": False}
 
@@ -148,6 +150,8 @@ def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Co
             return response
         except A2AError as exc:
             return _error_response(dialect, exc)
+        except StoreError as exc:  # e.g. cannot read now: never "not found"
+            return _error_response(dialect, store_failure(exc))
         except Exception:
             logger.exception("REST %s failed", request.path)
             return _error_response(dialect, InternalError("Internal error; the server logged the details"))

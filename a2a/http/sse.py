@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 
+from a2a.http.common import store_failure
 from a2a.protocol.errors import A2AError, InternalError
 from a2a.protocol.model import StreamItem
+from stores.base import StoreError
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +43,8 @@ async def sse_stream(
             yield b": keepalive\n\n" if item.kind == "keepalive" else _data(render(item))
     except A2AError as exc:
         yield _data(render_error(exc))
+    except StoreError as exc:  # e.g. cannot read now: never "not found"
+        yield _data(render_error(store_failure(exc)))
     except Exception:
         logger.exception("a stream failed")
         yield _data(render_error(InternalError("Internal error; the server logged the details")))

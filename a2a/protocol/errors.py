@@ -1,7 +1,7 @@
 """A2A and JSON-RPC errors: one class each, with its code, reason and HTTP status.
 
 Operations raise these; each binding renders them in its own shape (see
-``a2a.bindings``), so an error is defined once and means the same everywhere.
+``a2a.http``), so an error is defined once and means the same everywhere.
 """
 
 from __future__ import annotations
@@ -54,6 +54,13 @@ class InvalidParamsError(A2AError):
 
 class InternalError(A2AError):
     pass
+
+
+class UnavailableError(InternalError):
+    """The task store cannot read (or write) now: an internal error (-32603) that says
+    to try again; HTTP 503 on REST."""
+
+    http_status = 503
 
 
 class TaskNotFoundError(A2AError):

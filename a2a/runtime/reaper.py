@@ -104,7 +104,11 @@ def reap(
         if dry_run:
             done.append(Reaped(found["id"], "expired", when, state))
             continue
-        outcome = _settle(store, found["id"], now, runner=runner, retry=retry)
+        try:
+            outcome = _settle(store, found["id"], now, runner=runner, retry=retry)
+        except Exception as exc:  # cannot read or save it now: nothing is decided; the next check tries again
+            logger.warning("could not settle task %s, whose lease expired (%s); trying again later", found["id"], exc)
+            outcome = "skipped"
         done.append(Reaped(found["id"], outcome, when, state))
         if outcome == "requeued" and runner is not None:
             get_executor().dispatch(found["id"], runner)  # to this process's runner, or onto the queue again
@@ -178,13 +182,18 @@ async def maintain(runner: Runs) -> None:
 
 async def heartbeat(runner: Runs, store: TaskStore) -> None:
     """Renew the lease of each task the runner holds; stop the handler of any that was
-    settled (canceled through another process) or taken over meanwhile."""
+    settled (canceled through another process), deleted or taken over meanwhile. A
+    task that cannot be read or saved now (StoreUnavailable, a database error) is left
+    running: nothing is known about it, and the next heartbeat tries again."""
     for task_id in runner.task_ids():
-        renewed = await lifecycle.transition(store, task_id, renew, publish=False)
-        if renewed is None and task_id in runner.task_ids():
-            current = await _io(store, store.get, task_id)
-            if current is None or lifecycle.is_terminal(current) or taken_over(current):
-                runner.cancel(task_id)
+        try:
+            renewed = await lifecycle.transition(store, task_id, renew, publish=False)
+            if renewed is None and task_id in runner.task_ids():
+                current = await _io(store, store.get, task_id)
+                if current is None or lifecycle.is_terminal(current) or taken_over(current):
+                    runner.cancel(task_id)
+        except Exception as exc:
+            logger.warning("could not renew the lease of task %s (%s); trying again later", task_id, exc)
 
 
 async def _io(store: TaskStore, function: Any, *args: Any, **kwargs: Any) -> Any:

@@ -42,7 +42,7 @@ from a2a.protocol.model import agent_message, set_status, text_part
 from a2a.runtime import reaper
 from a2a.runtime.executors import Executor, Submits
 from stores.backends import get_task_store
-from stores.base import StaleTaskError, Task, TaskStore, task_version
+from stores.base import StaleTaskError, Task, TaskStore, task_state, task_version
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +60,15 @@ def _start_working(task: Task) -> Task | None:
         return None  # canceled, or taken by another process, before it started
     leases.start(task)  # the lease says this process runs it (see a2a.core.leases)
     return set_status(task, "working")
+
+
+def _resume_start(task: Task) -> Task | None:
+    """:func:`_start_working` again after an attempt that raised: a task already
+    ``working`` under this process's lease was started by that attempt (its save was
+    done, only the reply was lost), so this run goes on with it (the lease renewed)."""
+    if task_state(task) == "working" and leases.is_ours(task):
+        return leases.renew(task)
+    return _start_working(task)
 
 
 def _finish(
@@ -118,20 +127,29 @@ async def _save_outcome(store: TaskStore, task_id: str, change: Callable[[Task],
     rather than the task failed as lost. Safe however long it takes: the save is a
     compare-and-swap that drops the result when the task was settled or taken over
     meanwhile (its lease ran out during the outage and another process reaped it)."""
+    await _persist(store, task_id, change, change, "save the outcome of")
+
+
+async def _persist(
+    store: TaskStore, task_id: str, change: lifecycle.Change, again: lifecycle.Change, what: str
+) -> Task | None:
+    """``change`` through :func:`lifecycle.transition`; while the store cannot be
+    reached, ``again`` with backoff, for up to ten leases (the heartbeat renews the
+    task's lease meanwhile: it is one of the runner's jobs)."""
     deadline = time.monotonic() + 10 * leases.lease_seconds()
     delay = 0.05
     while True:
         try:
-            await lifecycle.transition(store, task_id, change)
-            return
+            return await lifecycle.transition(store, task_id, change)
         except StaleTaskError:
             raise  # lost a race ten times over: not an outage
         except Exception as exc:
             if time.monotonic() + delay > deadline:
                 raise
-            logger.warning("could not save the outcome of task %s (%s); trying again", task_id, exc)
+            logger.warning("could not %s task %s (%s); trying again", what, task_id, exc)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
+            change = again
 
 
 class Runner:
@@ -189,7 +207,9 @@ class Runner:
 
     async def _fulfil(self, task_id: str) -> None:
         store = get_task_store()
-        task = await lifecycle.transition(store, task_id, _start_working)
+        # A store that cannot be reached (or a save whose outcome was lost) is tried
+        # again: the task is not given up as "not started" while it may have started.
+        task = await _persist(store, task_id, _start_working, _resume_start, "start")
         if task is None:
             return
         running = self._running[task_id] = _Running()

@@ -13,7 +13,6 @@ On the ORM store it lists the rows that do not hold a task (it moves nothing).
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
@@ -62,8 +61,7 @@ class Command(BaseCommand):
                 self.stdout.write(f"{path}: {problem}; moved to {target}")
                 moved += 1
         if dry_run:
-            cutoff = time.time() - temp_age
-            temps = [p for p in store.directory.glob(".tmp-*") if p.is_file() and p.stat().st_mtime <= cutoff]
+            temps = store.stale_temp_files(older_than=temp_age)
             for path in temps:
                 self.stdout.write(f"{path}: temp file of an interrupted write")
             self.stderr.write(f"Would move {moved} damaged file(s) and remove {len(temps)} temp file(s).")
