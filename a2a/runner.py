@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TypeGuard
 
 from asgiref.sync import iscoroutinefunction
-from django.db import close_old_connections
+from django.db import DataError, IntegrityError, NotSupportedError, close_old_connections
 
 from stores.base import StaleTaskError, Task, TaskStore, task_version
 from stores.resolve import get_task_store
@@ -44,6 +44,13 @@ from .protocol.model import agent_message, set_status, text_part
 logger = logging.getLogger(__name__)
 
 SHUTDOWN_MESSAGE = "The server shut down before this task finished; send the message again."
+UNSAVABLE_MESSAGE = "The agent's result could not be saved"
+
+#: What a store raises for a value it will never take, however often asked (as opposed
+#: to an outage: a lost connection, a database restarting): the database refused the
+#: data or a constraint, or the task cannot be serialized (TypeError, ValueError, which
+#: UnicodeError and the JSON encoders' errors are).
+_REFUSED = (DataError, IntegrityError, NotSupportedError, TypeError, ValueError)
 
 
 @dataclass
@@ -111,14 +118,40 @@ def _call_sync(handler: Handler, request: HandlerRequest) -> object:
         close_old_connections()
 
 
+def _refused(exc: BaseException) -> BaseException | None:
+    """The error in ``exc``'s chain of causes saying the store refuses the value itself
+    (see :data:`_REFUSED`); None for anything else (an outage, presumably)."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return None
+        if isinstance(seen, _REFUSED):
+            return seen
+        seen = seen.__cause__
+    return None
+
+
+def _reason(exc: BaseException) -> str:
+    """``exc`` for a client: its type and the first line of its message (a database's
+    next lines quote the SQL and the data), at most 300 characters."""
+    lines = str(exc).strip().splitlines()
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    return text if len(text) <= 300 else f"{text[:300]}..."
+
+
 async def _save_outcome(store: TaskStore, task_id: str, change: Callable[[Task], Task | None]) -> None:
     """Save the handler's outcome; while the store cannot be reached (a database
     restarting), try again with backoff, for up to ten leases: the result is kept
     rather than the task failed as lost. Safe however long it takes: the save is a
     compare-and-swap that drops the result when the task was settled or taken over
-    meanwhile (its lease ran out during the outage and another process reaped it)."""
+    meanwhile (its lease ran out during the outage and another process reaped it).
+
+    An outcome the store refuses (:func:`_refused`: a value it cannot hold, a broken
+    constraint, a task that cannot be serialized) is never saved by trying again: the
+    task fails at once, its status message naming the reason."""
     deadline = time.monotonic() + 10 * leases.lease_seconds()
     delay = 0.05
+    failing = False
     while True:
         try:
             await lifecycle.transition(store, task_id, change)
@@ -126,7 +159,13 @@ async def _save_outcome(store: TaskStore, task_id: str, change: Callable[[Task],
         except StaleTaskError:
             raise  # lost a race ten times over: not an outage
         except Exception as exc:
-            if time.monotonic() + delay > deadline:
+            refused = _refused(exc)
+            if refused is not None and not failing:
+                logger.error("task %s: the store refused its outcome; failing it (%s)", task_id, refused, exc_info=exc)
+                change = _finish("failed", parts=[text_part(f"{UNSAVABLE_MESSAGE}: {_reason(refused)}")])
+                failing = True
+                continue
+            if refused is not None or time.monotonic() + delay > deadline:
                 raise
             logger.warning("could not save the outcome of task %s (%s); trying again", task_id, exc)
             await asyncio.sleep(delay)
