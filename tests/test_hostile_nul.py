@@ -179,6 +179,20 @@ def test_push_config_ids_holding_nul_are_invalid_params_on_every_store(use_store
     assert response.status_code == 400, response.text
 
 
+def test_a_push_config_holding_nul_comes_back_as_sent_on_every_store(use_store):
+    """Content of a push config (its URL's path here) is kept like a task's."""
+    task_id = task_of(send("jsonrpc-1.0", message("jsonrpc-1.0"))[1])["id"]
+    url = f"http://127.0.0.1:9/hook{NUL}path"
+    answers = []
+    for method, params in [
+        ("CreateTaskPushNotificationConfig", {"taskId": task_id, "id": "c1", "url": url}),
+        ("GetTaskPushNotificationConfig", {"taskId": task_id, "id": "c1"}),
+    ]:
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        answers.append(http("POST", "/a2a/", body, version="1.0").json())
+    assert [a.get("result", a).get("url") for a in answers] == [url, url], answers
+
+
 # === content: kept faithfully on every store ========================================
 
 
