@@ -2,7 +2,55 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from django.db import models
+
+#: The key of the wrapper a document holding U+0000 is saved in (see :class:`NulSafeJSONField`).
+NUL_WRAPPER = "$a2a-json"
+
+
+class NulSafeEncoder(json.JSONEncoder):
+    """JSON as usual; a document holding U+0000 (which PostgreSQL's ``jsonb`` refuses:
+    "\\u0000 cannot be converted to text") is written as ``{"$a2a-json": "<its JSON>"}``,
+    whose only string holds the escape ``\\u0000`` as six plain characters."""
+
+    def encode(self, o: Any) -> str:
+        text = super().encode(o)
+        # ``\\u0000`` is how a NUL comes out (a literal backslash-u0000 in the data also
+        # matches, which only costs a wrapper that was not needed).
+        return super().encode({NUL_WRAPPER: text}) if "\\u0000" in text else text
+
+
+class NulSafeDecoder(json.JSONDecoder):
+    """Inverse of :class:`NulSafeEncoder`: unwraps the wrapper, anything else as is."""
+
+    def decode(self, s: str, *args: Any, **kwargs: Any) -> Any:
+        value = super().decode(s, *args, **kwargs)
+        if isinstance(value, dict) and len(value) == 1 and isinstance(value.get(NUL_WRAPPER), str):
+            return super().decode(value[NUL_WRAPPER])
+        return value
+
+
+class NulSafeJSONField(models.JSONField):
+    """A JSONField whose documents may hold U+0000 on every database, saved faithfully
+    and read back as they were (:class:`NulSafeEncoder`). The column and its SQL are a
+    JSONField's: migrations see a plain ``models.JSONField`` (the wrapping is how values
+    are written, not the schema), so none is needed. Used for documents whose top level
+    the server builds (a task, a push config): a client cannot make one that looks like
+    the wrapper."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("encoder", NulSafeEncoder)
+        kwargs.setdefault("decoder", NulSafeDecoder)
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self) -> Any:
+        name, _, args, kwargs = super().deconstruct()
+        kwargs.pop("encoder", None)
+        kwargs.pop("decoder", None)
+        return name, "django.db.models.JSONField", args, kwargs
 
 
 class TaskRecord(models.Model):
@@ -12,7 +60,7 @@ class TaskRecord(models.Model):
     id = models.CharField(primary_key=True, max_length=255)
     context_id = models.CharField(max_length=255, blank=True, default="", db_index=False)
     state = models.CharField(max_length=32)
-    task = models.JSONField()
+    task = NulSafeJSONField()
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
     # Who the task belongs to ("" when the agent runs without authentication).
@@ -52,7 +100,7 @@ class PushConfigRecord(models.Model):
 
     task_id = models.CharField(max_length=255)
     config_id = models.CharField(max_length=255)
-    config = models.JSONField()
+    config = NulSafeJSONField()
     created_at = models.DateTimeField()
 
     class Meta:

@@ -41,8 +41,13 @@ from stores.base import STATES, parse_timestamp
 
 
 def want_id(value: Any, path: str, *, required: bool = True) -> str | None:
-    """A task, context, message or push config id: at most ``A2A_MAX_ID_LENGTH`` characters."""
-    return want_string(value, path, required=required, max_length=limits.max_id_length(), setting="A2A_MAX_ID_LENGTH")
+    """A task, context, message or push config id: at most ``A2A_MAX_ID_LENGTH`` characters,
+    without U+0000, which no id the server makes holds and a database column cannot
+    (PostgreSQL refuses it): refused as invalid params on every store, a lookup too."""
+    value = want_string(value, path, required=required, max_length=limits.max_id_length(), setting="A2A_MAX_ID_LENGTH")
+    if value and "\x00" in value:
+        raise InvalidParamsError("must not contain the NUL character (U+0000)", field=path)
+    return value
 
 
 def check_text(text: str, path: str) -> str:

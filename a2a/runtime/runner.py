@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TypeGuard
 
 from asgiref.sync import iscoroutinefunction
-from django.db import close_old_connections
+from django.db import DataError, IntegrityError, NotSupportedError, close_old_connections
 
 from a2a import push
 from a2a.conf import a2a_settings
@@ -47,6 +47,13 @@ from stores.base import StaleTaskError, Task, TaskStore, task_state, task_versio
 logger = logging.getLogger(__name__)
 
 SHUTDOWN_MESSAGE = "The server shut down before this task finished; send the message again."
+UNSAVABLE_MESSAGE = "The agent's result could not be saved"
+
+#: What a store raises for a value it will never take, however often asked (as opposed
+#: to an outage: a lost connection, a database restarting): the database refused the
+#: data or a constraint, or the task cannot be serialized (TypeError, ValueError, which
+#: UnicodeError and the JSON encoders' errors are).
+_REFUSED = (DataError, IntegrityError, NotSupportedError, TypeError, ValueError)
 
 
 @dataclass
@@ -121,12 +128,37 @@ def _call_sync(handler: Handler, request: HandlerRequest) -> object:
         close_old_connections()
 
 
+def _refused(exc: BaseException) -> BaseException | None:
+    """The error in ``exc``'s chain of causes saying the store refuses the value itself
+    (see :data:`_REFUSED`); None for anything else (an outage, presumably)."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return None
+        if isinstance(seen, _REFUSED):
+            return seen
+        seen = seen.__cause__
+    return None
+
+
+def _reason(exc: BaseException) -> str:
+    """``exc`` for a client: its type and the first line of its message (a database's
+    next lines quote the SQL and the data), at most 300 characters."""
+    lines = str(exc).strip().splitlines()
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    return text if len(text) <= 300 else f"{text[:300]}..."
+
+
 async def _save_outcome(store: TaskStore, task_id: str, change: Callable[[Task], Task | None]) -> None:
     """Save the handler's outcome; while the store cannot be reached (a database
     restarting), try again with backoff, for up to ten leases: the result is kept
     rather than the task failed as lost. Safe however long it takes: the save is a
     compare-and-swap that drops the result when the task was settled or taken over
-    meanwhile (its lease ran out during the outage and another process reaped it)."""
+    meanwhile (its lease ran out during the outage and another process reaped it).
+
+    An outcome the store refuses (:func:`_refused`: a value it cannot hold, a broken
+    constraint, a task that cannot be serialized) is never saved by trying again: the
+    task fails at once, its status message naming the reason."""
     await _persist(store, task_id, change, change, "save the outcome of")
 
 
@@ -135,16 +167,24 @@ async def _persist(
 ) -> Task | None:
     """``change`` through :func:`lifecycle.transition`; while the store cannot be
     reached, ``again`` with backoff, for up to ten leases (the heartbeat renews the
-    task's lease meanwhile: it is one of the runner's jobs)."""
+    task's lease meanwhile: it is one of the runner's jobs). A change the store
+    refuses fails the task at once instead (see :func:`_save_outcome`)."""
     deadline = time.monotonic() + 10 * leases.lease_seconds()
     delay = 0.05
+    failing = False
     while True:
         try:
             return await lifecycle.transition(store, task_id, change)
         except StaleTaskError:
             raise  # lost a race ten times over: not an outage
         except Exception as exc:
-            if time.monotonic() + delay > deadline:
+            refused = _refused(exc)
+            if refused is not None and not failing:
+                logger.error("task %s: the store refused its outcome; failing it (%s)", task_id, refused, exc_info=exc)
+                change = again = _finish("failed", parts=[text_part(f"{UNSAVABLE_MESSAGE}: {_reason(refused)}")])
+                failing = True
+                continue
+            if refused is not None or time.monotonic() + delay > deadline:
                 raise
             logger.warning("could not %s task %s (%s); trying again", what, task_id, exc)
             await asyncio.sleep(delay)

@@ -1,0 +1,332 @@
+"""U+0000 (NUL) from a client or a handler, on every store (memory, file, ORM on SQLite,
+ORM on PostgreSQL when configured) and every binding (JSON-RPC v1.0 and v0.3, REST
+v1.0 and v0.3): the same answer everywhere, never an internal error.
+
+The rule (README, "Hostile input"): an *id* holding NUL (task, context, message, push
+config id; a lookup too) is invalid params (-32602, HTTP 400) before any store is
+asked; *content* holding NUL (text, data, metadata, a handler's result) is kept
+faithfully and read back as sent, PostgreSQL's ``jsonb`` included (which cannot hold
+``\\u0000``: see ``stores.models.NulSafeJSONField``). And an outcome a store refuses
+(a value it cannot hold, a broken constraint, a task that cannot be serialized) fails
+the task at once, naming the reason, instead of being retried for ten leases and then
+failed as "the process stopped"."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+from django.db import DataError, IntegrityError, OperationalError
+
+from a2a.asgi import get_asgi_application
+from a2a.handlers import HandlerRequest
+from a2a.runtime.runner import UNSAVABLE_MESSAGE
+from stores.base import StoreError
+from stores.models import NUL_WRAPPER, NulSafeDecoder, NulSafeEncoder
+from tests.db_marks import store_params
+
+NUL = "\x00"
+TEXT = f"before{NUL}after"
+DATA = {f"key{NUL}": [f"value{NUL}", {"deep": NUL}]}
+METADATA = {"note": f"meta{NUL}data", f"k{NUL}": 1}
+BINDINGS = ["jsonrpc-1.0", "jsonrpc-0.3", "rest-1.0", "rest-0.3"]
+
+_app = None
+
+
+@pytest.fixture(params=store_params(transaction=True))
+def store_kind(request) -> str:
+    """Each store; an ORM one in real transactions (the runner's threads see its rows)."""
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+def _quick(settings):
+    settings.A2A_BLOCKING_TIMEOUT = 10.0
+    settings.A2A_PUSH_ALLOW_PRIVATE_URLS = True
+
+
+# --- a client for every binding ------------------------------------------------------
+
+
+def http(method: str, path: str, body: Any = None, *, version: str, params: dict | None = None) -> httpx.Response:
+    global _app
+    _app = _app or get_asgi_application()
+    content = None if body is None else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json", "A2A-Version": version}
+
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=_app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            return await client.request(method, path, content=content, headers=headers, params=params)
+
+    return asyncio.run(go())
+
+
+def message(binding: str, text: str = "hello", data: Any = None, **ids: str) -> dict[str, Any]:
+    """A user message in the binding's shape: a text part (and a data part)."""
+    message_id = ids.pop("messageId", str(uuid.uuid4()))
+    if binding == "jsonrpc-0.3":
+        parts: list[dict[str, Any]] = [{"kind": "text", "text": text}]
+        parts += [{"kind": "data", "data": data}] if data is not None else []
+        return {"kind": "message", "messageId": message_id, "role": "user", "parts": parts, **ids}
+    if binding == "rest-0.3":
+        parts = [{"text": text}] + ([{"data": {"data": data}}] if data is not None else [])
+        return {"messageId": message_id, "role": "ROLE_USER", "content": parts, **ids}
+    parts = [{"text": text}] + ([{"data": data}] if data is not None else [])
+    return {"messageId": message_id, "role": "ROLE_USER", "parts": parts, **ids}
+
+
+_RPC = {
+    "1.0": {"send": "SendMessage", "get": "GetTask", "cancel": "CancelTask", "list": "ListTasks"},
+    "0.3": {"send": "message/send", "get": "tasks/get", "cancel": "tasks/cancel", "list": "tasks/list"},
+}
+
+
+def call(binding: str, operation: str, **params: Any) -> tuple[str, Any]:
+    """Run ``operation`` (send, get, cancel, list) through ``binding``: ("ok", result) or
+    ("error", its JSON-RPC code), the REST status mapped to the code its reason names.
+    Never an internal error or an HTTP 500 (asserted)."""
+    kind, version = binding.split("-")
+    if kind == "jsonrpc":
+        body = {"jsonrpc": "2.0", "id": 1, "method": _RPC[version][operation], "params": params}
+        response = http("POST", "/a2a/", body, version=version)
+        assert response.status_code == 200, response.text
+        answer = response.json()
+        assert answer.get("error", {}).get("code") != -32603, answer
+        return ("error", answer["error"]["code"]) if "error" in answer else ("ok", answer["result"])
+    base = "/a2a/rest" if version == "1.0" else "/a2a/rest/v1"
+    if operation == "send":
+        response = http("POST", f"{base}/message:send", params, version=version)
+    elif operation == "get":
+        response = http("GET", f"{base}/tasks/{quote(params['id'], safe='')}", version=version)
+    elif operation == "cancel":
+        response = http("POST", f"{base}/tasks/{quote(params['id'], safe='')}:cancel", {}, version=version)
+    else:
+        response = http("GET", f"{base}/tasks", version=version, params=params)
+    assert response.status_code < 500, response.text
+    answer = response.json()
+    if response.status_code >= 400:
+        reason = answer["error"]["details"][0]["reason"]
+        return "error", {"INVALID_PARAMS": -32602, "TASK_NOT_FOUND": -32001}.get(reason, reason)
+    return "ok", answer
+
+
+def send(binding: str, msg: dict[str, Any], **extra: Any) -> tuple[str, Any]:
+    configuration = {} if binding.endswith("1.0") else {"blocking": True}
+    return call(binding, "send", message=msg, configuration=configuration, **extra)
+
+
+def task_of(result: dict[str, Any]) -> dict[str, Any]:
+    return result.get("task", result)
+
+
+def strings(value: Any) -> set[str]:
+    """Every string in a JSON value, keys included."""
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return set(value) | {s for v in value.values() for s in strings(v)}
+    if isinstance(value, list):
+        return {s for v in value for s in strings(v)}
+    return set()
+
+
+# === ids: invalid params on every store and binding, before any store is asked ========
+
+
+def _id_cases(binding: str) -> dict[str, tuple[str, dict[str, Any]]]:
+    cases: dict[str, tuple[str, dict[str, Any]]] = {
+        "get": ("get", {"id": NUL}),
+        "get-inside": ("get", {"id": f"task{NUL}id"}),
+        "cancel": ("cancel", {"id": f"task{NUL}"}),
+        "list-by-context": ("list", {"contextId": f"ctx{NUL}"}),
+    }
+    for key in ("taskId", "contextId", "messageId"):
+        msg = message(binding, **{key: f"x{NUL}y"})
+        configuration = {} if binding.endswith("1.0") else {"blocking": True}
+        cases[f"send-{key}"] = ("send", {"message": msg, "configuration": configuration})
+    return cases
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_an_id_holding_nul_is_invalid_params_on_every_store(use_store, binding):
+    answers = {name: call(binding, operation, **params) for name, (operation, params) in _id_cases(binding).items()}
+    assert answers == {name: ("error", -32602) for name in answers}
+    assert use_store.list().total_size == 0  # nothing was created
+
+
+def test_push_config_ids_holding_nul_are_invalid_params_on_every_store(use_store):
+    task_id = task_of(send("jsonrpc-1.0", message("jsonrpc-1.0"))[1])["id"]
+    hook = {"url": "http://127.0.0.1:9/hook"}
+    for method, params in [
+        ("CreateTaskPushNotificationConfig", {"taskId": task_id, "id": f"c{NUL}", **hook}),
+        ("CreateTaskPushNotificationConfig", {"taskId": f"t{NUL}", **hook}),
+        ("GetTaskPushNotificationConfig", {"taskId": task_id, "id": f"c{NUL}"}),
+        ("DeleteTaskPushNotificationConfig", {"taskId": task_id, "id": f"c{NUL}"}),
+        ("ListTaskPushNotificationConfigs", {"taskId": f"t{NUL}"}),
+    ]:
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        answer = http("POST", "/a2a/", body, version="1.0").json()
+        assert answer.get("error", {}).get("code") == -32602, (method, params, answer)
+    response = http("GET", f"/a2a/rest/tasks/{task_id}/pushNotificationConfigs/c%00", version="1.0")
+    assert response.status_code == 400, response.text
+
+
+def test_a_push_config_holding_nul_comes_back_as_sent_on_every_store(use_store):
+    """Content of a push config (its URL's path here) is kept like a task's."""
+    task_id = task_of(send("jsonrpc-1.0", message("jsonrpc-1.0"))[1])["id"]
+    url = f"http://127.0.0.1:9/hook{NUL}path"
+    answers = []
+    for method, params in [
+        ("CreateTaskPushNotificationConfig", {"taskId": task_id, "id": "c1", "url": url}),
+        ("GetTaskPushNotificationConfig", {"taskId": task_id, "id": "c1"}),
+    ]:
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        answers.append(http("POST", "/a2a/", body, version="1.0").json())
+    assert [a.get("result", a).get("url") for a in answers] == [url, url], answers
+
+
+# === content: kept faithfully on every store ========================================
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_content_holding_nul_comes_back_as_sent_on_every_store(use_store, binding):
+    """Text, data, message metadata and request metadata holding NUL: the task is
+    created, run (the echo handler answers with the text, NUL included), and read
+    back, stored and over the wire, exactly as sent."""
+    metadata = {"metadata": METADATA} if binding != "rest-0.3" else {}
+    status, result = send(binding, message(binding, TEXT, DATA, metadata=METADATA), **metadata)
+    assert status == "ok", result
+    task_id = task_of(result)["id"]
+    stored = use_store.get(task_id)
+    assert stored["status"]["state"] == "completed", stored
+    sent = stored["history"][0]
+    assert [p.get("text", p.get("data")) for p in sent["parts"]] == [TEXT, DATA]
+    assert sent["metadata"] == METADATA
+    if metadata:
+        assert stored["metadata"] == METADATA
+    assert stored["artifacts"][0]["parts"][0]["text"] == f"echo: {TEXT}"
+    status, fetched = call(binding, "get", id=task_id)
+    assert status == "ok", fetched
+    assert {TEXT, f"echo: {TEXT}", "key\x00", "value\x00", NUL, "meta\x00data"} <= strings(fetched)
+    status, page = call(binding, "list", contextId=stored["contextId"])
+    assert status == "ok" and TEXT in strings(page), page
+
+
+def test_the_orm_field_round_trips_any_document():
+    """The wrapper is written only when a NUL is there, and reads back as it was; a
+    literal backslash-u0000 in the data stays six characters."""
+    for value in [
+        {"id": "t", "text": TEXT},
+        {"id": "t", "text": "\\u0000 is six characters here"},
+        {"id": "t", "both": ["\\u0000", NUL, "\\\x00"]},
+        {"id": "t", "plain": "é✓"},
+        {NUL: NUL},
+        [NUL],
+        NUL,
+    ]:
+        text = json.dumps(value, cls=NulSafeEncoder)
+        assert "\\u0000" not in text.replace("\\\\u0000", "")  # no NUL escape left for jsonb to refuse
+        assert json.loads(text, cls=NulSafeDecoder) == value
+    assert json.dumps({"id": "t"}, cls=NulSafeEncoder) == '{"id": "t"}'  # no wrapper when not needed
+    assert NUL_WRAPPER in json.loads(json.dumps({"x": NUL}, cls=NulSafeEncoder))
+
+
+# === a handler's result: saved faithfully, or refused at once with the reason ==========
+
+
+def nul_result(request: HandlerRequest) -> dict[str, Any]:
+    """A handler answering with a data part holding NUL, and progress holding NUL."""
+    request.progress(f"working{NUL}on it")
+    return {"kind": "data", "data": {"answer": f"forty{NUL}two", f"k{NUL}": [NUL]}}
+
+
+def wait_settled(store, task_id: str, timeout: float) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        task = store.get(task_id)
+        if task and task["status"]["state"] in ("completed", "failed", "canceled"):
+            return task
+        time.sleep(0.02)
+    raise AssertionError(f"task {task_id} did not settle in {timeout} s: {store.get(task_id)}")
+
+
+def test_a_handler_result_holding_nul_completes_with_it_intact(use_store, settings):
+    settings.A2A_HANDLER = "tests.test_hostile_nul.nul_result"
+    status, result = send("jsonrpc-1.0", message("jsonrpc-1.0", "go"))
+    assert status == "ok", result
+    task = wait_settled(use_store, task_of(result)["id"], 5)
+    assert task["status"]["state"] == "completed", task["status"]
+    assert task["artifacts"][0]["parts"][0]["data"] == {"answer": f"forty{NUL}two", f"k{NUL}": [NUL]}
+
+
+REFUSALS = {
+    "DataError": DataError("value too long for type character varying(255)\nDETAIL: the data"),
+    "IntegrityError": IntegrityError('new row violates check constraint "x"\nDETAIL: Failing row (secret)'),
+    "serialization": TypeError("Type is not JSON serializable: set"),
+    "StoreError-from-UnicodeError": StoreError("could not save the task: surrogates not allowed"),
+}
+
+
+def _refusing(store, error: Exception, outcome: str, attempts: list[str]):
+    """``store.save``, refusing every task saved in state ``outcome`` with ``error``."""
+    save = store.save
+
+    def refusing_save(task, expected_version=None):
+        if task["status"]["state"] == outcome:
+            attempts.append(outcome)
+            raise error
+        return save(task, expected_version)
+
+    return refusing_save
+
+
+@pytest.mark.parametrize("refusal", REFUSALS)
+def test_a_result_the_store_refuses_fails_the_task_at_once_with_the_reason(use_store, settings, refusal):
+    """Not ten leases (here 300 s) of retries then "the process stopped": at once, once."""
+    settings.A2A_LEASE_SECONDS = 30.0
+    error = REFUSALS[refusal]
+    if refusal == "StoreError-from-UnicodeError":
+        error.__cause__ = UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
+    attempts: list[str] = []
+    use_store.save = _refusing(use_store, error, "completed", attempts)
+    started = time.monotonic()
+    status, result = send("jsonrpc-1.0", message("jsonrpc-1.0", "hello"))
+    assert status == "ok", result
+    task = wait_settled(use_store, task_of(result)["id"], 5)
+    assert time.monotonic() - started < 5
+    assert task["status"]["state"] == "failed"
+    reason = task["status"]["message"]["parts"][0]["text"]
+    cause = error if refusal != "StoreError-from-UnicodeError" else error.__cause__
+    assert reason.startswith(f"{UNSAVABLE_MESSAGE}: {type(cause).__name__}: "), reason
+    assert str(cause).splitlines()[0] in reason
+    assert "DETAIL" not in reason  # the database's further lines quote the data
+    assert attempts == ["completed"]  # tried once, not retried
+    assert "stopped" not in reason
+
+
+def test_an_outage_while_saving_the_result_is_still_waited_out(use_store, settings):
+    """A transient error (the connection lost) is retried as before: the result is kept."""
+    attempts: list[str] = []
+    save = use_store.save
+
+    def flaky_save(task, expected_version=None):
+        if task["status"]["state"] == "completed" and len(attempts) < 3:
+            attempts.append("completed")
+            raise OperationalError("server closed the connection unexpectedly")
+        return save(task, expected_version)
+
+    use_store.save = flaky_save
+    status, result = send("jsonrpc-1.0", message("jsonrpc-1.0", "hello"))
+    assert status == "ok", result
+    task = wait_settled(use_store, task_of(result)["id"], 5)
+    assert task["status"]["state"] == "completed"
+    assert task["artifacts"][0]["parts"][0]["text"] == "echo: hello"
+    assert len(attempts) == 3
