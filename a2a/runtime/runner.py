@@ -232,6 +232,12 @@ class Runner:
     async def _enqueue(self, task_id: str) -> None:
         job = asyncio.current_task()
         assert job is not None
+        # A second job for a task this process already has (the queue executor may hold
+        # two, see a2a.runtime.executors) waits for the first to end, then finds the task started
+        # or settled. Replacing the first in _jobs would end its lease heartbeats while
+        # its handler runs, and the reaper here would fail the task.
+        while (earlier := self._jobs.get(task_id)) is not None:
+            await asyncio.wait([earlier])
         self._jobs[task_id] = job
         try:
             if self._semaphore is None:
