@@ -34,7 +34,6 @@ first one). An IPv6 address that carries an IPv4 one (IPv4-mapped, -translated o
 from __future__ import annotations
 
 import asyncio
-import atexit
 import collections
 import contextlib
 import dataclasses
@@ -42,7 +41,6 @@ import ipaddress
 import logging
 import random
 import socket
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -52,6 +50,7 @@ import orjson
 from a2a import auth
 from a2a.conf import a2a_settings
 from a2a.core.events import bus
+from a2a.core.loop import LoopThread
 from a2a.protocol import V03, V10
 from a2a.protocol.errors import A2AError, InvalidParamsError, PushNotificationNotSupportedError, TaskNotFoundError
 from a2a.protocol.model import PushConfigListParams, PushConfigParams, PushConfigRef, new_id
@@ -379,9 +378,7 @@ class _Worker:
     """The delivery worker of this process: a daemon thread running an event loop."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._thread = LoopThread("a2a-push", at_exit=self.shutdown)
         self._client: Any = None
         self._jobs: set[asyncio.Task[None]] = set()
         # task id -> versions waiting for their configs to be looked up
@@ -392,48 +389,25 @@ class _Worker:
 
     # Any thread ------------------------------------------------------------------------
 
-    def _start(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._loop is None:
-                loop = asyncio.new_event_loop()
-                self._thread = threading.Thread(target=loop.run_forever, name="a2a-push", daemon=True)
-                self._thread.start()
-                self._loop = loop
-                atexit.register(self.shutdown)
-            return self._loop
+    @property
+    def started(self) -> bool:
+        """Something was handed to the worker since it last stopped."""
+        return self._thread.loop is not None
 
     def notify(self, task: Task, store: PushConfigStore) -> None:
         """Queue a saved task version; returns at once."""
-        loop = self._start()
-        with contextlib.suppress(RuntimeError):  # closed meanwhile by shutdown
-            loop.call_soon_threadsafe(self._accept, task, store)
+        self._thread.start()
+        self._thread.call_soon(self._accept, task, store)
 
     def forget(self, task_id: str, config_id: str) -> None:
         """Drop what is queued or in flight for a deleted config."""
-        loop = self._loop
-        if loop is not None:
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self._forget, (task_id, config_id))
+        self._thread.call_soon(self._forget, (task_id, config_id))
 
     def shutdown(self, grace: float | None = None) -> None:
         """Give queued deliveries ``grace`` seconds, then drop the rest and stop."""
-        with self._lock:
-            loop, self._loop = self._loop, None
-            thread = self._thread
-        if loop is None:
-            return
         if grace is None:
             grace = min(float(a2a_settings.SHUTDOWN_GRACE), float(a2a_settings.PUSH_TIMEOUT))
-        try:
-            asyncio.run_coroutine_threadsafe(self._drain(grace), loop).result(grace + 15)
-        except Exception:
-            logger.exception("stopping the push notification worker failed")
-        loop.call_soon_threadsafe(loop.stop)
-        if thread is not None:
-            thread.join(10)
-            if not thread.is_alive():
-                loop.close()
-        atexit.unregister(self.shutdown)
+        self._thread.stop(lambda: self._drain(grace), timeout=grace + 15)
 
     # The worker's loop --------------------------------------------------------------------
 
@@ -597,13 +571,9 @@ class _Worker:
         with contextlib.suppress(Exception):  # a lookup stuck in DNS must not hold the stop up
             await asyncio.wait_for(loop.shutdown_default_executor(), 5)
 
-    def idle(self) -> bool:
-        """Nothing queued or in flight (for tests and health checks)."""
-        return not self._jobs
-
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Block until everything queued so far is delivered or given up; False on timeout."""
-        loop = self._loop
+        loop = self._thread.loop
         if loop is None:
             return True
 

@@ -90,12 +90,12 @@ def test_lifespan_shutdown_drains_the_runner(settings):
         return sent
 
     runner.submit("no-such-task").result(5)  # starts the runner's loop
-    assert runner._loop is not None
+    assert runner.started
     assert asyncio.run(lifespan()) == [
         {"type": "lifespan.startup.complete"},
         {"type": "lifespan.shutdown.complete"},
     ]
-    assert runner._loop is None  # shut down
+    assert not runner.started  # shut down
 
 
 async def _raw_call(app, body: bytes, *, disconnect_after: float | None = None) -> list[dict]:

@@ -717,10 +717,10 @@ def test_changing_the_setting_closes_the_old_backend(settings, channel):
     assert isinstance(backend, RedisEventBackend) and backend.channel == channel
     backend.publish(TaskEvent(task("t", 1)))
     drained(backend)
-    assert backend._thread is not None and backend._thread.is_alive()
+    assert backend._loop_thread.running
     settings.A2A_EVENTS = "memory"
     assert isinstance(get_event_backend(), MemoryEventBackend)
-    assert backend._loop is None and not backend._thread.is_alive()
+    assert backend._loop_thread.loop is None and not backend._loop_thread.thread_alive
 
 
 def test_the_start_up_log_names_the_backend_and_warns_with_siblings(settings, monkeypatch, caplog, tmp_path, channel):

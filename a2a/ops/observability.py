@@ -187,9 +187,8 @@ async def _check_store() -> dict[str, Any]:
 
 def _check_runner() -> dict[str, Any]:
     current = current_runner()
-    thread = getattr(current, "_thread", None)
-    started = current is not None and getattr(current, "_loop", None) is not None
-    alive = not started or (thread is not None and thread.is_alive())
+    started = current is not None and current.started
+    alive = not started or (current is not None and current.alive)
     return {"ok": alive, "started": started, "active": current.active if current is not None else 0}
 
 

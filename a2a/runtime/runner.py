@@ -17,7 +17,6 @@ tasks in flight finish for ``A2A_SHUTDOWN_GRACE`` seconds, then saves the rest a
 from __future__ import annotations
 
 import asyncio
-import atexit
 import concurrent.futures
 import contextlib
 import contextvars
@@ -36,6 +35,7 @@ from a2a import push
 from a2a.conf import a2a_settings
 from a2a.core import leases, lifecycle
 from a2a.core.events import bus, get_event_backend
+from a2a.core.loop import LoopThread
 from a2a.handlers import Handler, HandlerRequest, Interrupt, Reply, load_handler, to_artifacts, with_result_metadata
 from a2a.protocol import limits
 from a2a.protocol.model import agent_message, set_status, text_part
@@ -197,37 +197,36 @@ class Runner:
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
-        self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._thread = LoopThread("a2a-runner", on_start=self._started, at_exit=self.shutdown)
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._jobs: dict[str, asyncio.Task[None]] = {}
         self._running: dict[str, _Running] = {}
         self._maintenance: concurrent.futures.Future[None] | None = None
 
+    @property
+    def started(self) -> bool:
+        """The runner was started (on its first task, or with :meth:`start`) and not shut down."""
+        return self._thread.loop is not None
+
+    @property
+    def alive(self) -> bool:
+        """Started, and its loop's thread is alive."""
+        return self._thread.running
+
     def start(self) -> None:
         """Start the runner now (the ASGI lifespan does): expired leases are checked at once."""
-        self._start()
+        self._thread.start()
 
-    def _start(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._loop is None:
-                loop = asyncio.new_event_loop()
-                # Sync handlers get a pool of their own; store I/O uses the loop's default one.
-                self._pool = concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="a2a-handler")
-                self._thread = threading.Thread(target=loop.run_forever, name="a2a-runner", daemon=True)
-                self._thread.start()
-                self._loop = loop
-                # Lease heartbeats and expired-lease checks (a2a.core.leases), for the loop's life.
-                self._maintenance = asyncio.run_coroutine_threadsafe(reaper.maintain(self), loop)
-                atexit.register(self.shutdown)
-            return self._loop
+    def _started(self, loop: asyncio.AbstractEventLoop) -> None:
+        # Sync handlers get a pool of their own; store I/O uses the loop's default one.
+        self._pool = concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="a2a-handler")
+        # Lease heartbeats and expired-lease checks (a2a.runtime.reaper), for the loop's life.
+        self._maintenance = asyncio.run_coroutine_threadsafe(reaper.maintain(self), loop)
 
     def submit(self, task_id: str) -> concurrent.futures.Future[None]:
         """Queue the task for fulfilment; returns at once."""
-        loop = self._start()
-        return asyncio.run_coroutine_threadsafe(self._enqueue(task_id), loop)
+        return self._thread.submit(self._enqueue(task_id))
 
     async def _enqueue(self, task_id: str) -> None:
         job = asyncio.current_task()
@@ -318,36 +317,28 @@ class Runner:
     def cancel(self, task_id: str) -> None:
         """Stop the handler of a task running here (its state is saved by the caller)."""
         running = self._running.get(task_id)
-        if running is None or self._loop is None:
+        if running is None:
             return
         running.cancelled.set()
         if running.handler is not None:
-            self._loop.call_soon_threadsafe(running.handler.cancel)
+            self._thread.call_soon(running.handler.cancel)
 
     def shutdown(self, grace: float | None = None) -> None:
         """Let running tasks finish for ``grace`` seconds, then fail the rest honestly."""
-        with self._lock:
-            loop, self._loop = self._loop, None
-        if loop is None:
-            return
         grace = a2a_settings.SHUTDOWN_GRACE if grace is None else grace
-        try:
-            asyncio.run_coroutine_threadsafe(self._drain(grace), loop).result(grace + 30)
-        except Exception:
-            logger.exception("draining the A2A runner failed")
-        if self._maintenance is not None:
-            self._maintenance.cancel()
-        with contextlib.suppress(Exception):
-            asyncio.run_coroutine_threadsafe(loop.shutdown_default_executor(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        if self._thread is not None:
-            self._thread.join(10)
-            if not self._thread.is_alive():
-                loop.close()
+
+        async def drain() -> None:
+            await self._drain(grace)
+            if self._maintenance is not None:
+                self._maintenance.cancel()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.get_running_loop().shutdown_default_executor(), 10)
+
+        if not self._thread.stop(drain, timeout=grace + 40):
+            return
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self._semaphore = None
-        atexit.unregister(self.shutdown)
         push.shutdown()  # deliver (or drop) the push notifications of the last transitions
 
     async def _drain(self, grace: float) -> None:

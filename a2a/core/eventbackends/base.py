@@ -26,11 +26,9 @@ A subclass implements :meth:`BrokerBackend._connect_publisher`,
 from __future__ import annotations
 
 import asyncio
-import atexit
 import collections
 import contextlib
 import logging
-import os
 import random
 import threading
 import time
@@ -41,6 +39,7 @@ import orjson
 
 from a2a.core import events
 from a2a.core.events import EventBackend, TaskEvent, artifacts_shape, bus
+from a2a.core.loop import LoopThread
 
 logger = logging.getLogger("a2a.core.events")
 
@@ -111,9 +110,15 @@ class BrokerBackend(EventBackend):
 
     def __init__(self, channel: str) -> None:
         self.channel = channel
+        self._loop_thread = LoopThread("a2a-events", on_start=self._started, on_fork=self._forked, at_exit=self.close)
+        #: Tells this process's messages from the others' (tests give two backends in
+        #: one process different origins; by default, this process's).
+        self._origin: str | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        """The per-process state: what is queued and who listens."""
         self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
         # Published, not sent yet: the outbox (appended by any thread), then the batch
         # being sent (the loop's); each item (time published, message).
         self._outbox: collections.deque[tuple[float, bytes]] = collections.deque()
@@ -125,10 +130,6 @@ class BrokerBackend(EventBackend):
         #: The listener hears the channel now (set after each successful subscription).
         self.listening = threading.Event()
         self.reconnections = 0
-        #: Tells this process's messages from the others' (tests give two backends in
-        #: one process different origins; by default, this process's).
-        self._origin: str | None = None
-        self._pid = os.getpid()
         #: The publishing connection (the subclass's client), on the backend's loop.
         self._publisher: Any = None
 
@@ -145,31 +146,19 @@ class BrokerBackend(EventBackend):
     def origin(self, value: str) -> None:
         self._origin = value
 
-    def _start(self) -> asyncio.AbstractEventLoop:
-        if self._pid != os.getpid():
-            self._forked()
-        with self._lock:
-            if self._loop is None:
-                loop = asyncio.new_event_loop()
-                self._thread = threading.Thread(target=loop.run_forever, name="a2a-events", daemon=True)
-                self._thread.start()
-                self._loop = loop
-                asyncio.run_coroutine_threadsafe(self._begin(), loop).result(10)
-                atexit.register(self.close)
-            return self._loop
+    def _started(self, loop: asyncio.AbstractEventLoop) -> None:
+        asyncio.run_coroutine_threadsafe(self._begin(), loop).result(10)
 
     def _forked(self) -> None:
         """In a forked child (e.g. an RQ work-horse), the parent's thread is not there:
         start afresh, dropping what was the parent's to send or hear."""
-        origin = self._origin
-        BrokerBackend.__init__(self, self.channel)
-        self._origin = origin
+        self._reset()
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Block until every event published here was sent (False after ``timeout``
         seconds): for a process about to end without running ``atexit`` handlers."""
         deadline = time.monotonic() + timeout
-        while self.unsent() and self._loop is not None:
+        while self.unsent() and self._loop_thread.loop is not None:
             if time.monotonic() > deadline:
                 return False
             time.sleep(0.002)
@@ -184,7 +173,7 @@ class BrokerBackend(EventBackend):
 
     def publish(self, event: TaskEvent) -> None:
         payload = encode(event, self.origin, self.max_payload)  # now: the caller may change the task later
-        loop = self._start()
+        loop = self._loop_thread.start()
         self._outbox.append((time.monotonic(), payload))  # (a deque: safe from any thread)
         if not self._wake_pending:  # one wake-up for a burst, not one per event
             self._wake_pending = True
@@ -192,7 +181,7 @@ class BrokerBackend(EventBackend):
                 loop.call_soon_threadsafe(self._wake)
 
     def listen(self) -> None:
-        loop = self._start()
+        loop = self._loop_thread.start()
         if self._listener is None:
             with self._lock:
                 if self._listener is None:
@@ -202,23 +191,9 @@ class BrokerBackend(EventBackend):
         return asyncio.ensure_future(self._listen_forever())
 
     def close(self, grace: float = 5.0) -> None:
-        with self._lock:
-            loop, self._loop = self._loop, None
-            thread = self._thread
-        if loop is None:
-            return
-        try:
-            asyncio.run_coroutine_threadsafe(self._shutdown(grace), loop).result(grace + 10)
-        except Exception:
-            logger.exception("closing the event backend %r failed", self)
-        loop.call_soon_threadsafe(loop.stop)
-        if thread is not None:
-            thread.join(10)
-            if not thread.is_alive():
-                loop.close()
-        self._listener = None
-        self.listening.clear()
-        atexit.unregister(self.close)
+        if self._loop_thread.stop(lambda: self._shutdown(grace), timeout=grace + 10):
+            self._listener = None
+            self.listening.clear()
 
     # The backend's loop ---------------------------------------------------------------------
 
