@@ -20,7 +20,6 @@ The card declares each built-in class's scheme in ``securitySchemes``.
 from __future__ import annotations
 
 import functools
-from contextvars import ContextVar
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -32,12 +31,6 @@ from rest_framework.request import Request
 
 from a2a.conf import a2a_settings
 from a2a.protocol.errors import A2AError
-from stores.base import Task, task_owner
-
-#: The principal of the request being served ("" = anonymous / no authentication).
-caller: ContextVar[str] = ContextVar("a2a_caller", default="")
-#: The request being served (for operations that need its host, like the extended card).
-current_request: ContextVar[HttpRequest | None] = ContextVar("a2a_request", default=None)
 
 
 class AuthenticationRequiredError(A2AError):
@@ -107,24 +100,17 @@ def _authenticate_sync(request: HttpRequest, classes: list[Any]) -> str:
 
 
 async def authenticate(request: HttpRequest) -> str:
-    """Set and return the caller's principal; AuthenticationRequiredError when
-    authentication is configured and the request has no valid credentials."""
+    """The caller's principal (``""`` when no authentication is configured);
+    AuthenticationRequiredError when authentication is configured and the request has
+    no valid credentials."""
     classes = authenticators()
-    principal = await sync_to_async(_authenticate_sync, thread_sensitive=False)(request, classes) if classes else ""
-    caller.set(principal)
-    current_request.set(request)
-    return principal
+    return await sync_to_async(_authenticate_sync, thread_sensitive=False)(request, classes) if classes else ""
 
 
 def challenge() -> str:
     """The ``WWW-Authenticate`` value for a 401."""
     request = Request(HttpRequest())
     return ", ".join(a.authenticate_header(request) or type(a).__name__ for a in authenticators())
-
-
-def owns(task: Task) -> bool:
-    """Whether the current caller may see ``task``."""
-    return task_owner(task) == caller.get()
 
 
 def card_security(version: str) -> dict[str, Any]:

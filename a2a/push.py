@@ -1,8 +1,6 @@
-"""Push notifications: the config operations, and delivery of task updates to webhooks.
+"""Push notifications: delivery of task updates to webhooks, and the SSRF guard.
 
-**Operations** (``create_config``, ``get_config``, ``list_configs``,
-``delete_config``) take the canonical params of :mod:`a2a.protocol.model` and return
-canonical config dicts, for every binding and dialect::
+The configs (created by :mod:`a2a.service.push_configs`) are dicts::
 
     {"taskId", "id", "url", "token"?, "authentication"?: {"schemes": [...], "credentials"?},
      "dialect": "0.3" | "1.0", "createdAt"}
@@ -36,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import dataclasses
 import ipaddress
 import logging
 import random
@@ -47,15 +44,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
-from a2a import auth
 from a2a.conf import a2a_settings
 from a2a.core.events import bus
 from a2a.core.loop import LoopThread
 from a2a.protocol import V03, V10
-from a2a.protocol.errors import A2AError, InvalidParamsError, PushNotificationNotSupportedError, TaskNotFoundError
-from a2a.protocol.model import PushConfigListParams, PushConfigParams, PushConfigRef, new_id
+from a2a.protocol.errors import InvalidParamsError
 from stores.backends import get_task_store
-from stores.base import PushConfig, PushConfigStore, Task, config_order, decode_cursor, encode_cursor, now_iso
+from stores.base import PushConfig, PushConfigStore, Task
 
 logger = logging.getLogger(__name__)
 
@@ -64,145 +59,6 @@ MAX_QUEUED = 100
 #: Longest wait between two attempts of one delivery, whatever the backoff says.
 MAX_RETRY_DELAY = 300.0
 USER_AGENT = "django-a2a-agent push notifications"
-
-
-def push_configs() -> PushConfigStore:
-    """The push configs of the project's task store."""
-    return get_task_store().push_configs
-
-
-class PushConfigNotFoundError(TaskNotFoundError):
-    """The task exists but has no such push notification config (spec 3.1.8: TaskNotFoundError)."""
-
-    def __init__(self, task_id: str, config_id: str | None) -> None:
-        message = (
-            f"Push notification config {config_id!r} not found for task {task_id}"
-            if config_id
-            else f"Task {task_id} has no push notification config"
-        )
-        metadata = {"taskId": task_id, **({"pushNotificationConfigId": config_id} if config_id else {})}
-        A2AError.__init__(self, message, metadata=metadata)
-
-
-@dataclass
-class PushConfigPage:
-    """One page of a task's configs, oldest first; ``next_page_token`` "" on the last."""
-
-    configs: list[PushConfig]
-    next_page_token: str = ""
-
-
-# --- operations ------------------------------------------------------------------------
-
-
-def ensure_enabled() -> None:
-    """PushNotificationNotSupportedError unless ``A2A_PUSH_NOTIFICATIONS`` is on."""
-    if not a2a_settings.PUSH_NOTIFICATIONS:
-        raise PushNotificationNotSupportedError(
-            "Push notifications are not enabled on this agent (capabilities.pushNotifications is false)"
-        )
-
-
-async def _require_task(task_id: str) -> None:
-    """TaskNotFoundError unless the task exists and the caller may see it (another
-    caller's task answers exactly like an unknown one)."""
-    task = await get_task_store().aget(task_id)
-    if task is None or not auth.owns(task):
-        raise TaskNotFoundError(task_id)
-
-
-async def create_config(params: PushConfigParams) -> PushConfig:
-    """Save a config for an existing task (replacing the task's config of the same id);
-    the id is generated when absent. -32602 for a refused webhook URL."""
-    ensure_enabled()
-    await _require_task(params.task_id)
-    await check_url(params.url)
-    config = await _save(params)
-    if await get_task_store().aget(params.task_id) is None:
-        # The task was deleted while the URL was checked: its store's delete removed
-        # its configs before this one was saved, so remove it too (no orphan config).
-        await push_configs().adelete_push_config(params.task_id, config["id"])
-        raise TaskNotFoundError(params.task_id)
-    return config
-
-
-async def get_config(params: PushConfigRef) -> PushConfig:
-    """One config of a task; with ``id`` None, the task's first (oldest) config."""
-    ensure_enabled()
-    await _require_task(params.task_id)
-    store = push_configs()
-    if params.id is None:
-        configs = await store.alist_push_configs(params.task_id)
-        config = configs[0] if configs else None
-    else:
-        config = await store.aget_push_config(params.task_id, params.id)
-    if config is None:
-        raise PushConfigNotFoundError(params.task_id, params.id)
-    return config
-
-
-async def list_configs(params: PushConfigListParams) -> PushConfigPage:
-    """A task's configs, oldest first; ``page_size`` None or 0 means all of them."""
-    ensure_enabled()
-    await _require_task(params.task_id)
-    configs = await push_configs().alist_push_configs(params.task_id)
-    if params.page_token:
-        try:
-            after = decode_cursor(params.page_token)
-        except ValueError:
-            raise InvalidParamsError("is not a token from a previous page", field="pageToken") from None
-        configs = [c for c in configs if config_order(c) > after]
-    token = ""
-    if params.page_size and len(configs) > params.page_size:
-        configs = configs[: params.page_size]
-        token = encode_cursor(*config_order(configs[-1]))
-    return PushConfigPage(configs, token)
-
-
-async def delete_config(params: PushConfigRef) -> bool:
-    """Delete one config of an existing task; idempotent (spec 3.1.10): deleting a
-    config that is not there succeeds too. True when there was one. Queued deliveries
-    for it are dropped."""
-    ensure_enabled()
-    await _require_task(params.task_id)
-    if params.id is None:
-        raise InvalidParamsError("is required", field="id")
-    deleted = await push_configs().adelete_push_config(params.task_id, params.id)
-    _worker.forget(params.task_id, params.id)
-    return deleted
-
-
-async def check_send_config(params: PushConfigParams | None) -> PushConfigParams | None:
-    """Check a SendMessage's push config before the task exists (so a refused one
-    creates nothing); None passes through."""
-    if params is None:
-        return None
-    ensure_enabled()
-    await check_url(params.url)
-    return params
-
-
-async def attach_config(task_id: str, params: PushConfigParams) -> PushConfig:
-    """Save a SendMessage's (checked) push config for the task it created or continued."""
-    return await _save(dataclasses.replace(params, task_id=task_id))
-
-
-async def _save(params: PushConfigParams) -> PushConfig:
-    store = push_configs()
-    config_id = params.id or new_id()
-    existing = await store.aget_push_config(params.task_id, config_id) if params.id else None
-    config: PushConfig = {"taskId": params.task_id, "id": config_id, "url": params.url}
-    if params.token:
-        config["token"] = params.token
-    if params.authentication:
-        config["authentication"] = params.authentication
-    config["dialect"] = params.dialect
-    config["createdAt"] = (existing or {}).get("createdAt") or now_iso()
-    await store.asave_push_config(config)
-    return config
-
-
-# --- the SSRF guard ----------------------------------------------------------------------
 
 
 class UnsafeURLError(ValueError):
@@ -597,7 +453,7 @@ def on_task_saved(task: Task) -> None:
     if not a2a_settings.PUSH_NOTIFICATIONS:
         return
     try:
-        store = push_configs()
+        store = get_task_store().push_configs
         has_configs = getattr(store, "has_configs", None)
         cheap = store.nonblocking or getattr(store, "cheap_has_configs", False)
         if cheap and has_configs is not None and not has_configs(task["id"]):
@@ -622,3 +478,8 @@ def shutdown(grace: float | None = None) -> None:
     the smaller of ``A2A_SHUTDOWN_GRACE`` and ``A2A_PUSH_TIMEOUT``). A later task
     update starts a new worker."""
     _worker.shutdown(grace)
+
+
+def forget(task_id: str, config_id: str) -> None:
+    """Drop the deliveries queued or in flight for a deleted config."""
+    _worker.forget(task_id, config_id)

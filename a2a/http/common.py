@@ -10,11 +10,11 @@ from typing import Any
 from django.http import HttpRequest, StreamingHttpResponse
 from django.urls import reverse
 
-from a2a import auth
 from a2a.conf import a2a_settings
 from a2a.protocol import Dialect
 from a2a.protocol.errors import ExtendedAgentCardNotConfiguredError, InternalError, UnavailableError
 from a2a.service import card
+from a2a.service.context import CallContext
 from stores.base import StoreError, StoreUnavailable
 
 logger = logging.getLogger(__name__)
@@ -38,24 +38,34 @@ def event_stream(events: AsyncIterator[bytes]) -> StreamingHttpResponse:
     )
 
 
+def origin(request: HttpRequest) -> str:
+    """The public base URL of the request: ``A2A_PUBLIC_URL``, else its scheme and host."""
+    base = a2a_settings.PUBLIC_URL
+    return base.rstrip("/") if base else f"{request.scheme}://{request.get_host()}"
+
+
 def public_url(request: HttpRequest, name: str) -> str:
     """The absolute URL of a named A2A route, as the card advertises it."""
-    path = reverse(name)
-    base = a2a_settings.PUBLIC_URL
-    return f"{base.rstrip('/')}{path}" if base else request.build_absolute_uri(path)
+    return origin(request) + reverse(name)
 
 
-def extended_card(dialect: Dialect) -> dict[str, Any]:
+def call_context(request: HttpRequest, caller: str, binding: str, version: str = "1.0") -> CallContext:
+    """The service layer's context of this request (the binding sets the version it parsed)."""
+    raw = request.headers.get("A2A-Extensions") or request.headers.get("X-A2A-Extensions") or ""
+    extensions = tuple(uri.strip() for uri in raw.split(",") if uri.strip())
+    return CallContext(caller=caller, version=version, binding=binding, origin=origin(request), extensions=extensions)
+
+
+def extended_card(dialect: Dialect, ctx: CallContext) -> dict[str, Any]:
     """GetExtendedAgentCard: the extended card, for authenticated callers only."""
-    request = auth.current_request.get()
-    if not card.extended_card_available() or not auth.caller.get() or request is None:
+    if not card.extended_card_available() or not ctx.caller:
         raise ExtendedAgentCardNotConfiguredError(
             "This agent has no extended agent card"
             if a2a_settings.EXTENDED_CARD is None
             else "The extended agent card is only served to authenticated callers"
         )
     return card.build_extended_card(
-        public_url(request, "a2a:jsonrpc"), version=dialect.version, rest=public_url(request, "a2a:rest")
+        ctx.origin + reverse("a2a:jsonrpc"), version=dialect.version, rest=ctx.origin + reverse("a2a:rest")
     )
 
 

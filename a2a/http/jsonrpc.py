@@ -8,63 +8,64 @@ gets anything but a well-formed JSON-RPC response.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import orjson
 
-from a2a import push
 from a2a.http.common import extended_card, store_failure
 from a2a.http.sse import SSE, sse_stream
 from a2a.protocol import V03, Dialect, dialect_for, limits
 from a2a.protocol.errors import A2AError, InternalError, InvalidRequestError, JSONParseError, MethodNotFoundError
 from a2a.protocol.model import StreamItem
-from a2a.service import operations
+from a2a.service import operations, push_configs
+from a2a.service.context import INTERNAL, CallContext
 from stores.base import StoreError
 
 logger = logging.getLogger(__name__)
 
-Method = Callable[[Dialect, Any], Awaitable[Any]]
+Method = Callable[[Dialect, Any, CallContext], Awaitable[Any]]
 
 
-async def _send(d: Dialect, params: Any) -> Any:
-    return d.render_send_result(await operations.send_message(d.parse_send(params)))
+async def _send(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    return d.render_send_result(await operations.send_message(d.parse_send(params), ctx))
 
 
-async def _get(d: Dialect, params: Any) -> Any:
-    return d.render_task(await operations.get_task(d.parse_get(params)))
+async def _get(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    return d.render_task(await operations.get_task(d.parse_get(params), ctx))
 
 
-async def _cancel(d: Dialect, params: Any) -> Any:
-    return d.render_task(await operations.cancel_task(d.parse_cancel(params)))
+async def _cancel(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    return d.render_task(await operations.cancel_task(d.parse_cancel(params), ctx))
 
 
-async def _list(d: Dialect, params: Any) -> Any:
+async def _list(d: Dialect, params: Any, ctx: CallContext) -> Any:
     query = d.parse_list(params)
-    page = await operations.list_tasks(query)
+    page = await operations.list_tasks(query, ctx)
     return d.render_list([d.render_task(t) for t in page.tasks], page.next_page_token, query.page_size, page.total_size)
 
 
-async def _push_create(d: Dialect, params: Any) -> Any:
-    push.ensure_enabled()
-    return d.render_push_config(await push.create_config(d.parse_push_create(params)))
+async def _push_create(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    push_configs.ensure_enabled()
+    return d.render_push_config(await push_configs.create_config(ctx, d.parse_push_create(params)))
 
 
-async def _push_get(d: Dialect, params: Any) -> Any:
-    push.ensure_enabled()
-    return d.render_push_config(await push.get_config(d.parse_push_get(params)))
+async def _push_get(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    push_configs.ensure_enabled()
+    return d.render_push_config(await push_configs.get_config(ctx, d.parse_push_get(params)))
 
 
-async def _push_list(d: Dialect, params: Any) -> Any:
-    push.ensure_enabled()
-    page = await push.list_configs(d.parse_push_list(params))
+async def _push_list(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    push_configs.ensure_enabled()
+    page = await push_configs.list_configs(ctx, d.parse_push_list(params))
     return d.render_push_list(page.configs, page.next_page_token)
 
 
-async def _push_delete(d: Dialect, params: Any) -> Any:
-    push.ensure_enabled()
-    await push.delete_config(d.parse_push_delete(params))
+async def _push_delete(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    push_configs.ensure_enabled()
+    await push_configs.delete_config(ctx, d.parse_push_delete(params))
     return d.render_push_deleted()
 
 
@@ -75,16 +76,16 @@ class Stream:
         self.items = items
 
 
-async def _stream(d: Dialect, params: Any) -> Any:
-    return Stream(operations.stream_message(d.parse_send(params)))
+async def _stream(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    return Stream(operations.stream_message(d.parse_send(params), ctx))
 
 
-async def _subscribe(d: Dialect, params: Any) -> Any:
-    return Stream(operations.subscribe_to_task(d.parse_get(params)))
+async def _subscribe(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    return Stream(operations.subscribe_to_task(d.parse_get(params), ctx))
 
 
-async def _extended(d: Dialect, params: Any) -> Any:
-    return extended_card(d)
+async def _extended(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    return extended_card(d, ctx)
 
 
 #: Method name (v1.0 and v0.3 spellings) -> implementation.
@@ -122,7 +123,9 @@ def _valid_id(value: Any) -> bool:
     return value is None or isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool))
 
 
-async def _call(dialect: Dialect, request: Any, *, batched: bool = False) -> dict[str, Any] | SSE | None:
+async def _call(
+    dialect: Dialect, request: Any, ctx: CallContext, *, batched: bool = False
+) -> dict[str, Any] | SSE | None:
     """Answer one request object; None for a notification; an SSE stream for a
     streaming method (primed: errors before its first event are plain errors)."""
     if not isinstance(request, dict):
@@ -140,7 +143,7 @@ async def _call(dialect: Dialect, request: Any, *, batched: bool = False) -> dic
         if method is None:
             raise MethodNotFoundError(f"Method not found: {method_name[:100]}")
         limits.check_nesting(request.get("params"))  # deeper than any answer could be written
-        result = await method(dialect, request.get("params"))
+        result = await method(dialect, request.get("params"), ctx)
         if isinstance(result, Stream):
             if batched or "id" not in request:
                 raise InvalidRequestError("A streaming method must be a single request with an id, not batched")
@@ -176,7 +179,7 @@ def _dumps(payload: Any) -> bytes:
     return orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
 
 
-async def handle(body: bytes, version: str | None) -> bytes | SSE | None:
+async def handle(body: bytes, version: str | None, ctx: CallContext = INTERNAL) -> bytes | SSE | None:
     """Answer a JSON-RPC HTTP body: the response bytes, an SSE stream (streaming
     methods), or None when nothing is to be sent (notifications)."""
     try:
@@ -189,6 +192,7 @@ async def handle(body: bytes, version: str | None) -> bytes | SSE | None:
         return _dumps(_error(parse_dialect, None, JSONParseError(f"Invalid JSON payload: {exc}")))
     try:
         dialect = dialect_for(version)
+        ctx = dataclasses.replace(ctx, version=dialect.version)
     except A2AError as exc:
         ids = (
             [r.get("id") if isinstance(r, dict) else None for r in payload]
@@ -200,9 +204,9 @@ async def handle(body: bytes, version: str | None) -> bytes | SSE | None:
     if isinstance(payload, list):
         if not payload:
             return _dumps(_error(dialect, None, InvalidRequestError("An empty batch is not a request")))
-        responses = [r for r in [await _call(dialect, item, batched=True) for item in payload] if r is not None]
+        responses = [r for r in [await _call(dialect, item, ctx, batched=True) for item in payload] if r is not None]
         return _dumps(responses) if responses else None
-    response = await _call(dialect, payload)
+    response = await _call(dialect, payload, ctx)
     if response is None or isinstance(response, bytes | dict):
         return _dumps(response) if response is not None else None
     return response

@@ -29,8 +29,8 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
-from a2a import auth, push
-from a2a.http.common import event_stream, extended_card, store_failure
+from a2a import auth
+from a2a.http.common import call_context, event_stream, extended_card, store_failure
 from a2a.http.sse import sse_stream
 from a2a.protocol import V10, Dialect, limits, rest_dialect_for
 from a2a.protocol.errors import (
@@ -42,6 +42,8 @@ from a2a.protocol.errors import (
     MethodNotFoundError,
 )
 from a2a.service import operations
+from a2a.service import push_configs as configs
+from a2a.service.context import CallContext
 from stores.base import StoreError
 
 logger = logging.getLogger(__name__)
@@ -121,7 +123,7 @@ def _query(request: HttpRequest) -> dict[str, Any]:
     return params
 
 
-Operation = Callable[[Dialect, HttpRequest, dict[str, str]], Awaitable[Any]]
+Operation = Callable[[Dialect, HttpRequest, dict[str, str], CallContext], Awaitable[Any]]
 
 
 def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Coroutine[Any, Any, HttpResponseBase]]:
@@ -137,8 +139,8 @@ def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Co
             if request.method not in methods:
                 raise MethodNotFoundError(f"{request.method} is not allowed here; use {' or '.join(methods)}")
             limits.check_body_size(request)  # a GET's body too: the handler may have cut it off
-            await auth.authenticate(request)
-            result = await operation(dialect, request, kwargs)
+            caller = await auth.authenticate(request)
+            result = await operation(dialect, request, kwargs, call_context(request, caller, "rest", dialect.version))
         except MethodNotFoundError as exc:
             exc.http_status = 405  # the Status body's code too, not only the HTTP status
             response = _error_response(dialect, exc)
@@ -174,54 +176,54 @@ async def _stream(dialect: Dialect, items: Any) -> StreamingHttpResponse:
     )
 
 
-async def _send(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
-    return d.render_send_result(await operations.send_message(d.parse_send(_body(request))))
+async def _send(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
+    return d.render_send_result(await operations.send_message(d.parse_send(_body(request)), ctx))
 
 
-async def _send_streaming(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
-    return await _stream(d, operations.stream_message(d.parse_send(_body(request))))
+async def _send_streaming(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
+    return await _stream(d, operations.stream_message(d.parse_send(_body(request)), ctx))
 
 
-async def _get(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
-    return d.render_task(await operations.get_task(d.parse_get({**_query(request), "id": kw["task_id"]})))
+async def _get(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
+    return d.render_task(await operations.get_task(d.parse_get({**_query(request), "id": kw["task_id"]}), ctx))
 
 
-async def _list(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
+async def _list(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
     query = d.parse_list(_query(request))
-    page = await operations.list_tasks(query)
+    page = await operations.list_tasks(query, ctx)
     return d.render_list([d.render_task(t) for t in page.tasks], page.next_page_token, query.page_size, page.total_size)
 
 
-async def _cancel(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
-    return d.render_task(await operations.cancel_task(d.parse_cancel({**_body(request), "id": kw["task_id"]})))
+async def _cancel(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
+    return d.render_task(await operations.cancel_task(d.parse_cancel({**_body(request), "id": kw["task_id"]}), ctx))
 
 
-async def _subscribe(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
-    return await _stream(d, operations.subscribe_to_task(d.parse_get({"id": kw["task_id"]})))
+async def _subscribe(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
+    return await _stream(d, operations.subscribe_to_task(d.parse_get({"id": kw["task_id"]}), ctx))
 
 
-async def _push_configs(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
+async def _push_configs(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
     """``POST`` creates a config on the task, ``GET`` lists them."""
-    push.ensure_enabled()
+    configs.ensure_enabled()
     if request.method == "POST":
         params = d.parse_push_create({**_body(request), "taskId": kw["task_id"]})
-        return d.render_push_config(await push.create_config(params))
-    page = await push.list_configs(d.parse_push_list({**_query(request), "taskId": kw["task_id"]}))
+        return d.render_push_config(await configs.create_config(ctx, params))
+    page = await configs.list_configs(ctx, d.parse_push_list({**_query(request), "taskId": kw["task_id"]}))
     return d.render_push_list(page.configs, page.next_page_token)
 
 
-async def _push_config(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
+async def _push_config(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
     """``GET`` one config, ``DELETE`` it (answering ``{}``, google.protobuf.Empty)."""
-    push.ensure_enabled()
+    configs.ensure_enabled()
     ref = {"taskId": kw["task_id"], "id": kw["config_id"]}
     if request.method == "GET":
-        return d.render_push_config(await push.get_config(d.parse_push_get(ref)))
-    await push.delete_config(d.parse_push_delete(ref))
+        return d.render_push_config(await configs.get_config(ctx, d.parse_push_get(ref)))
+    await configs.delete_config(ctx, d.parse_push_delete(ref))
     return {}
 
 
-async def _extended_card(d: Dialect, request: HttpRequest, kw: dict[str, str]) -> Any:
-    return extended_card(d)
+async def _extended_card(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
+    return extended_card(d, ctx)
 
 
 send_message = endpoint(("POST",), _send)

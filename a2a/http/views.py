@@ -12,7 +12,7 @@ from django.views.decorators.csrf import csrf_exempt
 from a2a import auth
 from a2a.conf import a2a_settings
 from a2a.http import jsonrpc
-from a2a.http.common import event_stream, public_url, requested_version
+from a2a.http.common import call_context, event_stream, public_url, requested_version
 from a2a.protocol import V03, dialect_for, limits
 from a2a.protocol.errors import A2AError, InvalidRequestError
 from a2a.service import card
@@ -40,7 +40,7 @@ async def jsonrpc_endpoint(request: HttpRequest) -> HttpResponseBase:
             status=error.http_status,
         )
     try:
-        await auth.authenticate(request)
+        caller = await auth.authenticate(request)
     except auth.AuthenticationRequiredError as exc:
         return HttpResponse(
             orjson.dumps({"jsonrpc": "2.0", "id": None, "error": V03.render_error(exc)}),
@@ -48,7 +48,7 @@ async def jsonrpc_endpoint(request: HttpRequest) -> HttpResponseBase:
             status=401,
             headers={"WWW-Authenticate": auth.challenge()},
         )
-    payload = await jsonrpc.handle(body, requested_version(request))
+    payload = await jsonrpc.handle(body, requested_version(request), call_context(request, caller, "jsonrpc"))
     if payload is None:
         return HttpResponse(status=204)
     if isinstance(payload, bytes):

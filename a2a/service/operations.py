@@ -11,7 +11,6 @@ import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Iterator
 
-from a2a import auth, push
 from a2a.conf import a2a_settings
 from a2a.core import leases, lifecycle
 from a2a.core.events import Subscription, TaskEvent, artifacts_shape, bus, with_chunk
@@ -42,36 +41,38 @@ from a2a.protocol.model import (
 )
 from a2a.runtime.executors import adispatch, get_executor
 from a2a.runtime.runner import get_runner
+from a2a.service import push_configs
+from a2a.service.context import INTERNAL, CallContext
 from stores.backends import get_task_store
 from stores.base import TaskPage, TaskQuery, task_version
 
 
-async def _start(params: SendParams) -> Task:
+async def _start(ctx: CallContext, params: SendParams) -> Task:
     """Create the task for a new message, or resubmit the interrupted task it continues."""
     check_input_modes(params.message)
-    push_config = await push.check_send_config(params.push_config)  # refused before any task exists
+    push_config = await push_configs.check_send_config(params.push_config)  # refused before any task exists
     message = params.message
     if message.get("taskId"):
-        task = await _continue(message)
+        task = await _continue(ctx, message)
     else:
         context_id = message.get("contextId") or new_id()
         task = new_task(message, context_id=context_id, metadata=params.metadata)
-        if auth.caller.get():
-            task["_owner"] = auth.caller.get()
+        if ctx.caller:
+            task["_owner"] = ctx.caller
         task = await lifecycle.create(get_task_store(), task, queued=get_executor().queued)
     if push_config is not None:  # saved before the runner starts: it hears every later transition
-        await push.attach_config(task["id"], push_config)
+        await push_configs.attach_config(task["id"], push_config)
     return task
 
 
-async def send_message(params: SendParams) -> Task | Message:
+async def send_message(params: SendParams, ctx: CallContext = INTERNAL) -> Task | Message:
     """Start a task for the message (or continue the interrupted task it names).
 
     Non-blocking: answers with the task as submitted. Blocking: waits until the task
     settles (terminal or interrupted) or ``A2A_BLOCKING_TIMEOUT`` passes, and answers
     with the task as stored, or with the handler's direct reply Message.
     """
-    task = await _start(params)
+    task = await _start(ctx, params)
     task_id = task["id"]
     if not params.blocking:
         await adispatch(task_id)
@@ -104,12 +105,12 @@ async def _next(events: Subscription) -> TaskEvent:
                 return await events.read()
 
 
-async def stream_message(params: SendParams) -> AsyncIterator[StreamItem]:
+async def stream_message(params: SendParams, ctx: CallContext = INTERNAL) -> AsyncIterator[StreamItem]:
     """SendStreamingMessage: the task as submitted, then each update until it settles.
 
     Errors (bad input, unknown task) are raised before the first item.
     """
-    task = await _start(params)
+    task = await _start(ctx, params)
     with bus.subscribe(task["id"]) as events:
         await events.ready()
         await adispatch(task["id"])
@@ -117,11 +118,11 @@ async def stream_message(params: SendParams) -> AsyncIterator[StreamItem]:
             yield item
 
 
-async def subscribe_to_task(params: GetParams) -> AsyncIterator[StreamItem]:
+async def subscribe_to_task(params: GetParams, ctx: CallContext = INTERNAL) -> AsyncIterator[StreamItem]:
     """SubscribeToTask: the task as it is now, then each update until it settles."""
     with bus.subscribe(params.id) as events:  # before the snapshot: nothing falls between
         await events.ready()
-        task = await load_task(params.id)
+        task = await load_task(params.id, ctx)
         if lifecycle.is_terminal(task):
             raise UnsupportedOperationError(
                 f"Task {params.id} is {task_state(task)}; there is nothing left to subscribe to",
@@ -235,13 +236,13 @@ def check_input_modes(message: Message) -> None:
             )
 
 
-async def _continue(message: Message) -> Task:
+async def _continue(ctx: CallContext, message: Message) -> Task:
     """Append a follow-up message to a task waiting for input and resubmit it."""
     task_id = message["taskId"]
 
     def change(task: Task) -> Task:
         state = task_state(task)
-        if not auth.owns(task):
+        if not ctx.owns(task):
             raise TaskNotFoundError(task_id)
         if lifecycle.is_terminal(task):
             raise UnsupportedOperationError(
@@ -263,24 +264,24 @@ async def _continue(message: Message) -> Task:
     return task
 
 
-async def load_task(task_id: str) -> Task:
+async def load_task(task_id: str, ctx: CallContext = INTERNAL) -> Task:
     """The task as stored, if the caller may see it; else TaskNotFoundError (another
     caller's task answers exactly like an unknown one)."""
     task = await get_task_store().aget(task_id)
-    if task is None or not auth.owns(task):
+    if task is None or not ctx.owns(task):
         raise TaskNotFoundError(task_id)
     return task
 
 
-async def get_task(params: GetParams) -> Task:
-    return with_history(await load_task(params.id), params.history_length)
+async def get_task(params: GetParams, ctx: CallContext = INTERNAL) -> Task:
+    return with_history(await load_task(params.id, ctx), params.history_length)
 
 
-async def cancel_task(params: CancelParams) -> Task:
+async def cancel_task(params: CancelParams, ctx: CallContext = INTERNAL) -> Task:
     """Cancel a task that has not settled; a terminal task stays as it is."""
 
     def change(task: Task) -> Task:
-        if not auth.owns(task):
+        if not ctx.owns(task):
             raise TaskNotFoundError(params.id)
         if lifecycle.is_terminal(task):
             raise TaskNotCancelableError(
@@ -296,7 +297,7 @@ async def cancel_task(params: CancelParams) -> Task:
     return task
 
 
-async def list_tasks(params: ListParams) -> TaskPage:
+async def list_tasks(params: ListParams, ctx: CallContext = INTERNAL) -> TaskPage:
     try:
         query = TaskQuery(
             context_id=params.context_id,
@@ -304,7 +305,7 @@ async def list_tasks(params: ListParams) -> TaskPage:
             updated_after=params.updated_after,
             page_size=params.page_size,
             page_token=params.page_token,
-            owner=auth.caller.get(),
+            owner=ctx.caller,
         )
         page = await get_task_store().alist(query)
     except ValueError as exc:
