@@ -130,6 +130,8 @@ DEFAULTS: dict[str, Any] = {
     # Largest ListTasks pageSize; at most 100, the task stores' own ceiling (the default
     # page is 50, or this when smaller).
     "A2A_MAX_PAGE_SIZE": 100,
+    # Requests in one JSON-RPC batch; a longer batch is answered with one -32600 error.
+    "A2A_MAX_BATCH_SIZE": 100,
     # Messages kept in a task's history: when a follow-up or an agent message would
     # make it longer, the oldest are dropped.
     "A2A_MAX_HISTORY": 100,
