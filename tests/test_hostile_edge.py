@@ -75,6 +75,8 @@ def stored_tasks(store) -> list[dict]:
 # --- (a) ids beyond 64 bits ---------------------------------------------------------------
 
 BIG = 2**70
+#: Not a float either: 2**70 itself is one, so a float that came back would still compare equal.
+ODD = 2**70 + 1
 
 
 @pytest.mark.parametrize("literal", [str(BIG), str(-BIG), str(2**64), "1.5", "12345678901234567890.5"])
@@ -88,17 +90,17 @@ def test_a_numeric_id_comes_back_exactly_as_sent(use_store, literal):
 
 def test_big_ids_in_a_batch_each_come_back_exactly(use_store):
     batch = [get_request(0), get_request("s"), get_request(0)]
-    body = json.dumps(batch).replace('"id": 0', f'"id": {BIG}', 1).replace('"id": 0', f'"id": {-BIG - 1}', 1)
+    body = json.dumps(batch).replace('"id": 0', f'"id": {ODD}', 1).replace('"id": 0', f'"id": {-ODD}', 1)
     response = rpc(body.encode())
     assert response.status_code == 200, response.text
     ids = json.loads(response.text)  # the standard library keeps big integers exact
-    assert [r["id"] for r in ids] == [BIG, "s", -BIG - 1]
+    assert [r["id"] for r in ids] == [ODD, "s", -ODD]
 
 
 def test_a_big_id_survives_a_version_error(use_store):
-    body = json.dumps(get_request(0)).replace('"id": 0', f'"id": {BIG}').encode()
+    body = json.dumps(get_request(0)).replace('"id": 0', f'"id": {ODD}').encode()
     response = rpc(body, {"Content-Type": "application/json", "A2A-Version": "9.9"})
-    assert json.loads(response.text)["id"] == BIG
+    assert json.loads(response.text)["id"] == ODD
 
 
 # --- (b) the agent card is read-only ------------------------------------------------------
