@@ -8,7 +8,7 @@ new request fails. Serve with::
 
     uvicorn myproject.asgi:application --http a2a.http_protocol:HttpToolsProtocol
 
-(uvicorn 0.35+, httptools installed; ``make run`` does) and each worker process
+(uvicorn 0.35+ and httptools: the ``uvicorn`` extra; ``make run`` does) and each worker process
 
 - closes a connection whose request line and headers have not all arrived within
   ``A2A_HEADER_TIMEOUT`` seconds of its first byte (or of the connection; answered
@@ -31,7 +31,10 @@ import logging
 import time
 from typing import Any
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as _HttpToolsProtocol
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as _HttpToolsProtocol
+except ImportError:  # the server's packages, not the apps' (the "uvicorn" extra): usable only with them
+    _HttpToolsProtocol = object  # type: ignore[assignment,misc]
 
 from .conf import a2a_settings
 from .deployment import file_limit
