@@ -32,12 +32,14 @@ $(INTEROP_VENV)/.requirements.sha256: tests/interop/requirements.txt tests/inter
 $(INTEROP03_VENV)/.requirements.sha256: tests/interop/requirements-v03.txt tests/interop/setup-venv.sh
 	bash tests/interop/setup-venv.sh $(abspath $(INTEROP03_VENV)) tests/interop/requirements-v03.txt
 
-## Install, migrate SQLite and serve the agent under uvicorn (TASK_STORE=file:./tasks).
+## Install, migrate SQLite and serve the agent under uvicorn (TASK_STORE=file:./tasks), with
+## a2a.http.protocol's limits on slow clients (A2A_HEADER_TIMEOUT, A2A_BODY_TIMEOUT,
+## A2A_MAX_CONNECTIONS) and the open-file limit raised to the hard one.
 run: $(VENV)/.run-deps
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput -v0
 	$(PY) -m uvicorn toolnexus_site.asgi:application --host $(HOST) --port $(PORT) --workers $(WORKERS) \
-		--loop uvloop --http httptools
+		--loop uvloop --http a2a.http.protocol:HttpToolsProtocol
 
 ## The distributed deployment on loopback (docs/deployment.md): PostgreSQL + Redis (started
 ## if down), 2 uvicorn web processes (ports 8100, 8101) and 2 queue workers (db_worker);

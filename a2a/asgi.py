@@ -39,6 +39,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.urls import Resolver404, resolve, set_script_prefix
 
 from a2a.conf import a2a_settings
+from a2a.ops.deployment import raise_file_limit
 from a2a.protocol.limits import BODY_OVER_LIMIT, max_body_bytes
 
 logger = logging.getLogger(__name__)
@@ -213,8 +214,10 @@ def _start_up() -> None:
 
 
 def get_asgi_application() -> Callable[..., Awaitable[None]]:
-    """The project's ASGI application, A2A-aware (see module doc)."""
+    """The project's ASGI application, A2A-aware (see module doc). Raises the process's
+    soft open-file limit to the hard one: each connection takes a descriptor."""
     django.setup(set_prefix=False)
+    raise_file_limit()
     handler = A2AASGIHandler()
 
     async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:

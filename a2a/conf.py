@@ -130,9 +130,19 @@ DEFAULTS: dict[str, Any] = {
     # Largest ListTasks pageSize; at most 100, the task stores' own ceiling (the default
     # page is 50, or this when smaller).
     "A2A_MAX_PAGE_SIZE": 100,
+    # Requests in one JSON-RPC batch; a longer batch is answered with one -32600 error.
+    "A2A_MAX_BATCH_SIZE": 100,
     # Messages kept in a task's history: when a follow-up or an agent message would
     # make it longer, the oldest are dropped.
     "A2A_MAX_HISTORY": 100,
+    # --- Slow clients (a2a.http.protocol: uvicorn --http a2a.http.protocol:HttpToolsProtocol)
+    # Seconds a request line and headers may take to arrive; the connection is closed beyond.
+    "A2A_HEADER_TIMEOUT": 10.0,
+    # Seconds a request body may pause between two reads; the connection is closed beyond.
+    "A2A_BODY_TIMEOUT": 30.0,
+    # Connections one server process keeps open; over it, the one reading its request the
+    # longest is closed. 0: three quarters of the process's open-file limit.
+    "A2A_MAX_CONNECTIONS": 0,
     # --- Operations ------------------------------------------------------------------------
     # A submitted or working task not updated for this many seconds is stale: the admin's
     # "fail stale" action and `manage.py a2a_tasks fail-stale` (its default --older-than)

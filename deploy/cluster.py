@@ -194,7 +194,8 @@ class Cluster:
         for i, url in enumerate(self.urls):
             port = urlsplit(url).port
             command = [sys.executable, "-m", "uvicorn", "toolnexus_site.asgi:application", "--host", "127.0.0.1"]
-            command += ["--port", str(port), "--no-access-log", "--loop", "uvloop", "--http", "httptools"]
+            command += ["--port", str(port), "--no-access-log", "--loop", "uvloop"]
+            command += ["--http", "a2a.http.protocol:HttpToolsProtocol"]  # slow-client limits
             self.processes.append(Process(f"web{i + 1}", command, self.directory / f"web{i + 1}.log"))
         for i in range(self.workers):
             command = [*manage, "db_worker", "--interval", "0.05", "--no-startup-delay", "--no-reload"]

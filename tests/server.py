@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -42,8 +43,16 @@ class ServerURL(str):
 
 
 @contextlib.contextmanager
-def running_server(env: dict[str, str], *, workers: int = 1, log: Path | None = None) -> Iterator[ServerURL]:
-    """Serve the site with uvicorn; yield its base URL; stop it with SIGTERM (graceful)."""
+def running_server(
+    env: dict[str, str],
+    *,
+    workers: int = 1,
+    log: Path | None = None,
+    nofile: tuple[int, int] | None = None,
+    http: str = "a2a.http.protocol:HttpToolsProtocol",
+) -> Iterator[ServerURL]:
+    """Serve the site with uvicorn as ``make run`` does; yield its base URL; stop it
+    with SIGTERM (graceful). ``nofile``: the (soft, hard) open-file limit it starts with."""
     port = free_port()
     command = [
         sys.executable,
@@ -60,9 +69,9 @@ def running_server(env: dict[str, str], *, workers: int = 1, log: Path | None = 
         "--loop",
         "uvloop",
         "--http",
-        "httptools",
+        http,
     ]
-    with running_process(command, port, env=env, cwd=ROOT, log=log) as base:
+    with running_process(command, port, env=env, cwd=ROOT, log=log, nofile=nofile) as base:
         yield base
 
 
@@ -75,11 +84,19 @@ def running_process(
     cwd: Path,
     log: Path | None = None,
     ready_path: str = "/.well-known/agent-card.json",
+    nofile: tuple[int, int] | None = None,
 ) -> Iterator[ServerURL]:
     """Start a server process listening on ``port``; yield its base URL once
     ``ready_path`` answers 200; stop it with SIGTERM (graceful)."""
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
-    proc = subprocess.Popen(command, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+
+    def limit_files() -> None:
+        if nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
+
+    proc = subprocess.Popen(
+        command, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, preexec_fn=limit_files if nofile else None
+    )
     base = ServerURL(f"http://127.0.0.1:{port}")
     base.pid = proc.pid
     try:

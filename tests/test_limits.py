@@ -325,7 +325,9 @@ def test_defaults():
         "A2A_MAX_TEXT_LENGTH": 1_000_000,
         "A2A_MAX_ID_LENGTH": 255,
         "A2A_MAX_PAGE_SIZE": 100,
+        "A2A_MAX_BATCH_SIZE": 100,
         "A2A_MAX_HISTORY": 100,
+        "A2A_MAX_CONNECTIONS": 0,
     }
     assert from_environment({"A2A_MAX_BODY_BYTES": "1048576", "A2A_MAX_HISTORY": "20"}) == {
         "A2A_MAX_BODY_BYTES": 1048576,

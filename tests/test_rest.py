@@ -109,7 +109,8 @@ def test_errors_are_status_objects_with_the_mapped_http_status(rest):
     bad_status = error_of(httpx.get(f"{rest}/tasks", params={"status": "SLEEPING"}, headers=V10), 400, "INVALID_PARAMS")
     assert bad_status["details"][1]["fieldViolations"][0]["field"] == "status"
     error_of(httpx.get(f"{rest}/tasks", params={"pageSize": 500}, headers=V10), 400, "INVALID_PARAMS")
-    error_of(httpx.post(f"{rest}/message:send", content=b"{not json", headers=V10), 400, "PARSE_ERROR")
+    as_json = {**V10, "Content-Type": "application/json"}
+    error_of(httpx.post(f"{rest}/message:send", content=b"{not json", headers=as_json), 400, "PARSE_ERROR")
     error_of(httpx.post(f"{rest}/message:send", json=[1], headers=V10), 400, "INVALID_REQUEST")
     error_of(
         httpx.post(f"{rest}/message:send", json={"message": {"role": "ROLE_USER"}}, headers=V10), 400, "INVALID_PARAMS"

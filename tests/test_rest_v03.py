@@ -40,6 +40,8 @@ def site(settings):
 
 def http(method: str, path: str, body: Any = None, *, headers: dict[str, str] | None = None, **params: Any):
     content = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+    if content and not any(name.lower() == "content-type" for name in headers or {}):
+        headers = {**(headers or {}), "Content-Type": "application/json"}  # as the v0.3 clients send it
 
     async def go() -> httpx.Response:
         transport = httpx.ASGITransport(app=asgi_app())

@@ -9,6 +9,7 @@ gets anything but a well-formed JSON-RPC response.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -120,7 +121,38 @@ def _error(dialect: Dialect, request_id: Any, error: A2AError) -> dict[str, Any]
 
 
 def _valid_id(value: Any) -> bool:
-    return value is None or isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool))
+    return (
+        value is None
+        or isinstance(value, str | orjson.Fragment)
+        or (isinstance(value, int | float) and not isinstance(value, bool))
+    )
+
+
+def _verbatim(literal: str) -> orjson.Fragment:
+    return orjson.Fragment(literal.encode())
+
+
+def _exact_ids(payload: Any, body: bytes) -> Any:
+    """``payload`` with each numeric id the client wrote echoed exactly as written.
+
+    orjson reads an integer beyond 64 bits (and any fraction) as a float, so an id of
+    2**70 would come back as ``1.1805916207174113e+21``. Only when some id is a float is
+    the body read again, by the standard library with numbers kept as written, and those
+    ids become :class:`orjson.Fragment` s that are rendered verbatim."""
+    items = payload if isinstance(payload, list) else [payload]
+    if not any(isinstance(item, dict) and isinstance(item.get("id"), float) for item in items):
+        return payload
+    try:
+        exact = json.loads(body, parse_int=_verbatim, parse_float=_verbatim)
+    except (ValueError, RecursionError):  # read by orjson, not by json (e.g. nested too deep)
+        return payload
+    exact_items = exact if isinstance(exact, list) else [exact]
+    if len(exact_items) != len(items):
+        return payload
+    for item, twin in zip(items, exact_items, strict=True):
+        if isinstance(item, dict) and isinstance(item.get("id"), float) and isinstance(twin, dict):
+            item["id"] = twin.get("id")
+    return payload
 
 
 async def _call(
@@ -190,6 +222,7 @@ async def handle(body: bytes, version: str | None, ctx: CallContext = INTERNAL) 
         except A2AError:
             parse_dialect = V03
         return _dumps(_error(parse_dialect, None, JSONParseError(f"Invalid JSON payload: {exc}")))
+    payload = _exact_ids(payload, body)
     try:
         dialect = dialect_for(version)
         ctx = dataclasses.replace(ctx, version=dialect.version)
@@ -204,6 +237,9 @@ async def handle(body: bytes, version: str | None, ctx: CallContext = INTERNAL) 
     if isinstance(payload, list):
         if not payload:
             return _dumps(_error(dialect, None, InvalidRequestError("An empty batch is not a request")))
+        if len(payload) > (most := limits.max_batch_size()):  # one error, none of it run
+            message = f"A batch may hold at most {most} requests, not {len(payload)} (A2A_MAX_BATCH_SIZE)"
+            return _dumps(_error(dialect, None, InvalidRequestError(message)))
         responses = [r for r in [await _call(dialect, item, ctx, batched=True) for item in payload] if r is not None]
         return _dumps(responses) if responses else None
     response = await _call(dialect, payload, ctx)

@@ -55,6 +55,7 @@ STATUS_NAMES = {
     404: "NOT_FOUND",
     405: "METHOD_NOT_ALLOWED",
     413: "INVALID_ARGUMENT",
+    415: "INVALID_ARGUMENT",
     500: "INTERNAL",
     503: "UNAVAILABLE",
 }
@@ -139,6 +140,8 @@ def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Co
             if request.method not in methods:
                 raise MethodNotFoundError(f"{request.method} is not allowed here; use {' or '.join(methods)}")
             limits.check_body_size(request)  # a GET's body too: the handler may have cut it off
+            if request.method == "POST":  # 415 unless JSON (an empty body may have no Content-Type)
+                limits.check_media_type(request, request.body)
             caller = await auth.authenticate(request)
             result = await operation(dialect, request, kwargs, call_context(request, caller, "rest", dialect.version))
         except MethodNotFoundError as exc:

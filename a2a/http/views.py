@@ -33,7 +33,8 @@ async def jsonrpc_endpoint(request: HttpRequest) -> HttpResponseBase:
         )
     try:
         body = limits.read_body(request)
-    except A2AError as error:  # over A2A_MAX_BODY_BYTES (413), or an unreadable Content-Length (400)
+        limits.check_media_type(request)  # 415: not a JSON body (a cross-site "simple request")
+    except A2AError as error:  # over A2A_MAX_BODY_BYTES (413), an unreadable Content-Length (400), not JSON (415)
         return HttpResponse(
             orjson.dumps({"jsonrpc": "2.0", "id": None, "error": V03.render_error(error)}),
             content_type=JSON,
@@ -57,7 +58,15 @@ async def jsonrpc_endpoint(request: HttpRequest) -> HttpResponseBase:
 
 
 async def agent_card(request: HttpRequest) -> HttpResponse:
-    """The Agent Card, with the HTTP caching headers of spec 8.6."""
+    """The Agent Card, with the HTTP caching headers of spec 8.6; GET and HEAD only."""
+    if request.method not in ("GET", "HEAD"):
+        error = InvalidRequestError(f"{request.method} is not allowed here: GET the agent card")
+        return HttpResponse(
+            orjson.dumps({"error": V03.render_error(error)}),
+            content_type=JSON,
+            status=405,
+            headers={"Allow": "GET, HEAD"},
+        )
     try:
         version = dialect_for(requested_version(request)).version
     except A2AError as exc:

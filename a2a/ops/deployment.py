@@ -11,7 +11,8 @@ random. This is flagged twice:
 - a warning logged by each worker at start-up (ASGI lifespan) when the process looks
   like one of several workers, and an info line naming the store otherwise.
 
-It also checks the lease settings (``a2a.E050``).
+It also checks the lease settings (``a2a.E050``), and raises the process's soft file
+limit to its hard limit at start-up (:func:`raise_file_limit`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
+
+try:
+    import resource
+except ImportError:  # not on Windows
+    resource = None  # type: ignore[assignment]
 
 from a2a.conf import a2a_settings
 from a2a.core.events import get_event_backend
@@ -120,3 +126,28 @@ def log_startup() -> None:
             'or "postgres".',
             reason,
         )
+
+
+def file_limit() -> int:
+    """This process's soft limit on open files (0 when unknown or unlimited)."""
+    if resource is None:
+        return 0
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return 0 if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def raise_file_limit() -> int:
+    """Raise the soft limit on open files to the hard limit (every connection, stream and
+    store file takes a descriptor; distributions often default the soft one to 1024).
+    Returns the limit now in force (0 when unknown or unlimited)."""
+    if resource is None:
+        return 0
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft != resource.RLIM_INFINITY and soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError) as exc:
+            logger.warning("could not raise the open-file limit from %d to %d: %s", soft, hard, exc)
+        else:
+            logger.info("raised the open-file limit from %d to %d", soft, hard)
+    return file_limit()

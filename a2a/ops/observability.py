@@ -27,6 +27,7 @@ prometheus_client's multiprocess mode) and ``/metrics`` aggregates them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import logging
@@ -45,7 +46,7 @@ from a2a.core.events import bus
 from a2a.core.metrics import RUNNER_ACTIVE, STATE_SECONDS, TASK_SECONDS, TRANSITIONS
 from a2a.runtime.runner import current_runner
 from stores.backends import get_task_store
-from stores.base import TERMINAL_STATES, Task, task_state
+from stores.base import TERMINAL_STATES, Task, now_iso, task_state
 
 task_logger = logging.getLogger("a2a.tasks")
 logger = logging.getLogger(__name__)
@@ -175,13 +176,39 @@ def remove_health_check(name: str) -> None:
     _health_checks.pop(name, None)
 
 
+#: The owner of the record ``/healthz`` writes and deletes: no caller has it, so no
+#: caller lists it; it is saved already terminal, so no lease or stale sweep touches it.
+HEALTH_PROBE_OWNER = "a2a:healthz-probe"
+
+
+def _probe_task(task_id: str) -> dict[str, Any]:
+    return {
+        "id": task_id,
+        "contextId": task_id,
+        "kind": "task",
+        "status": {"state": "canceled", "timestamp": now_iso()},
+        "_owner": HEALTH_PROBE_OWNER,
+    }
+
+
 async def _check_store() -> dict[str, Any]:
+    """Read an unknown id, then save and delete a probe record: a store that still reads
+    but can no longer write (a full disk, a read-only database) fails the check."""
     store = get_task_store()
     probe = f"healthz-{uuid.uuid4()}"
     if store.nonblocking:
         store.get(probe)
+        store.save(_probe_task(probe))
+        store.delete(probe)
     else:
         await store.aget(probe)
+        try:
+            await store.asave(_probe_task(probe))
+        except BaseException:
+            with contextlib.suppress(Exception):  # whatever a failed save left behind
+                await store.adelete(probe)
+            raise
+        await store.adelete(probe)
     return {"ok": True, "backend": type(store).__name__}
 
 

@@ -37,6 +37,12 @@ class PayloadTooLargeError(InvalidRequestError):
     http_status = 413
 
 
+class UnsupportedMediaTypeError(InvalidRequestError):
+    """The request body is not JSON by its Content-Type: -32600, answered with HTTP 415."""
+
+    http_status = 415
+
+
 class MethodNotFoundError(A2AError):
     code, reason, http_status, default_message = -32601, "METHOD_NOT_FOUND", 404, "Method not found"
 

@@ -2,10 +2,10 @@
 
 ``A2A_MAX_BODY_BYTES`` (the raw request body, checked by both bindings before parsing),
 ``A2A_MAX_PARTS`` (parts per message), ``A2A_MAX_TEXT_LENGTH`` (characters per text
-part), ``A2A_MAX_ID_LENGTH`` (task, context, message and push config ids) and
-``A2A_MAX_PAGE_SIZE`` (ListTasks) are enforced where requests are parsed, with an error
-that names the setting; ``A2A_MAX_HISTORY`` (messages kept per task) where a task's
-history grows (:func:`keep_history`).
+part), ``A2A_MAX_ID_LENGTH`` (task, context, message and push config ids),
+``A2A_MAX_PAGE_SIZE`` (ListTasks) and ``A2A_MAX_BATCH_SIZE`` (requests in one JSON-RPC
+batch) are enforced where requests are parsed, with an error that names the setting;
+``A2A_MAX_HISTORY`` (messages kept per task) where a task's history grows (:func:`keep_history`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest
 
 from a2a.conf import a2a_settings
-from a2a.protocol.errors import InvalidParamsError, InvalidRequestError, PayloadTooLargeError
+from a2a.protocol.errors import InvalidParamsError, InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError
 from stores.base import DEFAULT_PAGE_SIZE, Task
 
 
@@ -46,6 +46,10 @@ def default_page_size() -> int:
 
 def max_history() -> int:
     return int(a2a_settings.MAX_HISTORY)
+
+
+def max_batch_size() -> int:
+    return int(a2a_settings.MAX_BATCH_SIZE)
 
 
 #: The ASGI scope key :class:`a2a.asgi.LimitedBody` sets when it stopped reading a body
@@ -85,6 +89,31 @@ def read_body(request: HttpRequest) -> bytes:
     if len(body) > limit:
         raise _too_large(len(body), limit)
     return body
+
+
+#: The media types an A2A request body may have (parameters such as ``charset`` aside).
+JSON_MEDIA_TYPES = frozenset({"application/json", "application/a2a+json"})
+
+
+def check_media_type(request: HttpRequest, body: bytes | None = None) -> None:
+    """UnsupportedMediaTypeError (-32600, HTTP 415) unless the request says its body is
+    JSON (``application/json`` or ``application/a2a+json``, any parameters).
+
+    A browser sends ``text/plain``, form and multipart bodies cross-site without a CORS
+    preflight (a "simple request"), so executing them would let any web page drive an
+    agent that has no authentication. Where the body is optional (REST POSTs such as a
+    v0.3 client's ``:cancel``), pass it: an empty ``body`` may come without a
+    Content-Type; a non-JSON Content-Type is refused all the same."""
+    raw = request.META.get("CONTENT_TYPE") or ""
+    media_type = raw.split(";", 1)[0].strip().lower()
+    if media_type in JSON_MEDIA_TYPES:
+        return
+    if not media_type and body is not None and not body.strip():
+        return
+    shown = f"'{raw[:100]}'" if raw else "none"
+    raise UnsupportedMediaTypeError(
+        f"The request body must be JSON: Content-Type application/json or application/a2a+json, not {shown}"
+    )
 
 
 def _too_large(size: int, limit: int) -> PayloadTooLargeError:
