@@ -133,10 +133,10 @@ DEFAULTS: dict[str, Any] = {
     "A2A_MAX_PARTS": 100,
     # Characters of one text part.
     "A2A_MAX_TEXT_LENGTH": 1_000_000,
-    # Characters of a task, context, message or push config id (at least 36).
+    # Characters of a task, context, message or push config id.
     "A2A_MAX_ID_LENGTH": 255,
-    # Largest ListTasks pageSize; may only be lowered: at most 100, the task stores' own
-    # ceiling (the default page is 50, or this when smaller).
+    # Largest ListTasks pageSize; at most 100, the task stores' own ceiling (the default
+    # page is 50, or this when smaller).
     "A2A_MAX_PAGE_SIZE": 100,
     # Messages kept in a task's history: when a follow-up or an agent message would
     # make it longer, the oldest are dropped.
