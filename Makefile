@@ -12,7 +12,7 @@ WORKERS ?= 1
 PYTEST_ARGS ?=
 NOX_ARGS ?=
 
-.PHONY: run test test-quick interop matrix lint bench bench-quick cluster clean
+.PHONY: run test test-quick interop matrix docs lint bench bench-quick cluster clean
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -76,6 +76,13 @@ interop: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_VENV
 matrix: $(VENV)/.dev-deps
 	$(VENV)/bin/nox $(NOX_ARGS)
 
+## The documentation site (mkdocs.yml, docs/): the settings reference regenerated from
+## a2a/conf.py, then built with warnings as errors (broken internal links and anchors
+## included; external links are not fetched) into site/. CI runs it after `make test`.
+docs: $(VENV)/.dev-deps
+	$(PY) docs/settings_reference.py --write
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
 ## The benchmark suite against the official SDK, toolnexus and a null server (see
 ## bench/README.md; ~40 min): results in bench/results/suite.{json,md}. Builds the
 ## competitors' venvs first (bench/setup-venvs.sh). BENCH_ARGS passes options on.
@@ -89,4 +96,4 @@ bench-quick: $(VENV)/.dev-deps
 	$(PY) -m bench.run --quick $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(INTEROP_VENV) $(INTEROP03_VENV) .venv-bench-sdk .venv-bench-toolnexus staticfiles .pytest_cache .ruff_cache .nox .mypy_cache build dist *.egg-info
+	rm -rf $(VENV) $(INTEROP_VENV) $(INTEROP03_VENV) .venv-bench-sdk .venv-bench-toolnexus staticfiles site .pytest_cache .ruff_cache .nox .mypy_cache build dist *.egg-info

@@ -17,18 +17,20 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
-#: Setting name -> default. The README's settings reference lists exactly these.
+#: Setting name -> default. The comment above each one is its documentation: the settings
+#: reference (docs/settings.md) is generated from this dict and these comments.
 DEFAULTS: dict[str, Any] = {
     # Where Tasks live: "memory", "file:<dir>", "orm", "orm:<alias>", a dotted class
     # path, a {"BACKEND": ..., "OPTIONS": {...}} dict, or a store instance.
     "TASK_STORE": "memory",
     # Dotted path to the callable (sync or async) that fulfils each Task.
     "A2A_HANDLER": "a2a.handlers.echo",
-    # How many Tasks are fulfilled at once per process; more wait their turn.
+    # How many Tasks are fulfilled at once per process; more wait their turn (as submitted).
     "A2A_WORKERS": 8,
     # Where Tasks are fulfilled (a2a/runtime/executors.py): "thread", the runner of the process
     # that accepted them; or "tasks" / "tasks:<alias>", a job on the queue of Django's
-    # Tasks framework (TASKS[<alias>]), run by worker processes (`manage.py db_worker`).
+    # Tasks framework (TASKS[<alias>]), run by worker processes (`manage.py db_worker`; see
+    # docs/deployment.md). Checked: a2a.E070; a2a.W070 without a shared A2A_EVENTS.
     "A2A_EXECUTOR": "thread",
     # Blocking SendMessage waits at most this long (seconds), then answers with the
     # Task as it stands; the Task goes on in the background.
@@ -43,15 +45,18 @@ DEFAULTS: dict[str, Any] = {
     "A2A_AGENT_NAME": "A2A agent",
     "A2A_AGENT_DESCRIPTION": "An A2A agent served by Django.",
     "A2A_AGENT_VERSION": "0.1.0",
+    # The card's provider (organization, URL) and documentation link: omitted when empty.
     "A2A_PROVIDER_ORGANIZATION": "",
     "A2A_PROVIDER_URL": "",
     "A2A_DOCUMENTATION_URL": "",
     # A list of skill dicts: {"id", "name", "description", "tags", "examples"?}.
     "A2A_SKILLS": [],
-    # Media types the agent takes and gives, as the card's defaultInput/OutputModes.
+    # Media types the agent takes and gives, as the card's defaultInput/OutputModes. A message
+    # part of another media type is refused (-32005); `*/*` and `image/*` wildcards work.
     "A2A_INPUT_MODES": ["text/plain", "application/json"],
     "A2A_OUTPUT_MODES": ["text/plain"],
-    # Serve the A2A endpoints straight from a2a.asgi, skipping MIDDLEWARE (see a2a/asgi.py).
+    # Serve the A2A endpoints straight from a2a.asgi, skipping MIDDLEWARE (see a2a/asgi.py):
+    # 6.7 ms -> 0.8 ms a request.
     "A2A_DIRECT_ASGI": True,
     # Streams send an SSE comment this often (seconds) while nothing happens, so
     # proxies keep them open.
@@ -73,18 +78,20 @@ DEFAULTS: dict[str, Any] = {
     # Allow webhook URLs that resolve to loopback, private, link-local or other
     # non-public addresses (SSRF guard). Only for tests and closed networks.
     "A2A_PUSH_ALLOW_PRIVATE_URLS": False,
-    # Attempts per delivery (the first one included) on connection errors, 5xx and 429.
+    # Attempts per delivery (the first one included) on connection errors, timeouts, 5xx and
+    # 429; then a logged warning.
     "A2A_PUSH_MAX_ATTEMPTS": 5,
     # Seconds before the first retry; doubled for each further one (capped at 5 minutes).
     "A2A_PUSH_RETRY_DELAY": 1.0,
     # Seconds one webhook POST may take (connect, send, answer).
     "A2A_PUSH_TIMEOUT": 10.0,
-    # --- Streams across processes (a2a/eventbackends) -----------------------------------
+    # --- Streams across processes (a2a/core/eventbackends) ------------------------------
     # How a task's events reach streams and subscribers in other processes: "memory" (in
     # this process only), a Redis URL ("redis://127.0.0.1:6379/0": pub/sub), "postgres" /
     # "postgres:<alias>" / a "postgresql://" URL (LISTEN/NOTIFY), or a dotted EventBackend path.
     "A2A_EVENTS": "memory",
-    # The Redis channel / PostgreSQL LISTEN channel the processes of one deployment share.
+    # The Redis channel / PostgreSQL LISTEN channel the processes of one deployment share
+    # (at most 63 bytes).
     "A2A_EVENTS_CHANNEL": "a2a_events",
     # --- The model-backed handler (A2A_HANDLER = "a2a.handlers.llm.handle") -------------
     # Base URL of the model API: an OpenAI-compatible one ("https://api.openai.com/v1",
@@ -118,7 +125,8 @@ DEFAULTS: dict[str, Any] = {
     # Ids of the A2A_SKILLS_DIR skills to offer (a list, or comma-separated); None: all.
     "A2A_SKILLS_ENABLED": None,
     # --- Limits on what a request may carry (answered with -32600/-32602 naming the setting)
-    # Bytes of a request body, checked by both bindings before parsing (HTTP 413 beyond).
+    # Bytes of a request body, checked by both bindings before parsing and read no further
+    # (-32600 with HTTP 413 beyond).
     # Django's DATA_UPLOAD_MAX_MEMORY_SIZE must not be smaller (the example site matches it).
     "A2A_MAX_BODY_BYTES": 10 * 1024 * 1024,
     # Parts of one message.

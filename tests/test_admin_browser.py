@@ -35,7 +35,7 @@ def _require(condition: bool, reason: str) -> None:
     if condition:
         return
     if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI must have it: see the README's test set-up)", pytrace=False)
+        pytest.fail(f"{reason} (CI must have it: see docs/testing.md, The browser test)", pytrace=False)
     pytest.skip(reason)
 
 

@@ -2,7 +2,7 @@
 ORM on PostgreSQL when configured) and every binding (JSON-RPC v1.0 and v0.3, REST
 v1.0 and v0.3): the same answer everywhere, never an internal error.
 
-The rule (README, "Hostile input"): an *id* holding NUL (task, context, message, push
+The rule (docs/protocol.md, the NUL item): an *id* holding NUL (task, context, message, push
 config id; a lookup too) is invalid params (-32602, HTTP 400) before any store is
 asked; *content* holding NUL (text, data, metadata, a handler's result) is kept
 faithfully and read back as sent, PostgreSQL's ``jsonb`` included (which cannot hold

@@ -1,5 +1,5 @@
 """The third-party project test: our wheel in a brand-new Django project, set up by
-following the README's "Add it to your own project" section literally.
+following the README's Quickstart ("Add it to your project", "Write a handler") literally.
 
     python tests/thirdparty/run.py [--python PY | --venv DIR] [--django SPEC] [--wheel WHL] [--workdir DIR]
 
@@ -12,7 +12,7 @@ following the README's "Add it to your own project" section literally.
    part of its Python block is merged into the generated file, statement by statement
    (a ``NAME = [..., x]`` extends the generated list, an import replaces the one that
    bound the same name, an assignment replaces the generated one or is appended); the
-   handler file the README's "Your handler" section shows is written as shown. The
+   handler file the README's "Write a handler" section shows is written as shown. The
    one liberty taken: an absolute ``file:`` TASK_STORE directory is put under the
    work directory instead of the machine's root. A README step that is wrong or
    missing (an import, an app, the ASGI line) breaks one of the next steps.
@@ -56,8 +56,9 @@ README = ROOT / "README.md"
 #: The README's examples call the user's project "myproject" (``myproject.agent.handle``).
 PROJECT = "myproject"
 ADMIN_USER, ADMIN_PASSWORD = "admin", "a-long-test-password-2718"
-SECTION = "## Add it to your own project"
-HANDLER_SECTION = "## Your handler"
+#: The Quickstart's two parts (docs/getting-started.md includes the same code from there).
+SECTION = "### Add it to your project"
+HANDLER_SECTION = "### Write a handler"
 
 
 class StepFailed(Exception):
@@ -108,10 +109,17 @@ def distribution_name() -> str:
 
 
 def readme_section(text: str, heading: str) -> str:
-    """The text of the ``## heading`` section, up to the next ``## `` heading."""
+    """The text of the ``## heading`` (or ``### heading``...) section, up to the next
+    heading of the same level or above."""
     start = text.index(heading + "\n")
-    end = text.find("\n## ", start + len(heading))
-    return text[start : end if end != -1 else len(text)]
+    level = len(heading) - len(heading.lstrip("#"))
+    lines = text[start:].splitlines(keepends=True)
+    fenced = False  # a "# settings.py" line in a code block is no heading
+    for i, line in enumerate(lines[1:], 1):
+        fenced ^= line.startswith("```")
+        if not fenced and re.match(rf"#{{1,{level}}} ", line):
+            return "".join(lines[:i])
+    return text[start:]
 
 
 def fenced_blocks(section: str, language: str) -> list[str]:

@@ -1,0 +1,170 @@
+"""The settings reference of docs/settings.md, generated from ``a2a/conf.py``.
+
+Every setting of ``a2a.conf.DEFAULTS`` becomes a row (name, default, meaning); the
+meaning is the comment above the setting in ``a2a/conf.py`` (a setting with no comment
+of its own shares the one above it), and each ``# --- Title ---`` comment starts a
+section. So the page cannot say what the code does not.
+
+Used three ways:
+
+- as an MkDocs hook (``hooks:`` in mkdocs.yml): the built page's table is rendered
+  from the code at build time, whatever the committed file holds;
+- ``python docs/settings_reference.py --write`` (``make docs`` runs it first) rewrites
+  the table in docs/settings.md, so the page reads right on a code host too;
+- ``python docs/settings_reference.py --check`` (and tests/test_docs.py) fails when
+  the committed table and the code disagree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CONF = ROOT / "a2a" / "conf.py"
+PAGE = ROOT / "docs" / "settings.md"
+BEGIN = "<!-- BEGIN settings reference: generated from a2a/conf.py by docs/settings_reference.py -->"
+END = "<!-- END settings reference -->"
+
+_KEY = re.compile(r'^\s{4}"(?P<name>[A-Z][A-Z0-9_]*)"\s*:')
+_SECTION = re.compile(r"^\s*#\s*---\s*(?P<title>.*?)\s*-*\s*$")
+_SETTING_NAME = re.compile(r"\b(?:A2A_[A-Z0-9_]+|TASK_STORE)\b")
+
+
+def _defaults() -> dict[str, Any]:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from a2a.conf import DEFAULTS  # the values themselves, as the code has them
+
+    return DEFAULTS
+
+
+def format_default(value: Any) -> str:
+    """A default as Python reads it back: strings in double quotes, lists as JSON."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list | dict):
+        text = json.dumps(value)
+        try:
+            if ast.literal_eval(text) == value:
+                return text
+        except (ValueError, SyntaxError):
+            pass
+    return repr(value)
+
+
+def _source_expressions(source: str) -> dict[str, str]:
+    """Setting name -> the default's expression as written (``10 * 1024 * 1024``)."""
+    for node in ast.parse(source).body:
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == "DEFAULTS"
+            and isinstance(node.value, ast.Dict)
+        ):
+            return {
+                key.value: ast.get_source_segment(source, value) or ""
+                for key, value in zip(node.value.keys, node.value.values, strict=True)
+                if isinstance(key, ast.Constant) and isinstance(key.value, str)
+            }
+    raise ValueError(f"{CONF}: no `DEFAULTS: dict[...] = {{...}}`")
+
+
+def _comments(source: str) -> list[tuple[str, str, str]]:
+    """(section, setting name, meaning) in the order of DEFAULTS, from its comments."""
+    lines = source.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("DEFAULTS:"))
+    rows: list[tuple[str, str, str]] = []
+    section, pending, shared = "General", [], ""
+    for line in lines[start + 1 :]:
+        if line.startswith("}"):
+            break
+        stripped = line.strip()
+        heading = _SECTION.match(line)
+        if heading:
+            section, pending, shared = heading.group("title"), [], ""
+        elif stripped.startswith("#"):
+            pending.append(stripped.lstrip("#").strip())
+        else:
+            key = _KEY.match(line)
+            if key:
+                if pending:
+                    shared, pending = " ".join(pending), []
+                inline = line.split("#", 1)[1].strip() if "  # " in line else ""
+                rows.append((section, key.group("name"), " ".join(filter(None, (shared, inline)))))
+    return rows
+
+
+def _markdown_text(text: str) -> str:
+    """A comment as table-cell Markdown: setting names as code, no stray HTML or pipes."""
+    pieces = text.split("`")
+    for i in range(0, len(pieces), 2):  # outside code spans
+        piece = pieces[i].replace("<", "&lt;").replace(">", "&gt;").replace("*", r"\*")
+        pieces[i] = _SETTING_NAME.sub(lambda m: f"`{m.group(0)}`", piece)
+    return "`".join(pieces).replace("|", r"\|")
+
+
+def render() -> str:
+    """The generated reference: one table per section of a2a/conf.py."""
+    source = CONF.read_text()
+    defaults = _defaults()
+    written = _source_expressions(source)
+    rows = _comments(source)
+    if [name for _, name, _ in rows] != list(defaults):
+        raise ValueError('a2a/conf.py: every DEFAULTS entry must be one `    "NAME": value,` line')
+    out: list[str] = []
+    current = None
+    for section, name, meaning in rows:
+        if section != current:
+            current = section
+            out += ["", f"### {_markdown_text(section)}", "", "| setting | default | meaning |", "|---|---|---|"]
+        default = f"`{format_default(defaults[name])}`"
+        expression = written.get(name, "")
+        if expression and expression != format_default(defaults[name]) and not expression.startswith(("[", "{", '"')):
+            default += f" (`{expression}`)"
+        out.append(f"| `{name}` | {default} | {_markdown_text(meaning)} |")
+    return "\n".join(out[1:]) + "\n"
+
+
+def replace_reference(markdown: str, table: str) -> str:
+    """The page with the text between BEGIN and END replaced by ``table``."""
+    head, begin, rest = markdown.partition(BEGIN)
+    _, end, tail = rest.partition(END)
+    if not begin or not end:
+        raise ValueError(f"docs/settings.md must hold {BEGIN!r} ... {END!r}")
+    return f"{head}{BEGIN}\n{table}{END}{tail}"
+
+
+def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
+    """MkDocs hook: the settings page's table comes from the code at build time."""
+    if page.file.src_uri == "settings.md":
+        return replace_reference(markdown, render())
+    return markdown
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--write", action="store_true", help="rewrite the table in docs/settings.md")
+    action.add_argument("--check", action="store_true", help="fail when docs/settings.md is out of date")
+    args = parser.parse_args(argv)
+    current = PAGE.read_text()
+    fresh = replace_reference(current, render())
+    if args.write:
+        if fresh != current:
+            PAGE.write_text(fresh)
+            print("docs/settings.md: settings reference regenerated from a2a/conf.py")
+        return 0
+    if fresh != current:
+        print("docs/settings.md is out of date with a2a/conf.py: run `make docs`", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

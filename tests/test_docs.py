@@ -1,0 +1,121 @@
+"""The documentation site (mkdocs.yml, docs/) builds with warnings as errors, its
+settings reference is the code's, and the README's links lead somewhere."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from types import ModuleType
+
+from a2a.conf import DEFAULTS
+from tests.server import ROOT
+
+SETTINGS_PAGE = ROOT / "docs" / "settings.md"
+
+
+def _reference_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("settings_reference", ROOT / "docs" / "settings_reference.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+reference = _reference_module()
+
+
+def documented_defaults(page: str) -> dict[str, object]:
+    """Setting -> default, read from the reference tables of the settings page as a reader
+    would: the first cell's name, the second cell's first code span as a Python literal."""
+    table = page[page.index(reference.BEGIN) : page.index(reference.END)]
+    documented: dict[str, object] = {}
+    for line in table.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split(" | ")]
+        name = re.fullmatch(r"`((?:A2A_|TASK_STORE)[A-Z0-9_]*)`", cells[0])
+        if name:
+            assert name.group(1) not in documented, f"{name.group(1)} documented twice"
+            default = re.match(r"`([^`]*)`", cells[1])
+            assert default, f"no default for {name.group(1)}: {line}"
+            documented[name.group(1)] = ast.literal_eval(default.group(1))
+    return documented
+
+
+def test_the_settings_page_lists_every_setting_with_the_codes_default():
+    documented = documented_defaults(SETTINGS_PAGE.read_text())
+    assert sorted(set(DEFAULTS) - set(documented)) == [], "settings missing from docs/settings.md"
+    assert sorted(set(documented) - set(DEFAULTS)) == [], "docs/settings.md documents settings the code does not have"
+    wrong = {name: (documented[name], DEFAULTS[name]) for name in DEFAULTS if documented[name] != DEFAULTS[name]}
+    assert wrong == {}, "docs/settings.md: (documented, code) defaults differ"
+    assert all(type(documented[name]) is type(DEFAULTS[name]) for name in DEFAULTS)
+
+
+def test_the_settings_page_is_the_one_generated_from_the_code():
+    """The committed table is what `make docs` generates from a2a/conf.py (comments included)."""
+    page = SETTINGS_PAGE.read_text()
+    assert reference.replace_reference(page, reference.render()) == page, "run `make docs` to regenerate it"
+
+
+def test_each_settings_meaning_is_its_comment_in_conf_py():
+    rows = {name: meaning for _, name, meaning in reference._comments((ROOT / "a2a" / "conf.py").read_text())}
+    assert list(rows) == list(DEFAULTS)
+    assert rows["A2A_MAX_PARTS"] == "Parts of one message."
+    assert rows["A2A_AGENT_VERSION"] == rows["A2A_AGENT_NAME"] == "The Agent Card."  # a group shares its comment
+    assert all(rows.values()), [name for name, meaning in rows.items() if not meaning]
+
+
+def test_the_site_builds_with_warnings_as_errors(tmp_path):
+    """`mkdocs build --strict`, as `make docs`: a broken internal link or anchor, a page
+    missing from the nav, or a missing snippet fails it. The settings page is rendered
+    from the code by the hook whatever the committed file holds."""
+    site = tmp_path / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "WARNING" not in done.stderr, done.stderr
+    settings_html = (site / "settings" / "index.html").read_text()
+    assert all(name in settings_html for name in DEFAULTS)
+    getting_started = (site / "getting-started" / "index.html").read_text()
+    assert "myproject.agent.handle" in getting_started and "--8&lt;--" not in getting_started  # the README's code
+    assert "Unreleased" in (site / "changelog" / "index.html").read_text()  # CHANGELOG.md included
+
+
+def _links(markdown: str) -> list[str]:
+    prose = re.sub(r"^```.*?^```", "", markdown, flags=re.MULTILINE | re.DOTALL)
+    return re.findall(r"\]\(([^)\s]+)\)", prose)
+
+
+def _anchors(markdown: str) -> set[str]:
+    """The anchors of a Markdown file's headings, as MkDocs' toc (and GitHub) make them."""
+    prose = re.sub(r"^```.*?^```", "", markdown, flags=re.MULTILINE | re.DOTALL)
+    headings = re.findall(r"^#+\s+(.*)$", prose, flags=re.MULTILINE)
+    return {re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", heading.lower())).strip("-") for heading in headings}
+
+
+def test_every_readme_link_resolves_to_a_file():
+    links = _links((ROOT / "README.md").read_text())
+    local = [link for link in links if not re.match(r"[a-z]+:", link)]
+    assert local, "the README links to the docs"
+    for link in local:
+        path, _, anchor = link.partition("#")
+        target = ROOT / path
+        assert target.is_file(), f"README links to {link}: no such file"
+        if anchor:
+            assert anchor in _anchors(target.read_text()), f"README links to {link}: no such heading"
+
+
+def test_the_readme_is_the_pitch_with_two_set_up_commands():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme) < 12_000
+    commands = re.findall(r"^```sh\n(make \w+)\n```", readme, flags=re.MULTILINE)
+    assert commands == ["make run", "make test"]
+    assert "docs/index.md" in readme
