@@ -13,9 +13,9 @@ Each delivery carries ``X-A2A-Notification-Token`` (the config's token) and
 push-config store of the task store (``TaskStore.push_configs``).
 
 **Delivery**: :func:`on_task_saved` listens on the event bus (registered by the app's
-``ready()``) and hands every saved task version to one background worker (a daemon
+``ready()``) and hands every saved task version to one background delivery loop (a daemon
 thread with its own event loop and one shared ``httpx.AsyncClient``); it never blocks
-or raises into the publisher. Per (task, config) the worker sends the versions in the
+or raises into the publisher. Per (task, config) it sends the versions in the
 order they were saved, one request in flight at a time; a failed request (connection
 error, timeout, 5xx, 429) is retried ``A2A_PUSH_MAX_ATTEMPTS`` times in all, after
 ``A2A_PUSH_RETRY_DELAY`` seconds doubled each time, then given up with a warning.
@@ -230,8 +230,8 @@ class _Incoming:
     versions: collections.deque[Task] = field(default_factory=collections.deque)
 
 
-class _Worker:
-    """The delivery worker of this process: a daemon thread running an event loop."""
+class _Delivery:
+    """This process's webhook delivery: a loop thread (:class:`a2a.core.loop.LoopThread`)."""
 
     def __init__(self) -> None:
         self._thread = LoopThread("a2a-push", at_exit=self.shutdown)
@@ -247,7 +247,7 @@ class _Worker:
 
     @property
     def started(self) -> bool:
-        """Something was handed to the worker since it last stopped."""
+        """Something was handed to delivery since it last stopped."""
         return self._thread.loop is not None
 
     def notify(self, task: Task, store: PushConfigStore) -> None:
@@ -265,7 +265,7 @@ class _Worker:
             grace = min(float(a2a_settings.SHUTDOWN_GRACE), float(a2a_settings.PUSH_TIMEOUT))
         self._thread.stop(lambda: self._drain(grace), timeout=grace + 15)
 
-    # The worker's loop --------------------------------------------------------------------
+    # The delivery loop --------------------------------------------------------------------
 
     def _spawn(self, coro: Any) -> asyncio.Task[None]:
         job = asyncio.ensure_future(coro)
@@ -444,11 +444,11 @@ class _Worker:
         return True
 
 
-_worker = _Worker()
+_delivery = _Delivery()
 
 
 def on_task_saved(task: Task) -> None:
-    """The event-bus listener: hand a saved task version to the delivery worker.
+    """The event-bus listener: hand a saved task version to the delivery thread.
     Returns at once; never raises."""
     if not a2a_settings.PUSH_NOTIFICATIONS:
         return
@@ -458,7 +458,7 @@ def on_task_saved(task: Task) -> None:
         cheap = store.nonblocking or getattr(store, "cheap_has_configs", False)
         if cheap and has_configs is not None and not has_configs(task["id"]):
             return  # an in-memory lookup (or a stat) says nobody is listening: no hand-off at all
-        _worker.notify(orjson.loads(orjson.dumps(task)), store)  # a snapshot: the caller may change the dict
+        _delivery.notify(orjson.loads(orjson.dumps(task)), store)  # a snapshot: the caller may change the dict
     except Exception:
         logger.exception("could not queue push notifications for task %r", task.get("id"))
 
@@ -470,16 +470,16 @@ def install() -> None:
 
 def wait_idle(timeout: float = 10.0) -> bool:
     """Block until every push notification queued so far is delivered or given up."""
-    return _worker.wait_idle(timeout)
+    return _delivery.wait_idle(timeout)
 
 
 def shutdown(grace: float | None = None) -> None:
-    """Stop the delivery worker, giving queued deliveries ``grace`` seconds (default:
+    """Stop the delivery thread, giving queued deliveries ``grace`` seconds (default:
     the smaller of ``A2A_SHUTDOWN_GRACE`` and ``A2A_PUSH_TIMEOUT``). A later task
-    update starts a new worker."""
-    _worker.shutdown(grace)
+    update starts it again."""
+    _delivery.shutdown(grace)
 
 
 def forget(task_id: str, config_id: str) -> None:
     """Drop the deliveries queued or in flight for a deleted config."""
-    _worker.forget(task_id, config_id)
+    _delivery.forget(task_id, config_id)

@@ -850,7 +850,7 @@ def test_the_listener_never_raises_into_the_publisher(memory, monkeypatch, caplo
 def test_no_worker_thread_for_tasks_without_configs(memory):
     push.shutdown(grace=0)
     assert ok("SendMessage", {"message": message(V03)})["status"]["state"] == "completed"
-    assert not push._worker.started  # the memory store said "no configs": nothing was handed off
+    assert not push._delivery.started  # the memory store said "no configs": nothing was handed off
 
 
 @pytest.mark.django_db(transaction=True)

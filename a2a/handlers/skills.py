@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from django.conf import settings
 
 from a2a.conf import a2a_settings
 
@@ -175,8 +176,6 @@ def skills_dir() -> Path | None:
         return None
     directory = Path(value).expanduser()
     if not directory.is_absolute():
-        from django.conf import settings
-
         directory = Path(getattr(settings, "BASE_DIR", Path.cwd())) / directory
     return directory
 
