@@ -14,7 +14,8 @@ import binascii
 import datetime as dt
 import json
 import logging
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 from urllib.parse import urlencode
 
@@ -22,10 +23,11 @@ import orjson
 from django.contrib import admin, messages
 from django.contrib.admin.models import CHANGE, DELETION, LogEntry
 from django.contrib.admin.utils import quote, unquote
-from django.contrib.admin.views.main import ChangeList
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied
-from django.db.models import Q, QuerySet
+from django.db import connections
+from django.db.models import BooleanField, Q, QuerySet
+from django.db.models.expressions import RawSQL
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
@@ -34,8 +36,10 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import Truncator
 from django.utils.timesince import timesince
 
+from stores import dashboard
 from stores.backends import get_task_store
 from stores.base import (
     MAX_PAGE_SIZE,
@@ -44,14 +48,25 @@ from stores.base import (
     TaskPage,
     TaskQuery,
     TaskStore,
+    encode_cursor,
     parse_timestamp,
+    task_owner,
     task_state,
     task_updated,
 )
 from stores.models import StoredTask, TaskRecord
 from stores.orm import OrmTaskStore
 
-SEARCH_HELP = "An exact task id, or a context id to list that context's tasks."
+SEARCH_HELP = (
+    "Words of the tasks' messages and artifacts (a task must hold them all), "
+    "or an exact task id, or a context id to list that context's tasks."
+)
+#: On a store that is not the ORM one, a text search reads at most this many tasks (the
+#: most recently updated that pass the filters) to fill one page of results; the next
+#: page goes on from there. The ORM store searches in the database instead.
+SEARCH_SCAN_LIMIT = 2000
+#: A word of a search: a run of letters and digits.
+WORD = re.compile(r"[^\W_]+")
 logger = logging.getLogger(__name__)
 
 
@@ -240,13 +255,140 @@ def _when(task: Task) -> dt.datetime | None:
         return None
 
 
-#: The "updated" filter: value -> (label, how recent).
-UPDATED_CHOICES = {
+#: The "updated" filter: value -> (label, how recent; None: since midnight, local time).
+UPDATED_CHOICES: dict[str, tuple[str, dt.timedelta | None]] = {
     "1h": ("Past hour", dt.timedelta(hours=1)),
+    "today": ("Today", None),
     "24h": ("Past 24 hours", dt.timedelta(days=1)),
     "7d": ("Past 7 days", dt.timedelta(days=7)),
     "30d": ("Past 30 days", dt.timedelta(days=30)),
 }
+
+
+def updated_since(choice: str) -> dt.datetime | None:
+    """The moment the "updated" filter ``choice`` starts at (None for no or an unknown choice)."""
+    if choice not in UPDATED_CHOICES:
+        return None
+    recent = UPDATED_CHOICES[choice][1]
+    now = timezone.now()
+    if recent is None:
+        return timezone.make_aware(dt.datetime.combine(timezone.localdate(now), dt.time.min))
+    return now - recent
+
+
+# --- Finding tasks: previews and text search ---------------------------------------------------
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """Every string under a ``text`` key anywhere in ``value`` (the text parts of its
+    messages and artifacts), as PostgreSQL's ``$.**.text`` and SQLite's ``json_tree``
+    see them. Iterative: a deeply nested document cannot exhaust the stack."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, child in reversed(item.items()):
+                if key == "text" and isinstance(child, str):
+                    stack.append(_Text(child))
+                elif isinstance(child, dict | list):
+                    stack.append(child)
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+        elif isinstance(item, _Text):
+            yield str(item)
+
+
+class _Text(str):
+    """A string found under a ``text`` key (told apart from strings in lists on the stack)."""
+
+
+def task_text(task: Task) -> str:
+    """The searchable text of a task, one value per line: every string under a ``text``
+    key (the text parts of its messages and artifacts), on every store alike."""
+    return "\n".join(_texts(task))
+
+
+def search_words(term: str) -> list[str]:
+    """The words of a search, case-folded: the runs of letters and digits (as on
+    PostgreSQL, so punctuation never matters); a task matches when its text holds each."""
+    return WORD.findall(term.casefold())
+
+
+def text_matches(task: Task, words: list[str]) -> bool:
+    text = task_text(task).casefold()
+    return all(word in text for word in words)
+
+
+def _message_text(message: Any) -> str:
+    return parts_text(message.get("parts")) if isinstance(message, dict) else ""
+
+
+def task_preview(task: Task, size: int = 80) -> dict[str, Any]:
+    """What the list shows of a task: its first user message and last agent text
+    (both cut to ``size`` characters, the whole as a tooltip) and how many artifacts it has."""
+    history = [m for m in task.get("history") or [] if isinstance(m, dict)]
+    status = task.get("status") if isinstance(task.get("status"), dict) else {}
+    messages = [*history, status.get("message")] if isinstance(status, dict) else history
+    asks = [_message_text(m) for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+    answers = [_message_text(m) for m in messages if isinstance(m, dict) and m.get("role") == "agent"]
+    ask = next((t for t in asks if t.strip()), "")
+    answer = next((t for t in reversed(answers) if t.strip()), "")
+    artifacts = task.get("artifacts")
+
+    def cut(text: str) -> str:
+        return Truncator(" ".join(text.split())).chars(size)
+
+    return {
+        "ask": cut(ask),
+        "ask_full": ask[:2000],
+        "answer": cut(answer),
+        "answer_full": answer[:2000],
+        "artifacts": len(artifacts) if isinstance(artifacts, list) else 0,
+    }
+
+
+def preview_html(task: Task) -> SafeString:
+    return mark_safe(render_to_string("admin/stores/task_preview.html", task_preview(task)))
+
+
+#: The ORM store's full-text document on PostgreSQL: the ``text`` values of the task
+#: (``$.**.text``), as words of the ``simple`` configuration (no stemming, any language).
+#: Migration 0004 builds a GIN index on exactly this expression (``FTS_INDEX``).
+FTS_DOCUMENT = "to_tsvector('simple'::regconfig, jsonb_path_query_array({task}, 'lax $.**.text'::jsonpath))"
+FTS_INDEX = "stores_task_text_fts_idx"
+
+
+def orm_text_search(queryset: QuerySet, term: str) -> Q:
+    """The condition "the task's text holds every word of ``term``" on the database of
+    ``queryset``: PostgreSQL's full-text search on the indexed :data:`FTS_DOCUMENT`
+    (each word a prefix: "weath" finds "weather"); on SQLite, a case-insensitive
+    ``LIKE`` (as ``icontains``) on each ``text`` value of the JSON (``json_tree``);
+    elsewhere ``icontains`` on the JSON document."""
+    vendor = connections[queryset.db].vendor
+    table = connections[queryset.db].ops.quote_name(TaskRecord._meta.db_table)
+    column = f"{table}.{connections[queryset.db].ops.quote_name('task')}"
+    if vendor == "postgresql":
+        words = WORD.findall(term)  # letters and digits: nothing tsquery reads as syntax
+        if not words:
+            return Q(pk__in=[])
+        tsquery = " & ".join(f"{word}:*" for word in words)
+        sql = FTS_DOCUMENT.format(task=column) + " @@ to_tsquery('simple'::regconfig, %s)"
+        return Q(RawSQL(sql, [tsquery], output_field=BooleanField()))
+    words = search_words(term)
+    if not words:
+        return Q(pk__in=[])
+    condition = Q()
+    for word in words:
+        if vendor == "sqlite":
+            pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            sql = (
+                f"EXISTS (SELECT 1 FROM json_tree({column}) AS node WHERE node.key = 'text' "
+                "AND node.type = 'text' AND node.value LIKE %s ESCAPE '\\')"
+            )
+            condition &= Q(RawSQL(sql, [pattern], output_field=BooleanField()))
+        else:
+            condition &= Q(task__icontains=word)
+    return condition
 
 
 # --- What both admins share: actions, downloads, the detail page ---------------------------
@@ -491,7 +633,7 @@ class StateFilter(admin.SimpleListFilter):
 
 
 class UpdatedFilter(admin.SimpleListFilter):
-    """Filter by when the task last changed (past hour, day, week, month)."""
+    """Filter by when the task last changed (past hour, today, past day, week, month)."""
 
     title = "updated"
     parameter_name = "updated"
@@ -500,43 +642,63 @@ class UpdatedFilter(admin.SimpleListFilter):
         return [(value, label) for value, (label, _) in UPDATED_CHOICES.items()]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        choice = UPDATED_CHOICES.get(self.value() or "")
-        return queryset.filter(updated_at__gt=timezone.now() - choice[1]) if choice else queryset
+        since = updated_since(self.value() or "")
+        return queryset.filter(updated_at__gt=since) if since else queryset
 
 
-class ContextFilter(admin.SimpleListFilter):
+class _RecentValuesFilter(admin.SimpleListFilter):
+    """Filter by a column, offering its values among the most recently updated tasks
+    (no DISTINCT over the table), and the chosen one."""
+
+    field = ""
+    RECENT = 10
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        recent = model_admin.get_queryset(request).exclude(**{self.field: ""}).order_by("-updated_at", "-id")
+        values = list(dict.fromkeys(recent.values_list(self.field, flat=True)[:500]))[: self.RECENT]
+        if self.value() and self.value() not in values:
+            values.insert(0, self.value())
+        return [(v, v if len(v) <= 40 else v[:39] + "…") for v in values]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(**{self.field: self.value()}) if self.value() else queryset
+
+
+class ContextFilter(_RecentValuesFilter):
     """Filter by context: the contexts of the most recently updated tasks, and the chosen one."""
 
     title = "context"
     parameter_name = "context"
-    RECENT = 10
-
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
-        recent = model_admin.get_queryset(request).exclude(context_id="").order_by("-updated_at", "-id")
-        contexts = list(dict.fromkeys(recent.values_list("context_id", flat=True)[:500]))[: self.RECENT]
-        if self.value() and self.value() not in contexts:
-            contexts.insert(0, self.value())
-        return [(c, c if len(c) <= 40 else c[:39] + "…") for c in contexts]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        return queryset.filter(context_id=self.value()) if self.value() else queryset
+    field = "context_id"
 
 
-class _TaskChangeList(ChangeList):
-    """The list page does not load the task JSON of each row."""
+class OwnerFilter(_RecentValuesFilter):
+    """Filter by owner (the caller a task belongs to): the owners of the most recently updated tasks."""
 
-    def get_queryset(self, request: HttpRequest, exclude_parameters: Any = None) -> QuerySet:
-        return super().get_queryset(request, exclude_parameters).defer("task")
+    title = "owner"
+    parameter_name = "owner"
+    field = "owner"
 
 
 @admin.register(TaskRecord)
 class TaskRecordAdmin(TaskAdminMixin, admin.ModelAdmin):
-    """Admin of the ORM store's table, shown only while the ORM store is configured: a
-    read-only list and detail page, plus the actions of :class:`TaskAdminMixin`."""
+    """The task admin, for every store, at one URL (``admin/stores/taskrecord/``) under
+    one title ("Tasks"). With the ORM store, a read-only ``ModelAdmin`` on the table
+    (Django's change list: search in the database, page numbers, sortable columns); with
+    any other store (memory, file, custom), the same list read through
+    :func:`~stores.backends.get_task_store` (:meth:`store_changelist_view`: cursor
+    pagination, a bounded scan for text search). Both have the preview column, the
+    filters (state, updated, context, owner), the actions of :class:`TaskAdminMixin`, the
+    shared detail page and the dashboard (:meth:`dashboard_view`).
 
-    list_display = ("id", "state_badge", "context_link", "updated")
-    list_filter = (StateFilter, UpdatedFilter, ContextFilter)
-    search_fields = ("id", "context_id")  # matched exactly, see get_search_results
+    Permissions are the ``stores.TaskRecord`` ones for every store ("Can view task" to
+    see; ``stores.view_storedtask``, the permission of the list's former URL, still lets
+    its holders see the list of a store that is not the ORM one).
+    """
+
+    list_display = ("id", "state_badge", "preview", "context_link", "updated")
+    list_filter = (StateFilter, UpdatedFilter, ContextFilter, OwnerFilter)
+    search_fields = ("id",)  # shows the search box; the search is get_search_results
     search_help_text = SEARCH_HELP
     ordering = ("-updated_at", "-id")
     list_per_page = 50
@@ -556,11 +718,13 @@ class TaskRecordAdmin(TaskAdminMixin, admin.ModelAdmin):
     )
     readonly_fields = fields
 
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return _orm_configured() and super().has_module_permission(request)
-
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return _orm_configured() and super().has_view_permission(request, obj)
+        if super().has_view_permission(request, obj):
+            return True
+        return not _orm_configured() and request.user.has_perm("stores.view_storedtask")
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return super().has_module_permission(request) and self.has_view_permission(request)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -576,21 +740,46 @@ class TaskRecordAdmin(TaskAdminMixin, admin.ModelAdmin):
         queryset = super().get_queryset(request)
         return queryset.using(store.using) if isinstance(store, OrmTaskStore) else queryset
 
-    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
-        return _TaskChangeList
-
     def get_search_results(self, request: HttpRequest, queryset: QuerySet, search_term: str) -> tuple[QuerySet, bool]:
+        """An exact task id or context id, or the words of the task's text
+        (:func:`orm_text_search`: PostgreSQL's full-text index, SQLite's ``LIKE``)."""
         term = search_term.strip()
-        return (queryset.filter(Q(pk=term) | Q(context_id=term)) if term else queryset), False
+        if not term:
+            return queryset, False
+        return queryset.filter(Q(pk=term) | Q(context_id=term) | orm_text_search(queryset, term)), False
+
+    def _urls(self) -> dict[str, str]:
+        info = self.opts.app_label, self.opts.model_name
+        return {
+            "changelist_url": reverse("admin:{}_{}_changelist".format(*info)),
+            "dashboard_url": reverse("admin:{}_{}_dashboard".format(*info)),
+        }
 
     def get_urls(self) -> list:
         info = self.opts.app_label, self.opts.model_name
-        download = path(
-            "<path:object_id>/download/<str:section>/<int:item>/<int:part>/",
-            self.admin_site.admin_view(self.download_view),
-            name="{}_{}_download".format(*info),
-        )
-        return [download, *super().get_urls()]
+        return [
+            path(
+                "dashboard/",
+                self.admin_site.admin_view(self.dashboard_view),
+                name="{}_{}_dashboard".format(*info),
+            ),
+            path(
+                "<path:object_id>/download/<str:section>/<int:item>/<int:part>/",
+                self.admin_site.admin_view(self.download_view),
+                name="{}_{}_download".format(*info),
+            ),
+            *super().get_urls(),
+        ]
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        """The list of tasks: Django's change list on the ORM store's table, else the
+        store-backed page (:meth:`store_changelist_view`); same title and columns."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        if not _orm_configured():
+            return self.store_changelist_view(request, extra_context)
+        context = {"title": "Tasks", "store": _configured_store(), **self._urls(), **(extra_context or {})}
+        return super().changelist_view(request, context)
 
     def change_view(
         self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
@@ -599,6 +788,30 @@ class TaskRecordAdmin(TaskAdminMixin, admin.ModelAdmin):
         if not self.has_view_permission(request):
             raise PermissionDenied
         return self.detail_response(request, unquote(object_id), extra_context)
+
+    def dashboard_view(self, request: HttpRequest) -> HttpResponse:
+        """Pictures of the tasks (:mod:`stores.dashboard`): per state, created per day,
+        time to a final state (p50/p95) per day, and why tasks failed."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        store, error = _store_or_error()
+        stats = dashboard.collect(store) if store is not None else None
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Task dashboard",
+            "has_view_permission": True,
+            **self._urls(),
+            "store": store,
+            "orm": isinstance(store, OrmTaskStore),
+            "errors": [error] if error else [],
+            "stats": stats,
+            "total": sum(stats.per_state.values()) if stats else 0,
+            "charts": dashboard.charts(stats) if stats else {},
+            "scan_limit": dashboard.SCAN_LIMIT,
+            "days": dashboard.DAYS,
+        }
+        return TemplateResponse(request, "admin/stores/task_dashboard.html", context)
 
     @staticmethod
     def _ids(queryset: QuerySet) -> list[str]:
@@ -623,6 +836,10 @@ class TaskRecordAdmin(TaskAdminMixin, admin.ModelAdmin):
     @admin.display(description="State", ordering="state")
     def state_badge(self, obj: TaskRecord) -> SafeString:
         return state_badge(obj.state)
+
+    @admin.display(description="Preview")
+    def preview(self, obj: TaskRecord) -> SafeString:
+        return preview_html(obj.task if isinstance(obj.task, dict) else {})
 
     @admin.display(description="Context id", ordering="context_id")
     def context_link(self, obj: TaskRecord) -> SafeString | str:
@@ -665,69 +882,13 @@ class TaskRecordAdmin(TaskAdminMixin, admin.ModelAdmin):
     def task_json(self, obj: TaskRecord) -> str:
         return render_to_string("admin/stores/task_json.html", {"json": self._sections(obj)["task_json"]})
 
+    # --- Any other store: the list read through the store ------------------------------------
 
-# --- Any other store: pages that read through the store ---------------------------------
-
-
-@admin.register(StoredTask)
-class StoredTaskAdmin(TaskAdminMixin, admin.ModelAdmin):
-    """Task pages for a store that is not the ORM one (memory, file, custom): a list
-    (filters by state, update time and context, search by id or context, cursor
-    pagination, actions) and a detail page, both read through ``get_task_store()``;
-    shown only while such a store is configured."""
-
-    list_per_page = 50
-
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return not _orm_configured() and super().has_module_permission(request)
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return not _orm_configured() and super().has_view_permission(request, obj)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def get_urls(self) -> list:
-        """The list, the detail page and inline file downloads (there is no table to add to)."""
-        info = self.opts.app_label, self.opts.model_name
-        return [
-            path("", self.admin_site.admin_view(self.changelist_view), name="{}_{}_changelist".format(*info)),
-            path(
-                "<path:object_id>/download/<str:section>/<int:item>/<int:part>/",
-                self.admin_site.admin_view(self.download_view),
-                name="{}_{}_download".format(*info),
-            ),
-            path(
-                "<path:object_id>/change/",
-                self.admin_site.admin_view(self.change_view),
-                name="{}_{}_change".format(*info),
-            ),
-        ]
-
-    def _context(self, request: HttpRequest, title: str, **extra: Any) -> dict[str, Any]:
-        return {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "title": title,
-            "has_view_permission": True,
-            "changelist_url": reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist"),
-            **extra,
-        }
-
-    def _store_or_error(self) -> tuple[TaskStore | None, str]:
-        return _store_or_error()
-
-    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
-        """One page of tasks: ``?state=``, ``?updated=`` (1h, 24h, 7d, 30d), ``?context=``,
-        ``?q=`` (a task id, else a context id), ``?page_token=``; POST runs an action."""
-        if not self.has_view_permission(request):
-            raise PermissionDenied
+    def store_changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        """One page of tasks of a store that is not the ORM one: ``?state=``,
+        ``?updated=`` (1h, today, 24h, 7d, 30d), ``?context=``, ``?owner=``, ``?q=`` (a
+        task id, else a context id, else words of the tasks' text: a scan of at most
+        :data:`SEARCH_SCAN_LIMIT` tasks per page), ``?page_token=``; POST runs an action."""
         if request.method == "POST":
             ids = request.POST.getlist("_selected_action")
             action = request.POST.get("action", "")
@@ -748,8 +909,9 @@ class StoredTaskAdmin(TaskAdminMixin, admin.ModelAdmin):
         state = request.GET.get("state", "")
         updated = request.GET.get("updated", "")
         context_id = request.GET.get("context", "").strip()
+        owner = request.GET.get("owner", "").strip()
         token = request.GET.get("page_token", "")
-        store, error = self._store_or_error()
+        store, error = _store_or_error()
         errors = [error] if error else []
         if state and state not in STATES:
             errors.append(f"Unknown state “{state}”: showing tasks in every state.")
@@ -757,40 +919,51 @@ class StoredTaskAdmin(TaskAdminMixin, admin.ModelAdmin):
         if updated and updated not in UPDATED_CHOICES:
             errors.append(f"Unknown time filter “{updated}”: showing tasks of any time.")
             updated = ""
-        after = timezone.now() - UPDATED_CHOICES[updated][1] if updated else None
+        after = updated_since(updated)
+        size = min(self.list_per_page, MAX_PAGE_SIZE)
+        filters: dict[str, Any] = {
+            "context_id": context_id or None,
+            "state": state or None,
+            "updated_after": after,
+            # staff see every caller's tasks, in every caller's contexts, unless they pick one
+            **({"owner": owner} if owner else {"all_owners": True}),
+        }
         page = TaskPage(tasks=[])
+        mode = ""  # how q was understood: "id", "context" or "text"
+        scanned, cut = 0, False
         found = store.get(q) if store is not None and q else None
         if found is not None:
+            mode = "id"
             when = _when(found)
             fits = (
                 state in ("", task_state(found))
                 and context_id in ("", found.get("contextId"))
+                and owner in ("", task_owner(found))
                 and (after is None or (when is not None and when > after))
             )
             tasks = [found] if fits else []
             page = TaskPage(tasks=tasks, total_size=len(tasks))
         elif store is not None:
-            size = min(self.list_per_page, MAX_PAGE_SIZE)
-            query: dict[str, Any] = {
-                "context_id": context_id or q or None,
-                "state": state or None,
-                "updated_after": after,
-                "page_size": size,
-                "all_owners": True,  # staff see every caller's tasks, in every caller's contexts
-            }
-            if context_id and q and q != context_id:
-                page = TaskPage(tasks=[])  # a context filter and a different context search: nothing matches
-            else:
-                try:
-                    page = store.list(TaskQuery(**query, page_token=token or None))
-                except ValueError:
-                    if not token:
-                        raise
-                    errors.append("That page token is not valid (it may be from another list): showing the first page.")
-                    token = ""
-                    page = store.list(TaskQuery(**query))
+            if q and context_id in ("", q) and store.list(TaskQuery(**{**filters, "context_id": q}, page_size=1)).tasks:
+                mode, filters["context_id"] = "context", q
+            elif q:
+                mode = "text"
+            try:
+                if mode == "text":
+                    page, scanned, cut = self._scan_search(store, filters, search_words(q), token or None, size)
+                else:
+                    page = store.list(TaskQuery(**filters, page_size=size, page_token=token or None))
+            except ValueError:
+                if not token:
+                    raise
+                errors.append("That page token is not valid (it may be from another list): showing the first page.")
+                token = ""
+                if mode == "text":
+                    page, scanned, cut = self._scan_search(store, filters, search_words(q), None, size)
+                else:
+                    page = store.list(TaskQuery(**filters, page_size=size))
 
-        current = {"q": q, "state": state, "updated": updated, "context": context_id}
+        current = {"q": q, "state": state, "updated": updated, "context": context_id, "owner": owner}
 
         def link(**params: str) -> str:
             merged = {**current, "page_token": "", **params}
@@ -802,55 +975,105 @@ class StoredTaskAdmin(TaskAdminMixin, admin.ModelAdmin):
                 "url": reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_change", args=[quote(task["id"])]),
                 "state": task_state(task),
                 "badge": state_badge(task_state(task)),
+                "preview": preview_html(task),
                 "context_id": task.get("contextId") or "",
                 "context_url": link(context=task.get("contextId") or "", q=""),
+                "owner": task_owner(task),
                 "updated": _updated(task),
                 "updated_ago": relative_time(_when(task)),
             }
             for task in page.tasks
         ]
-        filters = [{"label": "All", "url": link(state=""), "selected": not state}] + [
-            {"label": s, "url": link(state=s), "selected": s == state} for s in STATES
-        ]
-        time_filters = [{"label": "Any date", "url": link(updated=""), "selected": not updated}] + [
-            {"label": label, "url": link(updated=value), "selected": value == updated}
-            for value, (label, _) in UPDATED_CHOICES.items()
-        ]
-        seen_contexts = [context_id] if context_id else []
-        seen_contexts += [r["context_id"] for r in rows if r["context_id"]]
-        contexts = list(dict.fromkeys(seen_contexts))[:10]
-        context_filters = [{"label": "All", "url": link(context=""), "selected": not context_id}] + [
-            {"label": c if len(c) <= 40 else c[:39] + "…", "url": link(context=c), "selected": c == context_id}
-            for c in contexts
-        ]
-        context = self._context(
-            request,
-            "Tasks",
-            store=store,
-            rows=rows,
-            total=page.total_size,
-            q=q,
-            state=state,
-            updated=updated,
-            context_id=context_id,
-            errors=errors,
-            filters=filters,
-            time_filters=time_filters,
-            context_filters=context_filters,
-            search_help=SEARCH_HELP,
-            found_by_id=found is not None,
-            action_choices=self.action_choices(request),
-            clear_url=link(q=""),
-            next_url=link(page_token=page.next_page_token) if page.next_page_token else "",
-            first_url=link() if token else "",
+
+        def choices(param: str, chosen: str, values: list[str]) -> list[dict[str, Any]]:
+            seen = list(dict.fromkeys(([chosen] if chosen else []) + [v for v in values if v]))[:10]
+            return [{"label": "All", "url": link(**{param: ""}), "selected": not chosen}] + [
+                {"label": v if len(v) <= 40 else v[:39] + "…", "url": link(**{param: v}), "selected": v == chosen}
+                for v in seen
+            ]
+
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Tasks",
+            "has_view_permission": True,
+            **self._urls(),
+            "store": store,
+            "rows": rows,
+            "total": page.total_size,
+            "q": q,
+            "mode": mode,
+            "scanned": scanned,
+            "scan_cut": cut,
+            "scan_limit": SEARCH_SCAN_LIMIT,
+            "state": state,
+            "updated": updated,
+            "context_id": context_id,
+            "owner": owner,
+            "errors": errors,
+            "filters": [{"label": "All", "url": link(state=""), "selected": not state}]
+            + [{"label": s, "url": link(state=s), "selected": s == state} for s in STATES],
+            "time_filters": [{"label": "Any date", "url": link(updated=""), "selected": not updated}]
+            + [
+                {"label": label, "url": link(updated=value), "selected": value == updated}
+                for value, (label, _) in UPDATED_CHOICES.items()
+            ],
+            "context_filters": choices("context", context_id, [r["context_id"] for r in rows]),
+            "owner_filters": choices("owner", owner, [r["owner"] for r in rows]),
+            "search_help": SEARCH_HELP,
+            "action_choices": self.action_choices(request),
+            "clear_url": link(q=""),
+            "next_url": link(page_token=page.next_page_token) if page.next_page_token else "",
+            "first_url": link() if token else "",
             **(extra_context or {}),
-        )
+        }
         return TemplateResponse(request, "admin/stores/task_list.html", context)
 
-    def change_view(
-        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
-    ) -> HttpResponse:
-        """One task, read-only; an unknown id redirects to the list with a message."""
-        if not self.has_view_permission(request):
-            raise PermissionDenied
-        return self.detail_response(request, unquote(object_id), extra_context)
+    @staticmethod
+    def _scan_search(
+        store: TaskStore, filters: dict[str, Any], words: list[str], token: str | None, size: int
+    ) -> tuple[TaskPage, int, bool]:
+        """One page of the tasks whose text holds every word: reads the tasks that pass
+        ``filters``, newest first from ``token``, until a page of matches is found or
+        :data:`SEARCH_SCAN_LIMIT` tasks were read. Returns the page (its token goes on
+        where this read stopped), how many tasks were read, and whether the limit cut it."""
+        matches: list[Task] = []
+        scanned = 0
+        cursor = token
+        while True:
+            listed = store.list(TaskQuery(**filters, page_size=MAX_PAGE_SIZE, page_token=cursor))
+            for task in listed.tasks:
+                if text_matches(task, words):
+                    if len(matches) == size:  # one more: the next page starts after the last shown
+                        last = matches[-1]
+                        return TaskPage(matches, encode_cursor(task_updated(last), last["id"])), scanned, False
+                    matches.append(task)
+                scanned += 1
+                if scanned >= SEARCH_SCAN_LIMIT:
+                    return TaskPage(matches, encode_cursor(task_updated(task), task["id"])), scanned, True
+            cursor = listed.next_page_token or None
+            if cursor is None:
+                return TaskPage(matches, ""), scanned, False
+
+
+# --- The former URL of the list of a store that is not the ORM one ----------------------------
+
+
+@admin.register(StoredTask)
+class StoredTaskAdmin(admin.ModelAdmin):
+    """``admin/stores/storedtask/...`` was the list of the memory and file stores: it
+    now redirects (with the query string) to the one task list,
+    ``admin/stores/taskrecord/...`` (:class:`TaskRecordAdmin`), which serves every store.
+    Not shown on the index."""
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def get_urls(self) -> list:
+        return [path("", self.redirect), path("<path:rest>", self.redirect)]
+
+    @staticmethod
+    def redirect(request: HttpRequest, rest: str = "") -> HttpResponse:
+        target = reverse("admin:stores_taskrecord_changelist") + rest
+        query = request.META.get("QUERY_STRING", "")
+        return HttpResponseRedirect(target + ("?" + query if query else ""))

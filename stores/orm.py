@@ -105,8 +105,9 @@ class OrmTaskStore(TaskStore):
 
     def _select_task(self, task_id: str) -> list:
         """``SELECT task FROM <table> WHERE id = %s`` as SQL: a fixed query, which the ORM
-        took longer to build than the database to run (bench/ab.py measures it). The JSON is decoded by the model field, as the ORM
-        does (``json.loads``: exact big integers, ``NaN``, what the field's encoder wrote)."""
+        took longer to build than the database to run (``bench/ab.py`` measures it). The
+        JSON is decoded by the model field, as the ORM does (``json.loads``: exact big
+        integers, ``NaN``, what the field's encoder wrote)."""
         connection = self._connection()
         qn = connection.ops.quote_name
         meta = TaskRecord._meta

@@ -23,8 +23,8 @@ from stores.orm import OrmTaskStore
 
 pytestmark = pytest.mark.django_db
 
-STORE_LIST = "/admin/stores/storedtask/"
-ORM_LIST = "/admin/stores/taskrecord/"
+TASK_LIST = "/admin/stores/taskrecord/"  # the one task list, whatever the store
+OLD_LIST = "/admin/stores/storedtask/"  # the memory and file stores' former list: redirects
 T0 = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
 
 
@@ -60,12 +60,11 @@ def store(kind, tmp_path, settings) -> TaskStore:
 
 @pytest.fixture
 def list_url(kind) -> str:
-    return ORM_LIST if kind == "orm" else STORE_LIST
+    return TASK_LIST
 
 
 def detail_url(kind: str, task_id: str) -> str:
-    model = "taskrecord" if kind == "orm" else "storedtask"
-    return reverse(f"admin:stores_{model}_change", args=[quote(task_id)])
+    return reverse("admin:stores_taskrecord_change", args=[quote(task_id)])
 
 
 def rows(response) -> list[tuple[str, str]]:
@@ -80,8 +79,7 @@ def rows(response) -> list[tuple[str, str]]:
 def test_index_shows_exactly_one_tasks_link(admin_client, store, list_url):
     body = admin_client.get("/admin/").content.decode()
     assert f'href="{list_url}"' in body
-    other = STORE_LIST if list_url == ORM_LIST else ORM_LIST
-    assert other not in body
+    assert OLD_LIST not in body
     assert body.count(">Tasks</a>") == 1
 
 
@@ -152,7 +150,7 @@ def test_detail_shows_message_artifacts_history(admin_client, store, kind):
 def test_detail_of_an_id_with_url_characters(admin_client, store, kind):
     odd = "a/b c?d&e_f%2F"
     store.save(make_task(1, task_id=odd))
-    listed = admin_client.get(ORM_LIST if kind == "orm" else STORE_LIST).content.decode()
+    listed = admin_client.get(TASK_LIST).content.decode()
     assert f'href="{detail_url(kind, odd)}"' in listed
     response = admin_client.get(detail_url(kind, odd))
     assert response.status_code == 200
@@ -174,9 +172,19 @@ def test_anonymous_is_sent_to_login(client, store, kind, list_url):
         assert response["Location"].startswith("/admin/login/")
 
 
-def test_inactive_admin_is_forbidden(admin_client, store, list_url):
-    other = STORE_LIST if list_url == ORM_LIST else ORM_LIST
-    assert admin_client.get(other).status_code == 403
+def test_the_former_list_url_redirects_to_the_one_list(admin_client, store, kind):
+    store.save(make_task(1))
+    response = admin_client.get(OLD_LIST, {"state": "working"})
+    assert response.status_code == 302 and response["Location"] == TASK_LIST + "?state=working"
+    old_detail = admin_client.get(OLD_LIST + "task-001/change/")
+    assert old_detail["Location"] == detail_url(kind, "task-001")
+    assert rows(admin_client.get(OLD_LIST, {"state": "working"}, follow=True)) == [("task-001", "working")]
+
+
+def test_one_title_whatever_the_store(admin_client, store):
+    body = admin_client.get(TASK_LIST).content.decode()
+    assert "<h1>Tasks</h1>" in body and "<title>Tasks |" in body
+    assert "Select task to view" not in body
 
 
 # --- The store-backed pages only ------------------------------------------------------
@@ -198,7 +206,7 @@ class PickyStore(MemoryTaskStore):
 def test_bad_page_token_shows_an_error_and_the_first_page(admin_client, settings, store_class, token):
     settings.TASK_STORE = store = store_class()
     store.save(make_task(1))
-    response = admin_client.get(STORE_LIST, {"page_token": token})
+    response = admin_client.get(TASK_LIST, {"page_token": token})
     assert response.status_code == 200
     assert "page token is not valid" in response.content.decode()
     assert rows(response) == [("task-001", "working")]
@@ -207,7 +215,7 @@ def test_bad_page_token_shows_an_error_and_the_first_page(admin_client, settings
 def test_unknown_state_shows_an_error(admin_client, settings):
     settings.TASK_STORE = store = resolve_store("memory")
     store.save(make_task(1))
-    response = admin_client.get(STORE_LIST, {"state": "exploded"})
+    response = admin_client.get(TASK_LIST, {"state": "exploded"})
     assert response.status_code == 200
     assert "Unknown state" in response.content.decode()
     assert rows(response) == [("task-001", "working")]
@@ -216,13 +224,13 @@ def test_unknown_state_shows_an_error(admin_client, settings):
 def test_id_search_keeps_the_state_filter(admin_client, settings):
     settings.TASK_STORE = store = resolve_store("memory")
     store.save(make_task(1, state="completed"))
-    assert rows(admin_client.get(STORE_LIST, {"q": "task-001", "state": "completed"})) == [("task-001", "completed")]
-    assert rows(admin_client.get(STORE_LIST, {"q": "task-001", "state": "working"})) == []
+    assert rows(admin_client.get(TASK_LIST, {"q": "task-001", "state": "completed"})) == [("task-001", "completed")]
+    assert rows(admin_client.get(TASK_LIST, {"q": "task-001", "state": "working"})) == []
 
 
 def test_misconfigured_store_shows_an_error(admin_client, settings):
     settings.TASK_STORE = "no-such-backend"
-    response = admin_client.get(STORE_LIST)
+    response = admin_client.get(TASK_LIST)
     assert response.status_code == 200
     assert "misconfigured" in response.content.decode()
     assert admin_client.get("/admin/").status_code == 200
@@ -232,17 +240,17 @@ def test_staff_needs_the_view_permission(client, settings, django_user_model):
     settings.TASK_STORE = resolve_store("memory")
     user = django_user_model.objects.create_user("staff", password="x", is_staff=True)
     client.force_login(user)
-    assert client.get(STORE_LIST).status_code == 403
-    assert STORE_LIST not in client.get("/admin/").content.decode()
+    assert client.get(TASK_LIST).status_code == 403
+    assert TASK_LIST not in client.get("/admin/").content.decode()
     user.user_permissions.add(Permission.objects.get(codename="view_storedtask", content_type__app_label="stores"))
     client.force_login(django_user_model.objects.get(pk=user.pk))
-    assert client.get(STORE_LIST).status_code == 200
-    assert STORE_LIST in client.get("/admin/").content.decode()
+    assert client.get(TASK_LIST).status_code == 200
+    assert TASK_LIST in client.get("/admin/").content.decode()
 
 
 def test_orm_admin_reads_the_configured_database(settings, admin_user):
     settings.TASK_STORE = OrmTaskStore(using="elsewhere")
-    request = RequestFactory().get(ORM_LIST)
+    request = RequestFactory().get(TASK_LIST)
     request.user = admin_user
     model_admin = admin.site._registry[TaskRecord]
     assert isinstance(model_admin, TaskRecordAdmin)
@@ -317,7 +325,7 @@ def test_detail_renders_the_conversation_and_artifacts_readably(admin_client, st
     assert '<pre class="task-part-data" title="data">{\n  &quot;rows&quot;: [\n    1,\n    2\n  ]\n}</pre>' in body
     assert 'href="https://files.example.com/plot.png"' in body
     assert 'href="javascript:' not in body
-    model = "taskrecord" if kind == "orm" else "storedtask"
+    model = "taskrecord"
     download = reverse(f"admin:stores_{model}_download", args=["rich", "artifacts", 1, 1])
     assert f'href="{download}"' in body
     response = admin_client.get(download)

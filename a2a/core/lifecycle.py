@@ -45,7 +45,9 @@ from stores.base import (
     StoreError,
     Task,
     TaskStore,
+    now_iso,
     task_state,
+    task_updated,
     task_version,
 )
 
@@ -204,8 +206,10 @@ async def transition(
 async def create(store: TaskStore, task: Task, *, queued: bool = False) -> Task:
     """Save a new task (version 1, leased to this process, which is about to run it,
     or with ``queued`` to any worker of the queue: :func:`a2a.core.leases.new_lease`)
-    and publish it. Never replaces a task that exists (StaleTaskError)."""
+    and publish it. Never replaces a task that exists (StaleTaskError). ``_created``
+    records when (the admin's dashboard measures the time to a final state from it)."""
     task["_version"] = 1
+    task.setdefault("_created", task_updated(task) or now_iso())
     if task_state(task) in leases.LEASED_STATES:
         task["_lease"] = leases.new_lease(queued=queued)
     try:
