@@ -23,6 +23,7 @@ from stores.base import STATES, TERMINAL_STATES, StaleTaskError, TaskStore, now_
 from stores.file import FileTaskStore
 from tests.conftest import STORE_KINDS
 from tests.db_marks import store_params
+from tests.helpers import wait_for_state as wait_for
 from tests.server import ROOT
 
 pytestmark = pytest.mark.django_db
@@ -280,16 +281,6 @@ def counting(settings):
     settings.A2A_HANDLER = "tests.test_concurrency.counting_handler"
     RUNS.clear()
     return RUNS
-
-
-def wait_for(store, task_id, states, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        task = store.get(task_id)
-        if task and task["status"]["state"] in states:
-            return task
-        time.sleep(0.01)
-    raise AssertionError(f"{task_id} never reached {states}: {store.get(task_id)}")
 
 
 def test_cancel_vs_completion_many_times(use_store, counting):

@@ -20,6 +20,7 @@ from a2a.runtime.runner import get_runner
 from a2a.service import operations
 from stores.backends import get_task_store
 from stores.base import format_timestamp
+from tests.helpers import wait_for_state
 
 pytestmark = pytest.mark.django_db
 
@@ -74,13 +75,7 @@ def send(text: str) -> dict:
 
 
 def wait_for(task_id: str, states: set[str], timeout: float = 10.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        task = get_task_store().get(task_id)
-        if task and task["status"]["state"] in states:
-            return task
-        time.sleep(0.01)
-    raise AssertionError(f"{task_id} never reached {states}: {get_task_store().get(task_id)}")
+    return wait_for_state(get_task_store(), task_id, states, timeout)
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,7 @@ from stores.base import StoreUnavailable, TaskQuery, TaskStore, format_timestamp
 from stores.file import NOT_CACHED, FileTaskStore
 from stores.orm import OrmTaskStore
 from tests.db_marks import store_params
+from tests.helpers import wait_for_state as wait_for
 
 pytestmark = pytest.mark.django_db
 
@@ -109,19 +110,6 @@ class Fault:
 def message(text: str) -> dict:
     parts = [{"kind": "text", "text": text}]
     return {"kind": "message", "messageId": str(uuid.uuid4()), "role": "user", "parts": parts}
-
-
-def wait_for(store, task_id, states, timeout=15.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            task = store.get(task_id)
-        except StoreUnavailable:
-            task = None
-        if task and task["status"]["state"] in states:
-            return task
-        time.sleep(0.02)
-    raise AssertionError(f"{task_id} never reached {states}: {store.get(task_id)}")
 
 
 def test_a_read_error_while_a_handler_runs_never_ends_the_task(use_store, settings, monkeypatch, caplog):

@@ -30,6 +30,7 @@ from a2a.protocol.model import agent_message, new_task, set_status
 from a2a.runtime.runner import get_runner
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
+from tests.helpers import wait_until
 
 ENDPOINT = "/a2a/"
 CARD = "/.well-known/agent-card.json"
@@ -123,17 +124,6 @@ def fails(method: str, params: Any = NO_PARAMS, *, code: int, version: str | Non
     body = call(method, params, version=version)
     assert set(body) == {"jsonrpc", "id", "error"}, body
     return check_error(body["error"], code, version)
-
-
-def wait_until(predicate: Callable[[], Any], *, timeout: float = 5.0, what: str = "a condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.01)
 
 
 def no_kind_keys(value: Any) -> bool:

@@ -25,6 +25,7 @@ from a2a.runtime.runner import Runner
 from a2a.service import operations
 from stores.base import format_timestamp, now_iso
 from tests.db_marks import store_params
+from tests.helpers import wait_for_state as wait_for
 
 pytestmark = pytest.mark.django_db
 
@@ -49,16 +50,6 @@ def leased(task_id: str, state: str = "working", *, expires: dt.datetime, owner:
     task["status"] = {"state": state, "timestamp": now_iso()}
     task["_lease"] = {"owner": owner, "expires": format_timestamp(expires), "runs": runs}
     return task
-
-
-def wait_for(store, task_id, states, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        task = store.get(task_id)
-        if task and task["status"]["state"] in states:
-            return task
-        time.sleep(0.01)
-    raise AssertionError(f"{task_id} never reached {states}: {store.get(task_id)}")
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from a2a.protocol.model import CancelParams, GetParams, SendParams
 from a2a.runtime.runner import SHUTDOWN_MESSAGE, Runner
 from a2a.service import operations
 from tests.conftest import ALL_DATABASES
+from tests.helpers import wait_for_state
 
 pytestmark = ALL_DATABASES
 
@@ -83,16 +84,6 @@ def message(text: str = "hi", **extra) -> dict:
 
 def send(text: str = "hi", *, blocking: bool = False, **extra) -> dict:
     return asyncio.run(operations.send_message(SendParams(message=message(text, **extra), blocking=blocking)))
-
-
-def wait_for_state(store, task_id: str, states: set[str], timeout: float = 10) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        task = store.get(task_id)
-        if task and task["status"]["state"] in states:
-            return task
-        time.sleep(0.01)
-    raise AssertionError(f"task {task_id} never reached {states}: {store.get(task_id)}")
 
 
 def test_blocking_send_runs_submitted_working_completed(use_store):
