@@ -34,6 +34,7 @@ from django.utils.timesince import timesince
 from tqdm import tqdm
 
 from a2a.conf import a2a_settings
+from a2a.handlers.llm import parts_text
 from a2a.ops import bulk as maintenance
 from stores.backends import get_task_store, resolve_store
 from stores.base import STATES, TERMINAL_STATES, Task, TaskStore, parse_timestamp
@@ -377,10 +378,6 @@ def maintenance_select(store: TaskStore, selection: maintenance.Selection, limit
     return out
 
 
-def parts_text(parts: Any) -> str:
-    from a2a.handlers.llm import parts_text as text
-
-    return text(parts)
 
 
 @contextlib.contextmanager
