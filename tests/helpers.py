@@ -1,11 +1,16 @@
-"""What many tests need: waiting for a task or a condition (one copy, not one per file)."""
+"""What many tests need, one copy each: waiting for a task or a condition, and HTTP
+requests to the project's ASGI application in this process."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Collection
 from typing import Any
 
+import httpx
+
+from a2a.asgi import get_asgi_application
 from stores.base import StoreUnavailable, Task, TaskStore
 
 
@@ -35,3 +40,25 @@ def wait_until(predicate: Callable[[], Any], *, timeout: float = 5.0, what: str 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.01)
+
+
+_app: Any = None
+
+
+def asgi_app() -> Any:
+    """The project's ASGI application (``a2a.asgi``), built once."""
+    global _app
+    if _app is None:
+        _app = get_asgi_application()
+    return _app
+
+
+def http(method: str, path: str, *, content: Any = None, headers: dict[str, str] | None = None) -> httpx.Response:
+    """One request to :func:`asgi_app`, through httpx's ASGI transport (no server)."""
+
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=asgi_app())
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            return await client.request(method, path, content=content, headers=headers)
+
+    return asyncio.run(go())

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import json
 import os
@@ -26,30 +25,12 @@ import pytest
 from django.db import OperationalError
 from django.db.backends.utils import CursorWrapper
 
-from a2a.asgi import get_asgi_application
 from a2a.ops.observability import HEALTH_PROBE_OWNER
 from stores.base import TaskQuery
 from tests.conftest import ALL_DATABASES
+from tests.helpers import http
 
 pytestmark = ALL_DATABASES
-
-_app: Any = None
-
-
-def asgi_app() -> Any:
-    global _app
-    if _app is None:
-        _app = get_asgi_application()
-    return _app
-
-
-def http(method: str, path: str, *, content: bytes | None = None, headers: dict[str, str] | None = None):
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=asgi_app())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.request(method, path, content=content, headers=headers)
-
-    return asyncio.run(go())
 
 
 def send_request(request_id: Any = 1) -> dict[str, Any]:

@@ -24,13 +24,12 @@ from typing import Any
 import httpx
 import pytest
 
-from a2a.asgi import get_asgi_application
 from a2a.handlers import HandlerRequest
 from a2a.protocol.model import agent_message, new_task, set_status
 from a2a.runtime.runner import get_runner
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
-from tests.helpers import wait_until
+from tests.helpers import http, wait_until
 
 ENDPOINT = "/a2a/"
 CARD = "/.well-known/agent-card.json"
@@ -42,26 +41,6 @@ NO_PARAMS: Any = object()  # "send no params key at all"
 
 
 # --- HTTP plumbing -------------------------------------------------------------------
-
-_app: Any = None
-
-
-def asgi_app() -> Any:
-    global _app
-    if _app is None:
-        _app = get_asgi_application()
-    return _app
-
-
-def http(
-    method: str, path: str, *, content: bytes | None = None, headers: dict[str, str] | None = None
-) -> httpx.Response:
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=asgi_app())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.request(method, path, content=content, headers=headers)
-
-    return asyncio.run(go())
 
 
 def post(body: Any, *, version: str | None = None, path: str = ENDPOINT) -> httpx.Response:

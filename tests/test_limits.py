@@ -6,7 +6,6 @@ memory store."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
@@ -18,29 +17,11 @@ import httpx
 import pytest
 from django.core.checks import run_checks
 
-from a2a.asgi import get_asgi_application
 from a2a.conf import DEFAULTS, a2a_settings, from_environment
 from a2a.runtime.runner import get_runner
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
-
-_app: Any = None
-
-
-def asgi_app() -> Any:
-    global _app
-    if _app is None:
-        _app = get_asgi_application()
-    return _app
-
-
-def http(method: str, path: str, *, content: Any = None, headers: dict[str, str] | None = None) -> httpx.Response:
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=asgi_app())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.request(method, path, content=content, headers=headers)
-
-    return asyncio.run(go())
+from tests.helpers import http
 
 
 @dataclass(frozen=True)
