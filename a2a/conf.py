@@ -72,6 +72,16 @@ DEFAULTS: dict[str, Any] = {
     "A2A_EXTENDED_CARD": None,
     # Agent Card max-age for HTTP caching (seconds).
     "A2A_CARD_MAX_AGE": 300,
+    # --- Signed Agent Cards (spec 8.4; the `signing` extra: PyJWT, cryptography, rfc8785) --
+    # The private key that signs the Agent Card (and the extended card): PEM text, or the
+    # path of a PEM file (relative to BASE_DIR). EC P-256 signs with ES256, RSA (2048 bits
+    # or more) with RS256, Ed25519 with EdDSA. Empty: the card is not signed. Checked: a2a.E080.
+    "A2A_CARD_SIGNING_KEY": "",
+    # The signature's `kid` (key id); empty: the key's RFC 7638 thumbprint.
+    "A2A_CARD_SIGNING_KID": "",
+    # The signature's `jku`: the URL of a JWK Set holding the public key (publish the one
+    # `manage.py a2a_card jwks` prints); empty: none.
+    "A2A_CARD_SIGNING_JKU": "",
     # Push notifications (the card's capabilities.pushNotifications). False answers every
     # push config method, and a SendMessage carrying a push config, with -32003.
     "A2A_PUSH_NOTIFICATIONS": True,

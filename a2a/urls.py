@@ -3,7 +3,7 @@
 from django.urls import path, re_path
 
 from a2a.http import health as ops_views
-from a2a.http import rest, views
+from a2a.http import openapi, rest, views
 
 app_name = "a2a"
 
@@ -15,21 +15,9 @@ urlpatterns = [
     path(".well-known/agent.json", views.agent_card),  # the pre-0.3 location
     path("a2a/", views.jsonrpc_endpoint, name="jsonrpc"),
     path("a2a", views.jsonrpc_endpoint),
-    # HTTP+JSON (REST), spec section 11; v0.3 clients put "/v1" before each path.
+    # HTTP+JSON (REST), spec section 11; v0.3 clients put "/v1" before each path. The routes
+    # are a2a.http.rest.ROUTES, which the OpenAPI description is generated from too.
     path("a2a/rest", rest.get_extended_card, name="rest"),  # the interface URL the card names
-    re_path(r"^a2a/rest/(?:v1/)?message:send$", rest.send_message, name="rest-send"),
-    re_path(r"^a2a/rest/(?:v1/)?message:stream$", rest.stream_message, name="rest-stream"),
-    re_path(r"^a2a/rest/(?:v1/)?tasks$", rest.list_tasks, name="rest-list"),
-    re_path(r"^a2a/rest/(?:v1/)?tasks/(?P<task_id>[^/]+):cancel$", rest.cancel_task, name="rest-cancel"),
-    re_path(r"^a2a/rest/(?:v1/)?tasks/(?P<task_id>[^/]+):subscribe$", rest.subscribe_to_task, name="rest-subscribe"),
-    re_path(r"^a2a/rest/(?:v1/)?tasks/(?P<task_id>[^/:]+)$", rest.get_task, name="rest-get"),
-    re_path(
-        r"^a2a/rest/(?:v1/)?tasks/(?P<task_id>[^/:]+)/pushNotificationConfigs$", rest.push_configs, name="rest-push"
-    ),
-    re_path(
-        r"^a2a/rest/(?:v1/)?tasks/(?P<task_id>[^/:]+)/pushNotificationConfigs/(?P<config_id>[^/]+)$",
-        rest.push_config,
-        name="rest-push-config",
-    ),
-    re_path(r"^a2a/rest/(?:v1/)?(?:extendedAgentCard|card)$", rest.get_extended_card, name="rest-extended-card"),
+    path("a2a/rest/openapi.json", openapi.openapi_json, name="rest-openapi"),
+    *(re_path(route.regex, route.view, name=route.name) for route in rest.ROUTES),
 ]

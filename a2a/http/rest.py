@@ -1,7 +1,8 @@
 """The HTTP+JSON (REST) binding, spec section 11: the same operations as JSON-RPC,
 addressed by URL and HTTP method.
 
-Routes (under the app's ``a2a/rest`` prefix, the interface URL the card names):
+Routes (under the app's ``a2a/rest`` prefix, the interface URL the card names; the
+table is :data:`ROUTES`, from which ``a2a/urls.py`` and the OpenAPI description are made):
 ``POST message:send``, ``POST message:stream``, ``GET tasks``, ``GET tasks/{id}``,
 ``POST tasks/{id}:cancel``, ``POST|GET tasks/{id}:subscribe`` (the spec text says POST,
 a2a.proto says GET), ``POST|GET tasks/{id}/pushNotificationConfigs``,
@@ -21,7 +22,9 @@ streams are SSE of bare StreamResponse objects.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -124,10 +127,10 @@ def _query(request: HttpRequest) -> dict[str, Any]:
     return params
 
 
-Operation = Callable[[Dialect, HttpRequest, dict[str, str], CallContext], Awaitable[Any]]
+Handler = Callable[[Dialect, HttpRequest, dict[str, str], CallContext], Awaitable[Any]]
 
 
-def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Coroutine[Any, Any, HttpResponseBase]]:
+def endpoint(methods: tuple[str, ...], operation: Handler) -> Callable[..., Coroutine[Any, Any, HttpResponseBase]]:
     """A view running ``operation`` in the caller's dialect, errors as Status bodies."""
 
     @csrf_exempt
@@ -229,12 +232,141 @@ async def _extended_card(d: Dialect, request: HttpRequest, kw: dict[str, str], c
     return extended_card(d, ctx)
 
 
-send_message = endpoint(("POST",), _send)
-stream_message = endpoint(("POST",), _send_streaming)
-get_task = endpoint(("GET",), _get)
-list_tasks = endpoint(("GET",), _list)
-cancel_task = endpoint(("POST",), _cancel)
-subscribe_to_task = endpoint(("POST", "GET"), _subscribe)
-push_configs = endpoint(("POST", "GET"), _push_configs)
-push_config = endpoint(("GET", "DELETE"), _push_config)
-get_extended_card = endpoint(("GET",), _extended_card)
+@dataclass(frozen=True)
+class Operation:
+    """One A2A operation of a route, for the OpenAPI description (:mod:`a2a.http.openapi`):
+    its name, the a2a.schema.json definitions of its request (``body``: sent as the JSON
+    body, else its fields are query parameters) and of its answer (``None`` for an SSE
+    stream of StreamResponse)."""
+
+    name: str
+    request: str
+    response: str | None
+    body: bool = False
+
+
+@dataclass(frozen=True)
+class Route:
+    """A route of the binding, under the interface URL (``a2a/rest``): ``path`` with
+    ``{param}`` placeholders (the view's keyword arguments), its URL name, its view and
+    its operation per HTTP method. ``urls.py`` makes the URL patterns from these, and the
+    OpenAPI description is generated from them: there is no other list of the routes."""
+
+    path: str
+    name: str
+    handler: Handler
+    operations: dict[str, Operation]
+    #: The regular expression of each parameter (default: no "/" nor ":").
+    params: dict[str, str] = field(default_factory=dict)
+    #: Other spellings of a parameter-less path (v0.3's ``card``).
+    aliases: tuple[str, ...] = ()
+    view: Callable[..., Coroutine[Any, Any, HttpResponseBase]] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "view", endpoint(tuple(self.operations), self.handler))
+
+    def param_pattern(self, param: str) -> str:
+        return self.params.get(param, "[^/:]+")
+
+    @property
+    def regex(self) -> str:
+        """The URL regex (v0.3 clients put ``v1/`` before each path)."""
+
+        def pattern(path: str) -> str:
+            out = ""
+            for literal, param in PARAM.findall(path + "{}"):
+                out += re.escape(literal)
+                if param:
+                    out += f"(?P<{param}>{self.param_pattern(param)})"
+            return out
+
+        spellings = [pattern(p) for p in (self.path, *self.aliases)]
+        body = spellings[0] if len(spellings) == 1 else f"(?:{'|'.join(spellings)})"
+        return rf"^a2a/rest/(?:v1/)?{body}$"
+
+
+PARAM = re.compile(r"([^{]*)\{([^}]*)\}")
+ANY_ID = "[^/]+"  # a task id before ":cancel" / ":subscribe" may hold ":" (the suffix is matched last)
+
+ROUTES: tuple[Route, ...] = (
+    Route(
+        "message:send",
+        "rest-send",
+        _send,
+        {"POST": Operation("SendMessage", "SendMessageRequest", "SendMessageResponse", body=True)},
+    ),
+    Route(
+        "message:stream",
+        "rest-stream",
+        _send_streaming,
+        {"POST": Operation("SendStreamingMessage", "SendMessageRequest", None, body=True)},
+    ),
+    Route("tasks", "rest-list", _list, {"GET": Operation("ListTasks", "ListTasksRequest", "ListTasksResponse")}),
+    Route(
+        "tasks/{task_id}:cancel",
+        "rest-cancel",
+        _cancel,
+        {"POST": Operation("CancelTask", "CancelTaskRequest", "Task", body=True)},
+        params={"task_id": ANY_ID},
+    ),
+    Route(
+        "tasks/{task_id}:subscribe",
+        "rest-subscribe",
+        _subscribe,
+        # The spec text says POST, a2a.proto says GET: both are served.
+        {
+            "POST": Operation("SubscribeToTask", "SubscribeToTaskRequest", None),
+            "GET": Operation("SubscribeToTask", "SubscribeToTaskRequest", None),
+        },
+        params={"task_id": ANY_ID},
+    ),
+    Route("tasks/{task_id}", "rest-get", _get, {"GET": Operation("GetTask", "GetTaskRequest", "Task")}),
+    Route(
+        "tasks/{task_id}/pushNotificationConfigs",
+        "rest-push",
+        _push_configs,
+        {
+            "POST": Operation(
+                "CreateTaskPushNotificationConfig",
+                "TaskPushNotificationConfig",
+                "TaskPushNotificationConfig",
+                body=True,
+            ),
+            "GET": Operation(
+                "ListTaskPushNotificationConfigs",
+                "ListTaskPushNotificationConfigsRequest",
+                "ListTaskPushNotificationConfigsResponse",
+            ),
+        },
+    ),
+    Route(
+        "tasks/{task_id}/pushNotificationConfigs/{config_id}",
+        "rest-push-config",
+        _push_config,
+        {
+            "GET": Operation(
+                "GetTaskPushNotificationConfig", "GetTaskPushNotificationConfigRequest", "TaskPushNotificationConfig"
+            ),
+            "DELETE": Operation("DeleteTaskPushNotificationConfig", "DeleteTaskPushNotificationConfigRequest", "Empty"),
+        },
+        params={"config_id": ANY_ID},
+    ),
+    Route(
+        "extendedAgentCard",
+        "rest-extended-card",
+        _extended_card,
+        {"GET": Operation("GetExtendedAgentCard", "GetExtendedAgentCardRequest", "AgentCard")},
+        aliases=("card",),
+    ),
+)
+ROUTE = {route.name: route for route in ROUTES}
+
+send_message = ROUTE["rest-send"].view
+stream_message = ROUTE["rest-stream"].view
+get_task = ROUTE["rest-get"].view
+list_tasks = ROUTE["rest-list"].view
+cancel_task = ROUTE["rest-cancel"].view
+subscribe_to_task = ROUTE["rest-subscribe"].view
+push_configs = ROUTE["rest-push"].view
+push_config = ROUTE["rest-push-config"].view
+get_extended_card = ROUTE["rest-extended-card"].view

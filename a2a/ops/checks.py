@@ -19,7 +19,9 @@ from a2a.handlers import load_handler
 from a2a.handlers.llm import STYLES, LLMHandler
 from a2a.handlers.skills import enabled_ids, scan, skills_dir
 from a2a.ops.deployment import UNSHARED_HINT, configured_store, expected_workers, unshared_message
+from a2a.protocol.signing import SigningError
 from a2a.runtime.executors import executors
+from a2a.service import card
 from stores.base import MAX_PAGE_SIZE
 
 
@@ -278,3 +280,22 @@ def check_executor(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
     """``a2a.E070``: ``A2A_EXECUTOR`` cannot be built or names a queue that cannot be
     used; ``a2a.W070``: handlers run in workers, but events do not leave a process."""
     return executors.check()
+
+
+@register()
+def check_card_signing(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """``a2a.E080``: ``A2A_CARD_SIGNING_KEY`` is set but cannot sign (unreadable, not a
+    PEM private key, a key type without a JWS algorithm, or the ``signing`` extra missing)."""
+    if not a2a_settings.CARD_SIGNING_KEY:
+        return []
+    try:
+        card.signer()
+    except SigningError as exc:
+        return [
+            Error(
+                f"A2A_CARD_SIGNING_KEY cannot sign the Agent Card: {exc}",
+                hint="Give an unencrypted PEM private key (EC P-256, RSA 2048+ or Ed25519), as text or a path.",
+                id="a2a.E080",
+            )
+        ]
+    return []

@@ -5,15 +5,24 @@ allows no extra properties): asked with ``A2A-Version: 1.0`` the card is strict 
 asked without, it is one card both generations read (v1.0 ``supportedInterfaces``
 plus the v0.3 ``url`` / ``protocolVersion`` / ``preferredTransport`` /
 ``additionalInterfaces``).
+
+With ``A2A_CARD_SIGNING_KEY`` set, each card is served signed (spec 8.4,
+:mod:`a2a.protocol.signing`): its ``signatures`` cover the document as served (and, on
+the card both generations read, its v1.0 reading too).
 """
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
 from typing import Any
+
+from django.conf import settings
 
 from a2a import auth
 from a2a.conf import a2a_settings
 from a2a.handlers.skills import get_skills
+from a2a.protocol.signing import Signer
 
 V03_PROTOCOL_VERSION = "0.3.0"
 
@@ -41,9 +50,34 @@ def normalize_skill(skill: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
+def signer() -> Signer | None:
+    """The signer of ``A2A_CARD_SIGNING_KEY`` (built once per key setting); None when unset.
+    Raises :class:`~a2a.protocol.signing.SigningError` for a key that cannot sign."""
+    key = a2a_settings.CARD_SIGNING_KEY
+    if not key:
+        return None
+    base_dir = getattr(settings, "BASE_DIR", None)
+    return _signer(key, a2a_settings.CARD_SIGNING_KID or "", a2a_settings.CARD_SIGNING_JKU or "", base_dir)
+
+
+@functools.lru_cache(maxsize=4)
+def _signer(key: str, kid: str, jku: str, base_dir: Any) -> Signer:
+    return Signer.from_pem(key, kid=kid, jku=jku, base_dir=Path(base_dir) if base_dir else None)
+
+
+def signed(card: dict[str, Any]) -> dict[str, Any]:
+    """``card`` with its ``signatures`` when a signing key is configured."""
+    card_signer = signer()
+    return card_signer.sign(card) if card_signer else card
+
+
 def build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict[str, Any]:
     """The card for the JSON-RPC ``endpoint`` and the HTTP+JSON base URL ``rest``
-    (absolute URLs) in dialect ``version``."""
+    (absolute URLs) in dialect ``version``, signed when a signing key is configured."""
+    return signed(_build_card(endpoint, version=version, rest=rest))
+
+
+def _build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict[str, Any]:
     interfaces = [("JSONRPC", endpoint)] + ([("HTTP+JSON", rest)] if rest else [])
     card: dict[str, Any] = {
         "name": a2a_settings.AGENT_NAME,
@@ -98,10 +132,10 @@ def extended_card_available() -> bool:
 
 def build_extended_card(endpoint: str, *, version: str, rest: str | None = None) -> dict[str, Any]:
     """The public card with ``A2A_EXTENDED_CARD``'s fields over it (its ``skills`` are
-    added to the public ones)."""
-    card = build_card(endpoint, version=version, rest=rest)
+    added to the public ones), signed when a signing key is configured."""
+    card = _build_card(endpoint, version=version, rest=rest)
     extra = dict(a2a_settings.EXTENDED_CARD or {})
     extra_skills = [normalize_skill(s) for s in extra.pop("skills", [])]
     card.update(extra)
     card["skills"] = [*card["skills"], *extra_skills]
-    return card
+    return signed(card)

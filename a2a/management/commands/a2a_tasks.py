@@ -378,8 +378,6 @@ def maintenance_select(store: TaskStore, selection: maintenance.Selection, limit
     return out
 
 
-
-
 @contextlib.contextmanager
 def open_output(path: str, stdout: Any) -> Iterator[Any]:
     if path == "-":

@@ -1,0 +1,207 @@
+"""The OpenAPI 3.2 description of the HTTP+JSON binding, served at ``a2a/rest/openapi.json``.
+
+Generated from the binding's own route table (:data:`a2a.http.rest.ROUTES`, which
+``a2a/urls.py`` makes the URL patterns from): every route and method, its A2A operation,
+and the request and response schemas of the specification's JSON Schema bundle
+(``a2a/protocol/a2a.schema.json``, the A2A v1.0 ``a2a.schema.json``, Apache-2.0, copied
+as published), renamed into ``components/schemas``. It describes the v1.0 dialect (the
+``A2A-Version: 1.0`` header); v0.3 clients use the same routes with ``/v1`` before each
+path and v0.3 bodies.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import importlib.resources
+import json
+from typing import Any
+
+import orjson
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+
+from a2a.conf import a2a_settings
+from a2a.http.common import origin
+from a2a.http.rest import A2A_JSON, PARAM, ROUTES, STATUS_NAMES, Route
+
+OPENAPI_VERSION = "3.2.0"  # 3.2 describes each event of an SSE stream (itemSchema)
+#: Request fields bound to the path (or, ``tenant``, to a tenant path not served here),
+#: never query parameters.
+PATH_FIELDS = frozenset({"id", "taskId", "tenant"})
+SCHEMAS = "#/components/schemas/"
+SSE_EVENT = {
+    "type": "object",
+    "required": ["data"],
+    "properties": {
+        "event": {"type": "string"},
+        "data": {
+            "type": "string",
+            "contentMediaType": "application/json",
+            "contentSchema": {"anyOf": [{"$ref": SCHEMAS + "StreamResponse"}, {"$ref": SCHEMAS + "Status"}]},
+        },
+    },
+}
+#: Request bodies the agent accepts, for readers and for testing tools' first cases.
+EXAMPLES = {
+    "SendMessageRequest": {
+        "message": {"role": "ROLE_USER", "messageId": "openapi-example", "parts": [{"text": "hello"}]},
+        "configuration": {"returnImmediately": False},
+    },
+}
+#: The task a SendMessage answers with, as the path parameter of the task's operations
+#: (OpenAPI links: what a stateful test follows).
+TASK_LINKS = ("GetTask", "CancelTask", "SubscribeToTaskGet", "ListTaskPushNotificationConfigs")
+
+
+@functools.cache
+def spec_schemas() -> dict[str, Any]:
+    """The a2a.schema.json definitions as OpenAPI component schemas: each named by its
+    title without spaces (``Send Message Request`` -> ``SendMessageRequest``, the name its
+    ``$ref``s use), ``$schema`` dropped, ``$ref``s pointing into ``components/schemas``."""
+    raw = json.loads((importlib.resources.files("a2a.protocol") / "a2a.schema.json").read_text())
+
+    def rewrite(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {k: rewrite(v) for k, v in node.items() if k != "$schema"}
+            ref = out.get("$ref")
+            if isinstance(ref, str) and ref.endswith(".jsonschema.json"):
+                out["$ref"] = SCHEMAS + ref.removesuffix(".jsonschema.json").rsplit(".", 1)[-1]
+            return out
+        if isinstance(node, list):
+            return [rewrite(v) for v in node]
+        return node
+
+    return {title.replace(" ", ""): rewrite(definition) for title, definition in raw["definitions"].items()}
+
+
+def _status_schema() -> dict[str, Any]:
+    """google.rpc.Status, as the binding answers every error (spec 11.6)."""
+    return {
+        "type": "object",
+        "description": "An error: google.rpc.Status with the HTTP status as code (spec 5.4, 11.6).",
+        "required": ["error"],
+        "properties": {
+            "error": {
+                "type": "object",
+                "required": ["code", "status", "message"],
+                "properties": {
+                    "code": {"type": "integer"},
+                    "status": {"type": "string", "examples": sorted(set(STATUS_NAMES.values()))},
+                    "message": {"type": "string"},
+                    "details": {"type": "array", "items": {"type": "object"}},
+                },
+            }
+        },
+    }
+
+
+def _openapi_path(path: str) -> str:
+    return "/" + path  # the {param} placeholders are already OpenAPI's
+
+
+def _parameters(route: Route, request: dict[str, Any], *, query: bool) -> list[dict[str, Any]]:
+    parameters: list[dict[str, Any]] = [{"$ref": "#/components/parameters/A2AVersion"}]
+    for _literal, name in PARAM.findall(route.path + "{}"):
+        if name:  # the route's own regex, as a pattern (a task id holds no "/", nor ":" in most routes)
+            schema = {"type": "string", "pattern": f"^{route.param_pattern(name)}$"}
+            parameters.append({"name": name, "in": "path", "required": True, "schema": schema})
+    if query:
+        for name, schema in (request.get("properties") or {}).items():
+            if name not in PATH_FIELDS:
+                parameters.append({"name": name, "in": "query", "required": False, "schema": schema})
+    return parameters
+
+
+def _answer(response: str | None) -> dict[str, Any]:
+    if response is None:
+        return {
+            "description": "A Server-Sent Events stream, the data of each event a StreamResponse; "
+            "an error before the first event is a Status body, one after it a last event with a Status.",
+            # OpenAPI 3.2: the schema of each event of the stream (its data is JSON).
+            "content": {"text/event-stream": {"itemSchema": SSE_EVENT}},
+        }
+    schema = {"type": "object"} if response == "Empty" else {"$ref": SCHEMAS + response}
+    return {"description": f"{response} (google.protobuf.Empty: {{}})" if response == "Empty" else response,
+            "content": {A2A_JSON: {"schema": schema}}}  # fmt: skip
+
+
+@functools.lru_cache(maxsize=16)
+def document(server_url: str, title: str, version: str) -> dict[str, Any]:
+    """The OpenAPI document for the binding served at ``server_url``."""
+    schemas = spec_schemas()
+    paths: dict[str, dict[str, Any]] = {}
+    operation_ids: set[str] = set()
+    for route in ROUTES:
+        item = paths.setdefault(_openapi_path(route.path), {})
+        for method, operation in route.operations.items():
+            operation_id = operation.name
+            if operation_id in operation_ids:
+                operation_id += method.capitalize()
+            operation_ids.add(operation_id)
+            request = schemas[operation.request]
+            entry: dict[str, Any] = {
+                "operationId": operation_id,
+                "summary": operation.name,
+                "description": request.get("description", ""),
+                "parameters": _parameters(route, request, query=not operation.body),
+                "responses": {
+                    "200": _answer(operation.response),
+                    "default": {
+                        "description": "An error (google.rpc.Status)",
+                        "content": {A2A_JSON: {"schema": {"$ref": SCHEMAS + "Status"}}},
+                    },
+                },
+                "x-a2a-route": route.name,
+            }
+            if route.aliases:
+                entry["description"] += f" Also served as {', '.join('/' + a for a in route.aliases)}."
+            if operation.body:
+                media: dict[str, Any] = {"schema": {"$ref": SCHEMAS + operation.request}}
+                if operation.request in EXAMPLES:
+                    media["example"] = EXAMPLES[operation.request]
+                entry["requestBody"] = {"required": True, "content": {A2A_JSON: media, "application/json": media}}
+            if operation.name == "SendMessage":
+                entry["responses"]["200"]["links"] = {
+                    name: {"operationId": name, "parameters": {"path.task_id": "$response.body#/task/id"}}
+                    for name in TASK_LINKS
+                }
+            item[method.lower()] = entry
+    return {
+        "openapi": OPENAPI_VERSION,
+        "info": {
+            "title": f"{title}: A2A HTTP+JSON binding",
+            "version": version,
+            "description": (
+                "The A2A v1.0 HTTP+JSON/REST binding (specification section 11) of this agent, generated "
+                "from its route table. Send `A2A-Version: 1.0`; v0.3 clients put /v1 before each path. "
+                "Errors are google.rpc.Status objects."
+            ),
+        },
+        "servers": [{"url": server_url}],
+        "paths": paths,
+        "components": {
+            "schemas": {**copy.deepcopy(schemas), "Status": _status_schema()},
+            "parameters": {
+                "A2AVersion": {
+                    "name": "A2A-Version",
+                    "in": "header",
+                    "required": True,
+                    "description": "The protocol version of the request and its answer (spec 3.6).",
+                    "schema": {"type": "string", "enum": ["1.0"]},
+                }
+            },
+        },
+    }
+
+
+async def openapi_json(request: HttpRequest) -> HttpResponse:
+    """GET the OpenAPI description of the HTTP+JSON binding (public, like the card)."""
+    if request.method not in ("GET", "HEAD"):
+        return HttpResponse(status=405, headers={"Allow": "GET, HEAD"})
+    doc = document(origin(request) + reverse("a2a:rest"), a2a_settings.AGENT_NAME, a2a_settings.AGENT_VERSION)
+    return HttpResponse(
+        orjson.dumps(doc),
+        content_type="application/json",
+        headers={"Cache-Control": f"public, max-age={int(a2a_settings.CARD_MAX_AGE)}", "Vary": "Host"},
+    )
