@@ -36,7 +36,8 @@ CARD = "/.well-known/agent-card.json"
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest"
-V10_SCHEMA = Path("/work/shared/reference/a2a-v1.0/a2a.schema.json")
+#: The A2A v1.0 JSON schema, as the package ships it (a copy of the specification's).
+V10_SCHEMA = Path(__file__).resolve().parent.parent / "a2a" / "protocol" / "a2a.schema.json"
 NO_PARAMS: Any = object()  # "send no params key at all"
 
 
