@@ -96,13 +96,15 @@ DEFAULTS: dict[str, Any] = {
     # --- The gRPC binding (a2a/grpc; pip install "django-a2a-agent[grpc]") ---------------
     # The gRPC interface the Agent Card advertises (supportedInterfaces: protocolBinding
     # "GRPC", protocolVersion "1.0"), as clients dial it: "host:port", e.g.
-    # "agent.example.com:50051". None: the card names no gRPC interface.
+    # "agent.example.com:50051". None: the card names no gRPC interface. Checked: a2a.E081.
     "A2A_GRPC_URL": None,
-    # "host:port" the gRPC server listens on (`manage.py a2a_grpc`, unless --address says otherwise).
+    # "host:port" the gRPC server listens on (`manage.py a2a_grpc`, unless --address says
+    # otherwise). Checked: a2a.E081.
     "A2A_GRPC_ADDRESS": "127.0.0.1:50051",
     # Also serve gRPC on A2A_GRPC_ADDRESS from the ASGI app (a2a.asgi), beside HTTP in the
     # same process and event loop, started and stopped with it (several worker processes
-    # share the port). False: only `manage.py a2a_grpc` serves it.
+    # share the port). False: only `manage.py a2a_grpc` serves it. Checked: a2a.E080 (the
+    # grpc extra is installed).
     "A2A_GRPC_IN_ASGI": False,
     # --- The model-backed handler (A2A_HANDLER = "a2a.handlers.llm.handle") -------------
     # Base URL of the model API: an OpenAI-compatible one ("https://api.openai.com/v1",

@@ -528,3 +528,19 @@ def test_the_management_command_refuses_half_a_tls_pair():
 
     with pytest.raises(CommandError, match="go together"):
         call_command("a2a_grpc", "--port", "0", "--tls-cert", "x.pem")
+
+
+def test_system_checks_for_the_grpc_settings(settings, monkeypatch):
+    from a2a.ops import checks
+
+    assert checks.check_grpc() == []
+    settings.A2A_GRPC_ADDRESS = "no-port"
+    settings.A2A_GRPC_URL = ""
+    assert [e.id for e in checks.check_grpc()] == ["a2a.E081", "a2a.E081"]
+    settings.A2A_GRPC_ADDRESS = "127.0.0.1:50051"
+    settings.A2A_GRPC_URL = None
+    settings.A2A_GRPC_IN_ASGI = True
+    assert checks.check_grpc() == []  # installed here
+    monkeypatch.setattr(checks, "GRPC_MODULES", ("grpc", "no_such_module_for_a2a"))
+    [error] = checks.check_grpc()
+    assert error.id == "a2a.E080" and "no_such_module_for_a2a" in error.msg and "[grpc]" in error.hint
