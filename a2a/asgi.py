@@ -213,6 +213,14 @@ def _start_up() -> None:
         logger.exception("starting the A2A runner failed; it starts with the first task")
 
 
+async def _start_grpc() -> Any:
+    """``A2A_GRPC_IN_ASGI``: the gRPC binding on ``A2A_GRPC_ADDRESS``, in this event loop."""
+    from a2a.grpc.server import start  # the `grpc` extra: imported only when asked for
+
+    server, _ = await start(a2a_settings.GRPC_ADDRESS)
+    return server
+
+
 def get_asgi_application() -> Callable[..., Awaitable[None]]:
     """The project's ASGI application, A2A-aware (see module doc). Raises the process's
     soft open-file limit to the hard one: each connection takes a descriptor."""
@@ -223,15 +231,25 @@ def get_asgi_application() -> Callable[..., Awaitable[None]]:
     async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "lifespan":
             return await handler(scope, receive, send)
+        grpc_server = None
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 await asyncio.to_thread(_start_up)
+                if a2a_settings.GRPC_IN_ASGI:
+                    try:
+                        grpc_server = await _start_grpc()
+                    except Exception as exc:  # e.g. the grpc extra missing, the port taken
+                        logger.exception("starting the A2A gRPC binding failed")
+                        await send({"type": "lifespan.startup.failed", "message": f"A2A gRPC binding: {exc}"})
+                        return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 from a2a.core.events import close_event_backend
                 from a2a.runtime.runner import get_runner
 
+                if grpc_server is not None:  # calls in progress end first (they may be streams)
+                    await grpc_server.stop(float(a2a_settings.SHUTDOWN_GRACE))
                 await asyncio.to_thread(get_runner().shutdown)
                 await asyncio.to_thread(close_event_backend)  # the last transitions' events go out
                 await send({"type": "lifespan.shutdown.complete"})

@@ -20,6 +20,7 @@ The card declares each built-in class's scheme in ``securitySchemes``.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -105,6 +106,17 @@ async def authenticate(request: HttpRequest) -> str:
     no valid credentials."""
     classes = authenticators()
     return await sync_to_async(_authenticate_sync, thread_sensitive=False)(request, classes) if classes else ""
+
+
+async def authenticate_headers(headers: Iterable[tuple[str, str]]) -> str:
+    """:func:`authenticate` for a binding without an HTTP request (gRPC metadata):
+    the same classes read the same headers (``authorization``, ``x-api-key``...) from
+    a request made of ``headers`` (names in any case)."""
+    request = HttpRequest()
+    request.method = "POST"
+    for name, value in headers:
+        request.META["HTTP_" + name.upper().replace("-", "_")] = value
+    return await authenticate(request)
 
 
 def challenge() -> str:

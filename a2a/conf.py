@@ -103,6 +103,19 @@ DEFAULTS: dict[str, Any] = {
     # The Redis channel / PostgreSQL LISTEN channel the processes of one deployment share
     # (at most 63 bytes).
     "A2A_EVENTS_CHANNEL": "a2a_events",
+    # --- The gRPC binding (a2a/grpc; pip install "django-a2a-agent[grpc]") ---------------
+    # The gRPC interface the Agent Card advertises (supportedInterfaces: protocolBinding
+    # "GRPC", protocolVersion "1.0"), as clients dial it: "host:port", e.g.
+    # "agent.example.com:50051". None: the card names no gRPC interface. Checked: a2a.E091.
+    "A2A_GRPC_URL": None,
+    # "host:port" the gRPC server listens on (`manage.py a2a_grpc`, unless --address says
+    # otherwise). Checked: a2a.E091.
+    "A2A_GRPC_ADDRESS": "127.0.0.1:50051",
+    # Also serve gRPC on A2A_GRPC_ADDRESS from the ASGI app (a2a.asgi), beside HTTP in the
+    # same process and event loop, started and stopped with it (several worker processes
+    # share the port). False: only `manage.py a2a_grpc` serves it. Checked: a2a.E090 (the
+    # grpc extra is installed).
+    "A2A_GRPC_IN_ASGI": False,
     # --- The model-backed handler (A2A_HANDLER = "a2a.handlers.llm.handle") -------------
     # Base URL of the model API: an OpenAI-compatible one ("https://api.openai.com/v1",
     # "http://127.0.0.1:11434/v1" for Ollama) or Anthropic's ("https://api.anthropic.com/v1").

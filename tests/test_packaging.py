@@ -97,6 +97,11 @@ def must_have() -> set[str]:
         "a2a/management/commands/__init__.py",
         "a2a/management/commands/a2a_tasks.py",
         "a2a/management/commands/a2a_send.py",
+        "a2a/management/commands/a2a_grpc.py",
+        "a2a/grpc/a2a.proto",
+        "a2a/grpc/a2a_pb2.py",
+        "a2a/grpc/a2a_pb2.pyi",
+        "a2a/grpc/a2a_pb2_grpc.py",
         "stores/migrations/__init__.py",
         "stores/migrations/0001_initial.py",
         "stores/templates/admin/stores/task_list.html",
@@ -156,7 +161,8 @@ def test_the_wheel_installs_into_a_fresh_virtualenv_and_every_module_imports(tmp
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = str(venv / "bin" / "python")
     pip = [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-compile"]
-    subprocess.run([*pip, str(run.built_dist().wheel)], check=True, capture_output=True)
+    # With the `grpc` extra: a2a.grpc (and the command serving it) import its packages at the top.
+    subprocess.run([*pip, f"{run.built_dist().wheel}[grpc]"], check=True, capture_output=True)
     script = textwrap.dedent(
         """
         import importlib, importlib.metadata, pkgutil, sys
@@ -179,7 +185,7 @@ def test_the_wheel_installs_into_a_fresh_virtualenv_and_every_module_imports(tmp
         from django.core.management import call_command, get_commands
         from django.template.loader import get_template
         get_template("admin/stores/task_list.html")
-        assert {"a2a_tasks", "a2a_send"} <= set(get_commands())
+        assert {"a2a_tasks", "a2a_send", "a2a_grpc"} <= set(get_commands())
         call_command("migrate", "stores", verbosity=0)
         print("\\n".join(sorted(str(f) for f in importlib.metadata.files("django-a2a-agent"))))
         """

@@ -1,23 +1,15 @@
 """What the HTTP views and both bindings share: the requested version, SSE responses,
-the public URLs the card advertises, and the extended card."""
+the public URLs the card advertises, the call context."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
-from typing import Any
 
 from django.http import HttpRequest, StreamingHttpResponse
 from django.urls import reverse
 
 from a2a.conf import a2a_settings
-from a2a.protocol import Dialect
-from a2a.protocol.errors import ExtendedAgentCardNotConfiguredError, InternalError, UnavailableError
-from a2a.service import card
 from a2a.service.context import CallContext
-from stores.base import StoreError, StoreUnavailable
-
-logger = logging.getLogger(__name__)
 
 
 def requested_version(request: HttpRequest) -> str | None:
@@ -54,26 +46,3 @@ def call_context(request: HttpRequest, caller: str, binding: str, version: str =
     raw = request.headers.get("A2A-Extensions") or request.headers.get("X-A2A-Extensions") or ""
     extensions = tuple(uri.strip() for uri in raw.split(",") if uri.strip())
     return CallContext(caller=caller, version=version, binding=binding, origin=origin(request), extensions=extensions)
-
-
-def extended_card(dialect: Dialect, ctx: CallContext) -> dict[str, Any]:
-    """GetExtendedAgentCard: the extended card, for authenticated callers only."""
-    if not card.extended_card_available() or not ctx.caller:
-        raise ExtendedAgentCardNotConfiguredError(
-            "This agent has no extended agent card"
-            if a2a_settings.EXTENDED_CARD is None
-            else "The extended agent card is only served to authenticated callers"
-        )
-    return card.build_extended_card(
-        ctx.origin + reverse("a2a:jsonrpc"), version=dialect.version, rest=ctx.origin + reverse("a2a:rest")
-    )
-
-
-def store_failure(exc: StoreError) -> InternalError:
-    """What a client is told when the task store failed: "cannot read now, try again"
-    (:class:`~stores.base.StoreUnavailable`: -32603, HTTP 503), never "task not
-    found"; any other store error as an internal error with its (client-fit) message."""
-    logger.warning("the task store failed: %s", exc, exc_info=exc.__cause__ is not None)
-    if isinstance(exc, StoreUnavailable):
-        return UnavailableError(str(exc))
-    return InternalError(str(exc))

@@ -16,13 +16,14 @@ from typing import Any
 
 import orjson
 
-from a2a.http.common import extended_card, store_failure
 from a2a.http.sse import SSE, sse_stream
 from a2a.protocol import V03, Dialect, dialect_for, limits
 from a2a.protocol.errors import A2AError, InternalError, InvalidRequestError, JSONParseError, MethodNotFoundError
 from a2a.protocol.model import StreamItem
 from a2a.service import operations, push_configs
+from a2a.service.card import extended_card
 from a2a.service.context import INTERNAL, CallContext
+from a2a.service.errors import store_failure
 from stores.base import StoreError
 
 logger = logging.getLogger(__name__)

@@ -33,7 +33,7 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from a2a import auth
-from a2a.http.common import call_context, event_stream, extended_card, store_failure
+from a2a.http.common import call_context, event_stream
 from a2a.http.sse import sse_stream
 from a2a.protocol import V10, Dialect, limits, rest_dialect_for
 from a2a.protocol.errors import (
@@ -46,7 +46,9 @@ from a2a.protocol.errors import (
 )
 from a2a.service import operations
 from a2a.service import push_configs as configs
+from a2a.service.card import extended_card
 from a2a.service.context import CallContext
+from a2a.service.errors import store_failure
 from stores.base import StoreError
 
 logger = logging.getLogger(__name__)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 
-from a2a.http.common import store_failure
 from a2a.protocol.errors import A2AError, InternalError
 from a2a.protocol.model import StreamItem
+from a2a.service.errors import store_failure
 from stores.base import StoreError
 
 logger = logging.getLogger(__name__)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -299,3 +300,43 @@ def check_card_signing(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
             )
         ]
     return []
+
+
+#: The modules the gRPC binding needs (the `grpc` extra).
+GRPC_MODULES = ("grpc", "google.protobuf", "google.rpc.status_pb2")
+
+
+def _grpc_missing() -> str | None:
+    """The first module of the `grpc` extra that is not installed, or None."""
+    for name in GRPC_MODULES:
+        try:
+            if importlib.util.find_spec(name) is None:
+                return name
+        except ModuleNotFoundError:  # its parent package is missing
+            return name
+    return None
+
+
+@register()
+def check_grpc(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """``a2a.E090``: ``A2A_GRPC_IN_ASGI`` is on without the ``grpc`` extra;
+    ``a2a.E091``: ``A2A_GRPC_ADDRESS`` is not ``host:port``, or ``A2A_GRPC_URL`` is
+    neither None nor a non-empty string."""
+    errors: list[CheckMessage] = []
+    address = a2a_settings.GRPC_ADDRESS
+    host, _, port = address.rpartition(":") if isinstance(address, str) else ("", "", "")
+    if not host or not port.isdigit() or int(port) > 65535:
+        errors.append(Error(f"A2A_GRPC_ADDRESS must be 'host:port', not {address!r}.", id="a2a.E091"))
+    url = a2a_settings.GRPC_URL
+    if url is not None and (not isinstance(url, str) or not url.strip()):
+        message = f"A2A_GRPC_URL must be None or 'host:port' (as clients dial it), not {url!r}."
+        errors.append(Error(message, id="a2a.E091"))
+    if a2a_settings.GRPC_IN_ASGI and (missing := _grpc_missing()):
+        errors.append(
+            Error(
+                f"A2A_GRPC_IN_ASGI is on but {missing} is not installed.",
+                hint='pip install "django-a2a-agent[grpc]"',
+                id="a2a.E090",
+            )
+        )
+    return errors

@@ -18,11 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.urls import reverse
 
 from a2a import auth
 from a2a.conf import a2a_settings
 from a2a.handlers.skills import get_skills
+from a2a.protocol import Dialect
+from a2a.protocol.errors import ExtendedAgentCardNotConfiguredError
 from a2a.protocol.signing import Signer
+from a2a.service.context import CallContext
 
 V03_PROTOCOL_VERSION = "0.3.0"
 
@@ -95,6 +99,10 @@ def _build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict
         "defaultOutputModes": list(a2a_settings.OUTPUT_MODES),
         "skills": skills(),
     }
+    if a2a_settings.GRPC_URL:  # the gRPC binding (a2a.grpc) speaks v1.0's a2a.proto only
+        card["supportedInterfaces"].append(
+            {"url": a2a_settings.GRPC_URL, "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+        )
     if a2a_settings.PROVIDER_ORGANIZATION:
         card["provider"] = {
             "organization": a2a_settings.PROVIDER_ORGANIZATION,
@@ -139,3 +147,16 @@ def build_extended_card(endpoint: str, *, version: str, rest: str | None = None)
     card.update(extra)
     card["skills"] = [*card["skills"], *extra_skills]
     return signed(card)
+
+
+def extended_card(dialect: Dialect, ctx: CallContext) -> dict[str, Any]:
+    """GetExtendedAgentCard (every binding): the extended card, for authenticated callers only."""
+    if not extended_card_available() or not ctx.caller:
+        raise ExtendedAgentCardNotConfiguredError(
+            "This agent has no extended agent card"
+            if a2a_settings.EXTENDED_CARD is None
+            else "The extended agent card is only served to authenticated callers"
+        )
+    return build_extended_card(
+        ctx.origin + reverse("a2a:jsonrpc"), version=dialect.version, rest=ctx.origin + reverse("a2a:rest")
+    )

@@ -1,5 +1,5 @@
 """Interoperability with A2A clients nobody here wrote: the official A2A Python SDK
-(``a2a-sdk``: its v1.0 JSON-RPC and HTTP+JSON transports and its v0.3 compatibility
+(``a2a-sdk``: its v1.0 JSON-RPC, HTTP+JSON and gRPC transports and its v0.3 compatibility
 transports; and a2a-sdk 0.3, the v0.3 generation's own client, over HTTP+JSON) and
 toolnexus's A2A agent tools, driving the real site under uvicorn.
 
@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.server import ROOT, running_server, site_env
+from tests.server import ROOT, free_port, running_server, site_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop]
 
@@ -40,6 +40,7 @@ CLIENT_TIMEOUT = 60  # seconds one client run may take (each scenario takes ~1-3
 
 V10_JSONRPC = ("1.0", "JSONRPC")
 V10_REST = ("1.0", "HTTP+JSON")
+V10_GRPC = ("1.0", "GRPC")  # a2a.grpc, served beside the site (A2A_GRPC_IN_ASGI)
 V03_JSONRPC = ("0.3", "JSONRPC")
 V03_REST = ("0.3", "HTTP+JSON")
 
@@ -128,6 +129,7 @@ def sdk(run_client, base: str, scenario: str, version: tuple[str, str], *options
     expected = {
         V10_JSONRPC: "JsonRpcTransport",
         V10_REST: "RestTransport",
+        V10_GRPC: "GrpcTransport",
         V03_JSONRPC: "CompatJsonRpcTransport",
         V03_REST: "CompatRestTransport",
     }[version]
@@ -227,9 +229,17 @@ def server_env(tmp: Path, store: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    """The site on the memory store."""
+    """The site on the memory store, with the gRPC binding beside it in the same
+    process (A2A_GRPC_IN_ASGI), advertised on the card (A2A_GRPC_URL)."""
     tmp = tmp_path_factory.mktemp("interop")
-    with running_server(server_env(tmp, "memory"), log=tmp / "server.log") as base:
+    grpc_address = f"127.0.0.1:{free_port()}"
+    env = {
+        **server_env(tmp, "memory"),
+        "A2A_GRPC_IN_ASGI": "true",
+        "A2A_GRPC_ADDRESS": grpc_address,
+        "A2A_GRPC_URL": grpc_address,
+    }
+    with running_server(env, log=tmp / "server.log") as base:
         base.log = tmp / "server.log"
         yield base
 
@@ -244,11 +254,13 @@ def file_server(tmp_path_factory):
         yield base, tasks
 
 
-BOTH_BINDINGS = pytest.mark.parametrize("version", [V10_JSONRPC, V10_REST], ids=["jsonrpc", "rest"])
+BOTH_BINDINGS = pytest.mark.parametrize(  # every v1.0 binding
+    "version", [V10_JSONRPC, V10_REST, V10_GRPC], ids=["jsonrpc", "rest", "grpc"]
+)
 EVERY_TRANSPORT = pytest.mark.parametrize(
     "version",
-    [V10_JSONRPC, V10_REST, V03_JSONRPC, V03_REST],
-    ids=["v1.0-jsonrpc", "v1.0-rest", "v0.3-jsonrpc", "v0.3-rest"],
+    [V10_JSONRPC, V10_REST, V10_GRPC, V03_JSONRPC, V03_REST],
+    ids=["v1.0-jsonrpc", "v1.0-rest", "v1.0-grpc", "v0.3-jsonrpc", "v0.3-rest"],
 )
 
 
@@ -429,7 +441,8 @@ def test_sdk_push_config_in_send_message(run_client, server, receiver, tmp_path,
 
 def test_the_card_offers_both_bindings_in_both_versions(server):
     """What the SDK's factory chose from above: every (binding, version) pair, in the
-    v1.0 ``supportedInterfaces`` and in the v0.3 ``additionalInterfaces``."""
+    v1.0 ``supportedInterfaces`` and in the v0.3 ``additionalInterfaces``; gRPC in v1.0
+    only (a v0.3 gRPC client speaks v0.3's proto)."""
     card = httpx.get(f"{server}/.well-known/agent-card.json").json()
     rest = f"{server}/a2a/rest"
     assert card["additionalInterfaces"] == [
@@ -442,7 +455,9 @@ def test_the_card_offers_both_bindings_in_both_versions(server):
         ("HTTP+JSON", "1.0"): rest,
         ("JSONRPC", "0.3"): card["url"],
         ("HTTP+JSON", "0.3"): rest,
+        ("GRPC", "1.0"): offered[("GRPC", "1.0")],
     }
+    assert offered[("GRPC", "1.0")].startswith("127.0.0.1:")
 
 
 # --- a2a-sdk 0.3: the v0.3 generation's own client, over HTTP+JSON --------------------------------

@@ -4,14 +4,15 @@ it saw, for tests/interop/test_interop.py.
 Run with the interop venv's Python (never imported by our test process; its ``a2a``
 package is the SDK's, not ours)::
 
-    .venv-interop/bin/python sdk_client.py BASE_URL SCENARIO [--binding JSONRPC|HTTP+JSON]
+    .venv-interop/bin/python sdk_client.py BASE_URL SCENARIO [--binding JSONRPC|HTTP+JSON|GRPC]
         [--protocol 1.0|0.3] [--webhook URL] [--lenient]
 
 The card is resolved from BASE_URL with the SDK's ``A2ACardResolver`` and the client
 made by its ``ClientFactory``, which picks the transport from the card's
 ``supportedInterfaces``: ``--binding`` is the one binding the client supports, and
 ``--protocol 0.3`` keeps only the card's v0.3 interfaces, so the factory picks the
-SDK's v0.3 compatibility transport. The v1.0 transports parse every answer strictly
+SDK's v0.3 compatibility transport; ``--binding GRPC`` dials the card's gRPC interface
+with the SDK's ``GrpcTransport`` over an insecure channel. The v1.0 transports parse every answer strictly
 (the SDK ignores unknown fields; here one is an error, so a misnamed field cannot be
 silently dropped) unless ``--lenient``. Prints one JSON line (what the client observed);
 exits 1 with the error on stderr when a step fails.
@@ -28,6 +29,7 @@ import traceback
 import uuid
 from typing import Any
 
+import grpc
 import httpx
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.client.transports import jsonrpc as jsonrpc_transport
@@ -146,6 +148,8 @@ class Session:
     async def __aenter__(self) -> Session:
         self.http = httpx.AsyncClient(timeout=30)
         self.factory_config = dict(httpx_client=self.http, supported_protocol_bindings=[self.binding])
+        if self.binding == "GRPC":
+            self.factory_config["grpc_channel_factory"] = grpc.aio.insecure_channel
         ClientFactory(ClientConfig(**self.factory_config))  # as create_from_url: sets A2A-Version on the client
         resolver = A2ACardResolver(self.http, self.base_url)
         card = await resolver.get_agent_card()
@@ -178,7 +182,7 @@ class Session:
     @property
     def transport(self) -> str:
         transport = self.polling._transport
-        return f"{type(transport).__name__} {transport.url}"
+        return f"{type(transport).__name__} {getattr(transport, 'url', '')}"
 
     async def send(self, text: str, *, blocking: bool = True, **message: Any) -> StreamResponse:
         """SendMessage (not streaming): the one response (a Task or a Message)."""
@@ -486,7 +490,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("base_url")
     parser.add_argument("scenario", choices=sorted(SCENARIOS))
-    parser.add_argument("--binding", default="JSONRPC", choices=["JSONRPC", "HTTP+JSON"])
+    parser.add_argument("--binding", default="JSONRPC", choices=["JSONRPC", "HTTP+JSON", "GRPC"])
     parser.add_argument("--protocol", default="1.0", choices=["1.0", "0.3"])
     parser.add_argument("--webhook", default="", help="base URL of the test's webhook receiver")
     parser.add_argument("--lenient", action="store_true", help="ignore unknown fields, as the SDK does")
