@@ -1,24 +1,35 @@
-"""The ASGI application: Django's, plus a direct path for the A2A endpoints, plus
-lifespan (on shutdown the runner drains its tasks).
+"""The ASGI application: Django's, A2A-aware. ``myproject/asgi.py`` is::
 
-``toolnexus_site/asgi.py`` (or your project's) does::
+    import os
 
     from a2a.asgi import get_asgi_application
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "myproject.settings")
     application = get_asgi_application()
 
-Why a direct path: under ASGI, Django runs every ``MiddlewareMixin`` hook and the
-request signals through ``sync_to_async`` thread hops, which cost the A2A endpoints
-several milliseconds a request (measured: 6.7 ms a ``GetTask`` through the default
-stack, 0.8 ms direct). The A2A views are async and need none of the session, CSRF or
-messages machinery, so with ``A2A_DIRECT_ASGI`` (the default) their exact paths are
-served by the view straight away: a real ``ASGIRequest`` in, the view's
-``HttpResponse`` out, ``ALLOWED_HOSTS`` still enforced. Everything else (the admin,
-your pages) goes through Django's full stack. Set ``A2A_DIRECT_ASGI = False`` to
-send the A2A endpoints through your middleware too.
+What it adds to Django's own ``get_asgi_application()``:
 
-On both paths an A2A request's body is read only up to ``A2A_MAX_BODY_BYTES``
-(:class:`LimitedBody`): Django's handler would otherwise spool a body of any size to
-memory or a temporary file before the view could refuse it.
+- **Start-up checks** (ASGI lifespan): the server does not start when a system check
+  reports an error (a wrong ``TASK_STORE``, an unimportable ``A2A_HANDLER``, the ORM
+  store's migrations not applied, ...): uvicorn exits with the check's message instead
+  of serving ``-32603`` to every client (:func:`a2a.ops.checks.startup_errors`). Then
+  the runner starts (tasks a dead process left in flight are found at once); on
+  shutdown it drains its tasks.
+- **Static files under** ``DEBUG``, as ``runserver`` serves them: with
+  ``django.contrib.staticfiles`` installed and ``DEBUG = True``, ``STATIC_URL`` is served
+  from the finders (the admin has its CSS under ``uvicorn``). With ``DEBUG = False``
+  serve them as in any Django deployment: WhiteNoise or the web server (docs/deployment.md).
+- **Body limit**: an A2A request's body is read only up to ``A2A_MAX_BODY_BYTES``
+  (:class:`LimitedBody`): Django's handler would otherwise spool a body of any size to
+  memory or a temporary file before the view could refuse it.
+- **A fast path, opt-in** (``A2A_DIRECT_ASGI = True``): by default the A2A endpoints go
+  through the project's ``MIDDLEWARE`` like every other view (CORS, security headers,
+  request ids, error reporting see them). With ``A2A_DIRECT_ASGI`` their exact paths are
+  served by the async view straight away, skipping ``MIDDLEWARE`` and the request
+  signals: a real ``ASGIRequest`` in, the view's ``HttpResponse`` out, ``ALLOWED_HOSTS``
+  still enforced. Under ASGI Django runs each ``MiddlewareMixin`` hook through a
+  ``sync_to_async`` thread hop, which is what the fast path saves (measured in
+  docs/deployment.md, "Middleware and the fast path").
 """
 
 from __future__ import annotations
@@ -32,15 +43,22 @@ from typing import Any
 
 import django
 from asgiref.sync import iscoroutinefunction, sync_to_async
+from django.apps import apps
+from django.conf import settings
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.exceptions import DisallowedHost, RequestAborted
 from django.core.handlers.asgi import ASGIHandler, ASGIRequest, get_script_prefix
 from django.core.signals import setting_changed
+from django.db import connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.urls import Resolver404, resolve, set_script_prefix
 
 from a2a.conf import a2a_settings
-from a2a.ops.deployment import raise_file_limit
+from a2a.core.events import close_event_backend
+from a2a.ops.checks import describe, startup_errors
+from a2a.ops.deployment import log_startup, raise_file_limit
 from a2a.protocol.limits import BODY_OVER_LIMIT, max_body_bytes
+from a2a.runtime.runner import get_runner
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +131,8 @@ class LimitedBody:
 
 
 class A2AASGIHandler(ASGIHandler):
-    """Django's ASGI handler with the A2A endpoints served directly (see module doc)."""
+    """Django's ASGI handler with the A2A endpoints' bodies limited, and served directly
+    with ``A2A_DIRECT_ASGI`` (see module doc)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -203,9 +222,6 @@ class A2AASGIHandler(ASGIHandler):
 def _start_up() -> None:
     """Say which store this worker serves from (warning when it cannot be shared), and
     start the runner: tasks a dead process left in flight are found at once (a2a.core.leases)."""
-    from a2a.ops.deployment import log_startup
-    from a2a.runtime.runner import get_runner
-
     try:
         log_startup()
         get_runner().start()
@@ -221,12 +237,31 @@ async def _start_grpc() -> Any:
     return server
 
 
+def _startup_problem() -> str | None:
+    """What stops the server from starting (:func:`a2a.ops.checks.startup_errors`), or None."""
+    try:
+        errors = startup_errors()
+    finally:
+        connections.close_all()  # this thread's, opened by the migration check
+    # The server logs the message (uvicorn: "ERROR: <message>", then exits with status 3).
+    return describe(errors) if errors else None
+
+
+def _serves_static_files() -> bool:
+    """Whether to serve ``STATIC_URL`` as ``runserver`` does: ``DEBUG`` on, staticfiles
+    installed, a local ``STATIC_URL`` (not ``https://cdn...``)."""
+    static_url = getattr(settings, "STATIC_URL", None) or ""
+    return bool(settings.DEBUG) and apps.is_installed("django.contrib.staticfiles") and static_url.startswith("/")
+
+
 def get_asgi_application() -> Callable[..., Awaitable[None]]:
     """The project's ASGI application, A2A-aware (see module doc). Raises the process's
     soft open-file limit to the hard one: each connection takes a descriptor."""
     django.setup(set_prefix=False)
     raise_file_limit()
-    handler = A2AASGIHandler()
+    handler: Callable[..., Awaitable[None]] = A2AASGIHandler()
+    if _serves_static_files():
+        handler = ASGIStaticFilesHandler(handler)  # type: ignore[arg-type]  # any ASGI app will do
 
     async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "lifespan":
@@ -235,6 +270,10 @@ def get_asgi_application() -> Callable[..., Awaitable[None]]:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                problem = await asyncio.to_thread(_startup_problem)
+                if problem is not None:
+                    await send({"type": "lifespan.startup.failed", "message": problem})
+                    return
                 await asyncio.to_thread(_start_up)
                 if a2a_settings.GRPC_IN_ASGI:
                     try:
@@ -245,9 +284,6 @@ def get_asgi_application() -> Callable[..., Awaitable[None]]:
                         return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                from a2a.core.events import close_event_backend
-                from a2a.runtime.runner import get_runner
-
                 if grpc_server is not None:  # calls in progress end first (they may be streams)
                     await grpc_server.stop(float(a2a_settings.SHUTDOWN_GRACE))
                 await asyncio.to_thread(get_runner().shutdown)

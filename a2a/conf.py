@@ -41,8 +41,10 @@ DEFAULTS: dict[str, Any] = {
     # Absolute base URL the Agent Card advertises (e.g. "https://agent.example.com");
     # None derives it from each request's host and scheme.
     "A2A_PUBLIC_URL": None,
+    # The Agent Card's name; None: the project's, the package of ROOT_URLCONF
+    # ("myproject.urls" -> "myproject"; else BASE_DIR's directory name, else "A2A agent").
+    "A2A_AGENT_NAME": None,
     # The Agent Card.
-    "A2A_AGENT_NAME": "A2A agent",
     "A2A_AGENT_DESCRIPTION": "An A2A agent served by Django.",
     "A2A_AGENT_VERSION": "0.1.0",
     # The card's provider (organization, URL) and documentation link: omitted when empty.
@@ -55,9 +57,11 @@ DEFAULTS: dict[str, Any] = {
     # part of another media type is refused (-32005); `*/*` and `image/*` wildcards work.
     "A2A_INPUT_MODES": ["text/plain", "application/json"],
     "A2A_OUTPUT_MODES": ["text/plain"],
-    # Serve the A2A endpoints straight from a2a.asgi, skipping MIDDLEWARE (see a2a/asgi.py):
-    # 6.7 ms -> 0.8 ms a request.
-    "A2A_DIRECT_ASGI": True,
+    # False: the A2A endpoints go through the project's MIDDLEWARE, like every view. True:
+    # a2a.asgi serves them straight from the async views, skipping MIDDLEWARE and the
+    # request signals (CORS, security headers, request-id middleware do not see them), which
+    # saves Django's per-middleware thread hops (measured in docs/deployment.md).
+    "A2A_DIRECT_ASGI": False,
     # Streams send an SSE comment this often (seconds) while nothing happens, so
     # proxies keep them open.
     "A2A_STREAM_KEEPALIVE": 15.0,
@@ -149,8 +153,8 @@ DEFAULTS: dict[str, Any] = {
     "A2A_SKILLS_ENABLED": None,
     # --- Limits on what a request may carry (answered with -32600/-32602 naming the setting)
     # Bytes of a request body, checked by both bindings before parsing and read no further
-    # (-32600 with HTTP 413 beyond).
-    # Django's DATA_UPLOAD_MAX_MEMORY_SIZE must not be smaller (the example site matches it).
+    # (-32600 with HTTP 413 beyond). The A2A endpoints' own limit: Django's
+    # DATA_UPLOAD_MAX_MEMORY_SIZE (for form posts) does not apply to them.
     "A2A_MAX_BODY_BYTES": 10 * 1024 * 1024,
     # Parts of one message.
     "A2A_MAX_PARTS": 100,
@@ -199,9 +203,11 @@ DEFAULTS: dict[str, Any] = {
 
 def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The settings above that are set in the environment, parsed by their default's
-    type: numbers as numbers, lists as JSON (``[...]``) or comma-separated strings,
-    ``A2A_SKILLS`` and dicts as JSON. A project's settings module does
-    ``globals().update(from_environment())`` to make every setting an env var."""
+    type: numbers as numbers, booleans as ``true``/``1``/``yes``/``on``, lists as JSON
+    (``[...]``) or comma-separated strings, ``A2A_SKILLS`` and dicts as JSON. A project's
+    settings module ends with ``globals().update(from_environment())`` to let every setting
+    come from an environment variable of its name (after django-environ's
+    ``environ.Env.read_env()``, a ``.env`` file's too)."""
     environ = os.environ if environ is None else environ
     values: dict[str, Any] = {}
     for name, default in DEFAULTS.items():
@@ -225,6 +231,24 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]
     return values
 
 
+def project_name() -> str:
+    """The project's name: the package of ``ROOT_URLCONF`` (``"myproject.urls"`` ->
+    ``"myproject"``), else the name of ``BASE_DIR``, else ``"A2A agent"``."""
+    urlconf = getattr(settings, "ROOT_URLCONF", None)
+    if isinstance(urlconf, str) and urlconf.strip(". "):
+        return urlconf.strip(". ").split(".")[0]
+    base_dir = getattr(settings, "BASE_DIR", None)
+    if base_dir:
+        name = os.path.basename(os.path.normpath(str(base_dir)))
+        if name:
+            return name
+    return "A2A agent"
+
+
+#: Settings whose None default is worked out from the project's other settings.
+_DERIVED = {"A2A_AGENT_NAME": project_name}
+
+
 class A2ASettings:
     """Attribute access to the settings above, e.g. ``a2a_settings.WORKERS``."""
 
@@ -243,6 +267,8 @@ class A2ASettings:
             return self._cache[name]
         except KeyError:
             value = getattr(settings, name, DEFAULTS[name])
+            if value is None and name in _DERIVED:
+                value = _DERIVED[name]()
             self._cache[name] = value
             return value
 

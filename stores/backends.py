@@ -160,9 +160,10 @@ class BackendHandler(Generic[T]):
         if setting == self.setting or setting in self.also_reset_on:
             self.reset()
 
-    def check(self) -> list[CheckMessage]:
+    def check(self, **kwargs: Any) -> list[CheckMessage]:
         """System-check messages: the setting cannot be built, or what the backend's own
-        ``check()`` reports."""
+        ``check(**kwargs)`` reports (a task store's takes ``databases``, the aliases it may
+        query: only the server's start-up checks pass it)."""
         try:
             backend = self.build(self.configured())
         except ImproperlyConfigured as exc:
@@ -170,7 +171,7 @@ class BackendHandler(Generic[T]):
                 Error(str(exc), hint=f"Fix the {self.setting} setting (or environment variable).", id=self.error_id)
             ]
         own = getattr(backend, "check", None)
-        return list(own()) if callable(own) else []
+        return list(own(**kwargs)) if callable(own) else []
 
 
 def _file_directory(path: str) -> Path:

@@ -40,9 +40,12 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
+
+if TYPE_CHECKING:
+    from django.core.checks import CheckMessage
 
 logger = logging.getLogger(__name__)
 
@@ -263,6 +266,12 @@ class TaskStore(ABC):
     shared: bool = False
     #: The sync methods never block (no I/O), so async callers may call them directly.
     nonblocking: bool = False
+
+    def check(self, *, databases: Collection[str] | None = None) -> list[CheckMessage]:
+        """System-check messages about this store (``manage.py check``, and the server's
+        start-up, which stops on an error). ``databases``: the database aliases the check
+        may query, None for none (``manage.py check``, ``migrate``)."""
+        return []
 
     @abstractmethod
     def get(self, task_id: str) -> Task | None:

@@ -59,6 +59,7 @@ tag_middleware.sync_capable = False
 
 
 def test_the_direct_path_still_enforces_allowed_hosts(settings):
+    settings.A2A_DIRECT_ASGI = True
     settings.ALLOWED_HOSTS = ["agent.example.com"]
     response = asyncio.run(call("GET", "/.well-known/agent-card.json"))
     assert response.status_code == 400

@@ -63,7 +63,7 @@ def test_each_settings_meaning_is_its_comment_in_conf_py():
     rows = {name: meaning for _, name, meaning in reference._comments((ROOT / "a2a" / "conf.py").read_text())}
     assert list(rows) == list(DEFAULTS)
     assert rows["A2A_MAX_PARTS"] == "Parts of one message."
-    assert rows["A2A_AGENT_VERSION"] == rows["A2A_AGENT_NAME"] == "The Agent Card."  # a group shares its comment
+    assert rows["A2A_AGENT_VERSION"] == rows["A2A_AGENT_DESCRIPTION"] == "The Agent Card."  # a group shares its comment
     assert all(rows.values()), [name for name, meaning in rows.items() if not meaning]
 
 

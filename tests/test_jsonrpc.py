@@ -682,7 +682,7 @@ def test_no_body_gets_an_internal_error(body, version):
 
 
 def test_body_too_large(settings):
-    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    settings.A2A_MAX_BODY_BYTES = 1000
     payload = request("SendMessage", {"message": V03.message("x" * 2000)})
     response = post(payload)
     assert response.status_code == 413

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import environ
 
-from a2a import conf as a2a_conf
 from a2a.conf import from_environment
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -114,12 +113,6 @@ A2A_SKILLS = [
     }
 ]
 globals().update(from_environment())
-# Django refuses a body over DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB by default) before any
-# view sees it; let A2A_MAX_BODY_BYTES be the A2A endpoints' limit (a2a.W040 otherwise).
-DATA_UPLOAD_MAX_MEMORY_SIZE = max(
-    env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440),
-    globals().get("A2A_MAX_BODY_BYTES", a2a_conf.DEFAULTS["A2A_MAX_BODY_BYTES"]),
-)
 
 # A2A_EXECUTOR=tasks: tasks are fulfilled by `manage.py db_worker` processes, from a
 # queue in this database (django-tasks-db; docs/deployment.md). TASKS_BACKEND names

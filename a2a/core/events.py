@@ -330,7 +330,7 @@ class EventBackends(BackendHandler[EventBackend]):
                     f"A2A_EVENTS {value!r} names database {alias!r}, which is not in DATABASES "
                     f"({', '.join(settings.DATABASES) or 'none'})."
                 )
-            if "postgresql" not in database.get("ENGINE", ""):
+            if "postgresql" not in str(database.get("ENGINE", "")):
                 raise ImproperlyConfigured(
                     f"A2A_EVENTS {value!r} needs a PostgreSQL database, but {alias!r} is {database.get('ENGINE')!r}."
                 )

@@ -146,7 +146,7 @@ def endpoint(methods: tuple[str, ...], operation: Handler) -> Callable[..., Coro
                 raise MethodNotFoundError(f"{request.method} is not allowed here; use {' or '.join(methods)}")
             limits.check_body_size(request)  # a GET's body too: the handler may have cut it off
             if request.method == "POST":  # 415 unless JSON (an empty body may have no Content-Type)
-                limits.check_media_type(request, request.body)
+                limits.check_media_type(request, limits.read_body(request))
             caller = await auth.authenticate(request)
             result = await operation(dialect, request, kwargs, call_context(request, caller, "rest", dialect.version))
         except MethodNotFoundError as exc:

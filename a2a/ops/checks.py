@@ -8,9 +8,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.apps import apps
-from django.conf import settings
-from django.core.checks import CheckMessage, Error, Warning, register
+from django.core.checks import ERROR, CheckMessage, Error, Warning, register, run_checks
 from django.core.exceptions import ImproperlyConfigured
+from django.db import connections
 from rest_framework.authentication import TokenAuthentication
 
 from a2a.auth import authenticators
@@ -23,6 +23,7 @@ from a2a.ops.deployment import UNSHARED_HINT, configured_store, expected_workers
 from a2a.protocol.signing import SigningError
 from a2a.runtime.executors import executors
 from a2a.service import card
+from stores.backends import task_stores
 from stores.base import MAX_PAGE_SIZE
 
 
@@ -220,16 +221,6 @@ def check_limits(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
                 id="a2a.E040",
             )
         )
-    body, django_limit = a2a_settings.MAX_BODY_BYTES, settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    if isinstance(body, int) and isinstance(django_limit, int) and django_limit < body:
-        errors.append(
-            Warning(
-                f"DATA_UPLOAD_MAX_MEMORY_SIZE ({django_limit}) is smaller than A2A_MAX_BODY_BYTES ({body}), "
-                "so Django refuses A2A requests between the two.",
-                hint="Set DATA_UPLOAD_MAX_MEMORY_SIZE to at least A2A_MAX_BODY_BYTES (or None).",
-                id="a2a.W040",
-            )
-        )
     return errors
 
 
@@ -340,3 +331,29 @@ def check_grpc(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
             )
         )
     return errors
+
+
+def startup_errors() -> list[CheckMessage]:
+    """The errors a server must not start with (:mod:`a2a.asgi` runs this at ASGI
+    lifespan start-up): the error-level messages of every system check, as ``manage.py
+    check`` reports them, plus those of the task store's checks that query the database
+    (``stores.E002``: the ORM store's migrations are not applied), which ``manage.py
+    check`` and ``migrate`` skip. Silenced checks (``SILENCED_SYSTEM_CHECKS``) stay silent."""
+    messages = run_checks(include_deployment_checks=False)
+    messages += task_stores.check(databases=list(connections))
+    found: list[CheckMessage] = []
+    for message in messages:
+        if message.is_serious(ERROR) and not message.is_silenced() and message not in found:
+            found.append(message)
+    return found
+
+
+def describe(errors: list[CheckMessage]) -> str:
+    """The errors as ``manage.py check`` prints them."""
+    lines = [str(e) for e in sorted(errors, key=lambda e: (e.id or "", str(e)))]
+    count = len(errors)
+    return (
+        "SystemCheckError: System check identified some issues:\n\nERRORS:\n"
+        + "\n".join(lines)
+        + f"\n\nSystem check identified {count} issue{'' if count == 1 else 's'}. The server does not start."
+    )

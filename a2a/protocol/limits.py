@@ -10,9 +10,9 @@ batch) are enforced where requests are parsed, with an error that names the sett
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
-from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest
 
 from a2a.conf import a2a_settings
@@ -76,16 +76,22 @@ def check_body_size(request: HttpRequest) -> None:
 
 def read_body(request: HttpRequest) -> bytes:
     """The raw request body, or PayloadTooLargeError (-32600, HTTP 413) when it is longer
-    than ``A2A_MAX_BODY_BYTES`` (or Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE``). Under
-    :mod:`a2a.asgi` a longer body is not even read (:func:`check_body_size`)."""
+    than ``A2A_MAX_BODY_BYTES``. Under :mod:`a2a.asgi` a longer body is not even read
+    (:func:`check_body_size`).
+
+    ``A2A_MAX_BODY_BYTES`` is the A2A endpoints' limit, and theirs alone: the body is read
+    from the request's stream (at most one byte past the limit), so Django's
+    ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (2.5 MB by default, meant for form posts to other
+    views) neither refuses a message the agent accepts nor needs raising for it.
+    ``request.body`` holds the body afterwards, as Django's own reading would leave it."""
     check_body_size(request)
     limit = max_body_bytes()
-    try:
-        body = request.body
-    except RequestDataTooBig:
-        raise PayloadTooLargeError(
-            "The request body is larger than this server accepts (DATA_UPLOAD_MAX_MEMORY_SIZE)"
-        ) from None
+    body = getattr(request, "_body", None)  # already read (by a middleware, say)
+    if body is None:
+        body = request.read(limit + 1)
+        # As HttpRequest.body leaves it: later readers see the same bytes.
+        request._body = body  # Django's own cache of the body (HttpRequest.body)
+        request._stream = io.BytesIO(body)
     if len(body) > limit:
         raise _too_large(len(body), limit)
     return body

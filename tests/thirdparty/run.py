@@ -11,16 +11,22 @@ following the README's Quickstart ("Add it to your project", "Write a handler") 
 4. Apply the README: its ``pip install`` names our distribution; each ``# <file>.py``
    part of its Python block is merged into the generated file, statement by statement
    (a ``NAME = [..., x]`` extends the generated list, an import replaces the one that
-   bound the same name, an assignment replaces the generated one or is appended); the
+   bound the same name, an assignment replaces the generated one or is appended), or,
+   when its header says ``(the whole file)`` (``asgi.py``), replaces the file; the
    handler file the README's "Write a handler" section shows is written as shown. The
    one liberty taken: an absolute ``file:`` TASK_STORE directory is put under the
    work directory instead of the machine's root. A README step that is wrong or
    missing (an import, an app, the ASGI line) breaks one of the next steps.
-5. ``manage.py check``, ``migrate``, ``createsuperuser``; serve ``myproject.asgi``
-   with uvicorn on a free loopback port.
-6. Over HTTP: the agent card; ``SendMessage`` (non-blocking) → poll ``GetTask`` →
-   completed, with the handler's answer; the admin: log in, the index, the task list
-   (the task is there), the task's page.
+5. ``manage.py check`` says "no issues" (not even a warning); ``A2A_AGENT_NAME`` in the
+   environment reaches the settings (the README's ``from_environment()`` line);
+   ``migrate``, ``createsuperuser``; uvicorn with an unimportable ``A2A_HANDLER`` exits
+   non-zero with the system check's message; then serve ``myproject.asgi`` with
+   uvicorn on a free loopback port.
+6. Over HTTP: the agent card, named after the project, with no skills; ``SendMessage``
+   (non-blocking), answered through the project's MIDDLEWARE (startproject's
+   ``SecurityMiddleware`` header) → poll ``GetTask`` → completed, with the handler's
+   answer; the admin: log in, the index and its stylesheets (served under uvicorn with
+   DEBUG on), the task list (the task is there), the task's page.
 7. Stop the server (SIGTERM) and check its log holds no traceback.
 
 Standard library only, so any Python 3.11+ can drive it. Exits non-zero, saying which
@@ -126,6 +132,10 @@ def fenced_blocks(section: str, language: str) -> list[str]:
     return re.findall(rf"^```{language}\n(.*?)^```", section, flags=re.MULTILINE | re.DOTALL)
 
 
+#: A ``# <path>.py`` header saying so: the part is the whole file, written as it is.
+WHOLE_FILE = "(the whole file)"
+
+
 def files_of(block: str) -> dict[str, str]:
     """Split a README code block into its ``# <path>.py`` parts: path -> code."""
     parts: dict[str, list[str]] = {}
@@ -141,11 +151,17 @@ def files_of(block: str) -> dict[str, str]:
     return {name: "\n".join(lines).strip() + "\n" for name, lines in parts.items()}
 
 
+def whole_files_of(block: str) -> set[str]:
+    """The parts of a README code block whose header says ``(the whole file)``."""
+    return {m.group(1) for m in re.finditer(rf"^#\s*(\S+\.py)\s+{re.escape(WHOLE_FILE)}", block, re.MULTILINE)}
+
+
 @dataclass
 class ReadmeSteps:
     install_name: str  # what `pip install` names
     files: dict[str, str]  # settings.py, urls.py, asgi.py -> the code to merge into them
     new_files: dict[str, str]  # files the README has the user create (the handler)
+    whole_files: set[str]  # those of ``files`` the README gives whole: they replace the generated one
 
 
 def readme_steps(text: str) -> ReadmeSteps:
@@ -164,7 +180,7 @@ def readme_steps(text: str) -> ReadmeSteps:
             raise StepFailed(f"the README's {SECTION!r} block has no '# {required}' part")
     handler_blocks = fenced_blocks(readme_section(text, HANDLER_SECTION), "python")
     new_files = files_of(handler_blocks[0]) if handler_blocks else {}
-    return ReadmeSteps(installs[0], files, new_files)
+    return ReadmeSteps(installs[0], files, new_files, whole_files_of(python_blocks[0]))
 
 
 # --- Merging the README's code into the generated files --------------------------------------
@@ -286,6 +302,7 @@ class Client:
 
     def __init__(self, base: str) -> None:
         self.base = base
+        self.headers: dict[str, str] = {}  # the last answer's
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
 
     def request(
@@ -295,8 +312,10 @@ class Client:
         request = urllib.request.Request(self.base + path, data=data, headers=headers or {})
         try:
             with self.opener.open(request, timeout=30) as response:
+                self.headers = dict(response.headers.items())
                 return response.status, response.url, response.read().decode()
         except urllib.error.HTTPError as exc:
+            self.headers = dict(exc.headers.items())
             return exc.code, exc.url, exc.read().decode(errors="replace")
 
     def rpc(self, method: str, params: dict) -> dict:
@@ -337,10 +356,16 @@ def exercise(client: Client) -> None:
     if status != 200 or not card.get("supportedInterfaces"):
         raise StepFailed(f"agent card: HTTP {status}: {text[:2000]}")
     log(f"agent card: {card['name']!r}, {[i['url'] for i in card['supportedInterfaces']]}")
+    # Named after the project (A2A_AGENT_NAME unset), with no skill the project did not give it.
+    if card["name"] != PROJECT or card.get("skills"):
+        raise StepFailed(f"the agent card is not {PROJECT!r}'s own: name {card['name']!r}, skills {card.get('skills')}")
 
     said = f"hello from a new project {uuid.uuid4().hex[:8]}"
     message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": said}]}
     sent = client.rpc("SendMessage", {"message": message, "configuration": {"returnImmediately": True}})
+    # The project's MIDDLEWARE applies to the A2A routes: startproject's SecurityMiddleware's header.
+    if client.headers.get("X-Content-Type-Options") != "nosniff":
+        raise StepFailed(f"the project's SecurityMiddleware did not see POST /a2a/: headers {client.headers}")
     task = sent["task"]
     task_id, first_state = task["id"], task["status"]["state"]
     if first_state not in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"):
@@ -375,6 +400,15 @@ def exercise(client: Client) -> None:
     )
     if status != 200 or not url.endswith("/admin/") or "Site administration" not in page:
         raise StepFailed(f"admin login: HTTP {status} at {url}: {page[:2000]}")
+    # Styled: its stylesheets are served under uvicorn (DEBUG, as runserver serves them).
+    stylesheets = re.findall(r'<link rel="stylesheet" href="([^"]+)"', page)
+    if not stylesheets:
+        raise StepFailed(f"the admin index links no stylesheet: {page[:2000]}")
+    for href in stylesheets:
+        status, _, _ = client.request(href)
+        if status != 200 or not client.headers.get("Content-Type", "").startswith("text/css"):
+            raise StepFailed(f"the admin's stylesheet {href}: HTTP {status}, {client.headers.get('Content-Type')}")
+    log(f"admin: its {len(stylesheets)} stylesheets are served ({', '.join(stylesheets)})")
     task_lists = sorted(set(re.findall(r'href="(/admin/stores/[a-z]+/)"', page)))
     if not task_lists:
         raise StepFailed(f"the admin index has no link to the stores' task list: {page[:4000]}")
@@ -433,6 +467,10 @@ def third_party_project(workdir: Path, venv: Path, wheel: Path, django: str, pyt
     package = project / PROJECT
     for name, code in steps.files.items():
         path = package / name
+        if name in steps.whole_files:  # pasted as the whole file, as the README says
+            path.write_text(rebase_file_stores(code, workdir))
+            log(f"README's {PROJECT}/{name} written as the whole file")
+            continue
         path.write_text(merge(path.read_text(), rebase_file_stores(code, workdir)))
         log(f"README applied to {PROJECT}/{name}")
     for name, code in steps.new_files.items():
@@ -442,7 +480,21 @@ def third_party_project(workdir: Path, venv: Path, wheel: Path, django: str, pyt
         log(f"README's {name} written")
 
     manage = [py, "manage.py"]
-    run([*manage, "check", "--fail-level", "ERROR"], cwd=project, env=env, what="manage.py check")
+    # Not a warning (a2a.W040 was one): the first check of a new project is clean.
+    checked = run([*manage, "check", "--fail-level", "WARNING"], cwd=project, env=env, what="manage.py check")
+    if "System check identified no issues" not in checked:
+        raise StepFailed(f"manage.py check of the new project is not clean:\n{checked}")
+    log(f"manage.py check says: {checked.strip()}")
+    # Settings from the environment (the README's from_environment() line).
+    named = run(
+        [*manage, "shell", "-c", "from a2a.conf import a2a_settings; print(a2a_settings.AGENT_NAME)"],
+        cwd=project,
+        env={**env, "A2A_AGENT_NAME": "named-by-env"},
+        what="manage.py shell with A2A_AGENT_NAME in the environment",
+    )
+    named = named.strip().splitlines()[-1] if named.strip() else ""  # after Django 5.2's "N objects imported"
+    if named != "named-by-env":
+        raise StepFailed(f"A2A_AGENT_NAME=named-by-env in the environment gave the agent the name {named!r}")
     run([*manage, "migrate", "--noinput"], cwd=project, env=env, what="manage.py migrate")
     admin_env = {
         **env,
@@ -451,6 +503,23 @@ def third_party_project(workdir: Path, venv: Path, wheel: Path, django: str, pyt
         "DJANGO_SUPERUSER_EMAIL": "admin@example.com",
     }
     run([*manage, "createsuperuser", "--noinput"], cwd=project, env=admin_env, what="manage.py createsuperuser")
+
+    # A configuration error (here an unimportable handler, from the environment) stops
+    # uvicorn at start-up with the system check's message; it never serves -32603.
+    command = [py, "-m", "uvicorn", f"{PROJECT}.asgi:application", "--host", "127.0.0.1", "--port", str(free_port())]
+    broken = subprocess.run(
+        command,
+        cwd=project,
+        env={**env, "A2A_HANDLER": f"{PROJECT}.missing.handle"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    said = broken.stdout + broken.stderr
+    if broken.returncode == 0 or f"(a2a.E001) A2A_HANDLER '{PROJECT}.missing.handle' cannot be used" not in said:
+        raise StepFailed(f"uvicorn with an unimportable A2A_HANDLER exited with {broken.returncode}:\n{said[-4000:]}")
+    log(f"uvicorn with an unimportable A2A_HANDLER: exit {broken.returncode}, with the check's message")
 
     port = free_port()
     server_log = workdir / "uvicorn.log"

@@ -22,6 +22,25 @@ def test_the_readme_section_gives_every_step():
     assert set(steps.files) == {"settings.py", "urls.py", "asgi.py"}
     assert f"{run.PROJECT}/agent.py" in steps.new_files  # the handler A2A_HANDLER names
     assert f'"{run.PROJECT}.agent.handle"' in steps.files["settings.py"]
+    assert steps.whole_files == {"asgi.py"}  # pasted as the whole file, it must run alone
+
+
+def test_the_readme_asgi_py_works_as_the_whole_file():
+    """The README's asgi.py, alone, names its settings module: uvicorn imports it with no
+    DJANGO_SETTINGS_MODULE in the environment."""
+    code = run.readme_steps(run.README.read_text()).files["asgi.py"]
+    tree = ast.parse(code)
+    calls = [ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    assert f"os.environ.setdefault('DJANGO_SETTINGS_MODULE', '{run.PROJECT}.settings')" in calls
+    assert calls.index(f"os.environ.setdefault('DJANGO_SETTINGS_MODULE', '{run.PROJECT}.settings')") < calls.index(
+        "get_asgi_application()"
+    )
+
+
+def test_the_readme_settings_take_a2a_settings_from_the_environment():
+    code = run.readme_steps(run.README.read_text()).files["settings.py"]
+    assert "from a2a.conf import from_environment" in code
+    assert code.rstrip().splitlines()[-1].startswith("globals().update(from_environment())")  # last, so it wins
 
 
 def test_merge_extends_lists_replaces_imports_and_assignments_and_appends_the_rest():

@@ -1,0 +1,115 @@
+"""What the project's MIDDLEWARE costs the A2A endpoints: the example site under uvicorn
+with ``A2A_DIRECT_ASGI`` off (the default: MIDDLEWARE applies) and on (the fast path),
+both started in the same run, measured in alternating rounds so both see the same machine.
+
+    python -m bench.middleware [--clients 8] [--seconds 5] [--rounds 3]
+
+Each round: C clients, each a loop of one request (``GetTask`` of one task over JSON-RPC
+v1.0, then the Agent Card) for ``--seconds``; reported per setting and request: the best
+round's requests/s, its p50 and p99 latency, and the server's CPU time per request
+(``/proc/<pid>/stat``). The site's MIDDLEWARE is startproject's seven.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import httpx
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.server import running_server, site_env  # noqa: E402
+
+HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def window(base: str, kind: str, task_id: str, clients: int, seconds: float) -> list[float]:
+    body = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task_id}})
+    latencies: list[float] = []
+    deadline = time.monotonic() + seconds
+
+    async def client(session: aiohttp.ClientSession) -> None:
+        while time.monotonic() < deadline:
+            started = time.perf_counter()
+            if kind == "GetTask":
+                async with session.post(f"{base}/a2a/", data=body, headers=HEADERS) as response:
+                    await response.read()
+            else:
+                async with session.get(f"{base}/.well-known/agent-card.json", headers=HEADERS) as response:
+                    await response.read()
+            assert response.status == 200, response.status
+            latencies.append(time.perf_counter() - started)
+
+    connector = aiohttp.TCPConnector(limit=clients)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        await asyncio.gather(*(client(session) for _ in range(clients)))
+    return latencies
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    best: dict[tuple[str, str], dict[str, Any]] = {}
+    with contextlib.ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-middleware-")))
+        servers = {}
+        for label, direct in (("MIDDLEWARE (default)", "false"), ("A2A_DIRECT_ASGI=True", "true")):
+            env = site_env(TASK_STORE="memory", A2A_HANDLER="a2a.handlers.echo", A2A_DIRECT_ASGI=direct)
+            servers[label] = stack.enter_context(running_server(env, log=tmp / f"{direct}.log"))
+        tasks = {}
+        for label, base in servers.items():
+            sent = httpx.post(
+                f"{base}/a2a/",
+                headers=HEADERS,
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "SendMessage",
+                    "params": {"message": {"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "hi"}]}},
+                },
+            ).json()
+            tasks[label] = sent["result"]["task"]["id"]
+        for _ in range(args.rounds):
+            for kind in ("GetTask", "card"):
+                for label, base in servers.items():
+                    cpu = cpu_seconds(base.pid)
+                    latencies = asyncio.run(window(base, kind, tasks[label], args.clients, args.seconds))
+                    used = cpu_seconds(base.pid) - cpu
+                    row = {
+                        "rps": len(latencies) / args.seconds,
+                        "p50_ms": statistics.median(latencies) * 1e3,
+                        "p99_ms": statistics.quantiles(latencies, n=100)[98] * 1e3,
+                        "cpu_ms": used / len(latencies) * 1e3,
+                    }
+                    if row["rps"] > best.get((kind, label), {}).get("rps", 0):
+                        best[kind, label] = row
+    print(f"C={args.clients}, {args.rounds} rounds of {args.seconds:g}s each, best round:")
+    print(f"{'request':8} {'setting':22} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms/req':>11}")
+    for (kind, label), row in best.items():
+        print(f"{kind:8} {label:22} {row['rps']:8.0f} {row['p50_ms']:8.2f} {row['p99_ms']:8.2f} {row['cpu_ms']:11.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""What a Django user expects of their own project on the first try (issue 12): the
+project's MIDDLEWARE sees the A2A routes by default, the agent is named after the
+project, the admin has its CSS under an ASGI server with DEBUG on, settings come from
+the environment, and a configuration error stops the server at start-up with the
+system check's message. The fresh ``startproject`` itself: tests/thirdparty/."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+
+from a2a.asgi import get_asgi_application
+from a2a.conf import a2a_settings, from_environment, project_name
+from stores.orm import OrmTaskStore
+from tests.server import ROOT, free_port, manage, running_server, site_env
+
+SEND = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "SendMessage",
+    "params": {"message": {"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "hi"}]}},
+}
+V10 = {"A2A-Version": "1.0"}
+
+
+async def _call(method: str, path: str, **kwargs) -> httpx.Response:
+    transport = httpx.ASGITransport(app=get_asgi_application())
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        return await client.request(method, path, **kwargs)
+
+
+def call(method: str, path: str, **kwargs) -> httpx.Response:
+    return asyncio.run(_call(method, path, **kwargs))
+
+
+def seen_by_project_middleware(get_response):
+    """A project's middleware (async, as CORS or request-id middleware are)."""
+
+    async def middleware(request):
+        response = await get_response(request)
+        response["X-Project-Middleware"] = request.path
+        return response
+
+    assert iscoroutinefunction(get_response)
+    return markcoroutinefunction(middleware)
+
+
+seen_by_project_middleware.async_capable = True
+seen_by_project_middleware.sync_capable = False
+
+
+# --- MIDDLEWARE applies to the A2A routes by default --------------------------------------
+
+
+def test_the_projects_middleware_sees_a2a_requests_by_default(settings):
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, "tests.test_fresh_project.seen_by_project_middleware"]
+    assert a2a_settings.DIRECT_ASGI is False  # the default: no setting needed
+    answer = call("POST", "/a2a/", json=SEND, headers=V10)
+    assert answer.status_code == 200 and answer.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert answer.headers["X-Project-Middleware"] == "/a2a/"
+    task_id = answer.json()["result"]["task"]["id"]
+    rest = call("GET", f"/a2a/rest/tasks/{task_id}", headers=V10)
+    assert rest.status_code == 200 and rest.headers["X-Project-Middleware"] == f"/a2a/rest/tasks/{task_id}"
+    card = call("GET", "/.well-known/agent-card.json")
+    assert card.status_code == 200 and card.headers["X-Project-Middleware"] == "/.well-known/agent-card.json"
+    # The project's security middleware too (the example site's MIDDLEWARE starts with it).
+    assert card.headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_the_fast_path_is_an_opt_in_that_skips_middleware(settings):
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, "tests.test_fresh_project.seen_by_project_middleware"]
+    settings.A2A_DIRECT_ASGI = True
+    answer = call("POST", "/a2a/", json=SEND, headers=V10)
+    assert answer.status_code == 200 and "X-Project-Middleware" not in answer.headers
+
+
+# --- The agent is named after the project -------------------------------------------------
+
+
+def test_the_agent_is_named_after_the_project_when_a2a_agent_name_is_unset(settings):
+    settings.A2A_AGENT_NAME = None  # as in a project that does not set it
+    settings.ROOT_URLCONF = "toolnexus_site.urls"
+    card = call("GET", "/.well-known/agent-card.json", headers=V10).json()
+    assert card["name"] == "toolnexus_site"
+    settings.A2A_AGENT_NAME = "weather-agent"
+    assert call("GET", "/.well-known/agent-card.json", headers=V10).json()["name"] == "weather-agent"
+
+
+def test_project_name_falls_back_to_base_dir_then_a_generic_name(settings, tmp_path):
+    settings.ROOT_URLCONF = "myproject.urls"
+    assert project_name() == "myproject"
+    del settings.ROOT_URLCONF
+    settings.BASE_DIR = tmp_path / "weather"
+    assert project_name() == "weather"
+    del settings.BASE_DIR
+    assert project_name() == "A2A agent"
+
+
+def test_the_agent_name_comes_from_the_environment():
+    assert from_environment({"A2A_AGENT_NAME": "from-env"}) == {"A2A_AGENT_NAME": "from-env"}
+
+
+# --- Static files (the admin's CSS) under an ASGI server with DEBUG on ---------------------
+
+
+def test_static_files_are_served_under_debug_as_runserver_does(settings):
+    settings.DEBUG = True
+    css = call("GET", "/static/admin/css/base.css")
+    assert css.status_code == 200 and css.headers["Content-Type"].startswith("text/css")
+    assert call("POST", "/a2a/", json=SEND, headers=V10).status_code == 200  # everything else as before
+    settings.DEBUG = False  # production: WhiteNoise or the web server (docs/deployment.md)
+    assert call("GET", "/static/admin/css/base.css").status_code == 404
+
+
+# --- Configuration errors stop the server at start-up --------------------------------------
+
+
+def start_and_fail(env: dict[str, str], tmp_path: Path) -> str:
+    """Start uvicorn with the example site and ``env``: it must exit non-zero on its own;
+    return its output."""
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "toolnexus_site.asgi:application",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(free_port()),
+    ]
+    done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    assert "Application startup failed" in output, output
+    assert "Uvicorn running" not in output, output  # it never served a request
+    return output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("setting", "value", "message"),
+    [
+        ("TASK_STORE", "nowhere", "(stores.E001) Unknown TASK_STORE 'nowhere'."),
+        ("A2A_HANDLER", "myproject.missing.handle", "(a2a.E001) A2A_HANDLER 'myproject.missing.handle' cannot be used"),
+    ],
+    ids=["task-store", "handler"],
+)
+def test_a_configuration_error_stops_uvicorn_at_start_up_with_the_checks_message(tmp_path, setting, value, message):
+    output = start_and_fail(site_env(**{setting: value}), tmp_path)
+    assert message in output, output
+    assert "SystemCheckError: System check identified some issues" in output
+
+
+@pytest.mark.slow
+def test_unapplied_orm_store_migrations_stop_uvicorn_and_migrate_still_runs(tmp_path):
+    env = site_env(TASK_STORE="orm", DATABASE_URL=f"sqlite:///{tmp_path / 'new.sqlite3'}")
+    output = start_and_fail(env, tmp_path)
+    said = "(stores.E002) TASK_STORE is the ORM store on database 'default', where the stores app's migrations"
+    assert said in output, output
+    assert "stores.0001_initial" in output and "HINT: Run `python manage.py migrate`." in output
+    # `manage.py check` and `migrate` do not query the database for it: the fix works.
+    manage("check", "--fail-level", "WARNING", env=env)
+    manage("migrate", "--noinput", env=env)
+    with running_server(env, log=tmp_path / "server.log") as base:
+        answer = httpx.post(f"{base}/a2a/", json=SEND, headers=V10, timeout=30)
+        assert answer.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_the_orm_store_checks_migrations_only_when_given_its_database(db):
+    store = OrmTaskStore()
+    assert store.check() == []  # manage.py check, migrate: no database query
+    assert store.check(databases=["default"]) == []  # the test database is migrated
