@@ -7,7 +7,7 @@ import json
 import os
 import time
 
-from a2a.handlers import AuthRequired, HandlerRequest, InputRequired, Reply
+from a2a.handlers import AuthRequired, HandlerRequest, InputRequired, Reply, TaskFailed
 
 
 def scripted(request: HandlerRequest) -> object:
@@ -17,7 +17,7 @@ def scripted(request: HandlerRequest) -> object:
     ``last:ID:X`` chunks of artifact ID (the second and later appended);
     ``sleep:S`` wait S seconds (stopping early when canceled); ``wait:PATH`` wait
     until the file PATH exists (a gate the test opens); ``ask:X`` input
-    required; ``auth:X`` auth required; ``fail:X`` raise; ``reply:X`` a direct
+    required; ``auth:X`` auth required; ``fail:X`` raise TaskFailed(X); ``reply:X`` a direct
     Message; ``data:JSON`` answer with a data part. After an ``ask``, the follow-up
     message's text is the script.
     """
@@ -45,7 +45,7 @@ def scripted(request: HandlerRequest) -> object:
         elif verb == "auth":
             raise AuthRequired(arg)
         elif verb == "fail":
-            raise RuntimeError(arg)
+            raise TaskFailed(arg)
         elif verb == "reply":
             return Reply(arg)
         elif verb == "data":

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from a2a.handlers import TaskFailed
+
 
 @dataclass
 class Reply:
@@ -137,6 +139,6 @@ def demo_handler(request: Any) -> list[dict[str, Any]]:
     """A handler for tests that drive a real server: "fail..." fails; anything else is
     echoed, with the skill the message named as a data part."""
     if request.text.startswith("fail"):
-        raise RuntimeError(f"asked to fail: {request.text}")
+        raise TaskFailed(f"asked to fail: {request.text}")
     skill = (request.message.get("metadata") or {}).get("skill")
     return [{"kind": "text", "text": f"echo: {request.text}"}, {"kind": "data", "data": {"skill": skill}}]

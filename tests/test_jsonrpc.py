@@ -898,7 +898,8 @@ def test_failing_handler_fails_the_task(dialect, settings):
     assert TIMESTAMP.match(task["status"]["timestamp"])
     message = task["status"]["message"]
     assert message["role"] == dialect.role("agent")
-    assert message["parts"] == [dialect.text("cannot handle 'burn': the model is on fire")]
+    # the exception's type only: its text may quote internals (the traceback is in the log)
+    assert message["parts"] == [dialect.text("The agent failed: RuntimeError")]
     assert message["taskId"] == task["id"]
     assert "artifacts" not in task
     assert dialect.get_task(task["id"])["status"] == task["status"]

@@ -121,7 +121,7 @@ def test_handler_exception_fails_the_task_not_the_server(use_store, settings):
     task = send("boom", blocking=True)
     assert task["status"]["state"] == "failed"
     assert task["status"]["message"]["role"] == "agent"
-    assert task["status"]["message"]["parts"][0]["text"] == "cannot do 'boom'"
+    assert task["status"]["message"]["parts"][0]["text"] == "The agent failed: RuntimeError"
     settings.A2A_HANDLER = "a2a.handlers.echo"
     assert send("still alive", blocking=True)["status"]["state"] == "completed"
 

@@ -37,7 +37,9 @@ from collections.abc import Callable
 
 from a2a.core import leases
 from a2a.core.events import TaskEvent, bus
+from a2a.protocol import limits
 from a2a.protocol.errors import InternalError
+from a2a.protocol.model import Part, agent_message, set_status
 from stores.base import (
     STATES,
     TERMINAL_STATES,
@@ -203,15 +205,12 @@ async def transition(
     return await asyncio.to_thread(transition_sync, store, task_id, change, event, publish=publish)
 
 
-async def create(store: TaskStore, task: Task, *, queued: bool = False) -> Task:
+async def create(store: TaskStore, task: Task, *, queued: bool = False, runs: int = 0) -> Task:
     """Save a new task (version 1, leased to this process, which is about to run it,
     or with ``queued`` to any worker of the queue: :func:`a2a.core.leases.new_lease`)
     and publish it. Never replaces a task that exists (StaleTaskError). ``_created``
     records when (the admin's dashboard measures the time to a final state from it)."""
-    task["_version"] = 1
-    task.setdefault("_created", task_updated(task) or now_iso())
-    if task_state(task) in leases.LEASED_STATES:
-        task["_lease"] = leases.new_lease(queued=queued)
+    _first_version(task, queued=queued, runs=runs)
     try:
         if _compare_and_swap(type(store)):
             await store.asave(task, expected_version=0)
@@ -221,3 +220,55 @@ async def create(store: TaskStore, task: Task, *, queued: bool = False) -> Task:
         raise _save_failed(task["id"], exc) from exc
     bus.publish(task, TaskEvent(task, kind="task"))
     return task
+
+
+def create_sync(store: TaskStore, task: Task, *, queued: bool = False, runs: int = 0) -> Task:
+    """:func:`create`, blocking (from a handler's thread)."""
+    _first_version(task, queued=queued, runs=runs)
+    try:
+        if _compare_and_swap(type(store)):
+            store.save(task, expected_version=0)
+        else:
+            store.save(task)
+    except StoreError as exc:
+        raise _save_failed(task["id"], exc) from exc
+    bus.publish(task, TaskEvent(task, kind="task"))
+    return task
+
+
+def _first_version(task: Task, *, queued: bool, runs: int) -> None:
+    task["_version"] = 1
+    task.setdefault("_created", task_updated(task) or now_iso())
+    if task_state(task) in leases.LEASED_STATES:
+        task["_lease"] = leases.new_lease(queued=queued, runs=runs)
+
+
+def settle(
+    state: str,
+    *,
+    artifacts: list | None = None,
+    parts: list[Part] | None = None,
+    in_history: bool = False,
+    reply: bool = False,
+) -> Change:
+    """The change that ends a run of the handler in ``state`` (terminal, or waiting
+    for the client): with new ``artifacts``, and/or an agent message of ``parts`` as
+    the status message (also kept in the history when ``in_history``, as questions
+    and answers are). The lease is released; a task already terminal (canceled
+    meanwhile) or taken over by another process is left alone."""
+
+    def change(task: Task) -> Task | None:
+        if is_terminal(task) or leases.taken_over(task):
+            return None
+        leases.release(task)
+        if artifacts:
+            task["artifacts"] = [*(task.get("artifacts") or ()), *artifacts]
+        message = agent_message(parts, task=task) if parts else None
+        if message is not None and in_history:
+            task["history"] = [*(task.get("history") or ()), message]
+            limits.keep_history(task)  # at most A2A_MAX_HISTORY messages: the oldest go
+        if reply:
+            task["_reply"] = True
+        return set_status(task, state, message)
+
+    return change

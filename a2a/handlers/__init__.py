@@ -1,6 +1,7 @@
 """The handler API: how the project's own code fulfils a Task.
 
-Point ``A2A_HANDLER`` at a callable (a plain function or an ``async def``)::
+Point ``A2A_HANDLER`` at a callable (a plain function or an ``async def``), or at an
+:class:`AgentHandler` subclass::
 
     # myproject/agent.py
     from a2a.handlers import HandlerRequest
@@ -14,75 +15,264 @@ It receives a :class:`HandlerRequest` and returns the result:
 - a part dict (``{"kind": "text", "text": ...}``, ``{"kind": "data", "data": ...}``,
   ``{"kind": "file", "file": {...}}``) or a list of parts: one artifact holding them;
 - an artifact dict (``{"parts": [...], "name": ...}``) or a list of artifacts;
-- ``None``: completed with no artifact.
-- ``Result(any of the above, metadata={...})``: also merge ``metadata`` into the
-  task's metadata (e.g. token usage).
+- ``None``: completed with no artifact;
+- ``Result(any of the above, message=..., metadata={...})``: also a status message,
+  and ``metadata`` merged into the task's metadata (e.g. token usage);
+- :class:`Reply` (``return Reply("hi")``): a direct Message instead of a task result.
+  With :func:`direct_reply` on the handler, no Task is created for it at all.
 
-- :class:`Reply` (``return Reply("hi")``): a direct Message instead of a task result
-  (a blocking ``SendMessage`` answers with the Message).
+Every state an agent may set is one call on the request, saved at once (each with an
+optional status message of text or parts; ``a``-prefixed for async handlers):
+``progress()`` (working), ``input_required()``, ``auth_required()``, ``complete()``,
+``fail()``, ``reject()``, ``cancel()``; or raised: :class:`InputRequired`,
+:class:`AuthRequired`, :class:`TaskFailed`, :class:`TaskRejected`. Any other
+exception fails the task: it is logged with its traceback, and the client reads
+"The agent failed: KeyError" (more with ``DEBUG``). ``request.cancelled`` is true
+once the task was canceled (``wait_cancelled(timeout)``, ``await acancelled()``).
 
-Raising fails the task, with the exception's text as the status message, except:
-
-- ``raise InputRequired("Which city?")``: the task waits in ``input-required``; the
-  client's next message with this ``taskId`` calls the handler again, with the whole
-  conversation in ``request.history``;
-- ``raise AuthRequired("...")``: likewise, in ``auth-required``.
-
-While it works, a handler can report progress (``request.progress("half way")``)
-and emit artifacts or chunks of one (``request.artifact([...], append=True)``);
-each is saved at once, so streams, pollers and push subscribers see it. Async
-handlers use ``await request.aprogress(...)`` / ``await request.aartifact(...)``.
-``request.context_tasks(n)`` (``acontext_tasks``) gives the earlier tasks of the
-context, the conversation so far: the task owner's own only (a context is per owner).
-
-A sync handler runs in a worker thread and may use the ORM; it should check
-``request.cancelled`` now and then in long loops. An async handler runs on the
-runner's event loop and is cancelled (``CancelledError``) when the task is.
+docs/handlers.md shows each in a few lines.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import threading
+import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 import orjson
+from django.conf import settings as django_settings
 from django.utils.module_loading import import_string
 
 from a2a.core import lifecycle
 from a2a.core.events import TaskEvent, with_chunk
 from a2a.protocol.errors import InvalidAgentResponseError
-from a2a.protocol.model import Artifact, Message, Part, Task, agent_message, message_text, new_id, set_status
+from a2a.protocol.model import (
+    Artifact,
+    Message,
+    Part,
+    Task,
+    agent_message,
+    message_text,
+    new_id,
+    set_status,
+)
 from stores.backends import get_task_store
 from stores.base import MAX_PAGE_SIZE, TaskQuery, TaskStore, task_owner, task_updated
+
+logger = logging.getLogger(__name__)
+
+#: A status message: text, or a list of parts.
+Content = str | list[Part]
+
+
+class Cancellation(threading.Event):
+    """``request.cancelled``: set when the task is canceled (by the client, or because
+    another process took it over). False until then, so ``if request.cancelled:``
+    reads as it should; ``is_set()`` and ``wait(timeout)`` work as on any
+    ``threading.Event``, and ``await wait_async(timeout)`` waits without a thread."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._waiters_lock = threading.Lock()
+
+    def __bool__(self) -> bool:
+        return self.is_set()
+
+    def set(self) -> None:
+        super().set()
+        with self._waiters_lock:
+            waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            loop.call_soon_threadsafe(_resolve, future)
+
+    async def wait_async(self, timeout: float | None = None) -> bool:
+        """Wait until canceled (True) or ``timeout`` seconds pass (False)."""
+        if self.is_set():
+            return True
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._waiters_lock:
+            self._waiters.append((loop, future))
+        if self.is_set():  # set between the first look and the registration
+            _resolve(future)
+        try:
+            await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            pass
+        finally:
+            with self._waiters_lock:
+                if (loop, future) in self._waiters:
+                    self._waiters.remove((loop, future))
+        return self.is_set()
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 @dataclass
 class HandlerRequest:
-    """What a handler gets: the message to answer and the task it belongs to."""
+    """What a handler gets: the message to answer, the task it belongs to, and how
+    the client called (from the call's context, kept on the task so a queue worker
+    knows it too)."""
 
     message: Message
     task_id: str
     context_id: str
     history: list[Message] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
-    cancelled: threading.Event = field(default_factory=threading.Event)
+    cancelled: Cancellation = field(default_factory=Cancellation)
     store: TaskStore | None = field(default=None, repr=False)
     #: Who the task belongs to ("" without authentication): the context is theirs.
     owner: str = ""
+    #: The protocol version the client spoke: "1.0" or "0.3".
+    version: str = "1.0"
+    #: How it called: "jsonrpc", "rest", or "internal" (this process's own code).
+    binding: str = "internal"
+    #: The A2A extensions the client asked for (the ``A2A-Extensions`` header).
+    extensions: tuple[str, ...] = ()
+    #: 1 for the message that created the task, 2 for the next one (after
+    #: ``input-required``), and so on.
+    turn: int = 1
+    _pending: Task | None = field(default=None, init=False, repr=False)
+    _on_create: Callable[[Task], None] | None = field(default=None, init=False, repr=False)
+    _settled: str | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
-    def progress(self, text: str) -> None:
-        """Save a ``working`` status update carrying ``text`` as the agent's message."""
+    def __post_init__(self) -> None:
+        if not isinstance(self.cancelled, Cancellation):  # a plain threading.Event: mirrored
+            self.cancelled = _Mirror(self.cancelled)
+
+    # --- who calls, and how -------------------------------------------------------
+
+    @property
+    def caller(self) -> str:
+        """The authenticated caller ("" without authentication): the task's owner."""
+        return self.owner
+
+    @property
+    def is_continuation(self) -> bool:
+        """Whether this message continues a task (the client answered ``input-required``
+        or ``auth-required``), rather than starting it."""
+        return self.turn > 1
+
+    @property
+    def text(self) -> str:
+        """The message's text parts, joined by newlines."""
+        return message_text(self.message)
+
+    @property
+    def parts(self) -> list[Part]:
+        return list(self.message.get("parts", ()))
+
+    @property
+    def settled(self) -> str | None:
+        """The state the handler settled the task in with a call (``complete()``...), or None."""
+        return self._settled
+
+    # --- cancellation -------------------------------------------------------------
+
+    def wait_cancelled(self, timeout: float | None = None) -> bool:
+        """Block until the task is canceled (True) or ``timeout`` seconds pass (False)."""
+        return self.cancelled.wait(timeout)
+
+    async def acancelled(self, timeout: float | None = None) -> bool:
+        """:meth:`wait_cancelled` for async handlers (no thread is held)."""
+        return await self.cancelled.wait_async(timeout)
+
+    # --- states: each saved at once; streams, pollers and push subscribers see it ----
+
+    def progress(self, message: Content | None = None) -> bool:
+        """A ``working`` status update, with ``message`` (text or parts) or without."""
+        return self._status("working", message)
+
+    def input_required(self, message: Content | None = None) -> bool:
+        """Ask the client for input: the task waits in ``input-required``; the
+        client's next message with this ``taskId`` calls the handler again
+        (``request.is_continuation``). Return from the handler after it."""
+        return self._settle("input-required", message, in_history=True)
+
+    def auth_required(self, message: Content | None = None) -> bool:
+        """Like :meth:`input_required`, in ``auth-required``."""
+        return self._settle("auth-required", message, in_history=True)
+
+    def complete(self, message: Content | None = None, *, artifacts: Any = None) -> bool:
+        """Complete the task: ``artifacts`` (anything a handler may return) added,
+        ``message`` as the status message (and in the history)."""
+        return self._settle("completed", message, in_history=True, artifacts=to_artifacts(artifacts))
+
+    def fail(self, message: Content | None = None) -> bool:
+        """Fail the task with ``message`` as the status message (as ``raise TaskFailed``)."""
+        return self._settle("failed", message)
+
+    def reject(self, message: Content | None = None) -> bool:
+        """Reject the task: the agent will not do it (``rejected``)."""
+        return self._settle("rejected", message)
+
+    def cancel(self, message: Content | None = None) -> bool:
+        """Cancel the task from the agent's side, e.g. to acknowledge
+        ``request.cancelled`` with a message. After a client's CancelTask the task is
+        already ``canceled`` (a terminal state is final): this returns False."""
+        return self._settle("canceled", message)
+
+    async def aprogress(self, message: Content | None = None) -> bool:
+        """:meth:`progress` for async handlers."""
+        return await asyncio.to_thread(self.progress, message)
+
+    async def ainput_required(self, message: Content | None = None) -> bool:
+        return await asyncio.to_thread(self.input_required, message)
+
+    async def aauth_required(self, message: Content | None = None) -> bool:
+        return await asyncio.to_thread(self.auth_required, message)
+
+    async def acomplete(self, message: Content | None = None, *, artifacts: Any = None) -> bool:
+        return await asyncio.to_thread(functools.partial(self.complete, message, artifacts=artifacts))
+
+    async def afail(self, message: Content | None = None) -> bool:
+        return await asyncio.to_thread(self.fail, message)
+
+    async def areject(self, message: Content | None = None) -> bool:
+        return await asyncio.to_thread(self.reject, message)
+
+    async def acancel(self, message: Content | None = None) -> bool:
+        return await asyncio.to_thread(self.cancel, message)
+
+    def _status(self, state: str, message: Content | None) -> bool:
+        parts = _parts(message) if message is not None else None
 
         def change(task: Task) -> Task | None:
             if lifecycle.is_terminal(task):
                 return None
-            return set_status(task, "working", agent_message(text, task=task))
+            return set_status(task, state, agent_message(parts, task=task) if parts else None)
 
-        lifecycle.transition_sync(self._store(), self.task_id, change)
+        return self._save(change) is not None
+
+    def _settle(self, state: str, message: Content | None, *, in_history: bool = False, artifacts: Any = None) -> bool:
+        parts = _parts(message) if message is not None else None
+        saved = self._save(lifecycle.settle(state, artifacts=artifacts, parts=parts, in_history=in_history))
+        self._settled = state
+        return saved is not None
+
+    def _save(self, change: lifecycle.Change, event: lifecycle.EventFor | None = None) -> Task | None:
+        """Save ``change`` to the task (creating it first if the handler answers
+        directly and this is its first task-visible act); None when not saved."""
+        if self._settled is not None:
+            logger.warning(
+                "task %s: the handler already set %s; a later update is ignored", self.task_id, self._settled
+            )
+            return None
+        self.create()
+        return lifecycle.transition_sync(self._store(), self.task_id, change, event)
+
+    # --- artifacts ------------------------------------------------------------------
 
     def artifact(
         self,
@@ -112,16 +302,14 @@ class HandlerRequest:
         def event(task: Task) -> TaskEvent:
             return TaskEvent(task, kind="artifact", artifact=chunk, append=append, last_chunk=last_chunk)
 
-        lifecycle.transition_sync(self._store(), self.task_id, change, event)
+        self._save(change, event)
         return chunk["artifactId"]
-
-    async def aprogress(self, text: str) -> None:
-        """:meth:`progress` for async handlers."""
-        await asyncio.to_thread(self.progress, text)
 
     async def aartifact(self, parts: list[Part] | str, **kwargs: Any) -> str:
         """:meth:`artifact` for async handlers."""
         return await asyncio.to_thread(functools.partial(self.artifact, parts, **kwargs))
+
+    # --- the conversation -------------------------------------------------------------
 
     def context_tasks(self, limit: int = 10) -> list[Task]:
         """The latest ``limit`` other tasks of this context, oldest first: the earlier
@@ -147,14 +335,30 @@ class HandlerRequest:
     def _store(self) -> TaskStore:
         return self.store or get_task_store()
 
-    @property
-    def text(self) -> str:
-        """The message's text parts, joined by newlines."""
-        return message_text(self.message)
+    # --- a direct answer: the task is created on the first task-visible act ---------
 
     @property
-    def parts(self) -> list[Part]:
-        return list(self.message.get("parts", ()))
+    def pending(self) -> bool:
+        """The handler answers directly (:func:`direct_reply`) and has not yet done
+        anything that needs a Task: none exists yet."""
+        return self._pending is not None
+
+    def defer(self, task: Task, on_create: Callable[[Task], None]) -> None:
+        """(The runner) ``task`` is not saved yet: save it (``working``) on the first
+        update, or with :meth:`create`, then call ``on_create`` with it."""
+        self._pending, self._on_create = task, on_create
+
+    def create(self) -> None:
+        """Save the deferred task now (``working``, leased to this process); a no-op
+        when it exists."""
+        with self._lock:
+            task = self._pending
+            if task is None:
+                return
+            saved = lifecycle.create_sync(self._store(), set_status(task, "working"), runs=1)
+            self._pending = None
+        if self._on_create is not None:
+            self._on_create(dict(saved))
 
     @classmethod
     def for_task(
@@ -162,33 +366,76 @@ class HandlerRequest:
     ) -> HandlerRequest:
         history = list(task.get("history") or ())
         message = next((m for m in reversed(history) if m.get("role") == "user"), None) or {"parts": []}
-        return cls(
+        call: dict[str, Any] = task["_call"] if isinstance(task.get("_call"), dict) else {}
+        request = cls(
             message=message,
             task_id=task["id"],
             context_id=task.get("contextId", ""),
             history=history,
             metadata=dict(task.get("metadata") or {}),
-            cancelled=cancelled or threading.Event(),
             store=store,
             owner=task_owner(task),
+            version=str(call.get("version") or "1.0"),
+            binding=str(call.get("binding") or "internal"),
+            extensions=tuple(call.get("extensions") or ()),
+            turn=int(call.get("turn") or 1),
         )
+        if cancelled is not None:
+            request.cancelled = cancelled if isinstance(cancelled, Cancellation) else _Mirror(cancelled)
+        return request
+
+
+class _Mirror(Cancellation):
+    """A :class:`Cancellation` that reads a plain ``threading.Event``."""
+
+    def __init__(self, event: threading.Event) -> None:
+        super().__init__()
+        self._event = event
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._event.wait(timeout)
+
+    def set(self) -> None:
+        self._event.set()
+        super().set()
+
+
+def call_record(version: str, binding: str, extensions: tuple[str, ...] | list[str], turn: int) -> dict[str, Any]:
+    """What the task keeps (``_call``) of the call that brought its latest message, for
+    :meth:`HandlerRequest.for_task` (on whichever process runs it)."""
+    record: dict[str, Any] = {"version": version, "binding": binding, "turn": turn}
+    if extensions:
+        record["extensions"] = list(extensions)
+    return record
 
 
 class Reply:
     """Returned by a handler: answer with a direct Message rather than a result."""
 
-    def __init__(self, content: str | list[Part]) -> None:
+    def __init__(self, content: Content) -> None:
         self.parts = _parts(content)
 
 
-class Interrupt(Exception):
+class TaskOutcome(Exception):
+    """Raised by a handler to end its run in :attr:`state`, with its text or parts (if
+    any) as the status message, which the client reads as it is."""
+
+    state = "failed"
+    in_history = False
+
+    def __init__(self, content: Content | None = None) -> None:
+        self.parts = _parts(content) if content is not None else []
+        super().__init__(message_text({"parts": self.parts}))
+
+
+class Interrupt(TaskOutcome):
     """Raised by a handler to pause the task until the client answers."""
 
     state = "input-required"
-
-    def __init__(self, content: str | list[Part]) -> None:
-        self.parts = _parts(content)
-        super().__init__(message_text({"parts": self.parts}))
+    in_history = True
 
 
 class InputRequired(Interrupt):
@@ -201,7 +448,66 @@ class AuthRequired(Interrupt):
     state = "auth-required"
 
 
-def _parts(content: str | list[Part]) -> list[Part]:
+class TaskFailed(TaskOutcome):
+    """The task failed; the text is what the client reads (no traceback is logged)."""
+
+    state = "failed"
+
+
+class TaskRejected(TaskOutcome):
+    """The agent will not do this task (``rejected``)."""
+
+    state = "rejected"
+
+
+_Handler = TypeVar("_Handler")
+
+
+def direct_reply(handler: _Handler) -> _Handler:
+    """Mark a handler that may answer a new message with a direct Message::
+
+        @direct_reply
+        def handle(request):
+            if request.text == "ping":
+                return Reply("pong")  # a Message: no Task is created, stored or streamed
+            request.progress("working on it")  # from here on there is a Task
+            return "a long answer"
+
+    It runs as soon as the message arrives, in the process that received it (also
+    with ``A2A_EXECUTOR = "tasks"``), before any Task exists. A ``Reply`` returned
+    before it did anything task-visible is the answer: a blocking ``SendMessage``
+    returns the Message, a stream carries exactly that Message. Its first
+    task-visible act (a status, an artifact, ``request.create()``), any other result
+    or an exception creates the Task (``working``), which then goes on as any other.
+    A message that continues a task, or a send with a push-notification config,
+    always runs as a task. (An :class:`AgentHandler` sets ``direct_reply = True``.)"""
+    handler.direct_reply = True  # type: ignore[attr-defined]
+    return handler
+
+
+class AgentHandler:
+    """The class form of a handler: ``A2A_HANDLER`` names the class; one instance
+    serves every task of the process, set up once (:meth:`setup`, in a worker thread,
+    before the first task). Override :meth:`handle` (sync or ``async def``); it
+    returns, raises and calls what a function handler does. :meth:`cancel` is called
+    when the client cancels a task :meth:`handle` is working on."""
+
+    #: Answer new messages directly when ``handle`` returns a Reply (see :func:`direct_reply`).
+    direct_reply = False
+
+    def setup(self) -> None:
+        """Once per process, before the first task (load a model, open a client...)."""
+
+    def handle(self, request: HandlerRequest) -> Any:
+        raise NotImplementedError(f"{type(self).__name__}.handle")
+
+    def cancel(self, request: HandlerRequest) -> None:
+        """The task was canceled while :meth:`handle` worked on it (``request.cancelled``
+        is set; an async ``handle`` also gets ``CancelledError``). Runs in a worker
+        thread; may be ``async def``."""
+
+
+def _parts(content: Content) -> list[Part]:
     if isinstance(content, str):
         return [{"kind": "text", "text": content}]
     if isinstance(content, list) and content and all(_is_part(p) for p in content):
@@ -215,11 +521,17 @@ Handler = Callable[[HandlerRequest], HandlerResult | Awaitable[HandlerResult]]
 
 @dataclass
 class Result:
-    """Returned by a handler: ``result`` (anything above) plus ``metadata`` merged into
-    the task's metadata when it completes (e.g. the LLM handler's token usage)."""
+    """Returned by a handler: ``result`` (anything above) as the artifacts, ``message``
+    (text or parts) as the completed task's status message, and ``metadata`` merged
+    into the task's metadata (e.g. the LLM handler's token usage)."""
 
-    result: Any
+    result: Any = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    message: Content | None = None
+
+    @property
+    def message_parts(self) -> list[Part] | None:
+        return _parts(self.message) if self.message is not None else None
 
 
 def with_result_metadata(change: Callable[[Task], Task | None], result: Any) -> Callable[[Task], Task | None]:
@@ -240,11 +552,60 @@ def with_result_metadata(change: Callable[[Task], Task | None], result: Any) -> 
 
 @functools.cache
 def load_handler(path: str) -> Handler:
-    """Import the handler named by a dotted path (cached per path)."""
+    """Import the handler named by a dotted path (cached per path): a callable, or an
+    :class:`AgentHandler` subclass (not set up here: see :func:`handler_instance`)."""
     handler = import_string(path)
     if not callable(handler):
         raise TypeError(f"{path} is not callable")
     return handler
+
+
+_instances: dict[str, Any] = {}
+_instances_lock = threading.Lock()
+
+
+def handler_instance(path: str) -> Any:
+    """What the runner calls for ``A2A_HANDLER = path``: the function, or the one
+    instance of the :class:`AgentHandler` class, set up on first use (blocking: call
+    it off the event loop the first time; :func:`loaded_handler` looks without)."""
+    with _instances_lock:
+        if path not in _instances:
+            handler: Any = load_handler(path)
+            if isinstance(handler, type) and issubclass(handler, AgentHandler):
+                handler = handler()
+                handler.setup()
+            _instances[path] = handler
+        return _instances[path]
+
+
+def loaded_handler(path: str) -> Any:
+    """:func:`handler_instance` if it was already made, else None."""
+    return _instances.get(path)
+
+
+def answers_directly(path: str) -> bool:
+    """Whether the handler ``path`` names is marked :func:`direct_reply` (False when it
+    cannot be imported: running it says why)."""
+    try:
+        return bool(getattr(load_handler(path), "direct_reply", False))
+    except Exception:
+        return False
+
+
+def failure_message(exc: BaseException) -> str:
+    """What a client reads when the handler raised ``exc``: the text of an explicit
+    :class:`TaskFailed` (or of this package's own errors about a handler's result);
+    for anything else only the exception's type ("The agent failed: KeyError"), since
+    its text may quote internals (paths, settings, SQL). With ``DEBUG = True`` also
+    its text and where it was raised."""
+    if isinstance(exc, (TaskOutcome, InvalidAgentResponseError)):
+        return str(exc) or type(exc).__name__
+    text = f"The agent failed: {type(exc).__name__}"
+    if getattr(django_settings, "DEBUG", False):
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" ({Path(frames[-1].filename).name}, line {frames[-1].lineno}, in {frames[-1].name})" if frames else ""
+        text = f"{text}: {str(exc)[:300]}{where}"
+    return text
 
 
 def _is_part(value: Any) -> bool:
@@ -256,6 +617,8 @@ def to_artifacts(result: Any) -> list[Artifact]:
     for anything else."""
     if isinstance(result, Result):
         result = result.result
+    if isinstance(result, Reply):
+        raise InvalidAgentResponseError("a Reply is a handler's answer, not an artifact")
     if result is None:
         return []
     if isinstance(result, str):

@@ -36,7 +36,7 @@ import httpx
 
 from a2a.conf import a2a_settings
 from a2a.core import metrics
-from a2a.handlers import HandlerRequest, Result
+from a2a.handlers import HandlerRequest, Result, TaskFailed
 from a2a.handlers.skills import Skill, get_skill, get_skills, requested_skill
 
 logger = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ MAX_BACKOFF = 30.0
 MAX_ERROR_TEXT = 500
 
 
-class LLMError(Exception):
+class LLMError(TaskFailed):
     """The model endpoint could not answer; the text is the task's status message."""
 
 

@@ -36,9 +36,21 @@ from a2a.conf import a2a_settings
 from a2a.core import leases, lifecycle
 from a2a.core.events import bus, get_event_backend
 from a2a.core.loop import LoopThread
-from a2a.handlers import Handler, HandlerRequest, Interrupt, Reply, load_handler, to_artifacts, with_result_metadata
-from a2a.protocol import limits
-from a2a.protocol.model import agent_message, set_status, text_part
+from a2a.handlers import (
+    AgentHandler,
+    Cancellation,
+    HandlerRequest,
+    Reply,
+    Result,
+    TaskOutcome,
+    failure_message,
+    handler_instance,
+    loaded_handler,
+    to_artifacts,
+    with_result_metadata,
+)
+from a2a.protocol.errors import InternalError
+from a2a.protocol.model import Message, agent_message, set_status, text_part
 from a2a.runtime import reaper
 from a2a.runtime.executors import Executor, Submits
 from stores.backends import get_task_store
@@ -58,8 +70,10 @@ _REFUSED = (DataError, IntegrityError, NotSupportedError, TypeError, ValueError)
 
 @dataclass
 class _Running:
-    cancelled: threading.Event = field(default_factory=threading.Event)
+    cancelled: Cancellation = field(default_factory=Cancellation)
     handler: asyncio.Future[object] | None = None
+    request: HandlerRequest | None = None
+    instance: object = None
 
 
 def _start_working(task: Task) -> Task | None:
@@ -78,33 +92,8 @@ def _resume_start(task: Task) -> Task | None:
     return _start_working(task)
 
 
-def _finish(
-    state: str,
-    *,
-    artifacts: list | None = None,
-    parts: list | None = None,
-    in_history: bool = False,
-    reply: bool = False,
-) -> Callable[[Task], Task | None]:
-    """The change that settles a task in ``state``: with new ``artifacts``, and/or an
-    agent message of ``parts`` as the status message (also kept in the history when
-    ``in_history``, as questions and replies are)."""
-
-    def change(task: Task) -> Task | None:
-        if lifecycle.is_terminal(task) or leases.taken_over(task):
-            return None  # final (e.g. canceled meanwhile), or another process took the task over
-        leases.release(task)
-        if artifacts:
-            task["artifacts"] = [*(task.get("artifacts") or ()), *artifacts]
-        message = agent_message(parts, task=task) if parts else None
-        if message is not None and in_history:
-            task["history"] = [*(task.get("history") or ()), message]
-            limits.keep_history(task)  # at most A2A_MAX_HISTORY messages: the oldest go
-        if reply:
-            task["_reply"] = True
-        return set_status(task, state, message)
-
-    return change
+#: The change that settles a task in a state (see :func:`a2a.core.lifecycle.settle`).
+_finish = lifecycle.settle
 
 
 def _hears_other_processes() -> bool:
@@ -120,12 +109,41 @@ def _is_async(handler: object) -> TypeGuard[Callable[[HandlerRequest], Awaitable
     return iscoroutinefunction(handler) or iscoroutinefunction(type(handler).__dict__.get("__call__"))
 
 
-def _call_sync(handler: Handler, request: HandlerRequest) -> object:
+def _call_sync(handler: Callable[[HandlerRequest], object], request: HandlerRequest) -> object:
     close_old_connections()  # as Django does around a request
     try:
         return handler(request)
     finally:
         close_old_connections()
+
+
+def _outcome(request: HandlerRequest, result: object) -> lifecycle.Change:
+    """The change that saves what the handler returned."""
+    if isinstance(result, Reply):
+        return _finish("completed", parts=result.parts, in_history=True, reply=True)
+    message = result.message_parts if isinstance(result, Result) else None
+    change = _finish("completed", artifacts=to_artifacts(result), parts=message, in_history=True)
+    return with_result_metadata(change, result)
+
+
+def _decide(
+    decided: concurrent.futures.Future[Task | Message],
+    answer: Task | Message | None = None,
+    *,
+    error: BaseException | None = None,
+) -> None:
+    """Settle a direct handler's decision once (the first of racing threads wins)."""
+    with contextlib.suppress(concurrent.futures.InvalidStateError):
+        if error is not None:
+            decided.set_exception(error)
+        elif answer is not None:
+            decided.set_result(answer)
+
+
+def _undecided(decided: concurrent.futures.Future[Task | Message], job: concurrent.futures.Future[None]) -> None:
+    """A direct handler's job ended (or never ran) without deciding: say so."""
+    if not decided.done():
+        _decide(decided, error=InternalError("The server is shutting down; send the message again."))
 
 
 def _refused(exc: BaseException) -> BaseException | None:
@@ -202,6 +220,8 @@ class Runner:
         self._semaphore: asyncio.Semaphore | None = None
         self._jobs: dict[str, asyncio.Task[None]] = {}
         self._running: dict[str, _Running] = {}
+        self._deferred: set[str] = set()  # direct handlers' tasks not created yet
+        self._hooks: set[asyncio.Future[None]] = set()  # AgentHandler.cancel() calls running
         self._maintenance: concurrent.futures.Future[None] | None = None
 
     @property
@@ -228,7 +248,23 @@ class Runner:
         """Queue the task for fulfilment; returns at once."""
         return self._thread.submit(self._enqueue(task_id))
 
-    async def _enqueue(self, task_id: str) -> None:
+    def answer(self, task: Task) -> concurrent.futures.Future[Task | Message]:
+        """Run a :func:`~a2a.handlers.direct_reply` handler on the unsaved new ``task``:
+        the future holds the direct Message when the handler answered with a Reply
+        before doing anything task-visible (no task is ever saved), else the task as
+        created (``working``) the moment it was, the handler going on as for any task."""
+        decided: concurrent.futures.Future[Task | Message] = concurrent.futures.Future()
+        self._deferred.add(task["id"])
+        job = self._thread.submit(self._enqueue(task["id"], task, decided))
+        job.add_done_callback(functools.partial(_undecided, decided))  # never leave the caller waiting
+        return decided
+
+    async def _enqueue(
+        self,
+        task_id: str,
+        deferred: Task | None = None,
+        decided: concurrent.futures.Future[Task | Message] | None = None,
+    ) -> None:
         job = asyncio.current_task()
         assert job is not None
         # A second job for a task this process already has (the queue executor may hold
@@ -242,13 +278,21 @@ class Runner:
             if self._semaphore is None:
                 self._semaphore = asyncio.Semaphore(self.workers)
             async with self._semaphore:
-                await self._fulfil(task_id)
+                if deferred is not None and decided is not None:
+                    await self._run(get_task_store(), deferred, decided)
+                else:
+                    await self._fulfil(task_id)
         except asyncio.CancelledError:
+            if decided is not None:
+                _decide(decided, error=InternalError("The server is shutting down; send the message again."))
             raise
-        except Exception:
+        except Exception as exc:
             logger.exception("fulfilling task %s failed outside the handler", task_id)
+            if decided is not None:
+                _decide(decided, error=exc)
         finally:
             self._jobs.pop(task_id, None)
+            self._deferred.discard(task_id)
 
     async def _fulfil(self, task_id: str) -> None:
         store = get_task_store()
@@ -257,12 +301,27 @@ class Runner:
         task = await _persist(store, task_id, _start_working, _resume_start, "start")
         if task is None:
             return
+        await self._run(store, task)
+
+    async def _run(
+        self, store: TaskStore, task: Task, decided: concurrent.futures.Future[Task | Message] | None = None
+    ) -> None:
+        """Run the handler on ``task`` (``working``, or with ``decided`` not yet saved:
+        see :meth:`answer`) and save its outcome."""
+        task_id = task["id"]
         running = self._running[task_id] = _Running()
         started = time.monotonic()
-        watch = asyncio.ensure_future(self._watch(task)) if _hears_other_processes() else None
+        watch = asyncio.ensure_future(self._watch(task)) if decided is None and _hears_other_processes() else None
+        request: HandlerRequest | None = None
+        change: lifecycle.Change | None = None
         try:
-            handler = load_handler(a2a_settings.HANDLER)
-            request = HandlerRequest.for_task(task, running.cancelled, store)
+            path = a2a_settings.HANDLER
+            instance = loaded_handler(path) or await asyncio.to_thread(handler_instance, path)
+            handler = instance.handle if isinstance(instance, AgentHandler) else instance
+            running.instance = instance
+            request = running.request = HandlerRequest.for_task(task, running.cancelled, store)
+            if decided is not None:
+                request.defer(task, functools.partial(self._created, decided))
             if _is_async(handler):
                 running.handler = asyncio.ensure_future(handler(request))
             else:
@@ -271,27 +330,50 @@ class Runner:
                     self._pool, functools.partial(ctx.run, _call_sync, handler, request)
                 )
             result = await running.handler
-            if isinstance(result, Reply):
-                change = _finish("completed", parts=result.parts, in_history=True, reply=True)
+            if request.settled:
+                if result is not None:
+                    logger.warning(
+                        "task %s: the handler set %s, then returned %s: ignored",
+                        task_id,
+                        request.settled,
+                        type(result).__name__,
+                    )
+            elif isinstance(result, Reply) and request.pending and decided is not None:
+                message = agent_message(result.parts)
+                message["contextId"] = request.context_id
+                _decide(decided, message)  # the answer: no task is created
+                return
             else:
-                change = _finish("completed", artifacts=to_artifacts(result))
-                change = with_result_metadata(change, result)
-        except Interrupt as interrupt:  # the handler asks the client for input (or auth)
-            change = _finish(interrupt.state, parts=interrupt.parts, in_history=True)
+                change = _outcome(request, result)
+        except TaskOutcome as outcome:  # the handler asks for input (or auth), fails or rejects on purpose
+            logger.info("task %s: the handler ended it %s: %s", task_id, outcome.state, outcome)
+            change = _finish(outcome.state, parts=outcome.parts, in_history=outcome.in_history)
         except asyncio.CancelledError:
             if running.cancelled.is_set():
                 logger.info("task %s canceled while running", task_id)
                 return  # CancelTask already saved "canceled"
             raise  # the runner is shutting down
         except Exception as exc:  # the handler failed: the task fails, the server does not
-            logger.warning("task %s failed: %s", task_id, exc, exc_info=not str(exc))
-            change = _finish("failed", parts=[text_part(str(exc) or type(exc).__name__)])
+            logger.error("task %s: the handler raised %s; the task fails", task_id, type(exc).__name__, exc_info=exc)
+            change = _finish("failed", parts=[text_part(failure_message(exc))])
         finally:
             self._running.pop(task_id, None)
             if watch is not None:
                 watch.cancel()
+        if change is None:
+            return
+        if decided is not None:  # nothing task-visible yet, but an outcome for a task: create it
+            if request is None:
+                request = HandlerRequest.for_task(task, running.cancelled, store)
+                request.defer(task, functools.partial(self._created, decided))
+            await asyncio.to_thread(request.create)
         await _save_outcome(store, task_id, change)
         logger.debug("task %s settled in %.3fs", task_id, time.monotonic() - started)
+
+    def _created(self, decided: concurrent.futures.Future[Task | Message], task: Task) -> None:
+        """A direct handler's task was saved: from now on it is a task like any other."""
+        self._deferred.discard(task["id"])
+        _decide(decided, task)
 
     async def _watch(self, started: Task) -> None:
         """While the handler runs: stop it as soon as an event from any process shows
@@ -315,13 +397,33 @@ class Runner:
             logger.debug("watching task %s for a cancel failed", task_id, exc_info=True)
 
     def cancel(self, task_id: str) -> None:
-        """Stop the handler of a task running here (its state is saved by the caller)."""
+        """Stop the handler of a task running here (its state is saved by the caller);
+        an :class:`~a2a.handlers.AgentHandler`'s ``cancel()`` hears of it."""
         running = self._running.get(task_id)
         if running is None:
             return
+        if running.request is not None and running.request.settled:
+            return  # the handler settled the task itself and is finishing up
         running.cancelled.set()
         if running.handler is not None:
             self._thread.call_soon(running.handler.cancel)
+        if isinstance(running.instance, AgentHandler) and running.request is not None:
+            self._thread.call_soon(functools.partial(self._on_cancel, running.instance, running.request))
+
+    def _on_cancel(self, instance: AgentHandler, request: HandlerRequest) -> None:
+        """Run the handler's ``cancel()`` hook (sync in the pool, async on the loop)."""
+
+        async def hook() -> None:
+            try:
+                if iscoroutinefunction(instance.cancel):
+                    await instance.cancel(request)
+                else:
+                    await asyncio.get_running_loop().run_in_executor(self._pool, instance.cancel, request)
+            except Exception:
+                logger.exception("task %s: the handler's cancel() raised", request.task_id)
+
+        self._hooks.add(future := asyncio.ensure_future(hook()))
+        future.add_done_callback(self._hooks.discard)
 
     def shutdown(self, grace: float | None = None) -> None:
         """Let running tasks finish for ``grace`` seconds, then fail the rest honestly."""
@@ -361,8 +463,9 @@ class Runner:
                 logger.exception("could not save task %s as failed at shutdown", task_id)
 
     def task_ids(self) -> set[str]:
-        """The tasks submitted here and not yet settled (running or waiting)."""
-        return set(self._jobs)
+        """The tasks submitted here and not yet settled (running or waiting); a direct
+        handler's task counts once it exists."""
+        return set(self._jobs) - self._deferred
 
     @property
     def active(self) -> int:

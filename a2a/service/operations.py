@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 from a2a.conf import a2a_settings
 from a2a.core import leases, lifecycle
 from a2a.core.events import Subscription, TaskEvent, artifacts_shape, bus, with_chunk
+from a2a.handlers import answers_directly, call_record
 from a2a.protocol import limits
 from a2a.protocol.errors import (
     ContentTypeNotSupportedError,
@@ -47,6 +48,17 @@ from stores.backends import get_task_store
 from stores.base import TaskPage, TaskQuery, task_version
 
 
+def _new_task(ctx: CallContext, params: SendParams) -> Task:
+    """The task for a new message, not saved yet: the caller owns it, and it keeps
+    how the caller called (``_call``) for the handler, wherever it runs."""
+    message = params.message
+    task = new_task(message, context_id=message.get("contextId") or new_id(), metadata=params.metadata)
+    if ctx.caller:
+        task["_owner"] = ctx.caller
+    task["_call"] = call_record(ctx.version, ctx.binding, ctx.extensions, turn=1)
+    return task
+
+
 async def _start(ctx: CallContext, params: SendParams) -> Task:
     """Create the task for a new message, or resubmit the interrupted task it continues."""
     check_input_modes(params.message)
@@ -55,14 +67,22 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
     if message.get("taskId"):
         task = await _continue(ctx, message)
     else:
-        context_id = message.get("contextId") or new_id()
-        task = new_task(message, context_id=context_id, metadata=params.metadata)
-        if ctx.caller:
-            task["_owner"] = ctx.caller
-        task = await lifecycle.create(get_task_store(), task, queued=get_executor().queued)
+        task = await lifecycle.create(get_task_store(), _new_task(ctx, params), queued=get_executor().queued)
     if push_config is not None:  # saved before the runner starts: it hears every later transition
         await push_configs.attach_config(task["id"], push_config)
     return task
+
+
+def _direct(params: SendParams) -> bool:
+    """Whether the handler runs before any task exists (it is marked
+    ``direct_reply``): a new message, with no push-notification config to attach."""
+    return (
+        not params.message.get("taskId") and params.push_config is None and answers_directly(str(a2a_settings.HANDLER))
+    )
+
+
+def _is_message(answer: Task | Message) -> bool:
+    return answer.get("kind") == "message"
 
 
 async def send_message(params: SendParams, ctx: CallContext = INTERNAL) -> Task | Message:
@@ -70,8 +90,18 @@ async def send_message(params: SendParams, ctx: CallContext = INTERNAL) -> Task 
 
     Non-blocking: answers with the task as submitted. Blocking: waits until the task
     settles (terminal or interrupted) or ``A2A_BLOCKING_TIMEOUT`` passes, and answers
-    with the task as stored, or with the handler's direct reply Message.
+    with the task as stored, or with the handler's direct reply Message. A
+    ``direct_reply`` handler that answers at once: the Message, and no task exists.
     """
+    if _direct(params):
+        task = _new_task(ctx, params)
+        with bus.subscribe(task["id"]) as events:  # before the task can exist
+            await events.ready()
+            check_input_modes(params.message)
+            answer = await asyncio.wrap_future(get_runner().answer(task))
+            if _is_message(answer) or not params.blocking:
+                return answer if _is_message(answer) else with_history(answer, params.history_length)
+            return await _settled(events, answer["id"], params)
     task = await _start(ctx, params)
     task_id = task["id"]
     if not params.blocking:
@@ -80,12 +110,18 @@ async def send_message(params: SendParams, ctx: CallContext = INTERNAL) -> Task 
     with bus.subscribe(task_id) as events:  # subscribe first: no transition can slip by
         await events.ready()
         await adispatch(task_id)
-        try:
-            async with asyncio.timeout(float(a2a_settings.BLOCKING_TIMEOUT)):
-                while task_state((await _next(events)).task) not in SETTLED_STATES:
-                    pass
-        except TimeoutError:
-            pass  # answer with the task as it stands; it goes on in the background
+        return await _settled(events, task_id, params)
+
+
+async def _settled(events: Subscription, task_id: str, params: SendParams) -> Task | Message:
+    """The task once it settles (or ``A2A_BLOCKING_TIMEOUT`` passed), as stored; the
+    handler's reply Message if it answered with one."""
+    try:
+        async with asyncio.timeout(float(a2a_settings.BLOCKING_TIMEOUT)):
+            while task_state((await _next(events)).task) not in SETTLED_STATES:
+                pass
+    except TimeoutError:
+        pass  # answer with the task as it stands; it goes on in the background
     settled = await get_task_store().aget(task_id)
     if settled is None:
         raise TaskNotFoundError(task_id)
@@ -108,8 +144,21 @@ async def _next(events: Subscription) -> TaskEvent:
 async def stream_message(params: SendParams, ctx: CallContext = INTERNAL) -> AsyncIterator[StreamItem]:
     """SendStreamingMessage: the task as submitted, then each update until it settles.
 
-    Errors (bad input, unknown task) are raised before the first item.
+    Errors (bad input, unknown task) are raised before the first item. A
+    ``direct_reply`` handler that answers at once: exactly that one Message.
     """
+    if _direct(params):
+        task = _new_task(ctx, params)
+        with bus.subscribe(task["id"]) as events:  # before the task can exist
+            await events.ready()
+            check_input_modes(params.message)
+            answer = await asyncio.wrap_future(get_runner().answer(task))
+            if _is_message(answer):
+                yield StreamItem("message", message=answer)
+                return
+            async for item in _follow(events, answer, params.history_length):
+                yield item
+        return
     task = await _start(ctx, params)
     with bus.subscribe(task["id"]) as events:
         await events.ready()
@@ -254,6 +303,8 @@ async def _continue(ctx: CallContext, message: Message) -> Task:
         if message.get("contextId") and message["contextId"] != task.get("contextId"):
             raise InvalidParamsError("does not match the task's contextId", field="message.contextId")
         task["history"] = [*(task.get("history") or ()), {**message, "contextId": task.get("contextId", "")}]
+        turn = (task.get("_call") or {}).get("turn") or 1
+        task["_call"] = call_record(ctx.version, ctx.binding, ctx.extensions, turn=int(turn) + 1)
         limits.keep_history(task)  # at most A2A_MAX_HISTORY messages: the oldest go
         task["_lease"] = leases.new_lease(queued=get_executor().queued)  # in flight again: a lost hand-off is found
         return set_status(task, "submitted")
