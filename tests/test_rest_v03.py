@@ -478,5 +478,5 @@ def test_unsupported_version_is_answered_as_v10():
 
 
 def test_extended_card_not_configured():
-    answer = http("GET", f"{V1}/card", headers=V03)
-    error_of(answer, 400, "ExtendedAgentCardNotConfiguredError", "EXTENDED_AGENT_CARD_NOT_CONFIGURED")
+    answer = http("GET", f"{V1}/card", headers=V03)  # capabilities.extendedAgentCard false: unsupported
+    error_of(answer, 400, "UnsupportedOperationError", "UNSUPPORTED_OPERATION")

@@ -12,7 +12,12 @@ from django.urls import reverse
 
 from a2a.conf import a2a_settings
 from a2a.protocol import Dialect
-from a2a.protocol.errors import ExtendedAgentCardNotConfiguredError, InternalError, UnavailableError
+from a2a.protocol.errors import (
+    ExtendedAgentCardNotConfiguredError,
+    InternalError,
+    UnavailableError,
+    UnsupportedOperationError,
+)
 from a2a.service import card
 from a2a.service.context import CallContext
 from stores.base import StoreError, StoreUnavailable
@@ -57,13 +62,21 @@ def call_context(request: HttpRequest, caller: str, binding: str, version: str =
 
 
 def extended_card(dialect: Dialect, ctx: CallContext) -> dict[str, Any]:
-    """GetExtendedAgentCard: the extended card, for authenticated callers only."""
-    if not card.extended_card_available() or not ctx.caller:
-        raise ExtendedAgentCardNotConfiguredError(
-            "This agent has no extended agent card"
+    """GetExtendedAgentCard: the extended card, for authenticated callers only.
+
+    Spec 3.3.4: when the card says ``capabilities.extendedAgentCard: false`` (no
+    ``A2A_EXTENDED_CARD``, or no authentication to serve it behind), the operation is
+    unsupported (-32004); ExtendedAgentCardNotConfiguredError (-32007) is for a card
+    that declares the capability with no extended card to give this caller."""
+    if not card.extended_card_available():
+        raise UnsupportedOperationError(
+            "This agent has no extended agent card (capabilities.extendedAgentCard is false)"
             if a2a_settings.EXTENDED_CARD is None
-            else "The extended agent card is only served to authenticated callers"
+            else "This agent has no extended agent card: it is only served to authenticated callers, "
+            "and this agent has no authentication (capabilities.extendedAgentCard is false)"
         )
+    if not ctx.caller:
+        raise ExtendedAgentCardNotConfiguredError("The extended agent card is only served to authenticated callers")
     return card.build_extended_card(
         ctx.origin + reverse("a2a:jsonrpc"), version=dialect.version, rest=ctx.origin + reverse("a2a:rest")
     )
