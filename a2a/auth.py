@@ -38,6 +38,7 @@ class AuthenticationRequiredError(A2AError):
     """No (valid) credentials: HTTP 401 (JSON-RPC -32000, a server-defined code)."""
 
     code, reason, http_status, default_message = -32000, "UNAUTHENTICATED", 401, "Authentication required"
+    status = "UNAUTHENTICATED"
 
 
 class BearerTokenAuthentication(TokenAuthentication):

@@ -21,10 +21,13 @@ error, timeout, 5xx, 429) is retried ``A2A_PUSH_MAX_ATTEMPTS`` times in all, aft
 ``A2A_PUSH_RETRY_DELAY`` seconds doubled each time, then given up with a warning.
 
 **SSRF guard**: a webhook URL must be http(s), and its host must resolve only to
-public addresses, checked when the config is created and again before each delivery
-(DNS may have changed); the request then goes to the address that was checked (one
-lookup per attempt, every address it answers checked, the connection pinned to the
-first one). An IPv6 address that carries an IPv4 one (IPv4-mapped, -translated or
+public addresses. When the config is created only what needs no DNS is checked: the
+URL's form, and a host that is an address literal (in any form ``getaddrinfo`` reads:
+``127.1``, ``2130706433``, ``[::ffff:7f00:1]``) or a ``localhost`` name; so creating a
+config does not depend on DNS answering at that moment. Each delivery attempt resolves
+the name and checks every address it answers; the request then goes to the address
+that was checked (one lookup per attempt, the connection pinned to the first one), so
+DNS rebinding reaches nothing. An IPv6 address that carries an IPv4 one (IPv4-mapped, -translated or
 -compatible, NAT64, 6to4, Teredo, ISATAP) is judged by that IPv4 address too. Set
 ``A2A_PUSH_ALLOW_PRIVATE_URLS`` to allow loopback, private and link-local targets.
 """
@@ -37,6 +40,7 @@ import contextlib
 import ipaddress
 import logging
 import random
+import re
 import socket
 from dataclasses import dataclass, field
 from typing import Any
@@ -186,14 +190,66 @@ async def resolve(url: str) -> Target:
     )
 
 
-async def check_url(url: str) -> None:
-    """InvalidParamsError (naming the URL) for a webhook URL this agent will not call."""
+#: A host ``inet_aton`` (so ``getaddrinfo``) may read as an IPv4 address: ``127.1``,
+#: ``0x7f.1``, ``0177.0.0.1``, ``2130706433``.
+_IPV4_LIKE = re.compile(r"[0-9a-fA-FxX.]+")
+
+
+def literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address a host written as an address literal stands for (in every form the
+    resolver reads it), None for a name."""
     try:
-        await resolve(url)
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    if _IPV4_LIKE.fullmatch(host):
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            return None
+    return None
+
+
+def _is_localhost(host: str) -> bool:
+    """``localhost`` and its subdomains, which resolve to loopback (RFC 6761 6.3)."""
+    name = host.lower().rstrip(".")
+    return name == "localhost" or name.endswith(".localhost")
+
+
+def check_form(url: str) -> None:
+    """UnsafeURLError for a webhook URL refused without looking its host up: not
+    http(s), no host, a host that cannot be encoded, or (unless private URLs are
+    allowed) an address literal or ``localhost`` name that is not public. A name is
+    resolved and checked when delivering (:func:`resolve`), never here."""
+    _scheme, host, _port = _split(url)
+    try:
+        host.encode("idna")
+    except UnicodeError as exc:
+        raise UnsafeURLError(f"has a host name that cannot be encoded ({exc})") from None
+    if a2a_settings.PUSH_ALLOW_PRIVATE_URLS:
+        return
+    address = literal_address(host)
+    if address is None:
+        if _is_localhost(host):
+            raise UnsafeURLError(
+                f"names {host}, a loopback address; webhooks must be public (A2A_PUSH_ALLOW_PRIVATE_URLS allows others)"
+            )
+        return
+    reason = _refusal(address)
+    if reason:
+        raise UnsafeURLError(
+            f"is {address}, a {reason} address; webhooks must be public (A2A_PUSH_ALLOW_PRIVATE_URLS allows others)"
+        )
+
+
+async def check_url(url: str) -> None:
+    """InvalidParamsError (naming the URL) for a webhook URL this agent will not call,
+    judged by its form and literal address (:func:`check_form`): no DNS lookup, so a
+    config can be created whatever DNS answers now; delivery resolves and checks."""
+    try:
+        check_form(url)
     except UnsafeURLError as exc:
         raise InvalidParamsError(f"webhook URL {url!r} is refused: {exc}") from None
-    except (OSError, ValueError) as exc:  # (UnicodeError is a ValueError)
-        raise InvalidParamsError(f"webhook URL {url!r} is refused: its host does not resolve ({exc})") from None
 
 
 # --- delivery ------------------------------------------------------------------------------

@@ -96,3 +96,9 @@ A2A_SHUTDOWN_GRACE = 2.0
 # Django refuses a body over DATA_UPLOAD_MAX_MEMORY_SIZE before any view sees it: let
 # A2A_MAX_BODY_BYTES (10 MB by default) be the A2A endpoints' limit, as the example site does.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# The apps log at INFO (as the example site does); pytest captures what propagates to the root.
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "loggers": {"a2a": {"level": "INFO"}, "stores": {"level": "INFO"}},
+}

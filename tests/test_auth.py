@@ -127,7 +127,7 @@ def test_v10_card_with_security_validates_against_the_schema(agent):
 
 def test_extended_card_for_authenticated_callers_only(agent, settings):
     error = rpc("GetExtendedAgentCard", {}, agent["alice"])["error"]
-    assert error["code"] == -32007 and "no extended agent card" in error["message"]
+    assert error["code"] == -32004 and "no extended agent card" in error["message"]  # not declared
     settings.A2A_EXTENDED_CARD = {
         "description": "The full story.",
         "skills": [{"id": "secret", "name": "Secret", "description": "For members", "tags": ["members"]}],
@@ -156,7 +156,7 @@ def test_open_agent_has_no_extended_card(settings):
     settings.A2A_AUTHENTICATION_CLASSES = []
     body = {"jsonrpc": "2.0", "id": 1, "method": "agent/getAuthenticatedExtendedCard"}
     error = call("POST", "/a2a/", json=body).json()["error"]
-    assert error["code"] == -32007 and "authenticated callers" in error["message"]
+    assert error["code"] == -32004 and "authenticated callers" in error["message"]  # not declared
     assert call("GET", "/.well-known/agent-card.json").json()["supportsAuthenticatedExtendedCard"] is False
 
 

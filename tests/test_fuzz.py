@@ -117,11 +117,48 @@ class Answer:
         return orjson.loads(self.content)
 
 
+def leave_idle_streams(app: Any) -> Any:
+    """``app``, with a client that goes away from an SSE stream once it is idle (its
+    first keepalive: everything there was to send is sent), as a subscription to a task
+    waiting for input stays open until the task is terminal; the response is then ended
+    (httpx's ASGITransport wants a complete one)."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        idle = asyncio.Event()
+        state = {"stream": False, "body_read": False, "complete": False}
+
+        async def receive_until_idle() -> Any:
+            if state["body_read"]:
+                await idle.wait()
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request" and not message.get("more_body", False):
+                state["body_read"] = True
+            return message
+
+        async def watch(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                state["stream"] = any(
+                    k.lower() == b"content-type" and v.startswith(b"text/event-stream") for k, v in message["headers"]
+                )
+            elif message["type"] == "http.response.body":
+                if state["stream"] and message.get("body", b"").startswith(b": keepalive"):
+                    idle.set()
+                state["complete"] = not message.get("more_body", False)
+            await send(message)
+
+        await app(scope, receive_until_idle, watch)
+        if idle.is_set() and not state["complete"]:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    return wrapped
+
+
 class Client:
     """One event loop and one ASGI app for a whole fuzz test."""
 
     def __init__(self) -> None:
-        self.app = get_asgi_application()
+        self.app = leave_idle_streams(get_asgi_application())
         self.loop = asyncio.new_event_loop()
 
     def request(
@@ -188,6 +225,7 @@ def app(settings, monkeypatch) -> Iterator[Client]:
     settings.A2A_HANDLER = "a2a.handlers.echo"
     settings.A2A_PUSH_ALLOW_PRIVATE_URLS = False
     settings.A2A_INPUT_MODES = ["text/plain", "application/json", "image/*"]  # most parts pass
+    settings.A2A_STREAM_KEEPALIVE = 0.2  # an idle stream says so soon (see leave_idle_streams)
     for name, value in LIMITS.items():
         setattr(settings, name, value)
     real_getaddrinfo = socket.getaddrinfo
@@ -965,6 +1003,7 @@ def rest_requests(draw: Any) -> tuple[str, str, bytes | None, dict[str, str], An
 @example(request=("GET", "/a2a/rest", None, {}, {"A2A-Version": "9" * 909}))  # echoed in full in the message
 @example(request=("GET", "/a2a/rest/..", None, {}, {}))  # the JSON-RPC endpoint's 405: an empty HTML page
 @example(request=("GET", "/a2a/rest/tasks/x", None, {}, {"historyLength": "9" * 5000}))  # int() digit limit
+@example(request=("GET", "/a2a/rest/tasks/fuzz-input-required:subscribe", None, {}, {}))  # stays open: left when idle
 def test_rest_requests(app, checker, request):
     """Random routes, path segments, query strings, bodies and versions: 2xx or 4xx with
     a google.rpc.Status, never 5xx."""

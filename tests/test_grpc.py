@@ -345,13 +345,16 @@ def test_a_message_over_the_body_limit_is_refused_before_parsing(settings):
     assert big.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
-def test_extended_card_not_configured_is_failed_precondition():
+def test_an_undeclared_extended_card_is_unsupported():
+    """Spec 3.3.4: the card says capabilities.extendedAgentCard false, so the operation
+    is unsupported (FAILED_PRECONDITION, as every binding answers it)."""
+
     async def body(stub):
         return await fails(stub.GetExtendedAgentCard(pb.GetExtendedAgentCardRequest()))
 
     error = run(body)
     assert error.code() == grpc.StatusCode.FAILED_PRECONDITION
-    assert error_info(error).reason == "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
+    assert error_info(error).reason == "UNSUPPORTED_OPERATION"
 
 
 # --- authentication ------------------------------------------------------------------------

@@ -26,8 +26,8 @@ from a2a.ops.bulk import Selection
 from a2a.protocol.model import message_text
 from stores.base import TaskQuery
 from tests.conftest import STORE_KINDS, make_store
+from tests.helpers import asgi_app
 from tests.stubs import openai_reply, stub_model
-from tests.test_jsonrpc import asgi_app
 
 CLASSES = ["a2a.auth.BearerTokenAuthentication", "a2a.auth.APIKeyAuthentication"]
 

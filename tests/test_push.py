@@ -597,17 +597,6 @@ def test_public_address_is_accepted_without_the_setting(memory, settings):
     assert made["url"] == "https://93.184.216.34/hook"
 
 
-def test_a_name_that_does_not_resolve_is_refused(memory, monkeypatch):
-    def no_such_host(*args, **kwargs):
-        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-
-    monkeypatch.setattr("a2a.push.socket.getaddrinfo", no_such_host)
-    error = fails(
-        PUSH_METHODS[V10][0], {"taskId": a_task(memory), "url": "https://nowhere.invalid/"}, -32602, version=V10
-    )
-    assert "https://nowhere.invalid/" in error["message"] and "resolve" in error["message"]
-
-
 class Seen(logging.Handler):
     """Sets ``event`` when a record from ``a2a.push`` contains ``text``."""
 

@@ -115,7 +115,7 @@ def test_errors_are_status_objects_with_the_mapped_http_status(rest):
     error_of(
         httpx.post(f"{rest}/message:send", json={"message": {"role": "ROLE_USER"}}, headers=V10), 400, "INVALID_PARAMS"
     )
-    error_of(httpx.get(f"{rest}/extendedAgentCard", headers=V10), 400, "EXTENDED_AGENT_CARD_NOT_CONFIGURED")
+    error_of(httpx.get(f"{rest}/extendedAgentCard", headers=V10), 400, "UNSUPPORTED_OPERATION")
     error_of(httpx.get(f"{rest}/tasks", headers={"A2A-Version": "9.9"}), 400, "VERSION_NOT_SUPPORTED")
     wrong = httpx.get(f"{rest}/message:send", headers=V10)
     assert wrong.status_code == 405 and wrong.headers["allow"] == "POST"

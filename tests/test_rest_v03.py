@@ -23,7 +23,7 @@ from a2a.core.events import bus
 from a2a.protocol import V03_REST, V10, rest_dialect_for
 from a2a.protocol.errors import VersionNotSupportedError
 from stores.memory import MemoryTaskStore
-from tests.test_jsonrpc import asgi_app, wait_until
+from tests.helpers import asgi_app, wait_until
 
 V1 = "/a2a/rest/v1"
 V03 = {"A2A-Version": "0.3"}
@@ -478,5 +478,5 @@ def test_unsupported_version_is_answered_as_v10():
 
 
 def test_extended_card_not_configured():
-    answer = http("GET", f"{V1}/card", headers=V03)
-    error_of(answer, 400, "ExtendedAgentCardNotConfiguredError", "EXTENDED_AGENT_CARD_NOT_CONFIGURED")
+    answer = http("GET", f"{V1}/card", headers=V03)  # capabilities.extendedAgentCard false: unsupported
+    error_of(answer, 400, "UnsupportedOperationError", "UNSUPPORTED_OPERATION")

@@ -31,7 +31,7 @@ from a2a.conf import a2a_settings
 from a2a.grpc import a2a_pb2 as pb
 from a2a.grpc import a2a_pb2_grpc
 from a2a.protocol import V10, dialect_for
-from a2a.protocol.errors import A2AError, InternalError, UnavailableError, VersionNotSupportedError
+from a2a.protocol.errors import A2AError, InternalError, VersionNotSupportedError
 from a2a.protocol.model import StreamItem
 from a2a.service import card, operations, push_configs
 from a2a.service.context import CallContext
@@ -43,33 +43,16 @@ logger = logging.getLogger(__name__)
 #: The detail types a Status carries; imported so ``ParseDict`` knows their ``@type``.
 DETAIL_TYPES = (error_details_pb2.ErrorInfo, error_details_pb2.BadRequest)
 
-#: A2A error code -> gRPC status (spec 5.4; the JSON-RPC protocol errors as their meaning).
-STATUS_CODES: dict[int, grpc.StatusCode] = {
-    -32700: grpc.StatusCode.INVALID_ARGUMENT,  # JSONParseError (never raised here)
-    -32600: grpc.StatusCode.INVALID_ARGUMENT,  # InvalidRequestError
-    -32601: grpc.StatusCode.UNIMPLEMENTED,  # MethodNotFoundError
-    -32602: grpc.StatusCode.INVALID_ARGUMENT,  # InvalidParamsError
-    -32603: grpc.StatusCode.INTERNAL,  # InternalError
-    -32000: grpc.StatusCode.UNAUTHENTICATED,  # auth.AuthenticationRequiredError
-    -32001: grpc.StatusCode.NOT_FOUND,  # TaskNotFoundError
-    -32002: grpc.StatusCode.FAILED_PRECONDITION,  # TaskNotCancelableError
-    -32003: grpc.StatusCode.FAILED_PRECONDITION,  # PushNotificationNotSupportedError
-    -32004: grpc.StatusCode.FAILED_PRECONDITION,  # UnsupportedOperationError
-    -32005: grpc.StatusCode.INVALID_ARGUMENT,  # ContentTypeNotSupportedError
-    -32006: grpc.StatusCode.INTERNAL,  # InvalidAgentResponseError
-    -32007: grpc.StatusCode.FAILED_PRECONDITION,  # ExtendedAgentCardNotConfiguredError
-    -32008: grpc.StatusCode.FAILED_PRECONDITION,  # ExtensionSupportRequiredError
-    -32009: grpc.StatusCode.FAILED_PRECONDITION,  # VersionNotSupportedError
-}
-
 Response = TypeVar("Response", bound=ProtoMessage)
 
 
 def status_code(error: A2AError) -> grpc.StatusCode:
-    """The gRPC status code of ``error`` (spec 5.4)."""
-    if isinstance(error, UnavailableError):  # the store cannot answer now: try again
-        return grpc.StatusCode.UNAVAILABLE
-    return STATUS_CODES.get(error.code, grpc.StatusCode.INTERNAL)
+    """The gRPC status code of ``error``: the one spec 5.4 gives it (``A2AError.status``,
+    which the HTTP+JSON binding's Status bodies name too)."""
+    try:
+        return grpc.StatusCode[error.status]
+    except KeyError:
+        return grpc.StatusCode.INTERNAL
 
 
 def error_status(error: A2AError) -> status_pb2.Status:

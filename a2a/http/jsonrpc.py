@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from a2a.http.sse import SSE, sse_stream
+from a2a.http.sse import SSE, error_stream, sse_stream
 from a2a.protocol import V03, Dialect, dialect_for, limits
 from a2a.protocol.errors import A2AError, InternalError, InvalidRequestError, JSONParseError, MethodNotFoundError
 from a2a.protocol.model import StreamItem
@@ -156,11 +156,18 @@ def _exact_ids(payload: Any, body: bytes) -> Any:
     return payload
 
 
+#: v0.3's streaming methods: their answer is an SSE stream even when it is an error
+#: raised before the first event (v0.3 3.3.1, 7.2, 7.9: each ``data`` a JSON-RPC
+#: response, an error response too; v0.3 clients read nothing but the stream).
+V03_STREAMING = frozenset({"message/stream", "tasks/resubscribe"})
+
+
 async def _call(
-    dialect: Dialect, request: Any, ctx: CallContext, *, batched: bool = False
+    dialect: Dialect, request: Any, ctx: CallContext, *, batched: bool = False, version: str | None = None
 ) -> dict[str, Any] | SSE | None:
     """Answer one request object; None for a notification; an SSE stream for a
-    streaming method (primed: errors before its first event are plain errors)."""
+    streaming method (primed: errors before its first event are plain errors, except
+    for v0.3's streaming methods, whose errors are a stream of that one error)."""
     if not isinstance(request, dict):
         return _error(dialect, None, InvalidRequestError("A JSON-RPC request must be an object"))
     request_id = request.get("id")
@@ -172,6 +179,11 @@ async def _call(
     if not isinstance(method_name, str):
         return _error(dialect, request_id, InvalidRequestError('"method" must be a string'))
     method = METHODS.get(method_name)
+    sse_errors = method_name in V03_STREAMING and dialect.version == "0.3" and not batched and "id" in request
+    if not (version or "").strip():  # v0.3 by default: a v1.0-shaped payload is answered as v1.0
+        shaped = dialect_for(version, method_name, request.get("params"))
+        if shaped is not dialect:
+            dialect, ctx = shaped, dataclasses.replace(ctx, version=shaped.version)
     try:
         if method is None:
             raise MethodNotFoundError(f"Method not found: {method_name[:100]}")
@@ -191,7 +203,11 @@ async def _call(
         response = _error(dialect, request_id, InternalError("Internal error; the server logged the details"))
     else:
         response = {"jsonrpc": "2.0", "id": request_id, "result": result}
-    return response if "id" in request else None
+    if "id" not in request:
+        return None
+    if sse_errors:  # a v0.3 request (by its A2A-Version) for a v0.3 streaming method
+        return error_stream(_dumps(response))
+    return response
 
 
 def _sse(dialect: Dialect, request_id: Any, first: StreamItem, items: AsyncIterator[StreamItem]) -> SSE:
@@ -241,9 +257,10 @@ async def handle(body: bytes, version: str | None, ctx: CallContext = INTERNAL) 
         if len(payload) > (most := limits.max_batch_size()):  # one error, none of it run
             message = f"A batch may hold at most {most} requests, not {len(payload)} (A2A_MAX_BATCH_SIZE)"
             return _dumps(_error(dialect, None, InvalidRequestError(message)))
-        responses = [r for r in [await _call(dialect, item, ctx, batched=True) for item in payload] if r is not None]
+        answers = [await _call(dialect, item, ctx, batched=True, version=version) for item in payload]
+        responses = [r for r in answers if r is not None]
         return _dumps(responses) if responses else None
-    response = await _call(dialect, payload, ctx)
+    response = await _call(dialect, payload, ctx, version=version)
     if response is None or isinstance(response, bytes | dict):
         return _dumps(response) if response is not None else None
     return response

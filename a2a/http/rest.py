@@ -54,16 +54,6 @@ from stores.base import StoreError
 logger = logging.getLogger(__name__)
 
 A2A_JSON = "application/a2a+json"
-STATUS_NAMES = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    404: "NOT_FOUND",
-    405: "METHOD_NOT_ALLOWED",
-    413: "INVALID_ARGUMENT",
-    415: "INVALID_ARGUMENT",
-    500: "INTERNAL",
-    503: "UNAVAILABLE",
-}
 BOOLEAN_QUERY = {"true": True, "false": False}
 
 
@@ -72,8 +62,10 @@ def _dumps(value: Any) -> bytes:
 
 
 def error_body(dialect: Dialect, error: A2AError) -> dict[str, Any]:
-    """A ``google.rpc.Status`` for ``error``: code = HTTP status, details = ErrorInfo
-    (and BadRequest naming the field of invalid params).
+    """A ``google.rpc.Status`` for ``error``: code = HTTP status, status = the error's
+    gRPC status of spec 5.4 (``FAILED_PRECONDITION`` for TaskNotCancelable and the
+    other 400s that are not bad input), details = ErrorInfo (and BadRequest naming the
+    field of invalid params).
 
     In v0.3 the spec names no error body; the official SDK's v0.3 server sends this
     Status, its v0.3 client raises the error named by a top-level ``type``, and a2a-sdk
@@ -81,7 +73,7 @@ def error_body(dialect: Dialect, error: A2AError) -> dict[str, Any]:
     body: dict[str, Any] = {
         "error": {
             "code": error.http_status,
-            "status": STATUS_NAMES.get(error.http_status, "UNKNOWN"),
+            "status": error.status,
             "message": error.message,
             "details": V10.render_error(error)["data"],
         }
@@ -151,6 +143,7 @@ def endpoint(methods: tuple[str, ...], operation: Handler) -> Callable[..., Coro
             result = await operation(dialect, request, kwargs, call_context(request, caller, "rest", dialect.version))
         except MethodNotFoundError as exc:
             exc.http_status = 405  # the Status body's code too, not only the HTTP status
+            exc.status = "METHOD_NOT_ALLOWED"
             response = _error_response(dialect, exc)
             response["Allow"] = ", ".join(methods)
             return response

@@ -28,6 +28,11 @@ def _data(payload: bytes) -> bytes:
     return b"data: " + payload + b"\n\n"
 
 
+async def error_stream(payload: bytes) -> SSE:
+    """A stream of one ``data:`` frame, ``payload`` (an error raised before the first event)."""
+    yield _data(payload)
+
+
 async def sse_stream(
     first: StreamItem,
     items: AsyncIterator[StreamItem],

@@ -57,6 +57,7 @@ async def jsonrpc_endpoint(request: HttpRequest) -> HttpResponseBase:
     return event_stream(payload)
 
 
+@csrf_exempt  # read-only: any other method gets 405, not CSRF's 403
 async def agent_card(request: HttpRequest) -> HttpResponse:
     """The Agent Card, with the HTTP caching headers of spec 8.6; GET and HEAD only."""
     if request.method not in ("GET", "HEAD"):

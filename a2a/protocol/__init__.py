@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from a2a.protocol.errors import VersionNotSupportedError
 from a2a.protocol.model import shown
-from a2a.protocol.v03 import V03Dialect
+from a2a.protocol.v03 import V03Dialect, v10_shaped
 from a2a.protocol.v03rest import V03RestDialect
 from a2a.protocol.v10 import V10Dialect
 
@@ -23,16 +23,24 @@ SUPPORTED_VERSIONS = ("0.3", "1.0")
 Dialect = V03Dialect
 
 
-def dialect_for(version: str | None) -> V03Dialect:
-    """The dialect for an ``A2A-Version`` value; VersionNotSupportedError otherwise."""
+def dialect_for(version: str | None, method: str | None = None, params: object = None) -> V03Dialect:
+    """The dialect for an ``A2A-Version`` value; VersionNotSupportedError otherwise.
+
+    With no version (v0.3) and a JSON-RPC request's ``method`` and ``params``: v1.0
+    when the method is a v0.3 one whose params are v1.0-shaped
+    (:func:`~a2a.protocol.v03.v10_shaped`), so the answer takes the shape the payload
+    used. An explicit ``A2A-Version: 0.3`` is v0.3 whatever the payload."""
     try:
-        return DIALECTS[(version or "").strip()]
+        dialect = DIALECTS[(version or "").strip()]
     except KeyError:
         raise VersionNotSupportedError(
             f"A2A version {shown(version)} is not supported; this agent speaks {', '.join(SUPPORTED_VERSIONS)} "
             "(an empty A2A-Version means 0.3)",
             metadata={"requestedVersion": version, "supportedVersions": ",".join(SUPPORTED_VERSIONS)},
         ) from None
+    if method is not None and not (version or "").strip() and v10_shaped(method, params):
+        return V10
+    return dialect
 
 
 def rest_dialect_for(version: str | None) -> V03Dialect:

@@ -15,6 +15,9 @@ class A2AError(Exception):
     code: int = -32603
     reason: str = "INTERNAL"
     http_status: int = 500
+    #: The gRPC status (``google.rpc.Code`` name) of spec 5.4, which HTTP+JSON error
+    #: bodies carry as ``error.status``: several share an HTTP status, not a status.
+    status: str = "INTERNAL"
     default_message: str = "Internal error"
 
     def __init__(self, message: str | None = None, *, metadata: dict[str, Any] | None = None) -> None:
@@ -25,10 +28,12 @@ class A2AError(Exception):
 
 class JSONParseError(A2AError):
     code, reason, http_status, default_message = -32700, "PARSE_ERROR", 400, "Invalid JSON payload"
+    status = "INVALID_ARGUMENT"
 
 
 class InvalidRequestError(A2AError):
     code, reason, http_status, default_message = -32600, "INVALID_REQUEST", 400, "Request payload validation error"
+    status = "INVALID_ARGUMENT"
 
 
 class PayloadTooLargeError(InvalidRequestError):
@@ -45,12 +50,14 @@ class UnsupportedMediaTypeError(InvalidRequestError):
 
 class MethodNotFoundError(A2AError):
     code, reason, http_status, default_message = -32601, "METHOD_NOT_FOUND", 404, "Method not found"
+    status = "NOT_FOUND"
 
 
 class InvalidParamsError(A2AError):
     """Bad parameters; ``field`` names the offending one (dotted path, e.g. ``message.parts``)."""
 
     code, reason, http_status, default_message = -32602, "INVALID_PARAMS", 400, "Invalid parameters"
+    status = "INVALID_ARGUMENT"
 
     def __init__(self, message: str, *, field: str | None = None) -> None:
         self.field = field
@@ -67,10 +74,12 @@ class UnavailableError(InternalError):
     to try again; HTTP 503 on REST."""
 
     http_status = 503
+    status = "UNAVAILABLE"
 
 
 class TaskNotFoundError(A2AError):
     code, reason, http_status, default_message = -32001, "TASK_NOT_FOUND", 404, "Task not found"
+    status = "NOT_FOUND"
 
     def __init__(self, task_id: str) -> None:
         super().__init__(f"Task not found: {task_id}", metadata={"taskId": task_id})
@@ -78,19 +87,23 @@ class TaskNotFoundError(A2AError):
 
 class TaskNotCancelableError(A2AError):
     code, reason, http_status, default_message = -32002, "TASK_NOT_CANCELABLE", 400, "Task cannot be canceled"
+    status = "FAILED_PRECONDITION"
 
 
 class PushNotificationNotSupportedError(A2AError):
     code, reason, http_status = -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED", 400
     default_message = "Push notifications are not supported"
+    status = "FAILED_PRECONDITION"
 
 
 class UnsupportedOperationError(A2AError):
     code, reason, http_status, default_message = -32004, "UNSUPPORTED_OPERATION", 400, "This operation is not supported"
+    status = "FAILED_PRECONDITION"
 
 
 class ContentTypeNotSupportedError(A2AError):
     code, reason, http_status, default_message = -32005, "CONTENT_TYPE_NOT_SUPPORTED", 400, "Incompatible content types"
+    status = "INVALID_ARGUMENT"
 
 
 class InvalidAgentResponseError(A2AError):
@@ -100,14 +113,17 @@ class InvalidAgentResponseError(A2AError):
 class ExtendedAgentCardNotConfiguredError(A2AError):
     code, reason, http_status = -32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", 400
     default_message = "Extended agent card is not configured"
+    status = "FAILED_PRECONDITION"
 
 
 class ExtensionSupportRequiredError(A2AError):
     code, reason, http_status, default_message = -32008, "EXTENSION_SUPPORT_REQUIRED", 400, "Extension support required"
+    status = "FAILED_PRECONDITION"
 
 
 class VersionNotSupportedError(A2AError):
     code, reason, http_status, default_message = -32009, "VERSION_NOT_SUPPORTED", 400, "Protocol version not supported"
+    status = "FAILED_PRECONDITION"
 
 
 #: The spec's name of each error code (``TaskNotFoundError``...), as v0.3 HTTP+JSON

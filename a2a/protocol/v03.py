@@ -291,10 +291,15 @@ class V03Dialect:
         )
 
     def parse_push_authentication(self, raw: Any, path: str) -> dict[str, Any] | None:
-        """v0.3 ``{"schemes": [...], "credentials"?}`` (a v1.0 ``scheme`` is taken too)."""
+        """v0.3 ``{"schemes": [...], "credentials"?}`` (a v1.0 ``scheme`` is taken too).
+
+        An empty object (as v0.3 clients send for a config without authentication, the
+        ProtoJSON of an empty ``AuthenticationInfo`` too) is no authentication."""
         if raw is None:
             return None
         raw = want_object(raw, path)
+        if not raw:
+            return None
         if raw.get("schemes") is None and raw.get("scheme") is not None:
             schemes = [want_string(raw["scheme"], f"{path}.scheme")]
         else:
@@ -420,3 +425,38 @@ def push_authentication(schemes: list[Any], credentials: Any, path: str, *, sche
     if credentials:
         auth["credentials"] = credentials
     return auth
+
+
+#: The v0.3 method names whose params are shaped differently in v1.0, so that a payload
+#: tells which version it is (:func:`v10_shaped`).
+V10_SHAPEABLE = frozenset({"message/send", "message/stream", "tasks/pushNotificationConfig/set"})
+#: The roles of a v1.0 Message (ProtoJSON enum names and numbers), which v0.3 has not.
+V10_ROLES = frozenset({"ROLE_USER", "ROLE_AGENT", 1, 2})
+
+
+def v10_shaped(method: str, params: Any) -> bool:
+    """Whether the params of a v0.3 method are v1.0-shaped (the rule of
+    ``docs/protocol.md``, "v0.3 method names, v1.0 payloads"):
+
+    - ``message/send``, ``message/stream``: the message carries none of v0.3's marks
+      (a ``kind`` on the message or on a part, a ``user``/``agent`` role) and one of
+      v1.0's (a ``ROLE_USER``/``ROLE_AGENT`` role, or parts, none with ``kind``);
+    - ``tasks/pushNotificationConfig/set``: a ``url`` at the top of the params (a v1.0
+      TaskPushNotificationConfig) and no ``pushNotificationConfig``;
+    - any other method: never (its params are the same in both versions).
+    """
+    if method not in V10_SHAPEABLE or not isinstance(params, dict):
+        return False
+    if method == "tasks/pushNotificationConfig/set":
+        return "url" in params and pick(params, "pushNotificationConfig") is None
+    message = params.get("message")
+    if not isinstance(message, dict) or "kind" in message:
+        return False
+    role = message.get("role")
+    if role in ("user", "agent"):
+        return False
+    parts = message.get("parts")
+    parts = parts if isinstance(parts, list) else []
+    if any(isinstance(p, dict) and "kind" in p for p in parts):
+        return False
+    return bool(parts) or (isinstance(role, str | int) and not isinstance(role, bool) and role in V10_ROLES)

@@ -24,7 +24,7 @@ from a2a import auth
 from a2a.conf import a2a_settings
 from a2a.handlers.skills import get_skills
 from a2a.protocol import Dialect
-from a2a.protocol.errors import ExtendedAgentCardNotConfiguredError
+from a2a.protocol.errors import ExtendedAgentCardNotConfiguredError, UnsupportedOperationError
 from a2a.protocol.signing import Signer
 from a2a.service.context import CallContext
 
@@ -150,13 +150,21 @@ def build_extended_card(endpoint: str, *, version: str, rest: str | None = None)
 
 
 def extended_card(dialect: Dialect, ctx: CallContext) -> dict[str, Any]:
-    """GetExtendedAgentCard (every binding): the extended card, for authenticated callers only."""
-    if not extended_card_available() or not ctx.caller:
-        raise ExtendedAgentCardNotConfiguredError(
-            "This agent has no extended agent card"
+    """GetExtendedAgentCard (every binding): the extended card, for authenticated callers only.
+
+    Spec 3.3.4: when the card says ``capabilities.extendedAgentCard: false`` (no
+    ``A2A_EXTENDED_CARD``, or no authentication to serve it behind), the operation is
+    unsupported (-32004); ExtendedAgentCardNotConfiguredError (-32007) is for a card
+    that declares the capability with no extended card to give this caller."""
+    if not extended_card_available():
+        raise UnsupportedOperationError(
+            "This agent has no extended agent card (capabilities.extendedAgentCard is false)"
             if a2a_settings.EXTENDED_CARD is None
-            else "The extended agent card is only served to authenticated callers"
+            else "This agent has no extended agent card: it is only served to authenticated callers, "
+            "and this agent has no authentication (capabilities.extendedAgentCard is false)"
         )
+    if not ctx.caller:
+        raise ExtendedAgentCardNotConfiguredError("The extended agent card is only served to authenticated callers")
     return build_extended_card(
         ctx.origin + reverse("a2a:jsonrpc"), version=dialect.version, rest=ctx.origin + reverse("a2a:rest")
     )

@@ -26,6 +26,7 @@ from a2a.protocol.errors import (
 from a2a.protocol.model import (
     INTERRUPTED_STATES,
     SETTLED_STATES,
+    TERMINAL_STATES,
     CancelParams,
     GetParams,
     ListParams,
@@ -144,7 +145,10 @@ async def _next(events: Subscription) -> TaskEvent:
 async def stream_message(params: SendParams, ctx: CallContext = INTERNAL) -> AsyncIterator[StreamItem]:
     """SendStreamingMessage: the task as submitted, then each update until it settles.
 
-    Errors (bad input, unknown task) are raised before the first item. A
+    The stream follows this message's turn: it closes when the task reaches a terminal
+    state or an interrupted one (``input-required``, ``auth-required``: spec 11.7, and
+    v0.3's ``final``); the answer to the question is another message, with its own
+    stream. Errors (bad input, unknown task) are raised before the first item. A
     ``direct_reply`` handler that answers at once: exactly that one Message.
     """
     if _direct(params):
@@ -163,12 +167,17 @@ async def stream_message(params: SendParams, ctx: CallContext = INTERNAL) -> Asy
     with bus.subscribe(task["id"]) as events:
         await events.ready()
         await adispatch(task["id"])
-        async for item in _follow(events, task, params.history_length):
+        async for item in _follow(events, task, params.history_length, until=SETTLED_STATES):
             yield item
 
 
 async def subscribe_to_task(params: GetParams, ctx: CallContext = INTERNAL) -> AsyncIterator[StreamItem]:
-    """SubscribeToTask: the task as it is now, then each update until it settles."""
+    """SubscribeToTask: the task as it is now, then each update until it is terminal.
+
+    The stream follows the task, not one turn of it: a task waiting in
+    ``input-required`` or ``auth-required`` keeps it open (spec 3.1.6: "can be used
+    with any task that is not in a terminal state; the stream MUST terminate when the
+    task reaches a terminal state"), and it carries the follow-up turns too."""
     with bus.subscribe(params.id) as events:  # before the snapshot: nothing falls between
         await events.ready()
         task = await load_task(params.id, ctx)
@@ -177,13 +186,16 @@ async def subscribe_to_task(params: GetParams, ctx: CallContext = INTERNAL) -> A
                 f"Task {params.id} is {task_state(task)}; there is nothing left to subscribe to",
                 metadata={"taskId": params.id},
             )
-        async for item in _follow(events, task, params.history_length):
+        async for item in _follow(events, task, params.history_length, until=TERMINAL_STATES):
             yield item
 
 
-async def _follow(events: Subscription, snapshot: Task, history_length: int | None) -> AsyncIterator[StreamItem]:
+async def _follow(
+    events: Subscription, snapshot: Task, history_length: int | None, *, until: frozenset[str] = SETTLED_STATES
+) -> AsyncIterator[StreamItem]:
     """The stream of one task: ``snapshot``, then every event newer than it, until the
-    task settles. Artifacts that arrive with a status change are announced first.
+    task reaches one of the states ``until`` (the last status is ``final``). Artifacts
+    that arrive with a status change are announced first.
 
     Events are taken in version order: an older one (or one already in the snapshot)
     is skipped; when versions were missed (events from several processes crossing, a
@@ -192,7 +204,7 @@ async def _follow(events: Subscription, snapshot: Task, history_length: int | No
     stream also looks at the store at each keepalive, so a lost last event cannot leave
     it hanging."""
     yield StreamItem("task", task=with_history(snapshot, history_length))
-    if task_state(snapshot) in SETTLED_STATES:
+    if task_state(snapshot) in until:
         return
     last, version = snapshot, task_version(snapshot)
     keepalive = float(a2a_settings.STREAM_KEEPALIVE)
@@ -216,9 +228,9 @@ async def _follow(events: Subscription, snapshot: Task, history_length: int | No
             else:
                 event = dataclasses.replace(event, task=rebuilt, partial=None)
         task = event.task
-        settled = task_state(task) in SETTLED_STATES
+        settled = task_state(task) in until
         if event.kind == "sync" or event.version != version + 1:
-            for item in _catch_up(last, task):
+            for item in _catch_up(last, task, settled=settled):
                 yield item
         elif event.kind == "artifact" and event.artifact is not None:
             yield StreamItem(
@@ -253,11 +265,11 @@ def _new_artifacts(last: Task, task: Task, *, last_chunk: bool) -> Iterator[Stre
             yield StreamItem("artifact", task=task, artifact=artifact, last_chunk=last_chunk)
 
 
-def _catch_up(last: Task, task: Task) -> Iterator[StreamItem]:
+def _catch_up(last: Task, task: Task, *, settled: bool) -> Iterator[StreamItem]:
     """What a stream that sent ``last`` sends when the next version it has is ``task``,
     some versions later: each new or changed artifact whole (not appended; a last
-    chunk once the task settled), then the status when it changed (always the last one)."""
-    settled = task_state(task) in SETTLED_STATES
+    chunk once the stream ends, ``settled``), then the status when it changed (always
+    the last one)."""
     yield from _new_artifacts(last, task, last_chunk=settled)
     if settled or task.get("status") != last.get("status"):
         yield StreamItem("status", task=task, final=settled)
