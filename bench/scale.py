@@ -11,7 +11,9 @@ store. At each size it times, in process, the whole JSON-RPC path minus HTTP
 - ``ListTasks`` first page (``pageSize`` 50, newest first) and a deep page (the page
   token of the task in the middle of the set), p50/p99;
 - the first ``ListTasks`` after the data appeared (the file store builds its index
-  then, as a new process would), reported apart.
+  then, as a new process would), reported apart;
+- the file store: the first ``list`` page of a new store on the directory (a restarted
+  process, the index persisted by the listing before) and a later page of it.
 
 Also the memory store's memory per 10k tasks (tracemalloc: what its saves allocate). The tasks
 are lean (~600 bytes: one short message, one artifact) so 10^6 of them fit in
@@ -198,11 +200,30 @@ def _worker(kind: str, sizes: list[int], quick: bool) -> None:
             "tasks": size,
             "generate_s": generated_s,
             "first_list_s": first_list_s,
+            **(_restart(store.directory) if kind == "file" else {}),
             "get": _percentiles(_time_calls(call, gets, budget)),
             "list_first": _percentiles(_time_calls(call, [first] * 200, budget)),
             "list_deep": _percentiles(_time_calls(call, [deep] * 200, budget)),
         }
         print(json.dumps(result), flush=True)
+
+
+def _restart(directory: Path) -> dict[str, float]:
+    """The file store as a restarted process finds it (its index listed once before):
+    a new store on the directory, its first ``list`` page, then a later one."""
+    from stores.base import TaskQuery
+    from stores.file import FileTaskStore
+
+    store = FileTaskStore(directory, fsync=False, stale_temp_seconds=None)
+    started = time.perf_counter()
+    store.list(TaskQuery(page_size=50))
+    restart_s = time.perf_counter() - started
+    later = []
+    for _ in range(5):
+        started = time.perf_counter()
+        store.list(TaskQuery(page_size=50))
+        later.append(time.perf_counter() - started)
+    return {"restart_list_s": restart_s, "later_list_s": statistics.median(later)}
 
 
 def _memory_per_10k() -> dict[str, float]:
@@ -265,7 +286,13 @@ def run_scale(stores: list[str], sizes: list[int], file_max: int, *, quick: bool
                 print(
                     f"scale {store:13} {row['tasks']:>8} tasks: generated in {row['generate_s']:.1f}s; "
                     f"GetTask p99 {row['get']['p99_us']:.0f} us; first page p99 {row['list_first']['p99_us']:.0f} us; "
-                    f"deep page p99 {row['list_deep']['p99_us']:.0f} us; first list {row['first_list_s']:.2f}s",
+                    f"deep page p99 {row['list_deep']['p99_us']:.0f} us; first list {row['first_list_s']:.2f}s"
+                    + (
+                        f"; after a restart {row['restart_list_s'] * 1000:.1f} ms"
+                        f" (later {row['later_list_s'] * 1000:.2f} ms)"
+                        if "restart_list_s" in row
+                        else ""
+                    ),
                     file=sys.stderr,
                     flush=True,
                 )
@@ -314,6 +341,14 @@ def markdown(scale: dict[str, Any]) -> str:
             lines.append(
                 f"| {store} | {g['smallest']:,} → {g['largest']:,} | {g['get']:.2f} | {g['list_first']:.2f} "
                 f"| {g['list_deep']:.2f} |"
+            )
+    restarts = [r for r in scale["rows"] if "restart_list_s" in r]
+    if restarts:
+        lines += ["", "| file store | first page after a restart | a later page | ratio |", "|---|---|---|---|"]
+        for r in restarts:
+            lines.append(
+                f"| {r['tasks']:,} tasks | {r['restart_list_s'] * 1000:,.1f} ms | {r['later_list_s'] * 1000:,.2f} ms "
+                f"| {r['restart_list_s'] / r['later_list_s']:,.0f} |"
             )
     m = scale.get("memory_per_10k")
     if m:

@@ -82,6 +82,7 @@ TEMP_PREFIX = ".tmp-"
 #: Subdirectories of the task directory (dot-prefixed: the task listing skips them).
 LOCK_DIRECTORY = ".locks"
 CORRUPT_DIRECTORY = ".corrupt"
+INDEX_DIRECTORY = ".index"
 #: Tasks share this many lock files (a task always gets the same one).
 LOCK_STRIPES = 256
 #: At start-up, temp files older than this (seconds) are left-overs of a dead writer.
@@ -160,11 +161,11 @@ def _belongs_in(task_id: str, stem: str) -> bool:
     return stem == file_stem(task_id) or stem == _UNSAFE.sub("_", task_id)
 
 
-def atomic_write(target: Path, data: bytes, *, fsync: bool = True) -> None:
+def atomic_write(target: Path, data: bytes, *, fsync: bool = True) -> int:
     """Write ``data`` to ``target`` atomically: a temp file in the same directory,
     flushed and fsynced, ``os.replace``d over the target, then the directory fsynced.
     A reader sees the old file or the new one, never a partial one; with ``fsync``
-    the new one survives power loss."""
+    the new one survives power loss. Returns the new file's inode number."""
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=temp_prefix(), suffix=".json")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -172,6 +173,7 @@ def atomic_write(target: Path, data: bytes, *, fsync: bool = True) -> None:
             if fsync:
                 fh.flush()
                 os.fsync(fh.fileno())
+            inode = os.fstat(fh.fileno()).st_ino
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -179,6 +181,7 @@ def atomic_write(target: Path, data: bytes, *, fsync: bool = True) -> None:
         raise
     if fsync:
         fsync_directory(target.parent)
+    return inode
 
 
 def fsync_directory(directory: Path) -> None:
@@ -251,9 +254,14 @@ class FileTaskStore(TaskStore):
         self._damaged: dict[str, tuple[int, int]] = {}
         self._damaged_lock = threading.Lock()
         self._fallback_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES)) if fcntl is None else ()
-        # ``list`` pages through an index (built on first use; kept current from every
-        # process's writes by a journal in .locks/) instead of reading every file.
-        self._listing = SharedIndex(self.directory / LOCK_DIRECTORY, self._scan, self.get)
+        # ``list`` pages through an index (kept current from every process's writes by a
+        # journal in .locks/; persisted in .index/, so a restart need not read every file).
+        self._listing = SharedIndex(
+            self.directory / LOCK_DIRECTORY,
+            _IndexSource(self),
+            snapshot_dir=self.directory / INDEX_DIRECTORY,
+            fsync=fsync,
+        )
         if stale_temp_seconds is not None:
             try:
                 removed = self.clean_temp_files(older_than=stale_temp_seconds)
@@ -376,9 +384,18 @@ class FileTaskStore(TaskStore):
                 Path(e.path) for e in entries if e.name.endswith(".json") and not e.name.startswith(".") and e.is_file()
             ]
 
-    def _scan(self) -> Iterator[Task]:
-        """Every task in the directory (the listing index is built from this)."""
-        return (t for t in map(self._read, self._task_files()) if t is not None)
+    def _read_stamped(self, path: Path, task_id: str | None = None) -> tuple[Task | None, int]:
+        """:meth:`_read` and the file's inode number, taken before the read (so it never
+        names a newer file than the one read); (None, 0) when there is no file."""
+        try:
+            stamp = os.stat(path).st_ino
+        except FileNotFoundError:
+            return None, 0
+        except OSError as exc:
+            if exc.errno in TRANSIENT_ERRNOS:
+                raise unavailable(exc) from exc
+            stamp = 0
+        return self._read(path, task_id), stamp
 
     def scan(self, states: Collection[str] = ()) -> Iterator[Task]:
         """Every task in one directory scan (``list`` pages through the index)."""
@@ -402,8 +419,8 @@ class FileTaskStore(TaskStore):
                     self._check_version(path, task_id, expected_version)
                 elif path.name in self._damaged:
                     self._set_aside_if_damaged(path)
-                atomic_write(path, data, fsync=self.fsync)
-                self._listing.saved(task)
+                stamp = atomic_write(path, data, fsync=self.fsync)
+                self._listing.saved(task, stamp)
         except OSError as exc:
             raise StoreError(f"could not save the task: {_describe(exc)}") from exc
         with self._damaged_lock:
@@ -541,6 +558,36 @@ class FileTaskStore(TaskStore):
 
     def __repr__(self) -> str:
         return f"<FileTaskStore {str(self.directory)!r}>"
+
+
+class _IndexSource:
+    """The file store as its listing index sees it (:class:`stores.index.IndexSource`):
+    task files by name, each with its inode number as the stamp of its version."""
+
+    def __init__(self, store: FileTaskStore) -> None:
+        self.store = store
+        self.load = store.get
+        self.name_of = file_stem
+
+    def load_stamped(self, task_id: str) -> tuple[Task | None, int]:
+        return self.store._read_stamped(self.store.path(task_id), task_id)
+
+    def read_file(self, name: str) -> tuple[Task | None, int]:
+        return self.store._read_stamped(self.store.directory / f"{name}.json")
+
+    def version(self) -> int:
+        """The directory's ctime (ns): any file made, replaced or removed in it changes
+        it, and unlike the mtime nothing can set it back (a restore from a backup, ``touch``)."""
+        return os.stat(self.store.directory).st_ctime_ns
+
+    def files(self) -> builtins.list[tuple[str, int]]:
+        """(name, inode number) of every task file: one directory listing, no ``stat``."""
+        with os.scandir(self.store.directory) as entries:
+            return [
+                (e.name[:-5], e.inode())
+                for e in entries
+                if e.name.endswith(".json") and not e.name.startswith(".") and e.is_file()
+            ]
 
 
 #: The subdirectory of a file store's push configs (dot-prefixed: the task listing ignores it).

@@ -83,6 +83,33 @@ class TaskRecord(models.Model):
         return self.id
 
 
+class TaskCount(models.Model):
+    """How many :class:`TaskRecord` rows have this ``owner`` and ``state``: the first
+    ``ListTasks`` page's ``totalSize`` is a sum of a few of these rows instead of a count
+    of every matching task. Kept by database triggers on ``stores_taskrecord`` (migration
+    ``0004``, PostgreSQL and SQLite), so every write, in the same transaction as the
+    row, whoever makes it (the store, the admin, a bulk ``QuerySet.delete()``, raw SQL,
+    ``TRUNCATE``); on SQLite a ``DELETE`` of these rows is ignored (only the triggers
+    change them).
+    On PostgreSQL each (owner, state) is spread over 16 ``slot`` rows (by a hash of the
+    task id) so concurrent transitions seldom wait for one another's row lock."""
+
+    owner = models.CharField(max_length=255)
+    state = models.CharField(max_length=32)
+    slot = models.SmallIntegerField(default=0)
+    n = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "stores_taskrecord_count"
+        verbose_name = "task count"
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "state", "slot"], name="stores_taskcount_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.owner!r}/{self.state}: {self.n}"
+
+
 class StoredTask(models.Model):
     """No table: the admin's handle on the configured store when it is not the ORM
     (the memory and file stores are browsed through the store itself)."""

@@ -36,7 +36,7 @@ from stores.base import (
     task_updated,
     task_version,
 )
-from stores.models import PushConfigRecord, TaskRecord
+from stores.models import PushConfigRecord, TaskCount, TaskRecord
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +64,15 @@ def refresh_connection(using: str) -> None:
         connection.close_if_unusable_or_obsolete()
         if connection.health_check_enabled and not connection.health_check_done and _nothing_to_read(connection):
             connection.health_check_done = True
+
+
+#: The databases whose ``TaskCount`` rows triggers keep (migration ``stores.0004``).
+COUNTING_VENDORS = frozenset({"postgresql", "sqlite"})
+
+
+def counted_by_triggers(connection: Any) -> bool:
+    """Whether ``TaskCount`` answers for this database (its migration made triggers)."""
+    return connection.vendor in COUNTING_VENDORS
 
 
 def _updated_at(task: Task) -> dt.datetime:
@@ -262,6 +271,8 @@ class OrmTaskStore(TaskStore):
         # a deep page costs its rows only (a count scans every matching index entry).
         total = cursor_total(query.page_token) if query.page_token else None
         if total is None:
+            total = self._counted(query)
+        if total is None:
             total = rows.count()
         if query.page_token:
             updated, last_id = decode_cursor(query.page_token)
@@ -278,6 +289,34 @@ class OrmTaskStore(TaskStore):
             token = encode_cursor(format_timestamp(updated_at), last_id, total)
         tasks = [t for t, _, _ in page if isinstance(t, dict)]
         return TaskPage(tasks=tasks, next_page_token=token, total_size=total)
+
+    def _counted(self, query: TaskQuery) -> int | None:
+        """The listing's total from the counters the triggers keep (``TaskCount``): a
+        sum of at most 16 rows per owner and state, whatever the number of tasks, and
+        exact (they change in the transaction that changes the task row). None when the
+        counters cannot answer: a context or ``updated_after`` filter (counted through
+        their index: a context's tasks, the tasks updated since), or a database without
+        the triggers."""
+        if query.context_id is not None or query.updated_after is not None:
+            return None
+        connection = self._connection()
+        if not counted_by_triggers(connection):
+            return None
+        qn = connection.ops.quote_name
+        where, params = [], []
+        if query.owner is not None:
+            where.append(f"{qn('owner')} = %s")
+            params.append(query.owner)
+        if query.state is not None:
+            where.append(f"{qn('state')} = %s")
+            params.append(query.state)
+        sql = f"SELECT COALESCE(SUM({qn('n')}), 0) FROM {qn(TaskCount._meta.db_table)}"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            (total,) = cursor.fetchone()
+        return int(total)
 
     def create_push_configs(self) -> PushConfigStore:
         return OrmPushConfigStore(using=self.using)
