@@ -33,3 +33,19 @@ urlpatterns = [
     ),
     re_path(r"^a2a/rest/(?:v1/)?(?:extendedAgentCard|card)$", rest.get_extended_card, name="rest-extended-card"),
 ]
+
+# v1.0 tenant-scoped paths (a2a.proto: "/{tenant}/tasks/{id}", ...): the same views, the
+# tenant scoping the request's tasks. Tried after the paths above, so "v1" and the
+# first segments of those paths ("tasks", "message:send", ...) are never a tenant.
+_TENANT = r"^a2a/rest/(?P<tenant>[^/:]+)/"
+urlpatterns += [
+    re_path(_TENANT + r"message:send$", rest.send_message),
+    re_path(_TENANT + r"message:stream$", rest.stream_message),
+    re_path(_TENANT + r"tasks$", rest.list_tasks),
+    re_path(_TENANT + r"tasks/(?P<task_id>[^/]+):cancel$", rest.cancel_task),
+    re_path(_TENANT + r"tasks/(?P<task_id>[^/]+):subscribe$", rest.subscribe_to_task),
+    re_path(_TENANT + r"tasks/(?P<task_id>[^/:]+)$", rest.get_task),
+    re_path(_TENANT + r"tasks/(?P<task_id>[^/:]+)/pushNotificationConfigs$", rest.push_configs),
+    re_path(_TENANT + r"tasks/(?P<task_id>[^/:]+)/pushNotificationConfigs/(?P<config_id>[^/]+)$", rest.push_config),
+    re_path(_TENANT + r"extendedAgentCard$", rest.get_extended_card),
+]

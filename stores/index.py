@@ -34,7 +34,7 @@ from stores.base import (
     decode_cursor,
     encode_cursor,
     format_timestamp,
-    task_owner,
+    task_scope,
     task_state,
 )
 from stores.base import task_updated as _updated
@@ -91,7 +91,7 @@ class TaskIndex:
             sort_key(_updated(task), task_id),
             self._intern(context if isinstance(context, str) else ""),
             self._intern(task_state(task)),
-            self._intern(task_owner(task)),
+            self._intern(task_scope(task)),
         )
         old = self._entries.get(task_id)
         if old == entry:

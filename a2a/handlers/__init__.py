@@ -57,7 +57,7 @@ from a2a.core.events import TaskEvent, with_chunk
 from a2a.protocol.errors import InvalidAgentResponseError
 from a2a.protocol.model import Artifact, Message, Part, Task, agent_message, message_text, new_id, set_status
 from stores.backends import get_task_store
-from stores.base import MAX_PAGE_SIZE, TaskQuery, TaskStore, task_owner, task_updated
+from stores.base import MAX_PAGE_SIZE, TaskQuery, TaskStore, scope_key, task_owner, task_tenant, task_updated
 
 
 @dataclass
@@ -73,6 +73,8 @@ class HandlerRequest:
     store: TaskStore | None = field(default=None, repr=False)
     #: Who the task belongs to ("" without authentication): the context is theirs.
     owner: str = ""
+    #: The tenant the task was created under ("" for none): the context is the owner's in it.
+    tenant: str = ""
 
     def progress(self, text: str) -> None:
         """Save a ``working`` status update carrying ``text`` as the agent's message."""
@@ -138,7 +140,8 @@ class HandlerRequest:
     def _context_query(self, limit: int) -> TaskQuery | None:
         if limit <= 0 or not self.context_id:
             return None
-        return TaskQuery(context_id=self.context_id, owner=self.owner, page_size=min(limit + 1, MAX_PAGE_SIZE))
+        owner = scope_key(self.tenant, self.owner)
+        return TaskQuery(context_id=self.context_id, owner=owner, page_size=min(limit + 1, MAX_PAGE_SIZE))
 
     def _earlier(self, tasks: list[Task], limit: int) -> list[Task]:
         earlier = [t for t in tasks if t["id"] != self.task_id][:limit]
@@ -171,6 +174,7 @@ class HandlerRequest:
             cancelled=cancelled or threading.Event(),
             store=store,
             owner=task_owner(task),
+            tenant=task_tenant(task),
         )
 
 

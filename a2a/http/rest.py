@@ -30,6 +30,7 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from a2a import auth
+from a2a.core import tracing
 from a2a.http.common import call_context, event_stream, extended_card, store_failure
 from a2a.http.sse import sse_stream
 from a2a.protocol import V10, Dialect, limits, rest_dialect_for
@@ -43,7 +44,7 @@ from a2a.protocol.errors import (
 )
 from a2a.service import operations
 from a2a.service import push_configs as configs
-from a2a.service.context import CallContext
+from a2a.service.context import CallContext, check_tenant
 from stores.base import StoreError
 
 logger = logging.getLogger(__name__)
@@ -127,8 +128,11 @@ def _query(request: HttpRequest) -> dict[str, Any]:
 Operation = Callable[[Dialect, HttpRequest, dict[str, str], CallContext], Awaitable[Any]]
 
 
-def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Coroutine[Any, Any, HttpResponseBase]]:
-    """A view running ``operation`` in the caller's dialect, errors as Status bodies."""
+def endpoint(
+    methods: tuple[str, ...], operation: Operation, route: str
+) -> Callable[..., Coroutine[Any, Any, HttpResponseBase]]:
+    """A view running ``operation`` in the caller's dialect, errors as Status bodies;
+    ``route`` names it in traces (``POST message:send``)."""
 
     @csrf_exempt
     async def view(request: HttpRequest, **kwargs: str) -> HttpResponseBase:
@@ -143,7 +147,10 @@ def endpoint(methods: tuple[str, ...], operation: Operation) -> Callable[..., Co
             if request.method == "POST":  # 415 unless JSON (an empty body may have no Content-Type)
                 limits.check_media_type(request, request.body)
             caller = await auth.authenticate(request)
-            result = await operation(dialect, request, kwargs, call_context(request, caller, "rest", dialect.version))
+            tenant = check_tenant(kwargs.pop("tenant", None))  # /{tenant}/tasks/...: scopes the request's tasks
+            method = f"{request.method} {route}" if tracing.enabled() else ""
+            ctx = call_context(request, caller, "rest", dialect.version, tenant=tenant, method=method)
+            result = await operation(dialect, request, kwargs, ctx)
         except MethodNotFoundError as exc:
             exc.http_status = 405  # the Status body's code too, not only the HTTP status
             response = _error_response(dialect, exc)
@@ -229,12 +236,12 @@ async def _extended_card(d: Dialect, request: HttpRequest, kw: dict[str, str], c
     return extended_card(d, ctx)
 
 
-send_message = endpoint(("POST",), _send)
-stream_message = endpoint(("POST",), _send_streaming)
-get_task = endpoint(("GET",), _get)
-list_tasks = endpoint(("GET",), _list)
-cancel_task = endpoint(("POST",), _cancel)
-subscribe_to_task = endpoint(("POST", "GET"), _subscribe)
-push_configs = endpoint(("POST", "GET"), _push_configs)
-push_config = endpoint(("GET", "DELETE"), _push_config)
-get_extended_card = endpoint(("GET",), _extended_card)
+send_message = endpoint(("POST",), _send, "message:send")
+stream_message = endpoint(("POST",), _send_streaming, "message:stream")
+get_task = endpoint(("GET",), _get, "tasks/{id}")
+list_tasks = endpoint(("GET",), _list, "tasks")
+cancel_task = endpoint(("POST",), _cancel, "tasks/{id}:cancel")
+subscribe_to_task = endpoint(("POST", "GET"), _subscribe, "tasks/{id}:subscribe")
+push_configs = endpoint(("POST", "GET"), _push_configs, "tasks/{id}/pushNotificationConfigs")
+push_config = endpoint(("GET", "DELETE"), _push_config, "tasks/{id}/pushNotificationConfigs/{configId}")
+get_extended_card = endpoint(("GET",), _extended_card, "extendedAgentCard")

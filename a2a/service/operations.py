@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import AsyncIterator, Iterator
 
 from a2a.conf import a2a_settings
-from a2a.core import leases, lifecycle
+from a2a.core import leases, lifecycle, tracing
 from a2a.core.events import Subscription, TaskEvent, artifacts_shape, bus, with_chunk
 from a2a.protocol import limits
 from a2a.protocol.errors import (
@@ -59,7 +59,12 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
         task = new_task(message, context_id=context_id, metadata=params.metadata)
         if ctx.caller:
             task["_owner"] = ctx.caller
+        if ctx.tenant:
+            task["_tenant"] = ctx.tenant
+        if (trace := tracing.carrier()) is not None:  # the handler's run joins this request's trace
+            task[tracing.TRACE_KEY] = trace
         task = await lifecycle.create(get_task_store(), task, queued=get_executor().queued)
+    tracing.annotate(task)
     if push_config is not None:  # saved before the runner starts: it hears every later transition
         await push_configs.attach_config(task["id"], push_config)
     return task
@@ -72,6 +77,11 @@ async def send_message(params: SendParams, ctx: CallContext = INTERNAL) -> Task 
     settles (terminal or interrupted) or ``A2A_BLOCKING_TIMEOUT`` passes, and answers
     with the task as stored, or with the handler's direct reply Message.
     """
+    with tracing.operation("SendMessage", ctx):
+        return await _send(ctx, params)
+
+
+async def _send(ctx: CallContext, params: SendParams) -> Task | Message:
     task = await _start(ctx, params)
     task_id = task["id"]
     if not params.blocking:
@@ -86,7 +96,8 @@ async def send_message(params: SendParams, ctx: CallContext = INTERNAL) -> Task 
                     pass
         except TimeoutError:
             pass  # answer with the task as it stands; it goes on in the background
-    settled = await get_task_store().aget(task_id)
+    with tracing.store("get", task_id):
+        settled = await get_task_store().aget(task_id)
     if settled is None:
         raise TaskNotFoundError(task_id)
     if settled.get("_reply") and settled["status"].get("message"):
@@ -110,7 +121,8 @@ async def stream_message(params: SendParams, ctx: CallContext = INTERNAL) -> Asy
 
     Errors (bad input, unknown task) are raised before the first item.
     """
-    task = await _start(ctx, params)
+    with tracing.operation("SendStreamingMessage", ctx):  # the setup: a span cannot stay current across yields
+        task = await _start(ctx, params)
     with bus.subscribe(task["id"]) as events:
         await events.ready()
         await adispatch(task["id"])
@@ -122,7 +134,8 @@ async def subscribe_to_task(params: GetParams, ctx: CallContext = INTERNAL) -> A
     """SubscribeToTask: the task as it is now, then each update until it settles."""
     with bus.subscribe(params.id) as events:  # before the snapshot: nothing falls between
         await events.ready()
-        task = await load_task(params.id, ctx)
+        with tracing.operation("SubscribeToTask", ctx, params.id):
+            task = await load_task(params.id, ctx)
         if lifecycle.is_terminal(task):
             raise UnsupportedOperationError(
                 f"Task {params.id} is {task_state(task)}; there is nothing left to subscribe to",
@@ -239,6 +252,7 @@ def check_input_modes(message: Message) -> None:
 async def _continue(ctx: CallContext, message: Message) -> Task:
     """Append a follow-up message to a task waiting for input and resubmit it."""
     task_id = message["taskId"]
+    trace = tracing.carrier()
 
     def change(task: Task) -> Task:
         state = task_state(task)
@@ -256,6 +270,8 @@ async def _continue(ctx: CallContext, message: Message) -> Task:
         task["history"] = [*(task.get("history") or ()), {**message, "contextId": task.get("contextId", "")}]
         limits.keep_history(task)  # at most A2A_MAX_HISTORY messages: the oldest go
         task["_lease"] = leases.new_lease(queued=get_executor().queued)  # in flight again: a lost hand-off is found
+        if trace is not None:  # this run joins the trace of the message that resumes it
+            task[tracing.TRACE_KEY] = trace
         return set_status(task, "submitted")
 
     task = await lifecycle.transition(get_task_store(), task_id, change)
@@ -266,19 +282,27 @@ async def _continue(ctx: CallContext, message: Message) -> Task:
 
 async def load_task(task_id: str, ctx: CallContext = INTERNAL) -> Task:
     """The task as stored, if the caller may see it; else TaskNotFoundError (another
-    caller's task answers exactly like an unknown one)."""
-    task = await get_task_store().aget(task_id)
+    caller's task, or one of another tenant, answers exactly like an unknown one)."""
+    with tracing.store("get", task_id):
+        task = await get_task_store().aget(task_id)
     if task is None or not ctx.owns(task):
         raise TaskNotFoundError(task_id)
+    tracing.annotate(task)
     return task
 
 
 async def get_task(params: GetParams, ctx: CallContext = INTERNAL) -> Task:
-    return with_history(await load_task(params.id, ctx), params.history_length)
+    with tracing.operation("GetTask", ctx, params.id):
+        return with_history(await load_task(params.id, ctx), params.history_length)
 
 
 async def cancel_task(params: CancelParams, ctx: CallContext = INTERNAL) -> Task:
     """Cancel a task that has not settled; a terminal task stays as it is."""
+    with tracing.operation("CancelTask", ctx, params.id):
+        return await _cancel(params, ctx)
+
+
+async def _cancel(params: CancelParams, ctx: CallContext) -> Task:
 
     def change(task: Task) -> Task:
         if not ctx.owns(task):
@@ -293,11 +317,17 @@ async def cancel_task(params: CancelParams, ctx: CallContext = INTERNAL) -> Task
     task = await lifecycle.transition(get_task_store(), params.id, change)
     if task is None:
         raise TaskNotFoundError(params.id)
+    tracing.annotate(task)
     get_runner().cancel(params.id)
     return task
 
 
 async def list_tasks(params: ListParams, ctx: CallContext = INTERNAL) -> TaskPage:
+    with tracing.operation("ListTasks", ctx):
+        return await _list(params, ctx)
+
+
+async def _list(params: ListParams, ctx: CallContext) -> TaskPage:
     try:
         query = TaskQuery(
             context_id=params.context_id,
@@ -305,9 +335,10 @@ async def list_tasks(params: ListParams, ctx: CallContext = INTERNAL) -> TaskPag
             updated_after=params.updated_after,
             page_size=params.page_size,
             page_token=params.page_token,
-            owner=ctx.caller,
+            owner=ctx.scope,  # the caller's own tasks, in the request's tenant
         )
-        page = await get_task_store().alist(query)
+        with tracing.store("list"):
+            page = await get_task_store().alist(query)
     except ValueError as exc:
         raise InvalidParamsError(str(exc), field="pageToken" if "token" in str(exc) else None) from None
     tasks = []
