@@ -198,6 +198,11 @@ DEFAULTS: dict[str, Any] = {
     # How many server processes share the task store (for the a2a.W001 check: the memory
     # store cannot be shared); the WEB_CONCURRENCY environment variable counts too.
     "A2A_EXPECT_WORKERS": 1,
+    # --- Tracing (a2a/core/tracing.py) -------------------------------------------------------
+    # OpenTelemetry spans for each operation, the handler run, store calls and push delivery,
+    # joined to an incoming `traceparent` (docs/operations.md). Needs the `otel` extra
+    # (opentelemetry-api); the project sets up the SDK and an exporter. Off: no cost.
+    "A2A_TRACING": False,
 }
 
 

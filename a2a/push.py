@@ -49,6 +49,7 @@ from urllib.parse import urlsplit, urlunsplit
 import orjson
 
 from a2a.conf import a2a_settings
+from a2a.core import tracing
 from a2a.core.events import bus
 from a2a.core.loop import LoopThread
 from a2a.protocol import V03, V10
@@ -414,17 +415,20 @@ class _Delivery:
             retry_after = None
             try:
                 target = await resolve(url)
-                async with asyncio.timeout(timeout):
-                    async with self._http().stream(
-                        "POST",
-                        target.url,
-                        content=body,
-                        headers={**headers, "Host": target.host_header},
-                        extensions={"sni_hostname": target.sni_hostname} if target.sni_hostname else {},
-                        timeout=timeout,
-                    ) as response:
-                        status = response.status_code
-                        retry_after = _retry_after(response.headers.get("retry-after"))
+                with tracing.push(task, url):
+                    request_headers = {**headers, "Host": target.host_header}
+                    tracing.inject(request_headers)  # the webhook's receiver may join the trace
+                    async with asyncio.timeout(timeout):
+                        async with self._http().stream(
+                            "POST",
+                            target.url,
+                            content=body,
+                            headers=request_headers,
+                            extensions={"sni_hostname": target.sni_hostname} if target.sni_hostname else {},
+                            timeout=timeout,
+                        ) as response:
+                            status = response.status_code
+                            retry_after = _retry_after(response.headers.get("retry-after"))
             except UnsafeURLError as exc:
                 logger.warning("push notification for task %s not sent: webhook %s %s", task_id, url, exc)
                 return

@@ -21,3 +21,8 @@ urlpatterns = [
     path("a2a/rest/openapi.json", openapi.openapi_json, name="rest-openapi"),
     *(re_path(route.regex, route.view, name=route.name) for route in rest.ROUTES),
 ]
+
+# v1.0 tenant-scoped paths (a2a.proto: "/{tenant}/tasks/{id}", ...): the same views, the
+# tenant scoping the request's tasks. Tried after the paths above, so "v1" and the
+# first segments of those paths ("tasks", "message:send", ...) are never a tenant.
+urlpatterns += [re_path(route.tenant_regex, route.view) for route in rest.ROUTES]

@@ -128,6 +128,30 @@ def task_owner(task: Task) -> str:
     return owner if isinstance(owner, str) else ""
 
 
+def task_tenant(task: Task) -> str:
+    """The tenant the task was created under: its ``_tenant`` ("" without one)."""
+    tenant = task.get("_tenant", "")
+    return tenant if isinstance(tenant, str) else ""
+
+
+#: Between the tenant and the owner in a scope key (a tenant never contains it).
+SCOPE_SEPARATOR = "\x1f"
+
+
+def scope_key(tenant: str, owner: str) -> str:
+    """The key the stores scope tasks by (``TaskQuery.owner``): the owner, preceded by
+    the tenant and :data:`SCOPE_SEPARATOR` when there is a tenant. Without tenants it
+    is the owner itself, so tasks saved before tenants existed keep their key."""
+    return f"{tenant}{SCOPE_SEPARATOR}{owner}" if tenant else owner
+
+
+def task_scope(task: Task) -> str:
+    """The scope key of a task (:func:`scope_key` of its tenant and owner): what the
+    stores index and filter as its owner."""
+    tenant = task.get("_tenant")
+    return scope_key(tenant, task_owner(task)) if tenant and isinstance(tenant, str) else task_owner(task)
+
+
 def task_updated(task: Task) -> str:
     """The task's last status change as an ISO string ("" when it has none)."""
     status = task.get("status")
@@ -148,7 +172,8 @@ def check_task(task: Any) -> str:
 @dataclass(frozen=True)
 class TaskQuery:
     """What ``list`` selects: all filters optional; ``page_token`` from a previous page.
-    ``owner`` (when not None) keeps only the tasks of that owner.
+    ``owner`` (when not None) keeps only the tasks of that owner: a scope key
+    (:func:`scope_key`), the tenant folded in before the caller when there is one.
 
     A context belongs to its owner: callers who send the same ``contextId`` each have
     their own conversation in it. So a query by ``context_id`` must say whose context
@@ -236,7 +261,7 @@ def page_in_memory(tasks: list[Task], query: TaskQuery) -> TaskPage:
         if (query.context_id is None or t.get("contextId") == query.context_id)
         and (query.state is None or task_state(t) == query.state)
         and (after is None or task_updated(t) > after)
-        and (query.owner is None or task_owner(t) == query.owner)
+        and (query.owner is None or task_scope(t) == query.owner)
     ]
     selected.sort(key=lambda t: (task_updated(t), t["id"]), reverse=True)
     total = len(selected)

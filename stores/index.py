@@ -43,7 +43,7 @@ from stores.base import (
     decode_cursor,
     encode_cursor,
     format_timestamp,
-    task_owner,
+    task_scope,
     task_state,
 )
 from stores.base import task_updated as _updated
@@ -102,7 +102,7 @@ class TaskIndex:
             sort_key(_updated(task), task_id),
             self._intern(context if isinstance(context, str) else ""),
             self._intern(task_state(task)),
-            self._intern(task_owner(task)),
+            self._intern(task_scope(task)),
         )
         old = self._entries.get(task_id)
         if old == entry:
@@ -171,7 +171,7 @@ class TaskIndex:
         for task in tasks:
             context = task.get("contextId")
             context = context if isinstance(context, str) else ""
-            state, owner = task_state(task), task_owner(task)
+            state, owner = task_state(task), task_scope(task)
             rows[task["id"]] = (_updated(task), intern(context, context), intern(state, state), intern(owner, owner))
         if not rows:
             return cls()

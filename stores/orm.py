@@ -31,7 +31,7 @@ from stores.base import (
     format_timestamp,
     now_iso,
     parse_timestamp,
-    task_owner,
+    task_scope,
     task_state,
     task_updated,
     task_version,
@@ -164,7 +164,7 @@ class OrmTaskStore(TaskStore):
             "state": task_state(task)[:32],
             "task": task,
             "updated_at": _updated_at(task),
-            "owner": task_owner(task)[:255],
+            "owner": task_scope(task)[:255],
             "version": task_version(task),
         }
         if expected_version is not None:

@@ -35,7 +35,7 @@ import time
 import zlib
 from collections.abc import Callable
 
-from a2a.core import leases
+from a2a.core import leases, tracing
 from a2a.core.events import TaskEvent, bus
 from a2a.protocol import limits
 from a2a.protocol.errors import InternalError
@@ -146,7 +146,8 @@ def transition_sync(
     version = 0
     for attempt in range(MAX_ATTEMPTS):
         with _lock_for(task_id):
-            task = store.get(task_id)
+            with tracing.store("get", task_id):
+                task = store.get(task_id)
             if task is None:
                 return None
             version = task_version(task)
@@ -165,10 +166,11 @@ def transition_sync(
                 return None
             new["_version"] = version + 1
             try:
-                if cas:
-                    store.save(new, expected_version=version)
-                else:
-                    store.save(new)
+                with tracing.store("save", task_id):
+                    if cas:
+                        store.save(new, expected_version=version)
+                    else:
+                        store.save(new)
             except StaleTaskError:
                 saved = False  # saved meanwhile by another process: run the change again on that version
             except Exception as exc:  # it may have been saved all the same: look
@@ -212,10 +214,11 @@ async def create(store: TaskStore, task: Task, *, queued: bool = False, runs: in
     records when (the admin's dashboard measures the time to a final state from it)."""
     _first_version(task, queued=queued, runs=runs)
     try:
-        if _compare_and_swap(type(store)):
-            await store.asave(task, expected_version=0)
-        else:
-            await store.asave(task)
+        with tracing.store("create", task["id"]):
+            if _compare_and_swap(type(store)):
+                await store.asave(task, expected_version=0)
+            else:
+                await store.asave(task)
     except StoreError as exc:
         raise _save_failed(task["id"], exc) from exc
     bus.publish(task, TaskEvent(task, kind="task"))

@@ -63,7 +63,7 @@ from a2a.protocol.model import (
     set_status,
 )
 from stores.backends import get_task_store
-from stores.base import MAX_PAGE_SIZE, TaskQuery, TaskStore, task_owner, task_updated
+from stores.base import MAX_PAGE_SIZE, TaskQuery, TaskStore, scope_key, task_owner, task_tenant, task_updated
 
 logger = logging.getLogger(__name__)
 
@@ -133,6 +133,8 @@ class HandlerRequest:
     store: TaskStore | None = field(default=None, repr=False)
     #: Who the task belongs to ("" without authentication): the context is theirs.
     owner: str = ""
+    #: The tenant the task was created under ("" for none): the context is the owner's in it.
+    tenant: str = ""
     #: The protocol version the client spoke: "1.0" or "0.3".
     version: str = "1.0"
     #: How it called: "jsonrpc", "rest", or "internal" (this process's own code).
@@ -326,7 +328,8 @@ class HandlerRequest:
     def _context_query(self, limit: int) -> TaskQuery | None:
         if limit <= 0 or not self.context_id:
             return None
-        return TaskQuery(context_id=self.context_id, owner=self.owner, page_size=min(limit + 1, MAX_PAGE_SIZE))
+        owner = scope_key(self.tenant, self.owner)
+        return TaskQuery(context_id=self.context_id, owner=owner, page_size=min(limit + 1, MAX_PAGE_SIZE))
 
     def _earlier(self, tasks: list[Task], limit: int) -> list[Task]:
         earlier = [t for t in tasks if t["id"] != self.task_id][:limit]
@@ -379,6 +382,7 @@ class HandlerRequest:
             binding=str(call.get("binding") or "internal"),
             extensions=tuple(call.get("extensions") or ()),
             turn=int(call.get("turn") or 1),
+            tenant=task_tenant(task),
         )
         if cancelled is not None:
             request.cancelled = cancelled if isinstance(cancelled, Cancellation) else _Mirror(cancelled)

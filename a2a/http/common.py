@@ -9,6 +9,7 @@ from django.http import HttpRequest, StreamingHttpResponse
 from django.urls import reverse
 
 from a2a.conf import a2a_settings
+from a2a.core import tracing
 from a2a.service.context import CallContext
 
 
@@ -41,8 +42,23 @@ def public_url(request: HttpRequest, name: str) -> str:
     return origin(request) + reverse(name)
 
 
-def call_context(request: HttpRequest, caller: str, binding: str, version: str = "1.0") -> CallContext:
-    """The service layer's context of this request (the binding sets the version it parsed)."""
+def call_context(
+    request: HttpRequest, caller: str, binding: str, version: str = "1.0", *, tenant: str = "", method: str = ""
+) -> CallContext:
+    """The service layer's context of this request (the binding sets the version it
+    parsed, and the tenant and method it read); with tracing on, the trace context of
+    the request's W3C ``traceparent`` header."""
     raw = request.headers.get("A2A-Extensions") or request.headers.get("X-A2A-Extensions") or ""
     extensions = tuple(uri.strip() for uri in raw.split(",") if uri.strip())
-    return CallContext(caller=caller, version=version, binding=binding, origin=origin(request), extensions=extensions)
+    meta = request.META
+    trace = tracing.incoming(meta.get("HTTP_TRACEPARENT"), meta.get("HTTP_TRACESTATE"))
+    return CallContext(
+        caller=caller,
+        version=version,
+        binding=binding,
+        origin=origin(request),
+        extensions=extensions,
+        tenant=tenant,
+        method=method,
+        trace=trace,
+    )

@@ -16,13 +16,14 @@ from typing import Any
 
 import orjson
 
+from a2a.core import tracing
 from a2a.http.sse import SSE, error_stream, sse_stream
 from a2a.protocol import V03, Dialect, dialect_for, limits
 from a2a.protocol.errors import A2AError, InternalError, InvalidRequestError, JSONParseError, MethodNotFoundError
 from a2a.protocol.model import StreamItem
 from a2a.service import operations, push_configs
 from a2a.service.card import extended_card
-from a2a.service.context import INTERNAL, CallContext
+from a2a.service.context import INTERNAL, CallContext, check_tenant
 from a2a.service.errors import store_failure
 from stores.base import StoreError
 
@@ -187,8 +188,12 @@ async def _call(
     try:
         if method is None:
             raise MethodNotFoundError(f"Method not found: {method_name[:100]}")
-        limits.check_nesting(request.get("params"))  # deeper than any answer could be written
-        result = await method(dialect, request.get("params"), ctx)
+        params = request.get("params")
+        limits.check_nesting(params)  # deeper than any answer could be written
+        tenant = params.get("tenant") if dialect.version == "1.0" and isinstance(params, dict) else None
+        if tenant or tracing.enabled():  # v1.0 "tenant" scopes the request's tasks (spec 8.3.2)
+            ctx = dataclasses.replace(ctx, tenant=check_tenant(tenant, "params.tenant"), method=method_name)
+        result = await method(dialect, params, ctx)
         if isinstance(result, Stream):
             if batched or "id" not in request:
                 raise InvalidRequestError("A streaming method must be a single request with an id, not batched")

@@ -33,6 +33,7 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from a2a import auth
+from a2a.core import tracing
 from a2a.http.common import call_context, event_stream
 from a2a.http.sse import sse_stream
 from a2a.protocol import V10, Dialect, limits, rest_dialect_for
@@ -47,7 +48,7 @@ from a2a.protocol.errors import (
 from a2a.service import operations
 from a2a.service import push_configs as configs
 from a2a.service.card import extended_card
-from a2a.service.context import CallContext
+from a2a.service.context import CallContext, check_tenant
 from a2a.service.errors import store_failure
 from stores.base import StoreError
 
@@ -124,8 +125,11 @@ def _query(request: HttpRequest) -> dict[str, Any]:
 Handler = Callable[[Dialect, HttpRequest, dict[str, str], CallContext], Awaitable[Any]]
 
 
-def endpoint(methods: tuple[str, ...], operation: Handler) -> Callable[..., Coroutine[Any, Any, HttpResponseBase]]:
-    """A view running ``operation`` in the caller's dialect, errors as Status bodies."""
+def endpoint(
+    methods: tuple[str, ...], operation: Handler, route: str
+) -> Callable[..., Coroutine[Any, Any, HttpResponseBase]]:
+    """A view running ``operation`` in the caller's dialect, errors as Status bodies;
+    ``route`` names it in traces (``POST message:send``)."""
 
     @csrf_exempt
     async def view(request: HttpRequest, **kwargs: str) -> HttpResponseBase:
@@ -140,7 +144,10 @@ def endpoint(methods: tuple[str, ...], operation: Handler) -> Callable[..., Coro
             if request.method == "POST":  # 415 unless JSON (an empty body may have no Content-Type)
                 limits.check_media_type(request, limits.read_body(request))
             caller = await auth.authenticate(request)
-            result = await operation(dialect, request, kwargs, call_context(request, caller, "rest", dialect.version))
+            tenant = check_tenant(kwargs.pop("tenant", None))  # /{tenant}/tasks/...: scopes the request's tasks
+            method = f"{request.method} {route}" if tracing.enabled() else ""
+            ctx = call_context(request, caller, "rest", dialect.version, tenant=tenant, method=method)
+            result = await operation(dialect, request, kwargs, ctx)
         except MethodNotFoundError as exc:
             exc.http_status = 405  # the Status body's code too, not only the HTTP status
             exc.status = "METHOD_NOT_ALLOWED"
@@ -258,26 +265,30 @@ class Route:
     view: Callable[..., Coroutine[Any, Any, HttpResponseBase]] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "view", endpoint(tuple(self.operations), self.handler))
+        object.__setattr__(self, "view", endpoint(tuple(self.operations), self.handler, self.path))
 
     def param_pattern(self, param: str) -> str:
         return self.params.get(param, "[^/:]+")
 
+    def _pattern(self, path: str) -> str:
+        out = ""
+        for literal, param in PARAM.findall(path + "{}"):
+            out += re.escape(literal)
+            if param:
+                out += f"(?P<{param}>{self.param_pattern(param)})"
+        return out
+
     @property
     def regex(self) -> str:
         """The URL regex (v0.3 clients put ``v1/`` before each path)."""
-
-        def pattern(path: str) -> str:
-            out = ""
-            for literal, param in PARAM.findall(path + "{}"):
-                out += re.escape(literal)
-                if param:
-                    out += f"(?P<{param}>{self.param_pattern(param)})"
-            return out
-
-        spellings = [pattern(p) for p in (self.path, *self.aliases)]
+        spellings = [self._pattern(p) for p in (self.path, *self.aliases)]
         body = spellings[0] if len(spellings) == 1 else f"(?:{'|'.join(spellings)})"
         return rf"^a2a/rest/(?:v1/)?{body}$"
+
+    @property
+    def tenant_regex(self) -> str:
+        """The v1.0 tenant-scoped URL regex (a2a.proto: ``/{tenant}/tasks/{id}``, ...)."""
+        return rf"^a2a/rest/(?P<tenant>[^/:]+)/{self._pattern(self.path)}$"
 
 
 PARAM = re.compile(r"([^{]*)\{([^}]*)\}")

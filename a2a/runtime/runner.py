@@ -33,7 +33,7 @@ from django.db import DataError, IntegrityError, NotSupportedError, close_old_co
 
 from a2a import push
 from a2a.conf import a2a_settings
-from a2a.core import leases, lifecycle
+from a2a.core import leases, lifecycle, tracing
 from a2a.core.events import bus, get_event_backend
 from a2a.core.loop import LoopThread
 from a2a.handlers import (
@@ -322,14 +322,15 @@ class Runner:
             request = running.request = HandlerRequest.for_task(task, running.cancelled, store)
             if decided is not None:
                 request.defer(task, functools.partial(self._created, decided))
-            if _is_async(handler):
-                running.handler = asyncio.ensure_future(handler(request))
-            else:
-                ctx = contextvars.copy_context()
-                running.handler = asyncio.get_running_loop().run_in_executor(
-                    self._pool, functools.partial(ctx.run, _call_sync, handler, request)
-                )
-            result = await running.handler
+            with tracing.handler(task):  # in the trace of the request that created the task
+                if _is_async(handler):
+                    running.handler = asyncio.ensure_future(handler(request))
+                else:
+                    ctx = contextvars.copy_context()  # the handler's thread sees the span as current
+                    running.handler = asyncio.get_running_loop().run_in_executor(
+                        self._pool, functools.partial(ctx.run, _call_sync, handler, request)
+                    )
+                result = await running.handler
             if request.settled:
                 if result is not None:
                     logger.warning(

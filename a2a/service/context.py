@@ -8,8 +8,14 @@ the protocol version, and passes it explicitly: operations read the caller from 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from stores.base import Task, task_owner
+from a2a.protocol.errors import InvalidParamsError
+from a2a.protocol.model import shown
+from stores.base import SCOPE_SEPARATOR, Task, scope_key, task_scope
+
+#: The longest tenant taken (the stores keep the tenant and the caller in 255 characters).
+MAX_TENANT_LENGTH = 128
 
 
 @dataclass(frozen=True)
@@ -21,7 +27,12 @@ class CallContext:
     ``"rest"`` (``"internal"`` for calls from this process's own code). ``origin``: the
     public base URL the request reached (``A2A_PUBLIC_URL`` or scheme and host), for
     the URLs the extended card names. ``extensions``: the A2A extensions the client
-    asked for (``A2A-Extensions``).
+    asked for (``A2A-Extensions``). ``tenant``: the request's tenant (v1.0 ``tenant``
+    field, or the ``/{tenant}/`` of an HTTP+JSON path; ``""`` for none): with the caller,
+    it scopes every task the request can see. ``method``: the operation as the client
+    named it (``SendMessage``, ``message/send``, ``GET tasks/{id}``), for tracing.
+    ``trace``: the OpenTelemetry context of an incoming ``traceparent`` (None when
+    tracing is off or there was none).
     """
 
     caller: str = ""
@@ -29,10 +40,33 @@ class CallContext:
     binding: str = "internal"
     origin: str = ""
     extensions: tuple[str, ...] = ()
+    tenant: str = ""
+    method: str = ""
+    trace: Any = None
+
+    @property
+    def scope(self) -> str:
+        """The stores' scope key of this caller in this tenant (``TaskQuery.owner``)."""
+        return scope_key(self.tenant, self.caller)
 
     def owns(self, task: Task) -> bool:
-        """Whether this caller may see ``task`` (another caller's task answers like an unknown one)."""
-        return task_owner(task) == self.caller
+        """Whether this caller may see ``task``: its own, in this request's tenant
+        (another caller's task, or one of another tenant, answers like an unknown one)."""
+        return task_scope(task) == self.scope
+
+
+def check_tenant(value: Any, field: str = "tenant") -> str:
+    """A request's tenant, checked: a string of at most :data:`MAX_TENANT_LENGTH`
+    characters without control characters ("" or None: no tenant); else InvalidParamsError."""
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str):
+        raise InvalidParamsError("must be a string", field=field)
+    if len(value) > MAX_TENANT_LENGTH or SCOPE_SEPARATOR in value or not value.isprintable():
+        raise InvalidParamsError(
+            f"{shown(value, 40)} is not a tenant (at most {MAX_TENANT_LENGTH} printable characters)", field=field
+        )
+    return value
 
 
 #: The context of calls made by this process's own code (management commands,

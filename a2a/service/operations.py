@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import AsyncIterator, Iterator
 
 from a2a.conf import a2a_settings
-from a2a.core import leases, lifecycle
+from a2a.core import leases, lifecycle, tracing
 from a2a.core.events import Subscription, TaskEvent, artifacts_shape, bus, with_chunk
 from a2a.handlers import answers_directly, call_record
 from a2a.protocol import limits
@@ -56,6 +56,10 @@ def _new_task(ctx: CallContext, params: SendParams) -> Task:
     task = new_task(message, context_id=message.get("contextId") or new_id(), metadata=params.metadata)
     if ctx.caller:
         task["_owner"] = ctx.caller
+    if ctx.tenant:
+        task["_tenant"] = ctx.tenant
+    if (trace := tracing.carrier()) is not None:  # the handler's run joins this request's trace
+        task[tracing.TRACE_KEY] = trace
     task["_call"] = call_record(ctx.version, ctx.binding, ctx.extensions, turn=1)
     return task
 
@@ -69,6 +73,7 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
         task = await _continue(ctx, message)
     else:
         task = await lifecycle.create(get_task_store(), _new_task(ctx, params), queued=get_executor().queued)
+    tracing.annotate(task)
     if push_config is not None:  # saved before the runner starts: it hears every later transition
         await push_configs.attach_config(task["id"], push_config)
     return task
@@ -94,6 +99,11 @@ async def send_message(params: SendParams, ctx: CallContext = INTERNAL) -> Task 
     with the task as stored, or with the handler's direct reply Message. A
     ``direct_reply`` handler that answers at once: the Message, and no task exists.
     """
+    with tracing.operation("SendMessage", ctx):
+        return await _send(ctx, params)
+
+
+async def _send(ctx: CallContext, params: SendParams) -> Task | Message:
     if _direct(params):
         task = _new_task(ctx, params)
         with bus.subscribe(task["id"]) as events:  # before the task can exist
@@ -123,7 +133,8 @@ async def _settled(events: Subscription, task_id: str, params: SendParams) -> Ta
                 pass
     except TimeoutError:
         pass  # answer with the task as it stands; it goes on in the background
-    settled = await get_task_store().aget(task_id)
+    with tracing.store("get", task_id):
+        settled = await get_task_store().aget(task_id)
     if settled is None:
         raise TaskNotFoundError(task_id)
     if settled.get("_reply") and settled["status"].get("message"):
@@ -163,7 +174,8 @@ async def stream_message(params: SendParams, ctx: CallContext = INTERNAL) -> Asy
             async for item in _follow(events, answer, params.history_length):
                 yield item
         return
-    task = await _start(ctx, params)
+    with tracing.operation("SendStreamingMessage", ctx):  # the setup: a span cannot stay current across yields
+        task = await _start(ctx, params)
     with bus.subscribe(task["id"]) as events:
         await events.ready()
         await adispatch(task["id"])
@@ -180,7 +192,8 @@ async def subscribe_to_task(params: GetParams, ctx: CallContext = INTERNAL) -> A
     task reaches a terminal state"), and it carries the follow-up turns too."""
     with bus.subscribe(params.id) as events:  # before the snapshot: nothing falls between
         await events.ready()
-        task = await load_task(params.id, ctx)
+        with tracing.operation("SubscribeToTask", ctx, params.id):
+            task = await load_task(params.id, ctx)
         if lifecycle.is_terminal(task):
             raise UnsupportedOperationError(
                 f"Task {params.id} is {task_state(task)}; there is nothing left to subscribe to",
@@ -300,6 +313,7 @@ def check_input_modes(message: Message) -> None:
 async def _continue(ctx: CallContext, message: Message) -> Task:
     """Append a follow-up message to a task waiting for input and resubmit it."""
     task_id = message["taskId"]
+    trace = tracing.carrier()
 
     def change(task: Task) -> Task:
         state = task_state(task)
@@ -319,6 +333,8 @@ async def _continue(ctx: CallContext, message: Message) -> Task:
         task["_call"] = call_record(ctx.version, ctx.binding, ctx.extensions, turn=int(turn) + 1)
         limits.keep_history(task)  # at most A2A_MAX_HISTORY messages: the oldest go
         task["_lease"] = leases.new_lease(queued=get_executor().queued)  # in flight again: a lost hand-off is found
+        if trace is not None:  # this run joins the trace of the message that resumes it
+            task[tracing.TRACE_KEY] = trace
         return set_status(task, "submitted")
 
     task = await lifecycle.transition(get_task_store(), task_id, change)
@@ -329,19 +345,27 @@ async def _continue(ctx: CallContext, message: Message) -> Task:
 
 async def load_task(task_id: str, ctx: CallContext = INTERNAL) -> Task:
     """The task as stored, if the caller may see it; else TaskNotFoundError (another
-    caller's task answers exactly like an unknown one)."""
-    task = await get_task_store().aget(task_id)
+    caller's task, or one of another tenant, answers exactly like an unknown one)."""
+    with tracing.store("get", task_id):
+        task = await get_task_store().aget(task_id)
     if task is None or not ctx.owns(task):
         raise TaskNotFoundError(task_id)
+    tracing.annotate(task)
     return task
 
 
 async def get_task(params: GetParams, ctx: CallContext = INTERNAL) -> Task:
-    return with_history(await load_task(params.id, ctx), params.history_length)
+    with tracing.operation("GetTask", ctx, params.id):
+        return with_history(await load_task(params.id, ctx), params.history_length)
 
 
 async def cancel_task(params: CancelParams, ctx: CallContext = INTERNAL) -> Task:
     """Cancel a task that has not settled; a terminal task stays as it is."""
+    with tracing.operation("CancelTask", ctx, params.id):
+        return await _cancel(params, ctx)
+
+
+async def _cancel(params: CancelParams, ctx: CallContext) -> Task:
 
     def change(task: Task) -> Task:
         if not ctx.owns(task):
@@ -356,11 +380,17 @@ async def cancel_task(params: CancelParams, ctx: CallContext = INTERNAL) -> Task
     task = await lifecycle.transition(get_task_store(), params.id, change)
     if task is None:
         raise TaskNotFoundError(params.id)
+    tracing.annotate(task)
     get_runner().cancel(params.id)
     return task
 
 
 async def list_tasks(params: ListParams, ctx: CallContext = INTERNAL) -> TaskPage:
+    with tracing.operation("ListTasks", ctx):
+        return await _list(params, ctx)
+
+
+async def _list(params: ListParams, ctx: CallContext) -> TaskPage:
     try:
         query = TaskQuery(
             context_id=params.context_id,
@@ -368,9 +398,10 @@ async def list_tasks(params: ListParams, ctx: CallContext = INTERNAL) -> TaskPag
             updated_after=params.updated_after,
             page_size=params.page_size,
             page_token=params.page_token,
-            owner=ctx.caller,
+            owner=ctx.scope,  # the caller's own tasks, in the request's tenant
         )
-        page = await get_task_store().alist(query)
+        with tracing.store("list"):
+            page = await get_task_store().alist(query)
     except ValueError as exc:
         raise InvalidParamsError(str(exc), field="pageToken" if "token" in str(exc) else None) from None
     tasks = []

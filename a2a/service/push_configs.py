@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from a2a import push
 from a2a.conf import a2a_settings
+from a2a.core import tracing
 from a2a.protocol.errors import A2AError, InvalidParamsError, PushNotificationNotSupportedError, TaskNotFoundError
 from a2a.protocol.model import PushConfigListParams, PushConfigParams, PushConfigRef, new_id
 from a2a.service.context import CallContext
@@ -53,15 +54,22 @@ def ensure_enabled() -> None:
 
 async def _require_task(ctx: CallContext, task_id: str) -> None:
     """TaskNotFoundError unless the task exists and the caller may see it (another
-    caller's task answers exactly like an unknown one)."""
-    task = await get_task_store().aget(task_id)
+    caller's task, or one of another tenant, answers exactly like an unknown one)."""
+    with tracing.store("get", task_id):
+        task = await get_task_store().aget(task_id)
     if task is None or not ctx.owns(task):
         raise TaskNotFoundError(task_id)
+    tracing.annotate(task)
 
 
 async def create_config(ctx: CallContext, params: PushConfigParams) -> PushConfig:
     """Save a config for an existing task (replacing the task's config of the same id);
     the id is generated when absent. -32602 for a refused webhook URL."""
+    with tracing.operation("CreateTaskPushNotificationConfig", ctx, params.task_id):
+        return await _create_config(ctx, params)
+
+
+async def _create_config(ctx: CallContext, params: PushConfigParams) -> PushConfig:
     ensure_enabled()
     await _require_task(ctx, params.task_id)
     await push.check_url(params.url)
@@ -76,6 +84,11 @@ async def create_config(ctx: CallContext, params: PushConfigParams) -> PushConfi
 
 async def get_config(ctx: CallContext, params: PushConfigRef) -> PushConfig:
     """One config of a task; with ``id`` None, the task's first (oldest) config."""
+    with tracing.operation("GetTaskPushNotificationConfig", ctx, params.task_id):
+        return await _get_config(ctx, params)
+
+
+async def _get_config(ctx: CallContext, params: PushConfigRef) -> PushConfig:
     ensure_enabled()
     await _require_task(ctx, params.task_id)
     store = push_configs()
@@ -91,6 +104,11 @@ async def get_config(ctx: CallContext, params: PushConfigRef) -> PushConfig:
 
 async def list_configs(ctx: CallContext, params: PushConfigListParams) -> PushConfigPage:
     """A task's configs, oldest first; ``page_size`` None or 0 means all of them."""
+    with tracing.operation("ListTaskPushNotificationConfigs", ctx, params.task_id):
+        return await _list_configs(ctx, params)
+
+
+async def _list_configs(ctx: CallContext, params: PushConfigListParams) -> PushConfigPage:
     ensure_enabled()
     await _require_task(ctx, params.task_id)
     configs = await push_configs().alist_push_configs(params.task_id)
@@ -111,6 +129,11 @@ async def delete_config(ctx: CallContext, params: PushConfigRef) -> bool:
     """Delete one config of an existing task; idempotent (spec 3.1.10): deleting a
     config that is not there succeeds too. True when there was one. Queued deliveries
     for it are dropped."""
+    with tracing.operation("DeleteTaskPushNotificationConfig", ctx, params.task_id):
+        return await _delete_config(ctx, params)
+
+
+async def _delete_config(ctx: CallContext, params: PushConfigRef) -> bool:
     ensure_enabled()
     await _require_task(ctx, params.task_id)
     if params.id is None:

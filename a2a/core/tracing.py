@@ -1,0 +1,194 @@
+"""OpenTelemetry spans for the A2A operations, the handler run, store calls and push
+delivery (``A2A_TRACING``; the ``otel`` extra installs ``opentelemetry-api``).
+
+Only the API is used: the project installs and configures the SDK and an exporter
+(``TracerProvider``, ``BatchSpanProcessor``, OTLP...) as for any other library. With
+tracing off (the default) or without ``opentelemetry`` installed, every helper here
+returns one shared no-op context manager or None: no span, no attribute dict, no
+context is built.
+
+Spans (attributes ``a2a.task_id``, ``a2a.context_id``; the operation's also
+``a2a.method``, ``a2a.binding``, ``a2a.version`` and ``a2a.tenant``):
+
+- ``a2a <Operation>`` (SERVER), one per operation, the child of the remote span of
+  an incoming W3C ``traceparent`` header (either HTTP binding);
+- ``a2a.store <op>`` (INTERNAL), each task-store call of the lifecycle and the
+  service layer, children of what runs them;
+- ``a2a.handler`` (INTERNAL), the handler's run: its parent is the span that created
+  (or continued) the task, read from the task's private ``_trace`` (the W3C
+  ``traceparent`` saved with it), so the run joins the request's trace on the
+  runner's thread or a queue worker, however much later;
+- ``a2a.push`` (CLIENT), one webhook delivery, in the task's trace too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import urllib.parse
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+from django.core.signals import setting_changed
+
+from a2a import __version__
+from a2a.conf import a2a_settings
+from stores.base import Task
+
+try:
+    from opentelemetry import trace as otel_trace
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+except ImportError:  # the "otel" extra is not installed: tracing is off whatever the setting
+    otel_trace = None  # type: ignore[assignment]
+    TraceContextTextMapPropagator = None  # type: ignore[assignment,misc]
+
+#: What every helper returns when tracing is off: one object, reused (nullcontext is reentrant).
+OFF: AbstractContextManager[Any] = contextlib.nullcontext()
+
+#: The task's private key holding the W3C trace context of the span that created it.
+TRACE_KEY = "_trace"
+
+
+class Call(Protocol):
+    """What an operation span reads from the call context (a2a.service.context.CallContext)."""
+
+    @property
+    def method(self) -> str: ...
+    @property
+    def binding(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def tenant(self) -> str: ...
+    @property
+    def trace(self) -> Any: ...
+
+
+#: Whether spans are made, read once (a settings lookup costs more than the rest of the
+#: no-op path) and read again when a test overrides a setting.
+_enabled: bool | None = None
+
+
+def enabled() -> bool:
+    """Whether spans are made: ``A2A_TRACING`` is on and ``opentelemetry`` is installed."""
+    on = _enabled
+    if on is None:
+        on = _read_setting()
+    return on
+
+
+def _read_setting() -> bool:
+    global _enabled
+    _enabled = otel_trace is not None and bool(a2a_settings.TRACING)
+    return _enabled
+
+
+def _setting_changed(**kwargs: Any) -> None:
+    global _enabled
+    _enabled = None
+
+
+setting_changed.connect(_setting_changed, dispatch_uid="a2a.core.tracing")
+
+
+@functools.cache
+def _tracer() -> Any:
+    return otel_trace.get_tracer("a2a", __version__)
+
+
+@functools.cache
+def _propagator() -> Any:
+    return TraceContextTextMapPropagator()
+
+
+def incoming(traceparent: str | None, tracestate: str | None = None) -> Any:
+    """The OpenTelemetry context of an incoming request's W3C headers (None when
+    tracing is off, or there is no ``traceparent``; an invalid one is ignored)."""
+    if not traceparent or not enabled():
+        return None
+    carrier = {"traceparent": traceparent}
+    if tracestate:
+        carrier["tracestate"] = tracestate
+    return _propagator().extract(carrier)
+
+
+def operation(name: str, ctx: Call, task_id: str | None = None) -> AbstractContextManager[Any]:
+    """The span of one A2A operation (``name``: ``SendMessage``, ``GetTask``...),
+    current while it runs, the child of the request's incoming ``traceparent``."""
+    if not enabled():
+        return OFF
+    attributes = {"a2a.operation": name, "a2a.method": ctx.method or name, "a2a.binding": ctx.binding}
+    attributes["a2a.version"] = ctx.version
+    if ctx.tenant:
+        attributes["a2a.tenant"] = ctx.tenant
+    if task_id:
+        attributes["a2a.task_id"] = task_id
+    return _tracer().start_as_current_span(
+        f"a2a {name}", context=ctx.trace, kind=otel_trace.SpanKind.SERVER, attributes=attributes
+    )
+
+
+def annotate(task: Task | None) -> None:
+    """Set the task's id and context id on the current span (nothing when off)."""
+    if task is None or not enabled():
+        return
+    span = otel_trace.get_current_span()
+    if span.is_recording():
+        span.set_attribute("a2a.task_id", task.get("id") or "")
+        span.set_attribute("a2a.context_id", task.get("contextId") or "")
+
+
+def store(op: str, task_id: str | None = None) -> AbstractContextManager[Any]:
+    """The span of one task-store call (``op``: get, save, list, ...)."""
+    if not enabled():
+        return OFF
+    attributes = {"a2a.store.operation": op}
+    if task_id:
+        attributes["a2a.task_id"] = task_id
+    return _tracer().start_as_current_span(f"a2a.store {op}", attributes=attributes)
+
+
+def carrier() -> dict[str, str] | None:
+    """The current span's W3C trace context (``{"traceparent": ...}``), for a task's
+    ``_trace``; None when tracing is off or no span is recording."""
+    if not enabled():
+        return None
+    headers: dict[str, str] = {}
+    _propagator().inject(headers)
+    return headers or None
+
+
+def inject(headers: dict[str, str]) -> None:
+    """Add the current span's ``traceparent`` to an outgoing request's headers (nothing when off)."""
+    if enabled():
+        _propagator().inject(headers)
+
+
+def _parent(task: Task) -> Any:
+    saved = task.get(TRACE_KEY)
+    return _propagator().extract(saved) if isinstance(saved, Mapping) else None
+
+
+def _task_attributes(task: Task) -> dict[str, Any]:
+    return {"a2a.task_id": task.get("id") or "", "a2a.context_id": task.get("contextId") or ""}
+
+
+def handler(task: Task) -> AbstractContextManager[Any]:
+    """The span of a handler run, the child of the span that created (or continued)
+    the task (its ``_trace``), wherever and whenever it runs."""
+    if not enabled():
+        return OFF
+    return _tracer().start_as_current_span("a2a.handler", context=_parent(task), attributes=_task_attributes(task))
+
+
+def push(task: Task, url: str) -> AbstractContextManager[Any]:
+    """The span of one webhook delivery of a task version, in the task's trace."""
+    if not enabled():
+        return OFF
+    attributes = _task_attributes(task)
+    attributes["a2a.push.state"] = (task.get("status") or {}).get("state", "")
+    attributes["server.address"] = urllib.parse.urlsplit(url).hostname or ""  # not the URL: it may carry a secret
+    return _tracer().start_as_current_span(
+        "a2a.push", context=_parent(task), kind=otel_trace.SpanKind.CLIENT, attributes=attributes
+    )
