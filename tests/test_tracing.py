@@ -19,6 +19,8 @@ from a2a import push
 from a2a.asgi import get_asgi_application
 from a2a.core import tracing
 from a2a.handlers import HandlerRequest
+from a2a.protocol.model import CancelParams
+from a2a.service import operations
 from stores.backends import get_task_store
 from tests.test_executor import queue, run_jobs  # noqa: F401 (queue is a fixture)
 from tests.test_push import Receiver
@@ -249,15 +251,15 @@ def test_streams_have_their_spans(spans, use_store, settings):
     body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}}
 
     async def subscribe_then_cancel() -> str:
+        # httpx's ASGI transport answers once the app finished: the subscription stays open
+        # (the task waits for input) until the cancel, made from another thread, ends it.
+        canceler = threading.Timer(0.5, lambda: asyncio.run(operations.cancel_task(CancelParams(id=task_id))))
+        canceler.start()
         transport = httpx.ASGITransport(app=get_asgi_application())
-        async with (
-            httpx.AsyncClient(transport=transport, base_url="http://testserver") as client,
-            client.stream("POST", "/a2a/", json=body, headers=V10) as stream,
-        ):
-            lines = stream.aiter_lines()
-            first = await anext(lines)
-            await client.post("/a2a/", json={**body, "method": "CancelTask"}, headers=V10)
-            return first + "".join([line async for line in lines])
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            response = await client.post("/a2a/", json=body, headers=V10)
+        canceler.join()
+        return response.text
 
     assert task_id in asyncio.run(subscribe_then_cancel())
     subscribed = one(spans, "a2a SubscribeToTask")
