@@ -230,11 +230,11 @@ class DirectorySync:
         with self._cond:
             needed = self._started + 1
             while True:
-                if self._done >= needed:
-                    return
-                if self._failed is not None and self._failed[0] >= needed:
+                if self._failed is not None and self._failed[0] >= needed:  # (even if a later one worked)
                     exc = self._failed[1]
                     raise OSError(exc.errno, exc.strerror, os.fspath(self.directory))
+                if self._done >= needed:
+                    return
                 if not self._running:
                     break
                 self._cond.wait()
