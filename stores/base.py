@@ -34,6 +34,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
+import contextvars
 import datetime as dt
 import logging
 import threading
@@ -275,6 +277,28 @@ def page_in_memory(tasks: list[Task], query: TaskQuery) -> TaskPage:
 
 
 _PUSH_CONFIGS_LOCK = threading.Lock()
+
+_NOT_AN_ACKNOWLEDGEMENT: contextvars.ContextVar[bool] = contextvars.ContextVar("not_an_acknowledgement", default=False)
+
+
+@contextlib.contextmanager
+def not_an_acknowledgement() -> Iterator[None]:
+    """The saves made inside are answers to no one (a lease renewal: nothing a client can
+    see changes, and losing it only makes the lease look older). A store may then commit
+    them lazily (the ORM store on PostgreSQL: ``synchronous_commit`` off for that
+    transaction) where a later durable commit makes them durable too; every other save
+    stays durable before it returns. See docs/stores.md, "What is durable when"."""
+    token = _NOT_AN_ACKNOWLEDGEMENT.set(True)
+    try:
+        yield
+    finally:
+        _NOT_AN_ACKNOWLEDGEMENT.reset(token)
+
+
+def acknowledged() -> bool:
+    """False inside :func:`not_an_acknowledgement`: whether a save must be durable before
+    it returns (as every save is, but a lease renewal's)."""
+    return not _NOT_AN_ACKNOWLEDGEMENT.get()
 
 
 class TaskStore(ABC):

@@ -163,9 +163,11 @@ def _belongs_in(task_id: str, stem: str) -> bool:
 
 def atomic_write(target: Path, data: bytes, *, fsync: bool = True) -> int:
     """Write ``data`` to ``target`` atomically: a temp file in the same directory,
-    flushed and fsynced, ``os.replace``d over the target, then the directory fsynced.
-    A reader sees the old file or the new one, never a partial one; with ``fsync``
-    the new one survives power loss. Returns the new file's inode number."""
+    flushed and fsynced, ``os.replace``d over the target, then the directory synced
+    (:func:`sync_directory`: one directory fsync shared by the writes renamed
+    meanwhile). A reader sees the old file or the new one, never a partial one; with
+    ``fsync`` the new one survives power loss once this returns. Returns the new
+    file's inode number."""
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=temp_prefix(), suffix=".json")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -180,17 +182,92 @@ def atomic_write(target: Path, data: bytes, *, fsync: bool = True) -> int:
             os.unlink(tmp)
         raise
     if fsync:
-        fsync_directory(target.parent)
+        sync_directory(target.parent)
     return inode
 
 
 def fsync_directory(directory: Path) -> None:
-    """Make a rename or unlink in ``directory`` durable."""
+    """Make a rename or unlink in ``directory`` durable (one ``fsync`` of it, now)."""
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def sync_directory(directory: Path) -> None:
+    """Make the renames and unlinks already done in ``directory`` durable: returns once
+    a :func:`fsync_directory` of it that *began after this call* has completed. Group
+    commit: the threads of this process that call it at once share one fsync
+    (:class:`DirectorySync`)."""
+    key = os.fspath(directory)
+    group = _SYNC_GROUPS.get(key)
+    if group is None:
+        with _SYNC_GROUPS_LOCK:
+            group = _SYNC_GROUPS.setdefault(key, DirectorySync(directory))
+    group.sync()
+
+
+class DirectorySync:
+    """Group commit of one directory's fsync.
+
+    The rule: a caller of :meth:`sync` (which has already renamed its file) returns
+    only after a directory fsync that *started after it called* has completed, since
+    an fsync already running may have read the directory before that rename. Fsyncs
+    are numbered (generations); a caller arriving when ``started`` fsyncs have begun
+    needs generation ``started + 1``. At most one runs at a time: a caller finding
+    none running starts the next one itself (for everyone waiting), else it waits on
+    the condition; one fsync thus covers every rename made before it began. A failed
+    fsync fails every caller it was to cover (its renames may not be on disk: Linux
+    may not report the error again to a retry) and the next caller starts another.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._cond = threading.Condition(threading.Lock())
+        self._started = 0  # generations begun
+        self._done = 0  # the last generation completed
+        self._running = False
+        self._failed: tuple[int, OSError] | None = None  # the last failed generation
+
+    def sync(self) -> None:
+        with self._cond:
+            needed = self._started + 1
+            while True:
+                if self._failed is not None and self._failed[0] >= needed:  # (even if a later one worked)
+                    exc = self._failed[1]
+                    raise OSError(exc.errno, exc.strerror, os.fspath(self.directory))
+                if self._done >= needed:
+                    return
+                if not self._running:
+                    break
+                self._cond.wait()
+            self._running = True
+            self._started += 1
+            generation = self._started  # >= needed: _started never goes down
+        done, failure = False, None
+        try:
+            fsync_directory(self.directory)  # a module global: tests (and the shim) replace it
+            done = True
+        except OSError as exc:
+            failure = exc
+        finally:  # (interrupted otherwise: neither done nor failed, the next caller starts one)
+            with self._cond:
+                self._running = False
+                if done:
+                    self._done = generation
+                elif failure is not None:
+                    self._failed = (generation, failure)
+                self._cond.notify_all()
+        if failure is not None:
+            raise failure
+
+
+#: Directory (as given) -> its :class:`DirectorySync`, shared by every store of the process.
+_SYNC_GROUPS: dict[str, DirectorySync] = {}
+_SYNC_GROUPS_LOCK = threading.Lock()
+if hasattr(os, "register_at_fork"):  # a forked child starts with no fsync under way
+    os.register_at_fork(after_in_child=_SYNC_GROUPS.clear)
 
 
 def _describe(exc: OSError) -> str:

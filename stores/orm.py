@@ -23,6 +23,7 @@ from stores.base import (
     TaskPage,
     TaskQuery,
     TaskStore,
+    acknowledged,
     check_config,
     check_task,
     cursor_total,
@@ -83,6 +84,10 @@ def _updated_at(task: Task) -> dt.datetime:
     except ValueError:
         when = dt.datetime.now(dt.UTC)
     return when.replace(microsecond=when.microsecond // 1000 * 1000)
+
+
+#: The SQL that turns ``synchronous_commit`` off for the current transaction (PostgreSQL).
+RELAXED_COMMIT = "set_config('synchronous_commit', 'off', true)"
 
 
 class OrmTaskStore(TaskStore):
@@ -211,7 +216,14 @@ class OrmTaskStore(TaskStore):
     # through the ORM cost about as much CPU as the database took to run them.
 
     def _update_if_version(self, task_id: str, fields: dict, expected: int) -> bool:
-        """``UPDATE ... WHERE id = %s AND version = %s``; whether a row was updated."""
+        """``UPDATE ... WHERE id = %s AND version = %s``; whether a row was updated.
+
+        A save that is no acknowledgement (a lease renewal, inside
+        :func:`stores.base.not_an_acknowledgement`) on PostgreSQL also sets
+        ``synchronous_commit`` off for its own transaction, in the same statement (no
+        extra round trip): the commit does not wait for the WAL flush. A crash of the
+        database may then lose the renewal (the lease looks older); any later commit
+        that waits for the flush (every other save) makes it durable with it."""
         connection = self._connection()
         qn = connection.ops.quote_name
         meta = TaskRecord._meta
@@ -220,6 +232,11 @@ class OrmTaskStore(TaskStore):
             f"UPDATE {qn(meta.db_table)} SET {', '.join(f'{qn(f.column)} = %s' for f in columns)} "
             f"WHERE {qn(meta.pk.column)} = %s AND {qn(meta.get_field('version').column)} = %s"
         )
+        if connection.vendor == "postgresql" and not acknowledged():
+            # Evaluated for every row the UPDATE writes (an AND is only true once each
+            # operand is); is_local: for this transaction only (the statement's own, in
+            # autocommit), never the session's.
+            sql += f" AND {RELAXED_COMMIT} = 'off'"
         params = [f.get_db_prep_save(fields[f.name], connection) for f in columns]
         with connection.cursor() as cursor:
             cursor.execute(sql, [*params, task_id, expected])

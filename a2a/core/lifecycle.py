@@ -25,6 +25,7 @@ saved, the transition carries on as saved (:func:`_after_failed_save`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import json
@@ -47,6 +48,7 @@ from stores.base import (
     StoreError,
     Task,
     TaskStore,
+    not_an_acknowledgement,
     now_iso,
     task_state,
     task_updated,
@@ -132,16 +134,23 @@ def _after_failed_save(store: TaskStore, new: Task, version: int) -> str:
 
 
 def transition_sync(
-    store: TaskStore, task_id: str, change: Change, event: EventFor | None = None, *, publish: bool = True
+    store: TaskStore,
+    task_id: str,
+    change: Change,
+    event: EventFor | None = None,
+    *,
+    publish: bool = True,
+    durable: bool = True,
 ) -> Task | None:
     """Apply ``change`` to the stored task, save the result and publish it; return
     what was saved (None when the task is missing, ``change`` declined, or the state
     machine forbids the change). Blocking; callable from any thread.
 
     ``publish=False`` saves without telling anyone (lease renewals: nothing a client
-    sees has changed). A store that cannot save raises ``InternalError`` with the
-    reason (``could not save the task: No space left on device``); the stored task
-    stays as it was."""
+    sees has changed); ``durable=False`` lets the store commit the save lazily (lease
+    renewals only: :func:`stores.base.not_an_acknowledgement`). A store that cannot
+    save raises ``InternalError`` with the reason (``could not save the task: No space
+    left on device``); the stored task stays as it was."""
     cas = _compare_and_swap(type(store))
     version = 0
     for attempt in range(MAX_ATTEMPTS):
@@ -166,7 +175,7 @@ def transition_sync(
                 return None
             new["_version"] = version + 1
             try:
-                with tracing.store("save", task_id):
+                with tracing.store("save", task_id), contextlib.nullcontext() if durable else not_an_acknowledgement():
                     if cas:
                         store.save(new, expected_version=version)
                     else:
@@ -199,12 +208,18 @@ def transition_sync(
 
 
 async def transition(
-    store: TaskStore, task_id: str, change: Change, event: EventFor | None = None, *, publish: bool = True
+    store: TaskStore,
+    task_id: str,
+    change: Change,
+    event: EventFor | None = None,
+    *,
+    publish: bool = True,
+    durable: bool = True,
 ) -> Task | None:
     """:func:`transition_sync` without blocking the event loop."""
     if store.nonblocking:
-        return transition_sync(store, task_id, change, event, publish=publish)
-    return await asyncio.to_thread(transition_sync, store, task_id, change, event, publish=publish)
+        return transition_sync(store, task_id, change, event, publish=publish, durable=durable)
+    return await asyncio.to_thread(transition_sync, store, task_id, change, event, publish=publish, durable=durable)
 
 
 async def create(store: TaskStore, task: Task, *, queued: bool = False, runs: int = 0) -> Task:

@@ -187,7 +187,7 @@ async def heartbeat(runner: Runs, store: TaskStore) -> None:
     running: nothing is known about it, and the next heartbeat tries again."""
     for task_id in runner.task_ids():
         try:
-            renewed = await lifecycle.transition(store, task_id, renew, publish=False)
+            renewed = await lifecycle.transition(store, task_id, renew, publish=False, durable=False)
             if renewed is None and task_id in runner.task_ids():
                 current = await _io(store, store.get, task_id)
                 if current is None or lifecycle.is_terminal(current) or taken_over(current):
