@@ -17,11 +17,11 @@ class CallContext:
     """One request's caller and protocol.
 
     ``caller``: the authenticated principal, ``""`` on an agent without
-    authentication. ``version``: ``"1.0"`` or ``"0.3"``. ``binding``: ``"jsonrpc"`` or
-    ``"rest"`` (``"internal"`` for calls from this process's own code). ``origin``: the
-    public base URL the request reached (``A2A_PUBLIC_URL`` or scheme and host), for
-    the URLs the extended card names. ``extensions``: the A2A extensions the client
-    asked for (``A2A-Extensions``).
+    authentication. ``version``: ``"1.0"`` or ``"0.3"``. ``binding``: ``"jsonrpc"``,
+    ``"rest"``, ``"grpc"``, ``"browser"`` (the browsable agent page) or ``"internal"``
+    (calls from this process's own code). ``origin``: the public base URL the request
+    reached (``A2A_PUBLIC_URL`` or scheme and host), for the URLs the extended card
+    names. ``extensions``: the A2A extensions the client asked for (``A2A-Extensions``).
     """
 
     caller: str = ""
