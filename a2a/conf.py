@@ -76,6 +76,12 @@ DEFAULTS: dict[str, Any] = {
     "A2A_EXTENDED_CARD": None,
     # Agent Card max-age for HTTP caching (seconds).
     "A2A_CARD_MAX_AGE": 300,
+    # The browsable agent page (/a2a/browse/, docs/browse.md): the Agent Card as a page and
+    # a form to talk to the agent, through the same operations as any client. "staff":
+    # signed-in staff only (others are sent to the admin's login); "public": anyone may
+    # see the card, and send when the agent needs no authentication (else staff only);
+    # False: no page (404).
+    "A2A_BROWSABLE_AGENT": "staff",
     # --- Signed Agent Cards (spec 8.4; the `signing` extra: PyJWT, cryptography, rfc8785) --
     # The private key that signs the Agent Card (and the extended card): PEM text, or the
     # path of a PEM file (relative to BASE_DIR). EC P-256 signs with ES256, RSA (2048 bits

@@ -1,11 +1,17 @@
 """Include in the project's root URLconf: ``path("", include("a2a.urls"))``."""
 
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 
+from a2a.http import browse, openapi, rest, views
 from a2a.http import health as ops_views
-from a2a.http import openapi, rest, views
 
 app_name = "a2a"
+
+browse_patterns = [
+    path("", browse.agent, name="agent"),
+    path("stream", browse.stream, name="stream"),
+    path("cancel", browse.cancel, name="cancel"),
+]
 
 urlpatterns = [
     # Operations: health (200/503 JSON) and Prometheus metrics (a2a/http/health.py).
@@ -13,6 +19,9 @@ urlpatterns = [
     path("metrics", ops_views.metrics, name="metrics"),
     path(".well-known/agent-card.json", views.agent_card, name="agent-card"),
     path(".well-known/agent.json", views.agent_card),  # the pre-0.3 location
+    # The browsable agent (a2a/http/browse.py, A2A_BROWSABLE_AGENT): a namespace of its own
+    # ("a2a:browse"), so A2A_DIRECT_ASGI never takes it past the session and CSRF middleware.
+    path("a2a/browse/", include((browse_patterns, "browse"))),
     path("a2a/", views.jsonrpc_endpoint, name="jsonrpc"),
     path("a2a", views.jsonrpc_endpoint),
     # HTTP+JSON (REST), spec section 11; v0.3 clients put "/v1" before each path. The routes

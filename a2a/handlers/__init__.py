@@ -137,7 +137,8 @@ class HandlerRequest:
     tenant: str = ""
     #: The protocol version the client spoke: "1.0" or "0.3".
     version: str = "1.0"
-    #: How it called: "jsonrpc", "rest", or "internal" (this process's own code).
+    #: How it called: "jsonrpc", "rest", "grpc", "browser" (the browsable agent page), or
+    #: "internal" (this process's own code).
     binding: str = "internal"
     #: The A2A extensions the client asked for (the ``A2A-Extensions`` header).
     extensions: tuple[str, ...] = ()

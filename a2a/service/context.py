@@ -23,16 +23,16 @@ class CallContext:
     """One request's caller and protocol.
 
     ``caller``: the authenticated principal, ``""`` on an agent without
-    authentication. ``version``: ``"1.0"`` or ``"0.3"``. ``binding``: ``"jsonrpc"`` or
-    ``"rest"`` (``"internal"`` for calls from this process's own code). ``origin``: the
-    public base URL the request reached (``A2A_PUBLIC_URL`` or scheme and host), for
-    the URLs the extended card names. ``extensions``: the A2A extensions the client
-    asked for (``A2A-Extensions``). ``tenant``: the request's tenant (v1.0 ``tenant``
-    field, or the ``/{tenant}/`` of an HTTP+JSON path; ``""`` for none): with the caller,
-    it scopes every task the request can see. ``method``: the operation as the client
-    named it (``SendMessage``, ``message/send``, ``GET tasks/{id}``), for tracing.
-    ``trace``: the OpenTelemetry context of an incoming ``traceparent`` (None when
-    tracing is off or there was none).
+    authentication. ``version``: ``"1.0"`` or ``"0.3"``. ``binding``: ``"jsonrpc"``,
+    ``"rest"``, ``"grpc"``, ``"browser"`` (the browsable agent page) or ``"internal"``
+    (calls from this process's own code). ``origin``: the public base URL the request
+    reached (``A2A_PUBLIC_URL`` or scheme and host), for the URLs the extended card
+    names. ``extensions``: the A2A extensions the client asked for (``A2A-Extensions``).
+    ``tenant``: the request's tenant (v1.0 ``tenant`` field, or the ``/{tenant}/`` of an
+    HTTP+JSON path; ``""`` for none): with the caller, it scopes every task the request
+    can see. ``method``: the operation as the client named it (``SendMessage``,
+    ``message/send``, ``GET tasks/{task_id}``), for tracing. ``trace``: the OpenTelemetry
+    context of an incoming ``traceparent`` (None when tracing is off or there was none).
     """
 
     caller: str = ""

@@ -1,0 +1,290 @@
+"""The browsable agent: the Agent Card as a page, and a form to talk to the agent.
+
+In the spirit of Django REST framework's browsable API. ``A2A_BROWSABLE_AGENT`` opens
+it to staff (the default), to anyone, or not at all. Every call goes through the same
+operations as any client (:mod:`a2a.service.operations`), with a
+:class:`~a2a.service.context.CallContext` whose caller is the signed-in user as the A2A
+authentication names them (their primary key; ``""`` on an agent without
+authentication) and whose binding is ``"browser"``.
+
+Progressive enhancement: without JavaScript the form POSTs to the page, which sends the
+message blocking and renders the task; with ``a2a/agent.js`` the same form goes to
+:func:`stream`, whose SSE events (v1.0 JSON, as ``SendStreamingMessage`` answers) the
+script shows as they arrive. The views go through the project's middleware (sessions,
+CSRF) even under ``A2A_DIRECT_ASGI``: their URLs are in a namespace of their own.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+from urllib.parse import quote as url_quote
+
+import orjson
+from django.conf import settings
+from django.contrib.admin.utils import quote as admin_quote
+from django.contrib.auth.models import AnonymousUser
+from django.core.files.uploadedfile import UploadedFile
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import render
+from django.urls import NoReverseMatch, reverse
+
+from a2a import auth
+from a2a.conf import a2a_settings
+from a2a.http.common import event_stream, origin, public_url
+from a2a.http.sse import sse_stream
+from a2a.protocol import V10
+from a2a.protocol.errors import A2AError, InvalidParamsError
+from a2a.protocol.model import CancelParams, GetParams, Message, SendParams, Task, new_id, task_state
+from a2a.service import card, operations
+from a2a.service.context import CallContext
+
+#: The states after which the conversation with a task is over.
+FINAL = frozenset({"completed", "canceled", "failed", "rejected"})
+
+
+class _Refused(Exception):
+    """The visitor may not use the page: ``response`` says why (a login redirect, 403, 404)."""
+
+    def __init__(self, response: HttpResponseBase) -> None:
+        self.response = response
+
+
+def _login_redirect(request: HttpRequest) -> HttpResponseRedirect:
+    try:
+        login = reverse("admin:login")
+    except NoReverseMatch:  # no admin: Django's LOGIN_URL
+        login = str(settings.LOGIN_URL)
+    return HttpResponseRedirect(f"{login}?next={url_quote(request.get_full_path())}")
+
+
+def browsable_mode() -> str:
+    """``A2A_BROWSABLE_AGENT`` as ``"staff"``, ``"public"`` or ``""`` (off: False, or
+    "false"/"off"/"0"/"no" from the environment); any other value is ``"staff"``."""
+    value = a2a_settings.BROWSABLE_AGENT
+    text = str(value).strip().lower() if value not in (None, False) else ""
+    if text in ("", "false", "off", "0", "no", "none"):
+        return ""
+    return "public" if text == "public" else "staff"
+
+
+async def _visitor(request: HttpRequest, *, sending: bool) -> CallContext | None:
+    """The call context the visitor sends with (None: they may only look at the card).
+
+    Raises :class:`_Refused` when the page is off, or when it is for staff and the
+    visitor is not."""
+    mode = browsable_mode()
+    if not mode:
+        raise _Refused(HttpResponse("Not found", status=404, content_type="text/plain"))
+    user = await request.auser() if hasattr(request, "auser") else AnonymousUser()
+    staff = bool(user.is_authenticated and user.is_active and user.is_staff)
+    if mode != "public" and not staff:
+        if sending and user.is_authenticated:
+            raise _Refused(HttpResponse("Staff only", status=403, content_type="text/plain"))
+        raise _Refused(_login_redirect(request))
+    authenticated_agent = bool(auth.authenticators())
+    if authenticated_agent and not staff:
+        # A public page on an agent with authentication: anyone sees the card; only
+        # staff send (an anonymous visitor has no principal to own the task).
+        if sending:
+            raise _Refused(HttpResponse("Sign in as staff to talk to this agent", status=403))
+        return None
+    caller = str(user.pk) if authenticated_agent else ""
+    return CallContext(caller=caller, version="1.0", binding="browser", origin=origin(request))
+
+
+# --- Reading the form --------------------------------------------------------------------
+
+
+def _message(request: HttpRequest) -> Message:
+    """The message the form describes: its text, its attached file (bytes, base64) and,
+    when it answers a task (``input-required``), that task's ids; checked as a v1.0
+    client's message is (``A2A_MAX_PARTS``, ``A2A_MAX_TEXT_LENGTH``...)."""
+    parts: list[dict[str, Any]] = []
+    text = request.POST.get("text", "")
+    if text.strip():
+        parts.append({"text": text})
+    upload = request.FILES.get("file")
+    if isinstance(upload, UploadedFile) and upload.size:
+        if upload.size > int(a2a_settings.MAX_BODY_BYTES):
+            raise InvalidParamsError(f"The file is larger than {a2a_settings.MAX_BODY_BYTES} bytes")
+        parts.append(
+            {
+                "raw": base64.b64encode(upload.read()).decode("ascii"),
+                "mediaType": upload.content_type or "application/octet-stream",
+                "filename": upload.name or "upload",
+            }
+        )
+    if not parts:
+        raise InvalidParamsError("Type a message or attach a file")
+    raw: dict[str, Any] = {"role": "ROLE_USER", "messageId": new_id(), "parts": parts}
+    for key in ("taskId", "contextId"):
+        if request.POST.get(key, "").strip():
+            raw[key] = request.POST[key].strip()
+    return V10.parse_message(raw)
+
+
+# --- Showing a task ------------------------------------------------------------------------
+
+
+def _part_view(part: dict[str, Any]) -> dict[str, str]:
+    kind = part.get("kind", "text")
+    if kind == "text":
+        return {"kind": "text", "text": str(part.get("text", ""))}
+    if kind == "file":
+        file = part.get("file") or {}
+        name = file.get("name") or file.get("uri") or "file"
+        size = f", {len(base64.b64decode(file['bytes'], validate=False))} bytes" if file.get("bytes") else ""
+        return {"kind": "file", "text": f"{name} ({file.get('mimeType') or 'unknown type'}{size})"}
+    return {"kind": "data", "text": json.dumps(part.get("data"), indent=2, ensure_ascii=False)}
+
+
+def admin_url(task_id: str) -> str:
+    """The task's page in the admin ("" when the admin is not installed)."""
+    try:
+        return reverse("admin:stores_taskrecord_change", args=[admin_quote(task_id)])
+    except NoReverseMatch:
+        return ""
+
+
+def task_view(task: Task | Message) -> dict[str, Any]:
+    """What the template shows of a task (or of the direct reply Message that stands for one)."""
+    if task.get("kind") == "message":
+        return {"reply": [_part_view(p) for p in task.get("parts", [])], "state": "completed", "final": True}
+    status = task.get("status") or {}
+    state = task_state(task)
+    return {
+        "id": task["id"],
+        "contextId": task.get("contextId", ""),
+        "state": state,
+        "final": state in FINAL,
+        "answerable": state in ("input-required", "auth-required"),
+        "status": [_part_view(p) for p in (status.get("message") or {}).get("parts", [])],
+        "history": [
+            {"role": m.get("role", ""), "parts": [_part_view(p) for p in m.get("parts", [])]}
+            for m in task.get("history") or []
+        ],
+        "artifacts": [
+            {"name": a.get("name") or a.get("artifactId", ""), "parts": [_part_view(p) for p in a.get("parts", [])]}
+            for a in task.get("artifacts") or []
+        ],
+        "admin_url": admin_url(task["id"]),
+    }
+
+
+def _card_view(request: HttpRequest) -> dict[str, Any]:
+    agent = card.build_card(public_url(request, "a2a:jsonrpc"), version="1.0", rest=public_url(request, "a2a:rest"))
+    return {
+        **agent,
+        "capability_list": sorted((agent.get("capabilities") or {}).items()),
+        "security_list": [
+            (name, json.dumps(scheme, indent=2)) for name, scheme in (agent.get("securitySchemes") or {}).items()
+        ],
+    }
+
+
+def _page(
+    request: HttpRequest,
+    ctx: CallContext | None,
+    *,
+    task: Task | Message | None = None,
+    error: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    context = {
+        "card": _card_view(request),
+        "can_send": ctx is not None,
+        "caller": ctx.caller if ctx else "",
+        "task": task_view(task) if task is not None else None,
+        "error": error,
+        "stream_url": reverse("a2a:browse:stream"),
+        "cancel_url": reverse("a2a:browse:cancel"),
+        "admin_url_template": admin_url("TASKID"),
+        "card_url": reverse("a2a:agent-card"),
+    }
+    return render(request, "a2a/agent.html", context, status=status)
+
+
+# --- Views ----------------------------------------------------------------------------------
+
+
+async def agent(request: HttpRequest) -> HttpResponseBase:
+    """GET: the card and the form (``?task=<id>`` shows that task). POST: send the form's
+    message blocking and show the task (the page without JavaScript)."""
+    try:
+        ctx = await _visitor(request, sending=request.method == "POST")
+    except _Refused as refused:
+        return refused.response
+    if request.method == "POST":
+        assert ctx is not None
+        try:
+            answer = await operations.send_message(SendParams(message=_message(request), blocking=True), ctx)
+        except A2AError as exc:
+            return _page(request, ctx, error=exc.message, status=400)
+        return _page(request, ctx, task=answer)
+    if request.method not in ("GET", "HEAD"):
+        return HttpResponse(status=405, headers={"Allow": "GET, HEAD, POST"})
+    task_id = request.GET.get("task", "")
+    if task_id and ctx is not None:
+        try:
+            return _page(request, ctx, task=await operations.get_task(GetParams(id=task_id), ctx))
+        except A2AError as exc:
+            return _page(request, ctx, error=exc.message, status=404)
+    return _page(request, ctx)
+
+
+def _json_error(error: A2AError, status: int = 400) -> HttpResponse:
+    return HttpResponse(
+        orjson.dumps({"error": V10.render_error(error)}), content_type="application/json", status=status
+    )
+
+
+async def stream(request: HttpRequest) -> HttpResponseBase:
+    """POST the form here: SSE events of ``SendStreamingMessage`` in v1.0 JSON (``task``,
+    ``statusUpdate``, ``artifactUpdate``, ``message``); an error before the first event
+    is a JSON ``{"error": ...}`` with status 400."""
+    if request.method != "POST":
+        return HttpResponse(status=405, headers={"Allow": "POST"})
+    try:
+        ctx = await _visitor(request, sending=True)
+    except _Refused as refused:
+        return refused.response
+    assert ctx is not None
+    try:
+        items = operations.stream_message(SendParams(message=_message(request)), ctx)
+        first = await anext(items)
+    except A2AError as exc:
+        return _json_error(exc)
+    return event_stream(
+        sse_stream(
+            first,
+            items,
+            lambda item: orjson.dumps(V10.render_stream_item(item)),
+            lambda error: orjson.dumps({"error": V10.render_error(error)}),
+        )
+    )
+
+
+async def cancel(request: HttpRequest) -> HttpResponseBase:
+    """POST ``taskId``: cancel the task. The script gets the task as v1.0 JSON (it sends
+    ``Accept: application/json``); a plain form gets the page showing the task."""
+    if request.method != "POST":
+        return HttpResponse(status=405, headers={"Allow": "POST"})
+    try:
+        ctx = await _visitor(request, sending=True)
+    except _Refused as refused:
+        return refused.response
+    assert ctx is not None
+    wants_json = "application/json" in request.headers.get("Accept", "")
+    task_id = request.POST.get("taskId", "")
+    try:
+        task = await operations.cancel_task(CancelParams(id=task_id), ctx)
+    except A2AError as exc:
+        if wants_json:
+            return _json_error(exc, exc.http_status)
+        return _page(request, ctx, error=exc.message, status=exc.http_status)
+    if wants_json:
+        return JsonResponse({"task": V10.render_task(task)})
+    return _page(request, ctx, task=task)

@@ -1,0 +1,143 @@
+"""The browsable agent in a real browser (the Chromium + Playwright set-up of
+tests/test_admin_browser.py), against the example site under uvicorn (the test
+server's WSGI live server would buffer the stream). Screenshots go to tests/artifacts/
+(git-ignored), whose paths the test prints:
+
+- ``agent-browse-streaming.png``: the agent page mid-stream: the card (skills,
+  interfaces, capabilities, security) and the task "working", with the progress update
+  and an artifact that arrived while the handler still runs.
+- ``agent-browse-input-required.png``: the agent asked a question: the task is
+  ``input-required``, the question shown, the form's button now "Answer".
+- ``agent-browse-completed.png``: after the answer: the task completed, with its
+  artifact, and the link to the task in the admin.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.server import manage, running_server, site_env
+from tests.test_admin_browser import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, _require
+
+PASSWORD = "correct horse battery"
+SKILLS = [
+    {
+        "id": "forecast",
+        "name": "Weather forecast",
+        "description": "Forecasts for a city and a day; asks which day when you do not say.",
+        "tags": ["weather", "demo"],
+        "examples": ["Will it rain in Paris this weekend?"],
+    }
+]
+
+
+@pytest.fixture
+def site(tmp_path):
+    env = site_env(
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        TASK_STORE="memory",
+        A2A_HANDLER="tests.handlers.scripted",
+        A2A_AGENT_NAME="Weather desk",
+        A2A_AGENT_DESCRIPTION="Forecasts, one question at a time.",
+        A2A_SKILLS=json.dumps(SKILLS),
+        DEBUG="true",  # uvicorn serves the static files (a2a/agent.js) as runserver does
+    )
+    manage("migrate", "--noinput", env=env)
+    manage(
+        "createsuperuser",
+        "--noinput",
+        "--username",
+        "ops",
+        "--email",
+        "ops@example.com",
+        env={**env, "DJANGO_SUPERUSER_PASSWORD": PASSWORD},
+    )
+    with running_server(env, log=tmp_path / "server.log") as base:
+        yield base
+
+
+@pytest.fixture
+def browser(site):
+    _require(
+        Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK),
+        f"no Chromium at {CHROMIUM}: apt-get install chromium",
+    )
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _require(False, "the playwright package is not installed: pip install -r requirements-dev.txt")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def test_talk_to_the_agent_in_a_browser(site, browser, tmp_path, capsys):
+    ARTIFACTS.mkdir(exist_ok=True)
+    streaming_png = ARTIFACTS / "agent-browse-streaming.png"
+    question_png = ARTIFACTS / "agent-browse-input-required.png"
+    completed_png = ARTIFACTS / "agent-browse-completed.png"
+    gate = tmp_path / "gate"
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    try:
+        page.goto(f"{site}/a2a/browse/")
+        assert "/admin/login/" in page.url  # staff only: the admin's login first
+        page.fill("#id_username", "ops")
+        page.fill("#id_password", PASSWORD)
+        page.click("input[type=submit]")
+        page.wait_for_url("**/a2a/browse/")
+        assert page.title() == "Weather desk · A2A agent"
+        assert "Will it rain in Paris this weekend?" in page.locator("#skills").inner_text()
+        assert "HTTP+JSON" in page.locator("#interfaces").inner_text()
+
+        # Mid-stream: the handler reports progress and an artifact, then waits for the gate.
+        page.fill(
+            "#id_text",
+            f"progress:Reading the forecast for Paris;artifact:Paris: 18°C and sunny;wait:{gate};ask:Which day?",
+        )
+        page.click("#send-button")
+        page.wait_for_selector("#events li.artifact")
+        assert page.locator("#task-state").inner_text() == "working"
+        assert "Reading the forecast for Paris" in page.locator("#events").inner_text()
+        assert page.locator("#cancel-button").is_enabled()
+        page.screenshot(path=streaming_png, full_page=True)
+
+        gate.touch()  # the handler goes on, and asks
+        page.wait_for_selector("#task-state.state-input-required")
+        assert "Which day?" in page.locator("#events li.question").inner_text()
+        assert page.locator("#send-button").inner_text() == "Answer"
+        task_id = page.locator("#task-id").inner_text()
+        assert page.locator("input[name=taskId]").first.input_value() == task_id
+        page.fill("#id_text", "artifact:Saturday: sunny, 21°C")
+        page.screenshot(path=question_png, full_page=True)
+
+        page.click("#send-button")
+        page.wait_for_selector("#task-state.state-completed")
+        assert page.locator("#task-id").inner_text() == task_id  # the same task, answered
+        assert "Saturday: sunny, 21°C" in page.locator("#events").inner_text()
+        assert page.locator("#cancel-button").is_disabled()
+        assert page.locator("#send-button").inner_text() == "Send"
+        page.screenshot(path=completed_png, full_page=True)
+
+        page.click("#admin-link")
+        page.wait_for_url(f"**/admin/stores/taskrecord/{task_id}/change/")
+        assert "completed" in page.locator("body").inner_text()
+
+        # Cancel: a task that waits is canceled from the page.
+        page.goto(f"{site}/a2a/browse/")
+        page.fill("#id_text", f"progress:Waiting;wait:{tmp_path / 'never'}")
+        page.click("#send-button")
+        page.wait_for_selector("#task-state.state-working")
+        page.click("#cancel-button")
+        page.wait_for_selector("#task-state.state-canceled")
+    finally:
+        page.close()
+    with capsys.disabled():
+        for path in (streaming_png, question_png, completed_png):
+            print(f"\nscreenshot: {path}")
