@@ -67,7 +67,14 @@ class Target:
         """Start the server on a fresh store under ``tmp``; yield its base URL."""
         log = tmp / f"{self.name.replace('/', '-')}.log"
         if self.server == "ours":
-            site = site_env(A2A_HANDLER="a2a.handlers.upper", A2A_LOG_LEVEL="WARNING", **our_store_env(self.store, tmp))
+            # The fast path (A2A_DIRECT_ASGI): the other servers have no middleware stack
+            # either; bench/middleware.py measures what the default MIDDLEWARE costs.
+            site = site_env(
+                A2A_HANDLER="a2a.handlers.upper",
+                A2A_LOG_LEVEL="WARNING",
+                A2A_DIRECT_ASGI="true",
+                **our_store_env(self.store, tmp),
+            )
             site.update(env)
             manage("migrate", "--noinput", env=site)
             with running_server(site, log=log) as base:

@@ -16,7 +16,7 @@ import httpx
 import jsonschema
 import pytest
 import referencing
-from django.urls import get_resolver, resolve
+from django.urls import URLPattern, get_resolver, resolve
 from openapi_spec_validator import validate
 
 from a2a.asgi import get_asgi_application
@@ -47,7 +47,7 @@ def rest_url_patterns() -> dict[str, object]:
     return {
         p.name: p
         for p in get_resolver("a2a.urls").url_patterns
-        if p.name and p.name.startswith("rest-") and p.name != "rest-openapi"
+        if isinstance(p, URLPattern) and p.name and p.name.startswith("rest-") and p.name != "rest-openapi"
     }
 
 
