@@ -9,10 +9,13 @@ skipped with the reason, except under CI (``CI`` set), where it fails loudly.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,10 +47,9 @@ def ops_user(transactional_db, django_user_model):
     return django_user_model.objects.create_superuser("ops", "ops@example.com", "correct horse battery")
 
 
-@pytest.fixture
-def browser(ops_user, tasks, live_server):
-    """Started after the database work (Playwright's sync API runs an event loop in this
-    thread, where Django refuses database calls) and stopped before the flush."""
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright, headless (the browser tests' one way to start it)."""
     _require(
         Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK),
         f"no Chromium at {CHROMIUM}: apt-get install chromium",
@@ -62,6 +64,14 @@ def browser(ops_user, tasks, live_server):
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture
+def browser(ops_user, tasks, live_server):
+    """Started after the database work (Playwright's sync API runs an event loop in this
+    thread, where Django refuses database calls) and stopped before the flush."""
+    with chromium() as browser:
+        yield browser
 
 
 def task(task_id: str, state: str, minutes: int, context: str, text: str) -> dict:

@@ -12,15 +12,13 @@ memory store's page and the ORM store's change list. Screenshots go to tests/art
 from __future__ import annotations
 
 import datetime as dt
-import os
 import random
-from pathlib import Path
 
 import pytest
 
 from stores.backends import resolve_store
 from stores.base import format_timestamp
-from tests.test_admin_browser import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, _require
+from tests.test_admin_browser import ARTIFACTS, chromium
 
 REASONS = ["Timeout talking to the weather API", "Out of quota", "The file was not a PDF"]
 ASKS = [
@@ -91,20 +89,8 @@ def tasks(request, transactional_db, settings):
 @pytest.fixture
 def browser(tasks, django_user_model, live_server):
     django_user_model.objects.create_superuser("ops", "ops@example.com", "correct horse battery")
-    _require(
-        Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK),
-        f"no Chromium at {CHROMIUM}: apt-get install chromium",
-    )
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _require(False, "the playwright package is not installed: pip install -r requirements-dev.txt")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with chromium() as browser:
+        yield browser
 
 
 def test_search_and_dashboard_in_a_browser(browser, tasks, live_server, capsys):

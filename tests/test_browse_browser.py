@@ -15,13 +15,11 @@ server's WSGI live server would buffer the stream). Screenshots go to tests/arti
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 
 from tests.server import manage, running_server, site_env
-from tests.test_admin_browser import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, _require
+from tests.test_admin_browser import ARTIFACTS, chromium
 
 PASSWORD = "correct horse battery"
 SKILLS = [
@@ -62,20 +60,8 @@ def site(tmp_path):
 
 @pytest.fixture
 def browser(site):
-    _require(
-        Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK),
-        f"no Chromium at {CHROMIUM}: apt-get install chromium",
-    )
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _require(False, "the playwright package is not installed: pip install -r requirements-dev.txt")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with chromium() as browser:
+        yield browser
 
 
 def test_talk_to_the_agent_in_a_browser(site, browser, tmp_path, capsys):
