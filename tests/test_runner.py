@@ -9,12 +9,14 @@ import time
 
 import pytest
 
+from a2a.handlers import handler_instance
 from a2a.protocol.errors import TaskNotCancelableError, UnsupportedOperationError
 from a2a.protocol.model import CancelParams, GetParams, SendParams
-from a2a.runtime.runner import SHUTDOWN_MESSAGE, Runner
+from a2a.runtime import runner as runner_module
+from a2a.runtime.runner import SHUTDOWN_MESSAGE, Runner, get_runner
 from a2a.service import operations
 from tests.conftest import ALL_DATABASES
-from tests.helpers import wait_for_state
+from tests.helpers import wait_for_state, wait_until
 
 pytestmark = ALL_DATABASES
 
@@ -53,9 +55,11 @@ def bad_result_handler(request):
 
 
 ASYNC_CANCELLED = threading.Event()
+ASYNC_STARTED = threading.Event()
 
 
 async def cancellable_handler(request):
+    ASYNC_STARTED.set()
     try:
         await asyncio.sleep(30)
     except asyncio.CancelledError:
@@ -148,10 +152,33 @@ def test_cancel_beats_completion_and_stays_canceled(use_store, settings):
 
 def test_cancel_stops_an_async_handler(use_store, settings):
     settings.A2A_HANDLER = "tests.test_runner.cancellable_handler"
+    ASYNC_STARTED.clear()
+    task = send("forever")
+    assert ASYNC_STARTED.wait(5)  # running (not merely saved "working")
+    asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
+    assert ASYNC_CANCELLED.wait(5)
+    assert use_store.get(task["id"])["status"]["state"] == "canceled"
+
+
+def test_a_cancel_before_the_handler_starts_stops_it(use_store, settings, monkeypatch):
+    """The task is saved working, then canceled while its handler is still being loaded:
+    the handler never starts (it used to start and run on, uncancelled)."""
+    settings.A2A_HANDLER = "tests.test_runner.cancellable_handler"
+    canceled = threading.Event()
+
+    def load_after_the_cancel(path):
+        assert canceled.wait(5)
+        return handler_instance(path)
+
+    monkeypatch.setattr(runner_module, "loaded_handler", lambda path: None)
+    monkeypatch.setattr(runner_module, "handler_instance", load_after_the_cancel)
+    ASYNC_STARTED.clear()
     task = send("forever")
     wait_for_state(use_store, task["id"], {"working"})
     asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
-    assert ASYNC_CANCELLED.wait(5)
+    canceled.set()
+    wait_until(lambda: not get_runner().active, timeout=5, what="the runner to let the task go")
+    assert not ASYNC_STARTED.is_set()
     assert use_store.get(task["id"])["status"]["state"] == "canceled"
 
 

@@ -322,6 +322,8 @@ class Runner:
             request = running.request = HandlerRequest.for_task(task, running.cancelled, store)
             if decided is not None:
                 request.defer(task, functools.partial(self._created, decided))
+            if running.cancelled.is_set():  # canceled while the handler was being loaded: it never starts
+                raise asyncio.CancelledError
             with tracing.handler(task):  # in the trace of the request that created the task
                 if _is_async(handler):
                     running.handler = asyncio.ensure_future(handler(request))
