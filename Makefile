@@ -84,7 +84,7 @@ docs: $(VENV)/.dev-deps
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 ## The benchmark suite against the official SDK, toolnexus and a null server (see
-## bench/README.md; ~40 min): results in bench/results/suite.{json,md}. Builds the
+## bench/README.md; ~90 min): results in bench/results/suite.{json,md}. Builds the
 ## competitors' venvs first (bench/setup-venvs.sh). BENCH_ARGS passes options on.
 BENCH_ARGS ?=
 bench: $(VENV)/.dev-deps

@@ -1,6 +1,6 @@
 """The benchmark suite in one command (bench/README.md).
 
-    python -m bench.run                  # everything: e2e, micro, scale, stream (~40 min)
+    python -m bench.run                  # everything: e2e, micro, stream, crash, scale (~90 min)
     python -m bench.run --quick          # a smoke run: ours + null, short windows (~1 min)
     python -m bench.run --sections e2e --targets ours/memory sdk/memory null --clients 8
 
@@ -29,7 +29,7 @@ if str(ROOT) not in sys.path:
 from bench import e2e  # noqa: E402
 from bench.targets import TARGETS  # noqa: E402
 
-SECTIONS = ("e2e", "micro", "scale", "stream")
+SECTIONS = ("e2e", "micro", "scale", "stream", "crash")
 QUICK_TARGETS = ["ours/memory", "ours/file", "null"]
 
 
@@ -75,7 +75,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--scale-sizes", type=int, nargs="+", default=None, help="task counts of the scale runs")
     parser.add_argument("--file-scale-max", type=int, default=None, help="largest task count for the file store")
-    parser.add_argument("--stores", nargs="+", default=None, help="our stores for micro/scale/stream")
+    parser.add_argument("--stores", nargs="+", default=None, help="our stores for micro/scale/stream/crash")
+    parser.add_argument("--crash-rounds", type=int, default=None, help="kill -9 rounds per durable store")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     parser.add_argument("--name", default=None)
     args = parser.parse_args(argv)
@@ -92,6 +93,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "scale_sizes": [1000] if quick else [1000, 100_000, 1_000_000],
         "file_scale_max": 1000 if quick else 1_000_000,
         "stores": ["memory", "file"] if quick else ["memory", "file", "orm-sqlite", "orm-postgres"],
+        "crash_rounds": 2 if quick else 20,
         "name": "quick" if quick else "suite",
     }
     for key, value in defaults.items():
@@ -163,6 +165,14 @@ def main(argv: list[str] | None = None) -> int:
         markdown += ["## Streaming", "", stream.markdown(results["stream"]), ""]
         problems += results["stream"].get("problems", [])
         done("stream")
+
+    if "crash" in args.sections:
+        from bench import crash
+
+        results["crash"] = crash.run_crash([s for s in args.stores if s != "memory"], args.crash_rounds)
+        markdown += ["## Acknowledged tasks after kill -9 under load", "", crash.markdown(results["crash"]), ""]
+        problems += crash.problems(results["crash"])
+        done("crash")
 
     if "scale" in args.sections:  # last: the longest (10^6 tasks per store)
         from bench import scale

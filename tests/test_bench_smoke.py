@@ -44,6 +44,10 @@ def test_the_quick_suite_runs_and_loses_nothing(tmp_path):
     for row in results["stream"]["rows"]:
         assert row["events"] == row["subscribers"] * row["events_each"], row
         assert (row["errors"], row["incomplete"]) == (0, 0), row
+    [crash] = results["crash"]["stores"]  # the file store, 2 rounds of kill -9
+    assert (crash["store"], crash["rounds"], crash["lost"], crash["checks_passed"]) == ("file", 2, 0, True), crash
+    assert crash["acknowledged"] > 0 and len(crash["kills"]) == 2, crash
+    assert "acknowledged tasks lost after 2 kill -9 under load" in {t["target"] for t in results["targets"]}
     assert results["targets"], "the targets table is always written"
     assert (tmp_path / "quick.md").read_text().startswith("# A2A benchmark suite: quick")
 

@@ -15,6 +15,9 @@ PostgreSQL when A2A_TEST_POSTGRES_URL is set) and longer runs on demand::
 
     A2A_CRASH_STORES=file,orm-sqlite,orm-postgres pytest tests/test_crash.py
     A2A_CRASH_ROUNDS=20 A2A_CRASH_SECONDS=5 A2A_CRASH_SEED=7 pytest tests/test_crash.py
+
+``A2A_CRASH_REPORT=<file>`` appends one JSON line per store (kills, tasks acknowledged,
+tasks lost) before the checks: ``bench/crash.py`` reads it.
 """
 
 from __future__ import annotations
@@ -205,6 +208,12 @@ def test_kill_9_under_load_loses_nothing(store, tmp_path, database_url):
         # Within the lease timeout (plus a check interval and start-up slack) no task is left
         # to a dead process: each is terminal (a working orphan: failed) or leased by the new
         # server (a submitted orphan, being run again: nothing ran it yet).
+        if os.environ.get("A2A_CRASH_REPORT"):  # bench/crash.py: the count, before any assertion
+            present = {t["id"] for t in map(orjson.loads, stored_tasks(raw_tasks()))}
+            report = {"store": store, "rounds": ROUNDS, "kills": kills, "acknowledged": len(acknowledged)}
+            report["lost"] = len(set(acknowledged) - present)
+            with open(os.environ["A2A_CRASH_REPORT"], "a") as out:
+                out.write(json.dumps(report) + "\n")
         ours = f":{base.pid}:"
         deadline = restarted + LEASE + 2 * CHECK_INTERVAL + 2
         while True:
