@@ -83,6 +83,8 @@ def add_ratios(rows: list[dict[str, Any]]) -> None:
     index = {(r["rep"], r["target"], r["dialect"], r["clients"]): r for r in rows}
     for r in rows:
         for key, ref_name in REFERENCES.items():
+            if key == "x_ours_memory" and r["target"].startswith("before/"):
+                ref_name = "before/memory"  # an earlier commit's stores against its own memory store
             ref = index.get((r["rep"], ref_name, r["dialect"], r["clients"]))
             r[key] = _ratio(r["tasks_per_s"], ref["tasks_per_s"]) if ref else None
             if key == "x_sdk_memory":
@@ -90,6 +92,10 @@ def add_ratios(rows: list[dict[str, Any]]) -> None:
                 r["cpu_x_sdk_memory"] = (
                     _ratio(r["server_cpu_ms_per_task"], ref["server_cpu_ms_per_task"]) if ref else None
                 )
+        before = index.get((r["rep"], r["target"].replace("ours/", "before/", 1), r["dialect"], r["clients"]))
+        r["x_before"] = (
+            _ratio(r["tasks_per_s"], before["tasks_per_s"]) if before and r["target"].startswith("ours/") else None
+        )
         tn = index.get((r["rep"], "toolnexus/file", "toolnexus", r["clients"]))
         r["x_toolnexus_file"] = _ratio(r["tasks_per_s"], tn["tasks_per_s"]) if tn else None
         sdk_sqlite = index.get((r["rep"], "sdk/sqlite", r["dialect"], r["clients"]))
@@ -126,9 +132,10 @@ def fmt(value: float | None, spec: str = ".1f") -> str:
 
 def markdown(summary: list[dict[str, Any]]) -> str:
     lines = [
-        "| server | dialect | C | tasks/s | x SDK mem | x null | x ours mem | p50 ms | p99 ms | GetTask/s "
+        "| server | dialect | C | tasks/s | x SDK mem | x null | x ours mem | x toolnexus file | x before "
+        "| p50 ms | p99 ms | GetTask/s "
         "| CPU ms/task | server CPU | generator CPU | background CPU | RSS MB before→after | errors | lost |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     order = {name: i for i, name in enumerate(TARGETS)}
     dialect_order = {"toolnexus": 0, "v0.3": 1, "v1.0": 2}
@@ -136,6 +143,7 @@ def markdown(summary: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {r['target']} | {r['dialect']} | {r['clients']} | {fmt(r['tasks_per_s'])} "
             f"| {fmt(r['x_sdk_memory'], '.2f')} | {fmt(r['x_null'], '.2f')} | {fmt(r['x_ours_memory'], '.2f')} "
+            f"| {fmt(r.get('x_toolnexus_file'), '.2f')} | {fmt(r.get('x_before'), '.2f')} "
             f"| {fmt(r['p50_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['gets_per_s'])} "
             f"| {fmt(r['server_cpu_ms_per_task'], '.2f')} | {fmt(r['server_cpu_util'], '.2f')} "
             f"| {fmt(r['generator_cpu_util'], '.2f')} | {fmt(r['background_cpu'], '.2f')} "

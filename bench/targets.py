@@ -7,7 +7,10 @@
   under the same uvicorn, in ``.venv-bench-sdk``; its in-memory or database store;
 - ``toolnexus/<store>``: ``toolkit.serve`` (``bench/servers/toolnexus_server.py``), its
   own threading HTTP server, in ``.venv-bench-toolnexus``; memory or file store;
-- ``null``: ``bench/servers/null_server.py``, the ceiling.
+- ``null``: ``bench/servers/null_server.py``, the ceiling;
+- ``before/<store>``: ``ours/<store>`` from another checkout of this project (the
+  directory in ``A2A_BENCH_BEFORE``, e.g. ``git worktree add /tmp/before <commit>``), in
+  this virtualenv: before and after in one run.
 
 Every server is one process (uvicorn ``--workers 1``; the memory stores could not be
 shared by more), loopback only.
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,12 +39,14 @@ POSTGRES_URL = os.environ.get("A2A_TEST_POSTGRES_URL", "postgres://postgres@127.
 BENCH_DATABASE = "a2a_bench"
 UVICORN = ["-m", "uvicorn", "--host", "127.0.0.1", "--workers", "1", "--no-access-log"]
 UVICORN_FAST = ["--loop", "uvloop", "--http", "httptools"]
+#: A checkout of an earlier commit, for the ``before/<store>`` targets.
+BEFORE = Path(os.environ["A2A_BENCH_BEFORE"]).resolve() if os.environ.get("A2A_BENCH_BEFORE") else None
 
 
 @dataclass(frozen=True)
 class Target:
     name: str
-    server: str  # ours | sdk | toolnexus | null
+    server: str  # ours | before | sdk | toolnexus | null
     store: str
     dialects: tuple[str, ...]
     path: str
@@ -53,6 +59,8 @@ class Target:
             return "no .venv-bench-sdk (run bench/setup-venvs.sh)"
         if self.server == "toolnexus" and not TOOLNEXUS_PYTHON.exists():
             return "no .venv-bench-toolnexus (run bench/setup-venvs.sh)"
+        if self.server == "before" and not (BEFORE and (BEFORE / "manage.py").exists()):
+            return "A2A_BENCH_BEFORE is not a checkout of this project"
         if self.store == "orm-postgres":
             try:
                 import psycopg
@@ -81,6 +89,27 @@ class Target:
                 yield base
             return
         port = free_port()
+        if self.server == "before" and BEFORE:
+            site = site_env(
+                A2A_HANDLER="a2a.handlers.upper",
+                A2A_LOG_LEVEL="WARNING",
+                A2A_DIRECT_ASGI="true",
+                **our_store_env(self.store, tmp),
+            )
+            site["PYTHONPATH"] = str(BEFORE)
+            site.update(env)
+            subprocess.run(
+                [sys.executable, "manage.py", "migrate", "--noinput"],
+                env=site,
+                cwd=BEFORE,
+                check=True,
+                capture_output=True,
+            )
+            # its own protocol class may not exist there: uvicorn's httptools, as it was
+            command = [sys.executable, *UVICORN, "--port", str(port), *UVICORN_FAST, "toolnexus_site.asgi:application"]
+            with running_process(command, port, env=site, cwd=BEFORE, log=log) as base:
+                yield base
+            return
         clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DJANGO_SETTINGS_MODULE")}
         if self.server == "sdk":
             store = "memory" if self.store == "memory" else f"sqlite:{tmp / 'sdk.sqlite3'}"
@@ -120,6 +149,10 @@ TARGETS = {
         Target("toolnexus/memory", "toolnexus", "memory", ("toolnexus",), "/", "none (process memory)"),
         Target("toolnexus/file", "toolnexus", "file", ("toolnexus",), "/", "process crash only (os.replace, no fsync)"),
         Target("null", "null", "none", ALL_DIALECTS, "/a2a/", "n/a (stores nothing)"),
+        *(
+            Target(f"before/{store}", "before", store, ALL_DIALECTS, "/a2a/", f"as ours/{store}, an earlier commit")
+            for store in ("memory", "file", "orm-sqlite", "orm-postgres")
+        ),
     ]
 }
 
