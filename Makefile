@@ -10,6 +10,9 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 WORKERS ?= 1
 PYTEST_ARGS ?=
+# pytest-xdist processes for `make test` (auto: one per core); many tests wait on servers
+# they started, so two processes finish sooner on two cores. TEST_WORKERS=0: one process.
+TEST_WORKERS ?= auto
 NOX_ARGS ?=
 
 .PHONY: run test test-quick interop matrix docs lint bench bench-quick cluster clean
@@ -56,7 +59,7 @@ test: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_VENV)/.
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 ## The fast loop while working: lint and the suite without the slow (server-starting),
 ## interop and thirdparty tests, and without building the interop venvs.

@@ -222,7 +222,9 @@ def test_several_subscribers_all_get_every_event(server, tmp_path):
 
 
 def test_v03_resubscribe(server):
-    sent = rpc(server, "message/send", {"message": v03_message("sleep:0.3"), "configuration": {"blocking": False}})[
+    # long enough to be still running when the resubscribe arrives on a loaded machine
+    # (a terminal task cannot be resubscribed to: that answers an error, not a stream)
+    sent = rpc(server, "message/send", {"message": v03_message("sleep:2"), "configuration": {"blocking": False}})[
         "result"
     ]
     events = [e["result"] for e in stream(server, "tasks/resubscribe", {"id": sent["id"]})]

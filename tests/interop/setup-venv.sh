@@ -19,6 +19,11 @@ requirements="$(realpath "${2:-$here/requirements.txt}")"
 stamp="$venv/.requirements.sha256"
 want="$(sha256sum "$requirements" | cut -d' ' -f1)"
 
+# One builder at a time (pytest -n: each worker's session fixture runs this).
+mkdir -p "$(dirname "$venv")"
+exec 9>"$venv.lock"
+flock 9
+
 if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
   touch "$stamp"  # up to date (for make, which compares the stamp's time)
   exit 0
