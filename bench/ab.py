@@ -41,14 +41,18 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
-def pair(name: str, before: Any, after: Any, n: int, rounds: int = 9) -> dict[str, Any]:
-    """Alternate rounds of ``n`` calls of each; the best round's mean CPU µs of each."""
+def pair(name: str, before: Any, after: Any, n: int, rounds: int = 9, settle: Any = None) -> dict[str, Any]:
+    """Alternate rounds of ``n`` calls of each; the best round's mean CPU µs of each.
+    ``settle``, when given, runs (timed) after each round's calls: it waits for work the
+    calls handed to other threads, so each round pays for its own."""
     best = {"before": float("inf"), "after": float("inf")}
     for _ in range(rounds):
         for label, fn in (("before", before), ("after", after)):
             started = time.process_time()
             for _ in range(n):
                 fn()
+            if settle is not None:
+                settle()
             best[label] = min(best[label], (time.process_time() - started) / n * 1e6)
     row: dict[str, Any] = {"what": name, "before_us": best["before"], "after_us": best["after"]}
     row["after_over_before"] = row["after_us"] / row["before_us"]
@@ -318,9 +322,43 @@ def _orm_worker(label: str, n: int) -> None:
 
     out.append(pair(f"orm create ({label}, was -> SQL)", old_create, new_create, max(n // 2, 10)))
     out.append(pair(f"orm create ({label}, QuerySet -> SQL)", queryset_create, new_create, max(n // 2, 10)))
+    out.append(_orm_push_pair(label, n))
     connections.close_all()
     for row in out:
         print(json.dumps(row))
+
+
+def _orm_push_pair(label: str, n: int) -> dict[str, Any]:
+    """A published transition on the ORM store of a task without push configs, the push
+    listener's work included (the delivery thread's, waited for each round): "lookup"
+    hands every version to delivery, which queries the task's configs (as it was);
+    "RETURNING" (as it is) learns there are none from the save's own statement and
+    hands nothing off."""
+    from a2a import push
+    from a2a.core import lifecycle
+    from bench.servers import taskdata
+    from stores import orm as orm_module
+    from stores.backends import get_task_store
+
+    store = get_task_store()  # the instance the push listener asks
+    real = orm_module._returns_rows
+    task = taskdata.task(f"ab-{uuid.uuid4()}", state="working")
+    store.save(task)
+
+    def transition(returning: bool) -> None:
+        orm_module._returns_rows = real if returning else (lambda connection: False)
+        assert lifecycle.transition_sync(store, task["id"], lambda t: t) is not None
+
+    try:
+        return pair(
+            f"orm transition + push ({label}, lookup -> RETURNING)",
+            lambda: transition(False),
+            lambda: transition(True),
+            n,
+            settle=push.wait_idle,
+        )
+    finally:
+        orm_module._returns_rows = real
 
 
 def main() -> None:
