@@ -126,12 +126,33 @@ def _alive_or_none(pid: int) -> int | None:
     return 0
 
 
+#: (pid, its temp-file prefix): worked out once per process, not per save.
+_PREFIX: tuple[int, str] = (0, "")
+
+
 def temp_prefix() -> str:
     """The prefix of this process's temp files, ``.tmp-<host>.<pid>.<started>.``: a
     start-up tells a dead writer's left-overs (no such process, or the pid now names
     a process started later) from a live writer's file."""
+    global _PREFIX
     pid = os.getpid()
-    return f"{TEMP_PREFIX}{_host_tag()}.{pid}.{_started(pid) or 0}."
+    if _PREFIX[0] != pid:  # (a forked child: its own pid, its own start time)
+        _PREFIX = (pid, f"{TEMP_PREFIX}{_host_tag()}.{pid}.{_started(pid) or 0}.")
+    return _PREFIX[1]
+
+
+def read_file(path: Path) -> bytes:
+    """The file's bytes: ``Path.read_bytes`` without the buffered file object (whose
+    extra ``fstat``, ``ioctl`` and ``lseek`` each let go of the GIL, which a thread then
+    waits to take back while the event loop runs)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _writer_gone(pid: int, started: int) -> bool:
@@ -170,12 +191,15 @@ def atomic_write(target: Path, data: bytes, *, fsync: bool = True) -> int:
     file's inode number."""
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=temp_prefix(), suffix=".json")
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+        try:  # (no buffered file object: fewer system calls, each of which lets go of the GIL)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
             if fsync:
-                fh.flush()
-                os.fsync(fh.fileno())
-            inode = os.fstat(fh.fileno()).st_ino
+                os.fsync(fd)
+            inode = os.fstat(fd).st_ino
+        finally:
+            os.close(fd)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -409,7 +433,7 @@ class FileTaskStore(TaskStore):
         it holds another task. Raises StoreUnavailable when the read failed for now
         (:data:`TRANSIENT_ERRNOS`): the task is not missing."""
         try:
-            data = path.read_bytes()
+            data = read_file(path)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -508,7 +532,7 @@ class FileTaskStore(TaskStore):
         """Raise StaleTaskError unless ``path`` holds ``task_id`` at version ``expected``
         (a missing file is version 0). Under the task's lock."""
         try:
-            data = path.read_bytes()
+            data = read_file(path)
         except FileNotFoundError:
             data = None
         if data is None:
