@@ -265,9 +265,7 @@ def _file_transitions(store: Any, n: int, threads: int = 8) -> dict[str, Any]:
             w.join()
 
     try:
-        return pair(
-            f"file transitions ({threads} threads x 20)", lambda: run(old), lambda: run(new), max(n // 50, 3)
-        )
+        return pair(f"file transitions ({threads} threads x 20)", lambda: run(old), lambda: run(new), max(n // 50, 3))
     finally:
         file_module.atomic_write, file_module.read_file = new
 
