@@ -15,10 +15,12 @@ push-config store of the task store (``TaskStore.push_configs``).
 **Delivery**: :func:`on_task_saved` listens on the event bus (registered by the app's
 ``ready()``) and hands every saved task version to one background delivery loop (a daemon
 thread with its own event loop and one shared ``httpx.AsyncClient``); it never blocks
-or raises into the publisher. Per (task, config) it sends the versions in the
-order they were saved, one request in flight at a time; a failed request (connection
-error, timeout, 5xx, 429) is retried ``A2A_PUSH_MAX_ATTEMPTS`` times in all, after
-``A2A_PUSH_RETRY_DELAY`` seconds doubled each time, then given up with a warning.
+or raises into the publisher. A version the push-config store says no config can want
+(``has_configs``, when ``cheap_has_configs``: every built-in store) is not handed off.
+Per (task, config) it sends the versions in the order they were saved, one request in
+flight at a time; a failed request (connection error, timeout, 5xx, 429) is retried
+``A2A_PUSH_MAX_ATTEMPTS`` times in all, after ``A2A_PUSH_RETRY_DELAY`` seconds doubled
+each time, then given up with a warning.
 
 **SSRF guard**: a webhook URL must be http(s), and its host must resolve only to
 public addresses. When the config is created only what needs no DNS is checked: the

@@ -16,6 +16,10 @@ the ratio. What is measured, and which change:
 - ``memory list``: ``stores/index.py`` (was: ``page_in_memory`` over every task);
 - ``memory save``: the compact copy (bytes, not orjson's 4 KB buffer): memory, not CPU;
 - ``file aget``: the page-cache read on the loop (was: ``asyncio.to_thread(get)``);
+- ``file transitions``: the save path's raw reads and writes and the temp-file prefix
+  worked out once (was: a buffered file object each, the prefix per save), 8 threads;
+- ``orm transition + push``: the save says whether the task has push configs
+  (``RETURNING EXISTS``; was: each version handed to delivery, which queried them);
 - ``orm get`` / ``orm cas save`` / ``orm create``, each twice: "was -> SQL" is every
   change (no health-check round trip on PostgreSQL, one INSERT instead of SELECT,
   BEGIN, INSERT, COMMIT, and the fixed SQL), "QuerySet -> SQL" the fixed SQL alone
@@ -41,14 +45,18 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
-def pair(name: str, before: Any, after: Any, n: int, rounds: int = 9) -> dict[str, Any]:
-    """Alternate rounds of ``n`` calls of each; the best round's mean CPU µs of each."""
+def pair(name: str, before: Any, after: Any, n: int, rounds: int = 9, settle: Any = None) -> dict[str, Any]:
+    """Alternate rounds of ``n`` calls of each; the best round's mean CPU µs of each.
+    ``settle``, when given, runs (timed) after each round's calls: it waits for work the
+    calls handed to other threads, so each round pays for its own."""
     best = {"before": float("inf"), "after": float("inf")}
     for _ in range(rounds):
         for label, fn in (("before", before), ("after", after)):
             started = time.process_time()
             for _ in range(n):
                 fn()
+            if settle is not None:
+                settle()
             best[label] = min(best[label], (time.process_time() - started) / n * 1e6)
     row: dict[str, Any] = {"what": name, "before_us": best["before"], "after_us": best["after"]}
     row["after_over_before"] = row["after_us"] / row["before_us"]
@@ -194,6 +202,72 @@ def file_store(rows: list[dict[str, Any]], n: int) -> None:
             )
         )
         loop.close()
+        rows.append(_file_transitions(store, n))
+
+
+def _old_atomic_write(target: Path, data: bytes, *, fsync: bool = True) -> int:
+    """``stores.file.atomic_write`` as it was: through a buffered file object."""
+    from stores import file as file_module
+
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=_old_temp_prefix(), suffix=".json")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
+            inode = os.fstat(fh.fileno()).st_ino
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    if fsync:
+        file_module.sync_directory(target.parent)
+    return inode
+
+
+def _old_temp_prefix() -> str:
+    """``stores.file.temp_prefix`` as it was: the host name and /proc read on every save."""
+    from stores import file as file_module
+
+    pid = os.getpid()
+    return f"{file_module.TEMP_PREFIX}{file_module._host_tag()}.{pid}.{file_module._started(pid) or 0}."
+
+
+def _file_transitions(store: Any, n: int, threads: int = 8) -> dict[str, Any]:
+    """Durable transitions (get, then a compare-and-swap save) from 8 threads at once,
+    each on its own task, as the runner makes them under load: the save path as it was
+    (a buffered file object for each read and write, the temp-file prefix worked out
+    per save) against as it is (raw reads and writes, the prefix once per process).
+    Under contention each system call that lets go of the GIL may cost a wait to take
+    it back. Per call: one transition of each thread."""
+    import threading
+
+    from a2a.core import lifecycle
+    from bench.servers import taskdata
+    from stores import file as file_module
+
+    new = (file_module.atomic_write, file_module.read_file)
+    old = (_old_atomic_write, lambda path: path.read_bytes())
+    ids = [f"ab-t{i}" for i in range(threads)]
+    for task_id in ids:
+        store.save(taskdata.task(task_id, state="working"))
+
+    def run(functions: tuple[Any, Any]) -> None:
+        file_module.atomic_write, file_module.read_file = functions
+        workers = [
+            threading.Thread(target=lambda t=t: [lifecycle.transition_sync(store, t, lambda x: x) for _ in range(20)])
+            for t in ids
+        ]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+
+    try:
+        return pair(f"file transitions ({threads} threads x 20)", lambda: run(old), lambda: run(new), max(n // 50, 3))
+    finally:
+        file_module.atomic_write, file_module.read_file = new
 
 
 def orm(rows: list[dict[str, Any]], n: int, database_url: str, label: str) -> None:
@@ -318,9 +392,43 @@ def _orm_worker(label: str, n: int) -> None:
 
     out.append(pair(f"orm create ({label}, was -> SQL)", old_create, new_create, max(n // 2, 10)))
     out.append(pair(f"orm create ({label}, QuerySet -> SQL)", queryset_create, new_create, max(n // 2, 10)))
+    out.append(_orm_push_pair(label, n))
     connections.close_all()
     for row in out:
         print(json.dumps(row))
+
+
+def _orm_push_pair(label: str, n: int) -> dict[str, Any]:
+    """A published transition on the ORM store of a task without push configs, the push
+    listener's work included (the delivery thread's, waited for each round): "lookup"
+    hands every version to delivery, which queries the task's configs (as it was);
+    "RETURNING" (as it is) learns there are none from the save's own statement and
+    hands nothing off."""
+    from a2a import push
+    from a2a.core import lifecycle
+    from bench.servers import taskdata
+    from stores import orm as orm_module
+    from stores.backends import get_task_store
+
+    store = get_task_store()  # the instance the push listener asks
+    real = orm_module._returns_rows
+    task = taskdata.task(f"ab-{uuid.uuid4()}", state="working")
+    store.save(task)
+
+    def transition(returning: bool) -> None:
+        orm_module._returns_rows = real if returning else (lambda connection: False)
+        assert lifecycle.transition_sync(store, task["id"], lambda t: t) is not None
+
+    try:
+        return pair(
+            f"orm transition + push ({label}, lookup -> RETURNING)",
+            lambda: transition(False),
+            lambda: transition(True),
+            n,
+            settle=push.wait_idle,
+        )
+    finally:
+        orm_module._returns_rows = real
 
 
 def main() -> None:

@@ -214,8 +214,13 @@ def main() -> None:
     from tests.server import manage, site_env
 
     with tempfile.TemporaryDirectory(prefix="a2a-breakdown-") as tmp:
+        # The fast path, as the benchmarked server runs (bench/targets.py): without it the
+        # asgi layer is mostly the MIDDLEWARE stack (bench/middleware.py measures that).
         env = site_env(
-            A2A_HANDLER="a2a.handlers.upper", A2A_LOG_LEVEL="WARNING", **our_store_env(args.store, Path(tmp))
+            A2A_HANDLER="a2a.handlers.upper",
+            A2A_LOG_LEVEL="WARNING",
+            A2A_DIRECT_ASGI="true",
+            **our_store_env(args.store, Path(tmp)),
         )
         manage("migrate", "--noinput", env=env)
         command = [sys.executable, "-m", "bench.breakdown", "--worker", "--store", args.store, "-n", str(args.n)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 import datetime as dt
 import logging
 import select
@@ -86,6 +87,18 @@ def _updated_at(task: Task) -> dt.datetime:
     return when.replace(microsecond=when.microsecond // 1000 * 1000)
 
 
+#: At most this many remembered answers of "does the task have push configs" (each is
+#: read by the publish right after its save; lease renewals, never published, leave theirs).
+_MAX_PUSH_SEEN = 10_000
+
+
+def _returns_rows(connection: Any) -> bool:
+    """Whether ``UPDATE``/``INSERT ... RETURNING`` works here: PostgreSQL, SQLite 3.35+."""
+    if connection.vendor == "postgresql":
+        return True
+    return connection.vendor == "sqlite" and connection.Database.sqlite_version_info >= (3, 35)
+
+
 #: The SQL that turns ``synchronous_commit`` off for the current transaction (PostgreSQL).
 RELAXED_COMMIT = "set_config('synchronous_commit', 'off', true)"
 
@@ -98,6 +111,9 @@ class OrmTaskStore(TaskStore):
 
     def __init__(self, using: str = "default") -> None:
         self.using = using
+        # task id -> whether its push configs existed when it was last saved (see
+        # _push_returning): read, once, by OrmPushConfigStore.has_configs.
+        self._push_seen: dict[str, bool] = {}
 
     @property
     def objects(self):
@@ -163,6 +179,7 @@ class OrmTaskStore(TaskStore):
 
     def save(self, task: Task, expected_version: int | None = None) -> Task:
         task_id = check_task(task)
+        self._push_seen.pop(task_id, None)  # known again only from this save's own statement
         context_id = task.get("contextId")
         fields = {
             "context_id": context_id if isinstance(context_id, str) else "",
@@ -238,9 +255,15 @@ class OrmTaskStore(TaskStore):
             # autocommit), never the session's.
             sql += f" AND {RELAXED_COMMIT} = 'off'"
         params = [f.get_db_prep_save(fields[f.name], connection) for f in columns]
+        returning, extra = self._push_returning(connection, task_id)
         with connection.cursor() as cursor:
-            cursor.execute(sql, [*params, task_id, expected])
-            return cursor.rowcount > 0
+            cursor.execute(sql + returning, [*params, task_id, expected, *extra])
+            if not returning:
+                return cursor.rowcount > 0
+            rows = cursor.fetchall()
+        if rows:
+            self._remember_push(task_id, bool(rows[0][0]))
+        return bool(rows)
 
     def _insert(self, task_id: str, fields: dict) -> bool:
         """INSERT the row (every column: ``fields``, else the field's default); False
@@ -256,16 +279,37 @@ class OrmTaskStore(TaskStore):
             f"VALUES ({', '.join(['%s'] * len(columns))})"
         )
         params = [f.get_db_prep_save(values.get(f.name, f.get_default()), connection) for f in columns]
+        returning, extra = self._push_returning(connection, task_id)
         try:
-            if connection.in_atomic_block:
-                with transaction.atomic(using=self.using), connection.cursor() as cursor:
-                    cursor.execute(sql, params)
-            else:
-                with connection.cursor() as cursor:
-                    cursor.execute(sql, params)
+            with (
+                transaction.atomic(using=self.using) if connection.in_atomic_block else contextlib.nullcontext(),
+                connection.cursor() as cursor,
+            ):
+                cursor.execute(sql + returning, [*params, *extra])
+                rows = cursor.fetchall() if returning else []
         except IntegrityError:
             return False
+        if rows:
+            self._remember_push(task_id, bool(rows[0][0]))
         return True
+
+    def _push_returning(self, connection: Any, task_id: str) -> tuple[str, list[str]]:
+        """The ``RETURNING`` clause that makes a task's write also say whether the task
+        has push configs (an index lookup in the same statement: no round trip), and its
+        parameter; ("", []) on a database without ``UPDATE ... RETURNING``. Push delivery
+        then skips a version no config can want (:meth:`OrmPushConfigStore.has_configs`)
+        instead of querying the configs of every saved version."""
+        if not _returns_rows(connection):
+            return "", []
+        qn = connection.ops.quote_name
+        meta = PushConfigRecord._meta
+        column = qn(meta.get_field("task_id").column)
+        return f" RETURNING EXISTS (SELECT 1 FROM {qn(meta.db_table)} WHERE {column} = %s)", [task_id]
+
+    def _remember_push(self, task_id: str, found: bool) -> None:
+        if len(self._push_seen) >= _MAX_PUSH_SEEN:  # entries only matter between a save and its publish
+            self._push_seen.clear()
+        self._push_seen[task_id] = found
 
     def _version_of(self, task_id: str) -> int | None:
         row = self.objects.filter(pk=task_id).values_list("version", "task").first()
@@ -336,7 +380,7 @@ class OrmTaskStore(TaskStore):
         return int(total)
 
     def create_push_configs(self) -> PushConfigStore:
-        return OrmPushConfigStore(using=self.using)
+        return OrmPushConfigStore(using=self.using, seen=self._push_seen)
 
     def delete(self, task_id: str) -> bool:
         """Remove the task's row and its push notification configs' rows, in one
@@ -384,10 +428,27 @@ class OrmTaskStore(TaskStore):
 
 
 class OrmPushConfigStore(PushConfigStore):
-    """Configs as rows of :class:`stores.models.PushConfigRecord` in database ``using``."""
+    """Configs as rows of :class:`stores.models.PushConfigRecord` in database ``using``.
 
-    def __init__(self, using: str = "default") -> None:
+    ``seen`` (given by :meth:`OrmTaskStore.create_push_configs`): task id -> whether the
+    task had configs when its task store last saved it, as that save's own statement
+    found (see :meth:`has_configs`)."""
+
+    #: :meth:`has_configs` is a dict lookup: cheap enough for the publisher's thread.
+    cheap_has_configs = True
+
+    def __init__(self, using: str = "default", seen: dict[str, bool] | None = None) -> None:
         self.using = using
+        self._seen = seen if seen is not None else {}
+
+    def has_configs(self, task_id: str) -> bool:
+        """Whether the task may have configs: False only when the statement that saved
+        its last version (in this process) found none, so push delivery skips that
+        version without a query; True when unknown (a database without ``RETURNING``,
+        another save path), which makes delivery look them up. Each answer is used
+        once; a config created after a version was saved gets the later versions."""
+        found = self._seen.pop(task_id, None) if isinstance(task_id, str) else None
+        return True if found is None else found
 
     @property
     def objects(self):

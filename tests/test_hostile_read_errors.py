@@ -18,7 +18,6 @@ import tempfile
 import threading
 import time
 import uuid
-from pathlib import Path
 
 import httpx
 import pytest
@@ -29,6 +28,7 @@ from a2a.core.events import bus
 from a2a.protocol.model import new_task
 from a2a.runtime import reaper
 from a2a.runtime.runner import Runner
+from stores import file as file_module
 from stores.base import StoreUnavailable, TaskQuery, TaskStore, format_timestamp, now_iso
 from stores.file import NOT_CACHED, FileTaskStore
 from stores.orm import OrmTaskStore
@@ -58,20 +58,20 @@ class Fault:
             return False
 
         if isinstance(store, FileTaskStore):
-            read_bytes, mkstemp = Path.read_bytes, tempfile.mkstemp
+            read_file, mkstemp = file_module.read_file, tempfile.mkstemp
             directory = str(store.directory)
 
-            def failing_read(path: Path) -> bytes:
-                if str(path).startswith(directory) and hit():
+            def failing_read(path: str | os.PathLike[str]) -> bytes:
+                if os.fspath(path).startswith(directory) and hit():
                     raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
-                return read_bytes(path)
+                return read_file(path)
 
             def failing_mkstemp(*args, **kwargs):
                 if hit():
                     raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
                 return mkstemp(*args, **kwargs)
 
-            monkeypatch.setattr(Path, "read_bytes", failing_read)
+            monkeypatch.setattr(file_module, "read_file", failing_read)
             monkeypatch.setattr("stores.file.tempfile.mkstemp", failing_mkstemp)
             monkeypatch.setattr("stores.file.read_if_cached", lambda path: NOT_CACHED)  # reads go through _read
         elif isinstance(store, OrmTaskStore):

@@ -116,3 +116,26 @@ def test_a_reused_pid_or_another_hosts_file(tmp_path):
     os.utime(old_remote, (an_hour_ago, an_hour_ago))
     FileTaskStore(directory)
     assert temps(directory) == sorted([mine.name, remote.name])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_names_its_temp_files_after_itself(tmp_path):
+    """The prefix is worked out once per process: a child forked after the parent's
+    first save must not write temp files under the parent's pid (a start-up would then
+    take the child's live temp file for a dead writer's once the parent is gone)."""
+    from stores.file import temp_prefix
+
+    parent = temp_prefix()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its prefix and its own pid and start time
+        try:
+            os.write(write, f"{temp_prefix()}|.tmp-{host_tag()}.{os.getpid()}.{started(os.getpid())}.".encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as fh:
+        child, expected = fh.read().decode().split("|")
+    os.waitpid(pid, 0)
+    assert parent == f".tmp-{host_tag()}.{os.getpid()}.{started(os.getpid())}."
+    assert child == expected != parent

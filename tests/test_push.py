@@ -25,6 +25,7 @@ import pytest
 
 from a2a import push
 from a2a.asgi import get_asgi_application
+from a2a.core import lifecycle
 from a2a.protocol.model import new_task, set_status
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
@@ -836,10 +837,28 @@ def test_the_listener_never_raises_into_the_publisher(memory, monkeypatch, caplo
     assert "could not queue push notifications" in caplog.text
 
 
-def test_no_worker_thread_for_tasks_without_configs(memory):
+@ALL_DATABASES
+@pytest.mark.parametrize("store_kind", STORE_KINDS)
+def test_no_worker_thread_for_tasks_without_configs(use_store):
+    """Every store says "no configs" without a query (memory: a dict; file: a stat; ORM:
+    the save's own statement), so a task nobody listens to is never handed to delivery."""
     push.shutdown(grace=0)
     assert ok("SendMessage", {"message": message(V03)})["status"]["state"] == "completed"
-    assert not push._delivery.started  # the memory store said "no configs": nothing was handed off
+    assert not push._delivery.started  # the store said "no configs": nothing was handed off
+
+
+@ALL_DATABASES
+@pytest.mark.parametrize("store_kind", STORE_KINDS)
+def test_a_config_made_after_an_unpublished_save_hears_the_next_version(use_store, receiver):
+    """A lease renewal (saved, never published) found no configs; a config is then made
+    (by another process, for all this one knows): the next transition is delivered."""
+    task_id = a_task(use_store)
+    renewed = lifecycle.transition_sync(use_store, task_id, lambda t: t, publish=False, durable=False)
+    assert renewed is not None
+    create(V03, task_id, receiver.url("/late"))
+    ok("tasks/cancel", {"id": task_id})
+    hits = receiver.wait_for(1)
+    assert [(h.path, h.state) for h in hits] == [("/late", "canceled")]
 
 
 @pytest.mark.django_db(transaction=True)

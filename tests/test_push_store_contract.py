@@ -352,3 +352,21 @@ def test_another_custom_store_falls_back_to_memory_with_a_warning(caplog):
     assert "keeps no push notification configs" in caplog.text
     # A MemoryTaskStore subclass is still a memory store: no warning needed.
     assert isinstance(PlainStore().push_configs, MemoryPushConfigStore)
+
+
+def test_has_configs_is_false_only_when_the_last_save_found_none(store, configs):
+    """``has_configs`` (push delivery skips a saved version on False, without a query)
+    never says False for a task that had a config when it was saved: memory and file
+    look now; the ORM store answers from the save's own statement (``RETURNING``),
+    and a save that did not ask (a plain ``save``) leaves it unknown (True)."""
+    store.save(task("t1", "working", _version=1), expected_version=0)
+    assert configs.has_configs("t1") is False
+    store.save(task("t1", "working", _version=2), expected_version=1)
+    configs.save_push_config(config("t1", "a"))  # made after that save (another process, say)
+    store.save(task("t1", "working", _version=3), expected_version=2)
+    assert configs.has_configs("t1") is True
+
+    store.save(task("t2", "working", _version=1), expected_version=0)  # found none...
+    configs.save_push_config(config("t2", "a"))
+    store.save(task("t2", "completed", _version=2))  # ... then a save that does not ask
+    assert configs.has_configs("t2") is True

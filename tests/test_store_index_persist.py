@@ -31,23 +31,20 @@ def _ids(store, **query):
 
 
 class Reads:
-    """Counts the task files a store reads (Path.read_bytes under its directory)."""
+    """Counts the task files a store reads (``stores.file.read_file`` under its directory)."""
 
     def __init__(self, directory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         self.n = 0
-        read_bytes = Path.read_bytes
+        read_file = file_module.read_file
         prefix = str(directory) + os.sep
 
-        def counting(path: Path) -> bytes:
-            if (
-                str(path).startswith(prefix)
-                and path.name.endswith(".json")
-                and os.sep + "." not in str(path)[len(prefix) - 1 :]
-            ):
+        def counting(path: str | os.PathLike[str]) -> bytes:
+            name = os.fspath(path)
+            if name.startswith(prefix) and name.endswith(".json") and os.sep + "." not in name[len(prefix) - 1 :]:
                 self.n += 1
-            return read_bytes(path)
+            return read_file(path)
 
-        monkeypatch.setattr(Path, "read_bytes", counting)
+        monkeypatch.setattr(file_module, "read_file", counting)
 
 
 def _fill(directory: Path, n: int) -> FileTaskStore:
