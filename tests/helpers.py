@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Callable, Collection
 from typing import Any
 
 import httpx
+import orjson
 
 from a2a.asgi import get_asgi_application
 from stores.base import StoreUnavailable, Task, TaskStore
@@ -62,3 +64,38 @@ def http(method: str, path: str, *, content: Any = None, headers: dict[str, str]
             return await client.request(method, path, content=content, headers=headers)
 
     return asyncio.run(go())
+
+
+def v10_message(text: str, **extra: Any) -> dict:
+    """A v1.0 user message with one text part."""
+    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}], **extra}
+
+
+def v03_message(text: str, **extra: Any) -> dict:
+    """A v0.3 user message with one text part."""
+    return {
+        "kind": "message",
+        "messageId": str(uuid.uuid4()),
+        "role": "user",
+        "parts": [{"kind": "text", "text": text}],
+        **extra,
+    }
+
+
+def sse(
+    method: str, url: str, *, on_first: Callable[[], Any] | None = None, raw: list | None = None, **kwargs: Any
+) -> list[dict]:
+    """Every SSE data frame of a streaming request to a live server, until it closes the
+    stream (calling ``on_first`` once the first frame is in; every line into ``raw``)."""
+    events: list[dict] = []
+    with httpx.stream(method, url, timeout=15, **kwargs) as response:
+        assert response.status_code == 200, response.read()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for line in response.iter_lines():
+            if raw is not None:
+                raw.append(line)
+            if line.startswith("data: "):
+                events.append(orjson.loads(line[6:]))
+                if on_first is not None and len(events) == 1:
+                    on_first()
+    return events

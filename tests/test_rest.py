@@ -7,9 +7,9 @@ from __future__ import annotations
 import uuid
 
 import httpx
-import orjson
 import pytest
 
+from tests.helpers import sse
 from tests.server import running_server, site_env
 
 pytestmark = pytest.mark.slow
@@ -119,19 +119,6 @@ def test_errors_are_status_objects_with_the_mapped_http_status(rest):
     error_of(httpx.get(f"{rest}/tasks", headers={"A2A-Version": "9.9"}), 400, "VERSION_NOT_SUPPORTED")
     wrong = httpx.get(f"{rest}/message:send", headers=V10)
     assert wrong.status_code == 405 and wrong.headers["allow"] == "POST"
-
-
-def sse(method: str, url: str, on_first=None, **kwargs) -> list[dict]:
-    events = []
-    with httpx.stream(method, url, timeout=15, **kwargs) as response:
-        assert response.status_code == 200
-        assert response.headers["content-type"].startswith("text/event-stream")
-        for line in response.iter_lines():
-            if line.startswith("data: "):
-                events.append(orjson.loads(line[6:]))
-                if on_first is not None and len(events) == 1:
-                    on_first()
-    return events
 
 
 def test_stream_sends_bare_stream_responses(rest):

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import uuid
 from typing import Any
 
 import httpx
@@ -38,26 +37,13 @@ from a2a.service.card import extended_card
 from a2a.service.context import INTERNAL
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
+from tests.helpers import sse, v03_message, v10_message
 from tests.server import running_server, site_env
 from tests.test_push import Receiver
 
 HEADERS = {None: {}, "1.0": {"A2A-Version": "1.0"}}
 VERSIONS = [pytest.param(None, id="v0.3"), pytest.param("1.0", id="v1.0")]
 BINDINGS = ["jsonrpc", "rest"]
-
-
-def v10_message(text: str, **extra: Any) -> dict:
-    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}], **extra}
-
-
-def v03_message(text: str, **extra: Any) -> dict:
-    return {
-        "kind": "message",
-        "messageId": str(uuid.uuid4()),
-        "role": "user",
-        "parts": [{"kind": "text", "text": text}],
-        **extra,
-    }
 
 
 def state_of(event: dict) -> str | None:
@@ -98,21 +84,6 @@ def server(tmp_path_factory):
 def rpc(base: str, method: str, params: dict, headers: dict | None = None) -> dict:
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
     return httpx.post(f"{base}/a2a/", json=body, headers=headers or {}, timeout=15).json()
-
-
-def sse(method: str, url: str, *, on_first=None, **kwargs: Any) -> list[dict]:
-    """Every SSE data frame of a streaming request, until the server closes the stream
-    (calling ``on_first`` once the first frame is in)."""
-    events: list[dict] = []
-    with httpx.stream(method, url, timeout=15, **kwargs) as response:
-        assert response.status_code == 200, response.read()
-        assert response.headers["content-type"].startswith("text/event-stream")
-        for line in response.iter_lines():
-            if line.startswith("data: "):
-                events.append(orjson.loads(line[6:]))
-                if on_first is not None and len(events) == 1:
-                    on_first()
-    return events
 
 
 def subscribe(base: str, binding: str, version: str | None, task_id: str, *, on_first=None) -> list[dict]:

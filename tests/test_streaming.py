@@ -8,7 +8,6 @@ import asyncio
 import concurrent.futures
 import threading
 import time
-import uuid
 
 import httpx
 import orjson
@@ -18,6 +17,7 @@ from a2a.core.events import bus
 from a2a.protocol.model import GetParams, SendParams
 from a2a.service import operations
 from tests.conftest import ALL_DATABASES
+from tests.helpers import sse, v03_message, v10_message
 from tests.server import running_server, site_env
 
 pytestmark = pytest.mark.slow
@@ -38,20 +38,6 @@ def server(tmp_path_factory):
         yield base
 
 
-def v10_message(text: str, **extra) -> dict:
-    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}], **extra}
-
-
-def v03_message(text: str, **extra) -> dict:
-    return {
-        "kind": "message",
-        "messageId": str(uuid.uuid4()),
-        "role": "user",
-        "parts": [{"kind": "text", "text": text}],
-        **extra,
-    }
-
-
 def stream(
     base: str,
     method: str,
@@ -64,19 +50,8 @@ def stream(
 ) -> list[dict]:
     """POST a streaming JSON-RPC call and collect every SSE data frame (calling
     ``on_first`` once the first one is in)."""
-    events = []
     body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-    with httpx.stream("POST", f"{base}/a2a/", json=body, headers=headers or {}, timeout=15) as response:
-        assert response.status_code == 200
-        assert response.headers["content-type"].startswith("text/event-stream")
-        for line in response.iter_lines():
-            if raw is not None:
-                raw.append(line)
-            if line.startswith("data: "):
-                events.append(orjson.loads(line[6:]))
-                if on_first is not None and len(events) == 1:
-                    on_first()
-    return events
+    return sse("POST", f"{base}/a2a/", json=body, headers=headers or {}, raw=raw, on_first=on_first)
 
 
 def rpc(base: str, method: str, params: dict, headers: dict | None = None) -> dict:
