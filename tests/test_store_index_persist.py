@@ -290,6 +290,8 @@ def test_a_restarted_store_pages_like_the_full_scan(tmp_path_factory, before, af
     apply(after[: len(after) // 2], journaled=True)
     apply(after[len(after) // 2 :], journaled=False)
     reader = FileTaskStore(directory, fsync=False)
+    reader.list(TaskQuery(page_size=1))  # the directory is checked in the background from here
+    assert reader._listing.checked.wait(10)
     token = None
     for _ in range(len(tasks) + 2):
         query = TaskQuery(page_token=token, **query_args)
