@@ -639,22 +639,28 @@ class SharedIndex:
 
     def saved(self, task: Task, stamp: int = 0) -> None:
         self._append(task["id"])
-        with self._lock:
-            if self._index is not None:
-                self._put(task, stamp)
-                self._changes += 1
-            elif self._building:
-                self._pending.add(task["id"])
+        self._follow(task["id"], task, stamp)
         self._maybe_persist()
 
     def deleted(self, task_id: str) -> None:
         self._append(task_id)
-        with self._lock:
-            if self._index is not None:
-                self._remove(task_id)
-                self._changes += 1
-            elif self._building:
-                self._pending.add(task_id)
+        self._follow(task_id, None, 0)
+
+    def _follow(self, task_id: str, task: Task | None, stamp: int) -> None:
+        """Index this instance's own write (a snapshot found damaged meanwhile is
+        rebuilt: the write itself is done, never reported failed for it)."""
+        try:
+            with self._lock:
+                if self._index is not None:
+                    if task is None:
+                        self._remove(task_id)
+                    else:
+                        self._put(task, stamp)
+                    self._changes += 1
+                elif self._building:
+                    self._pending.add(task_id)
+        except SnapshotDamaged as exc:
+            self._distrusted(exc)
 
     def _put(self, task: Task, stamp: int) -> None:
         """Index ``task`` (under the lock, the index built)."""
@@ -1172,9 +1178,12 @@ class SharedIndex:
                 fsync=self.fsync,
                 written=lambda path: mapped.append(MappedSnapshot(path)),
             )
-            with self._lock:
-                if self._index is index:
-                    self._index = index.rebased(mapped[0], since)
+            try:
+                with self._lock:
+                    if self._index is index:
+                        self._index = index.rebased(mapped[0], since)
+            except SnapshotDamaged as exc:
+                self._distrusted(exc)
             return True
         finally:
             self._since = None
