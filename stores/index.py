@@ -18,6 +18,7 @@ the tasks, so a restarted process loads it instead of reading every file.
 
 from __future__ import annotations
 
+import _thread
 import bisect
 import contextlib
 import itertools
@@ -848,12 +849,9 @@ class SharedIndex:
                 self._reload_all(pending)
             if background:
                 self.checked.clear()
-                threading.Thread(
-                    target=self._check_in_background,
-                    args=(index, directory),
-                    name="a2a-index-check",
-                    daemon=True,
-                ).start()
+                # not threading.Thread: its start() waits until the thread runs, which on
+                # a busy machine is milliseconds of this first page's time
+                _thread.start_new_thread(self._check_in_background, (index, directory))
             else:
                 self.checked.set()
         if changed < 0 or changed >= self.snapshot_every:
@@ -888,12 +886,16 @@ class SharedIndex:
             return False
 
     def _pause(self) -> None:
-        """In the background check: wait while pages are served (at most 50 ms at a
-        time: a steady stream of pages slows the check, never stops it)."""
+        """In the background check, every few dozen entries: wait while pages are
+        served (at most 50 ms at a time: a steady stream of pages slows the check,
+        never stops it), else let go of the GIL a moment (a page about to start gets it
+        now, not after the interpreter's switch interval)."""
         with self._quiet:
             self._quiet.wait_for(lambda: not self._paging, timeout=0.05)
+        time.sleep(0)
 
     def _check_in_background(self, index: MappedIndex, directory: list[int]) -> None:
+        self._pause()  # after the page that built the index
         try:
             changed = self._check(index, None, directory, self._pause)
         except Exception as exc:
@@ -932,7 +934,7 @@ class SharedIndex:
         indexed: dict[str, int] = {}
         for n, (task_id, stamp) in enumerate(frozen.stamps()):
             indexed[task_id] = stamp
-            if n % 256 == 0:
+            if n % 32 == 0:
                 pause()
         stamp_of, renamed = indexed.get, names.get
         changed, present = [], set()
@@ -941,7 +943,7 @@ class SharedIndex:
             present.add(task_id)
             if not stamp or stamp_of(task_id) != stamp:
                 changed.append(name)
-            if n % 256 == 0:
+            if n % 32 == 0:
                 pause()
         del frozen
         found: list[tuple[str, Task | None, int]] = []
