@@ -617,6 +617,7 @@ class SharedIndex:
         self._index: MappedIndex | None = None
         self._odd: dict[str, str] = {}  # file name -> task id, where they differ
         self._distrust = False  # the snapshot failed a check: the next build reads the files
+        self._check_first = False  # rebuild() was called: the next build checks the directory first
         # ids changed since the snapshot being written was taken (kept over it), and
         # since the background directory check started (it leaves them be)
         self._since: set[str] | None = None
@@ -767,9 +768,10 @@ class SharedIndex:
 
     def rebuild(self) -> None:
         """Forget the index: the next page builds it again (from the snapshot, checked
-        against the directory, or from every file)."""
+        against the directory before that page, or from every file)."""
         with self._lock:
             self._index = None
+            self._check_first = True
 
     def close(self) -> None:
         """Persist the index (with a snapshot directory), then close the journal (a
@@ -827,7 +829,7 @@ class SharedIndex:
                     index, odd, _, _, boot, changed = snapshot
                     # Since the boot the snapshot was written in, every acknowledged save
                     # is in the journal: the listing only finds what none acknowledged.
-                    background = not checked and boot is not None and boot == _boot_id()
+                    background = not checked and not self._check_first and boot is not None and boot == _boot_id()
                     if not checked and not background:
                         read = self._check(index, odd, directory, lambda: None)
                         changed = read if changed >= 0 else changed
@@ -841,6 +843,7 @@ class SharedIndex:
                 raise
             with self._lock:
                 self._index, self._odd, self._building = index, odd, False
+                self._check_first = False
                 self._directory = None if background else directory
                 self._touched = set() if background else None
                 self._changes = changed if changed >= 0 else 0

@@ -358,3 +358,41 @@ def test_a_persisted_index_pages_through_the_file_it_wrote(tmp_path):
     assert index.base.n == 30 and len(index._changes) == 0
     assert _ids(store)[0] == "new" and "t005" not in _ids(store)
     assert store.list().total_size == 30
+
+
+def _damaged(*args, **kwargs):
+    raise SnapshotDamaged("block 7 damaged (CRC-32)")
+
+
+def _restarted(directory: Path) -> FileTaskStore:
+    _fill(directory, 10).list()
+    store = FileTaskStore(directory, fsync=False)
+    store.list()
+    assert store._listing.checked.wait(10)
+    return store
+
+
+def test_a_save_never_fails_for_a_damaged_snapshot(tmp_path, monkeypatch, caplog):
+    """The task is saved; the index, finding its snapshot damaged, is rebuilt."""
+    store = _restarted(tmp_path)
+    monkeypatch.setattr(MappedSnapshot, "find", _damaged)
+    with caplog.at_level(logging.WARNING, logger="stores.index"):
+        store.save(make("t001", 100, "c1", "failed", ""))
+    monkeypatch.undo()
+    assert "rebuilding" in caplog.text
+    assert store.get("t001")["status"]["state"] == "failed"
+    assert _ids(store)[0] == "t001"
+    assert store._listing.last_build == "full"
+
+
+def test_a_snapshot_found_damaged_while_written_again_is_rebuilt(tmp_path, monkeypatch, caplog):
+    store = _restarted(tmp_path)
+    store.save(make("t001", 100, "c1", "failed", ""))
+    monkeypatch.setattr(MappedSnapshot, "rows", _damaged)
+    with caplog.at_level(logging.WARNING, logger="stores.index"):
+        assert not store._listing.persist()
+    monkeypatch.undo()
+    assert "rebuilding" in caplog.text
+    assert _ids(store)[0] == "t001"
+    assert store._listing.last_build == "full"
+    assert store.list().total_size == 10
