@@ -831,7 +831,7 @@ class SharedIndex:
                     # is in the journal: the listing only finds what none acknowledged.
                     background = not checked and not self._check_first and boot is not None and boot == _boot_id()
                     if not checked and not background:
-                        read = self._check(index, odd, directory, lambda: None)
+                        read = self._check(index, odd, lambda: None)
                         changed = read if changed >= 0 else changed
                 else:
                     index, odd = self._read_all()
@@ -845,7 +845,8 @@ class SharedIndex:
                 self._index, self._odd, self._building = index, odd, False
                 self._check_first = False
                 self._directory = None if background else directory
-                self._touched = set() if background else None
+                touched: set[str] | None = set() if background else None
+                self._touched = touched
                 self._changes = changed if changed >= 0 else 0
                 self.last_build = "snapshot" if snapshot is not None else "full"
                 pending, self._pending = self._pending, set()
@@ -854,7 +855,7 @@ class SharedIndex:
                 self.checked.clear()
                 # not threading.Thread: its start() waits until the thread runs, which on
                 # a busy machine is milliseconds of this first page's time
-                _thread.start_new_thread(self._check_in_background, (index, directory))
+                _thread.start_new_thread(self._check_in_background, (directory, touched))
             else:
                 self.checked.set()
         if changed < 0 or changed >= self.snapshot_every:
@@ -897,10 +898,13 @@ class SharedIndex:
             self._quiet.wait_for(lambda: not self._paging, timeout=0.05)
         time.sleep(0)
 
-    def _check_in_background(self, index: MappedIndex, directory: list[int]) -> None:
+    def _check_in_background(self, directory: Any, touched: set[str] | None) -> None:
+        """The directory check of the index built with ``touched`` (the ids written
+        since it began): a no-op once that index was dropped (another build runs its
+        own check)."""
         self._pause()  # after the page that built the index
         try:
-            changed = self._check(index, None, directory, self._pause)
+            changed = self._check(None, None, self._pause, touched)
         except Exception as exc:
             # The next page builds the index again (and checks the directory again).
             if isinstance(exc, SnapshotDamaged):
@@ -908,11 +912,11 @@ class SharedIndex:
             else:
                 logger.warning("task index: checking %s against the directory failed: %s", self.snapshot_dir, exc)
                 with self._lock:
-                    if self._index is not None and self._touched is not None:
+                    if self._touched is touched:
                         self._index = None
             return
         with self._lock:
-            if self._index is None or self._touched is None:
+            if self._touched is not touched or self._index is None:
                 return  # dropped meanwhile: the next build checks again
             self._touched = None
             self._directory = directory
@@ -922,16 +926,24 @@ class SharedIndex:
         if persist:
             self._persist_quietly()
 
-    def _check(self, index: MappedIndex, odd: dict[str, str] | None, directory: Any, pause: Callable[[], None]) -> int:
+    def _check(
+        self,
+        index: MappedIndex | None,
+        odd: dict[str, str] | None,
+        pause: Callable[[], None],
+        touched: set[str] | None = None,
+    ) -> int:
         """Bring a loaded snapshot in line with the directory: read again every file
         whose stamp differs from the snapshot's, and every task whose file is gone.
-        Before the index is in use (``odd`` given) it is changed directly; in the
-        background, the live index is, under the lock, but for the tasks written since
-        the check began (``_touched``: what they say is newer). Returns how many were
-        read."""
-        if odd is None:
+        Before the index is in use (``index`` and its ``odd`` names given) it is
+        changed directly; in the background, the live index is, under the lock, if it
+        is still the one built with ``touched`` (the ids written since the check began,
+        left as they are: what they say is newer). Returns how many were read."""
+        if index is None or odd is None:
             with self._lock:
-                frozen, names = self._index.frozen() if self._index is not None else index, dict(self._odd)
+                if self._touched is not touched or self._index is None:
+                    return 0
+                frozen, names = self._index.frozen(), dict(self._odd)
         else:
             frozen, names = index, odd
         indexed: dict[str, int] = {}
@@ -939,6 +951,7 @@ class SharedIndex:
             indexed[task_id] = stamp
             if n % 32 == 0:
                 pause()
+        del frozen
         stamp_of, renamed = indexed.get, names.get
         changed, present = [], set()
         for n, (name, stamp) in enumerate(self.source.files()):
@@ -948,7 +961,6 @@ class SharedIndex:
                 changed.append(name)
             if n % 32 == 0:
                 pause()
-        del frozen
         found: list[tuple[str, Task | None, int]] = []
         for name in changed:
             task, stamp = self.source.read_file(name)
@@ -957,17 +969,20 @@ class SharedIndex:
                 present.add(task["id"])
             pause()
         # no file of its own name holds these (now): read each where it belongs
-        for task_id in indexed.keys() - present:
-            found.append((task_id, *self.source.load_stamped(task_id)))
-            pause()
-        if odd is not None:
+        for n, task_id in enumerate(indexed):
+            if task_id not in present:
+                found.append((task_id, *self.source.load_stamped(task_id)))
+                pause()
+            elif n % 32 == 0:
+                pause()
+        if index is not None and odd is not None:
             for task_id, task, stamp in found:
                 self._apply(index, odd, task_id, task, stamp)
             return len(found)
         with self._lock:
-            if self._index is not None and self._touched is not None:
+            if touched is not None and self._touched is touched and self._index is not None:
                 for task_id, task, stamp in found:
-                    if task_id not in self._touched:
+                    if task_id not in touched:
                         self._apply(self._index, None, task_id, task, stamp)
         return len(found)
 

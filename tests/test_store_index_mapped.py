@@ -396,3 +396,41 @@ def test_a_snapshot_found_damaged_while_written_again_is_rebuilt(tmp_path, monke
     assert _ids(store)[0] == "t001"
     assert store._listing.last_build == "full"
     assert store.list().total_size == 10
+
+
+def test_the_check_of_a_dropped_index_leaves_the_next_one_alone(tmp_path):
+    """An index dropped while its background check ran (a failure, a rebuild): when
+    that check ends, the next index's own check is still to run, and the next index
+    is not taken for checked."""
+    _fill(tmp_path, 10).list()
+    _behind_its_back(tmp_path)
+    store = FileTaskStore(tmp_path, fsync=False)
+    listing = store._listing
+    gates = [threading.Event(), threading.Event()]
+    done = [threading.Event(), threading.Event()]
+    threads: list[int] = []
+    pause, check = listing._pause, listing._check_in_background
+
+    def gated_pause():
+        if threading.get_ident() not in threads:
+            threads.append(threading.get_ident())
+        gates[threads.index(threading.get_ident())].wait(10)
+        pause()
+
+    def recorded_check(*args):
+        check(*args)
+        done[threads.index(threading.get_ident())].set()
+
+    listing._pause = gated_pause  # type: ignore[method-assign]
+    listing._check_in_background = recorded_check  # type: ignore[method-assign]
+    store.list()  # the first index, its check waits
+    with listing._lock:
+        listing._index = None  # dropped (as a failed check drops it)
+    store.list()  # the second, its check waits too
+    gates[0].set()
+    assert done[0].wait(10)  # the first check ended: it found the index it checked gone
+    assert not listing.checked.is_set()
+    gates[1].set()
+    assert done[1].wait(10)
+    assert listing.checked.is_set()
+    assert _ids(store)[:2] == ["t003", "foreign"]
