@@ -408,25 +408,32 @@ def test_the_check_of_a_dropped_index_leaves_the_next_one_alone(tmp_path):
     listing = store._listing
     gates = [threading.Event(), threading.Event()]
     done = [threading.Event(), threading.Event()]
-    threads: list[int] = []
+    builds: list[set] = []  # each index's set of ids written since its check began
+    which = threading.local()
     pause, check = listing._pause, listing._check_in_background
 
     def gated_pause():
-        if threading.get_ident() not in threads:
-            threads.append(threading.get_ident())
-        gates[threads.index(threading.get_ident())].wait(10)
+        gates[which.build].wait(10)
         pause()
 
-    def recorded_check(*args):
-        check(*args)
-        done[threads.index(threading.get_ident())].set()
+    def recorded_check(directory, touched):
+        for _ in range(1000):  # until the test has noted which build this is
+            if any(b is touched for b in builds):
+                break
+            time.sleep(0.01)
+        which.build = next(i for i, b in enumerate(builds) if b is touched)
+        check(directory, touched)
+        done[which.build].set()
 
     listing._pause = gated_pause  # type: ignore[method-assign]
     listing._check_in_background = recorded_check  # type: ignore[method-assign]
     store.list()  # the first index, its check waits
     with listing._lock:
+        builds.append(listing._touched)
         listing._index = None  # dropped (as a failed check drops it)
     store.list()  # the second, its check waits too
+    with listing._lock:
+        builds.append(listing._touched)
     gates[0].set()
     assert done[0].wait(10)  # the first check ended: it found the index it checked gone
     assert not listing.checked.is_set()
