@@ -1218,11 +1218,13 @@ class SharedIndex:
             return None
         path = self.snapshot_dir / SNAPSHOT_NAME
         try:
-            with path.open("rb") as fh:
-                magic = fh.read(len(SNAPSHOT_MAGIC))
-            if magic == SNAPSHOT_MAGIC:
+            try:
+                base = MappedSnapshot(path)
+            except SnapshotDamaged:
+                with path.open("rb") as fh:
+                    if fh.read(len(SNAPSHOT_MAGIC)) != SNAPSHOT_MAGIC:
+                        raise
                 return self._read_format_1(path)
-            base = MappedSnapshot(path)
             header = base.header
             odd = header["odd"]
             if not isinstance(odd, dict):
