@@ -207,13 +207,17 @@ class MappedSnapshot:
 
     def row(self, i: int) -> tuple[bytes, int, int, int, bytes]:
         """Record ``i`` in listing order: (key, stamp, state code, owner code, context)."""
+        checked = self._checked
         at = self._offsets_at + 8 * i
-        self._check(at, at + 16)
+        if not (checked[at // BLOCK] and checked[(at + 15) // BLOCK]):  # the usual case inline: checked
+            self._check(at, at + 16)
         start, end = self._offsets[i], self._offsets[i + 1]
         if not 0 <= start < end <= self._records_size:
             raise SnapshotDamaged(f"record {i} out of bounds")
-        self._check(self._records_at + start, self._records_at + end)
-        at = self._start + self._records_at + start
+        first, last = self._records_at + start, self._records_at + end
+        if not (checked[first // BLOCK] and checked[(last - 1) // BLOCK]):
+            self._check(first, last)
+        at = self._start + first
         stamp, state, owner, key_size, context_size = _RECORD.unpack_from(self._mm, at)
         at += _RECORD.size
         if _RECORD.size + key_size + context_size != end - start or max(state, owner) >= len(self.values):
