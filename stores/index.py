@@ -353,9 +353,11 @@ class MappedIndex:
             return True
         return self.stamp_of(task_id) is not None
 
-    def put(self, task: Task, stamp: int = 0) -> None:
-        """Index ``task`` (its file's version ``stamp``), replacing what was indexed."""
-        self._shadow(task["id"])
+    def put(self, task: Task, stamp: int = 0, *, new: bool = False) -> None:
+        """Index ``task`` (its file's version ``stamp``), replacing what was indexed;
+        ``new``: the caller knows the snapshot has no record of it (no lookup there)."""
+        if not new:
+            self._shadow(task["id"])
         self._changes.put(task)
         self._stamps[task["id"]] = stamp
 
@@ -664,11 +666,11 @@ class SharedIndex:
         except SnapshotDamaged as exc:
             self._distrusted(exc)
 
-    def _put(self, task: Task, stamp: int) -> None:
-        """Index ``task`` (under the lock, the index built)."""
+    def _put(self, task: Task, stamp: int, *, new: bool = False) -> None:
+        """Index ``task`` (under the lock, the index built; ``new``: see MappedIndex.put)."""
         assert self._index is not None
         task_id = task["id"]
-        self._index.put(task, stamp)
+        self._index.put(task, stamp, new=new)
         self._note(task_id)
         name = self.source.name_of(task_id)
         if name != task_id:
@@ -977,23 +979,33 @@ class SharedIndex:
                 pause()
         if index is not None and odd is not None:
             for task_id, task, stamp in found:
-                self._apply(index, odd, task_id, task, stamp)
+                self._apply(index, odd, task_id, task, stamp, new=task_id not in indexed)
             return len(found)
         with self._lock:
             if touched is not None and self._touched is touched and self._index is not None:
                 for task_id, task, stamp in found:
-                    if task_id not in touched:
-                        self._apply(self._index, None, task_id, task, stamp)
+                    if task_id not in touched:  # else what it says is newer
+                        # not indexed when the check began, nor written since: not in the snapshot
+                        self._apply(self._index, None, task_id, task, stamp, new=task_id not in indexed)
         return len(found)
 
     def _apply(
-        self, index: MappedIndex, odd: dict[str, str] | None, task_id: str, task: Task | None, stamp: int
+        self,
+        index: MappedIndex,
+        odd: dict[str, str] | None,
+        task_id: str,
+        task: Task | None,
+        stamp: int,
+        *,
+        new: bool,
     ) -> None:
+        """Index what the check read of ``task_id`` (None: gone); ``new``: it was not
+        indexed when the check began (so not in the snapshot: no lookup there)."""
         if odd is None:  # the live index
             if task is None:
                 self._remove(task_id)
             else:
-                self._put(task, stamp)
+                self._put(task, stamp, new=new)
             return
         name = self.source.name_of(task_id)
         if task is None:
@@ -1001,7 +1013,7 @@ class SharedIndex:
             if odd.get(name) == task_id:
                 del odd[name]
         else:
-            index.put(task, stamp)
+            index.put(task, stamp, new=new)
             if name != task_id:
                 odd[name] = task_id
 
