@@ -467,17 +467,18 @@ class MappedIndex:
         state, owner = base.code(query.state), base.code(query.owner)
         context = b""
         if query.context_id is None:
-            positions: Iterable[int] = range((base.bisect(cursor) if cursor else base.n) - 1, -1, -1)
+            rows: Iterable[tuple[bytes, int, int, int, bytes]] = _runs_before(
+                base, base.bisect(cursor) if cursor else base.n
+            )
         else:
             context = _utf8(query.context_id)
             lo, hi = base.context_range(context)
             if cursor:
                 hi = bisect.bisect_left(Column(hi, base.context_position), base.bisect(cursor), lo, hi)
-            positions = map(base.context_position, range(hi - 1, lo - 1, -1))
+            rows = map(base.row, map(base.context_position, range(hi - 1, lo - 1, -1)))
         shadowed = self._shadowed
         previous = None
-        for i in positions:
-            key, _, state_code, owner_code, record_context = base.row(i)
+        for key, _, state_code, owner_code, record_context in rows:
             if previous is not None and key >= previous:
                 raise SnapshotDamaged("records not in listing order")
             if query.context_id is not None and record_context != context:
@@ -522,6 +523,15 @@ class MappedIndex:
         copy._shadowed_counts = Counter(self._shadowed_counts)
         copy._shadowed_n = self._shadowed_n
         return copy
+
+
+def _runs_before(base: MappedSnapshot, stop: int) -> Iterator[tuple[bytes, int, int, int, bytes]]:
+    """The records before ``stop``, last first, read in runs (64 first: about a page)."""
+    count = 64
+    while stop > 0:
+        yield from base.rows_before(stop, count)
+        stop -= count
+        count = min(count * 2, 4096)
 
 
 class IndexSource(Protocol):
