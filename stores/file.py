@@ -686,14 +686,13 @@ class _IndexSource:
         it, and unlike the mtime nothing can set it back (a restore from a backup, ``touch``)."""
         return os.stat(self.store.directory).st_ctime_ns
 
-    def files(self) -> builtins.list[tuple[str, int]]:
-        """(name, inode number) of every task file: one directory listing, no ``stat``."""
+    def files(self) -> Iterator[tuple[str, int]]:
+        """(name, inode number) of every task file: one directory listing, no ``stat``
+        (read as it is consumed)."""
         with os.scandir(self.store.directory) as entries:
-            return [
-                (e.name[:-5], e.inode())
-                for e in entries
-                if e.name.endswith(".json") and not e.name.startswith(".") and e.is_file()
-            ]
+            for e in entries:
+                if e.name.endswith(".json") and not e.name.startswith(".") and e.is_file():
+                    yield e.name[:-5], e.inode()
 
 
 #: The subdirectory of a file store's push configs (dot-prefixed: the task listing ignores it).
