@@ -48,13 +48,13 @@ from django.conf import settings
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.exceptions import DisallowedHost, RequestAborted
 from django.core.handlers.asgi import ASGIHandler, ASGIRequest, get_script_prefix
-from django.core.signals import setting_changed
 from django.db import connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.urls import Resolver404, resolve, set_script_prefix
 
 from a2a.conf import a2a_settings
 from a2a.core.events import close_event_backend
+from a2a.http.common import checked_host
 from a2a.ops.checks import describe, startup_errors
 from a2a.ops.deployment import log_startup, raise_file_limit
 from a2a.protocol.limits import BODY_OVER_LIMIT, max_body_bytes
@@ -63,18 +63,6 @@ from a2a.runtime.runner import get_runner
 logger = logging.getLogger(__name__)
 
 View = Callable[[HttpRequest], Awaitable[HttpResponse]]
-
-#: Host header values that passed ``ALLOWED_HOSTS`` (checking one costs more than
-#: serving a GetTask's JSON); cleared when a setting it depends on changes.
-_allowed_hosts: set[str] = set()
-
-
-def _forget_hosts(*, setting: str, **kwargs: Any) -> None:
-    if setting in ("ALLOWED_HOSTS", "DEBUG", "USE_X_FORWARDED_HOST", "USE_X_FORWARDED_PORT"):
-        _allowed_hosts.clear()
-
-
-setting_changed.connect(_forget_hosts)
 
 
 class LimitedBody:
@@ -177,11 +165,7 @@ class A2AASGIHandler(ASGIHandler):
         set_script_prefix(get_script_prefix(limited.scope))
         try:
             request = ASGIRequest(limited.scope, body_file)
-            host = request._get_raw_host()  # type: ignore[attr-defined]  # private Django API, not in django-stubs
-            if host not in _allowed_hosts:
-                request.get_host()  # ALLOWED_HOSTS, as CommonMiddleware would check it
-                if len(_allowed_hosts) < 1024:
-                    _allowed_hosts.add(host)
+            checked_host(request)  # ALLOWED_HOSTS, as CommonMiddleware would check it
         except DisallowedHost as exc:
             body_file.close()
             return await self.send_response(HttpResponseBadRequest(str(exc)), send)

@@ -4,7 +4,9 @@ the public URLs the card advertises, the call context."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
+from django.core.signals import setting_changed
 from django.http import HttpRequest, StreamingHttpResponse
 from django.urls import reverse
 
@@ -31,10 +33,35 @@ def event_stream(events: AsyncIterator[bytes]) -> StreamingHttpResponse:
     )
 
 
+#: Host header values that passed ``ALLOWED_HOSTS`` (checking one costs more than
+#: serving a GetTask's JSON); cleared when a setting it depends on changes.
+_allowed_hosts: set[str] = set()
+
+
+def _forget_hosts(*, setting: str, **kwargs: Any) -> None:
+    if setting in ("ALLOWED_HOSTS", "DEBUG", "USE_X_FORWARDED_HOST", "USE_X_FORWARDED_PORT"):
+        _allowed_hosts.clear()
+
+
+setting_changed.connect(_forget_hosts)
+
+
+def checked_host(request: HttpRequest) -> str:
+    """``request.get_host()`` (raising ``DisallowedHost`` for a host ``ALLOWED_HOSTS``
+    refuses), with the hosts that passed remembered: the check is per host, not per
+    request."""
+    host: str = request._get_raw_host()  # type: ignore[attr-defined]  # private Django API, not in django-stubs
+    if host not in _allowed_hosts:
+        request.get_host()
+        if len(_allowed_hosts) < 1024:
+            _allowed_hosts.add(host)
+    return host
+
+
 def origin(request: HttpRequest) -> str:
     """The public base URL of the request: ``A2A_PUBLIC_URL``, else its scheme and host."""
     base = a2a_settings.PUBLIC_URL
-    return base.rstrip("/") if base else f"{request.scheme}://{request.get_host()}"
+    return base.rstrip("/") if base else f"{request.scheme}://{checked_host(request)}"
 
 
 def public_url(request: HttpRequest, name: str) -> str:
@@ -48,9 +75,9 @@ def call_context(
     """The service layer's context of this request (the binding sets the version it
     parsed, and the tenant and method it read); with tracing on, the trace context of
     the request's W3C ``traceparent`` header."""
-    raw = request.headers.get("A2A-Extensions") or request.headers.get("X-A2A-Extensions") or ""
-    extensions = tuple(uri.strip() for uri in raw.split(",") if uri.strip())
-    meta = request.META
+    meta = request.META  # (not request.headers: building it costs more than the rest of this)
+    raw = meta.get("HTTP_A2A_EXTENSIONS") or meta.get("HTTP_X_A2A_EXTENSIONS") or ""
+    extensions = tuple(uri.strip() for uri in raw.split(",") if uri.strip()) if raw else ()
     trace = tracing.incoming(meta.get("HTTP_TRACEPARENT"), meta.get("HTTP_TRACESTATE"))
     return CallContext(
         caller=caller,

@@ -182,9 +182,9 @@ async def _call(
     method = METHODS.get(method_name)
     sse_errors = method_name in V03_STREAMING and dialect.version == "0.3" and not batched and "id" in request
     if not (version or "").strip():  # v0.3 by default: a v1.0-shaped payload is answered as v1.0
-        shaped = dialect_for(version, method_name, request.get("params"))
-        if shaped is not dialect:
-            dialect, ctx = shaped, dataclasses.replace(ctx, version=shaped.version)
+        dialect = dialect_for(version, method_name, request.get("params"))
+    if ctx.version != dialect.version:
+        ctx = dataclasses.replace(ctx, version=dialect.version)
     try:
         if method is None:
             raise MethodNotFoundError(f"Method not found: {method_name[:100]}")
@@ -246,8 +246,7 @@ async def handle(body: bytes, version: str | None, ctx: CallContext = INTERNAL) 
         return _dumps(_error(parse_dialect, None, JSONParseError(f"Invalid JSON payload: {exc}")))
     payload = _exact_ids(payload, body)
     try:
-        dialect = dialect_for(version)
-        ctx = dataclasses.replace(ctx, version=dialect.version)
+        dialect = dialect_for(version)  # (the context's version is set per request, by _call)
     except A2AError as exc:
         ids = (
             [r.get("id") if isinstance(r, dict) else None for r in payload]
