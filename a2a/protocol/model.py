@@ -12,6 +12,7 @@ look at wire JSON.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -292,5 +293,9 @@ def pick(obj: dict[str, Any], camel: str) -> Any:
     """``obj[camel]``, or the ProtoJSON proto-name spelling (``context_id``)."""
     if camel in obj:
         return obj[camel]
-    snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
-    return obj.get(snake)
+    return obj.get(_snake(camel))
+
+
+@functools.cache  # the protocol's own field names only: a few dozen
+def _snake(camel: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
