@@ -73,8 +73,10 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
         checks.append(
             _check(
                 "first ListTasks after a restart ≤ 2x a later one",
+                # a later page once the restart's background directory check is over (the
+                # steady state); the page right after the first is in the JSON too
                 f"file ({largest['tasks']} tasks)",
-                largest["restart_list_s"] / largest["later_list_s"],
+                largest["restart_list_s"] / largest.get("settled_list_s", largest["later_list_s"]),
                 2.0,
                 at_most=True,
             )
