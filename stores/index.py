@@ -32,7 +32,7 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import orjson
 
@@ -262,25 +262,17 @@ class TaskIndex:
         position = len(keys)
         if query.page_token:
             position = bisect.bisect_left(keys, sort_key(*decode_cursor(query.page_token)))
-        page: list[Task] = []
-        last_key = ""
-        more = False
-        for i in range(position - 1, -1, -1):
-            key = keys[i]
-            updated, task_id = _split(key)
-            if after is not None and updated <= after:
-                break  # everything further is older
-            if not self.matches(task_id, query):
-                continue
-            if len(page) == query.page_size:
-                more = True
-                break
-            task = load(task_id)
-            if task is None:
-                continue
-            page.append(task)
-            last_key = key
-        token = encode_cursor(*_split(last_key)) if more else ""
+
+        def matching() -> Iterator[tuple[str, str]]:
+            for i in range(position - 1, -1, -1):
+                updated, task_id = _split(keys[i])
+                if after is not None and updated <= after:
+                    return  # everything further is older
+                if self.matches(task_id, query):
+                    yield keys[i], task_id
+
+        page, last_key = fill_page(matching(), query.page_size, load)
+        token = encode_cursor(*_split(last_key)) if last_key is not None else ""
         return TaskPage(tasks=page, next_page_token=token, total_size=self.total(query))
 
     def matches(self, task_id: str, query: TaskQuery) -> bool:
@@ -306,6 +298,27 @@ class TaskIndex:
                 break
             n += self.matches(task_id, query)
         return n
+
+
+K = TypeVar("K", str, bytes)  # a sort key: TaskIndex's str, the mapped snapshot's bytes
+
+
+def fill_page(
+    candidates: Iterable[tuple[K, str]], page_size: int, load: Callable[[str], Task | None]
+) -> tuple[list[Task], K | None]:
+    """Up to ``page_size`` tasks loaded from the ``(sort key, id)`` candidates, newest
+    first (one that loads as None is skipped and the page filled from the next ones),
+    and the last one's key when more candidates follow (the next page starts there)."""
+    page: list[Task] = []
+    last: K | None = None
+    for key, task_id in candidates:
+        if len(page) == page_size:
+            return page, last
+        task = load(task_id)
+        if task is not None:
+            page.append(task)
+            last = key
+    return page, None
 
 
 def _insert(keys: list[str], key: str) -> None:
@@ -414,20 +427,9 @@ class MappedIndex:
         """One page for ``query`` (as :meth:`TaskIndex.page`); ``load`` may remove the
         task it is given (gone) while the walk goes on."""
         cursor = _utf8("\0".join(decode_cursor(query.page_token)[:2])) if query.page_token else None
-        page: list[Task] = []
-        last = b""
-        more = False
-        for key, task_id in self._walk(query, cursor):
-            if len(page) == query.page_size:
-                more = True
-                break
-            task = load(task_id)
-            if task is None:
-                continue
-            page.append(task)
-            last = key
+        page, last = fill_page(self._walk(query, cursor), query.page_size, load)
         token = ""
-        if more:
+        if last is not None:
             updated, _, task_id = _text(last).partition("\0")
             token = encode_cursor(updated, task_id)
         return TaskPage(tasks=page, next_page_token=token, total_size=self.total(query))
