@@ -24,10 +24,11 @@ from rest_framework.authtoken.models import Token
 from a2a.handlers import HandlerRequest, InputRequired
 from a2a.ops.bulk import Selection
 from a2a.protocol.model import message_text
+from a2a.testing.fake_model import fake_model as stub_model
+from a2a.testing.fake_model import openai_reply
 from stores.base import TaskQuery
 from tests.conftest import STORE_KINDS, make_store
 from tests.helpers import asgi_app
-from tests.stubs import openai_reply, stub_model
 
 CLASSES = ["a2a.auth.BearerTokenAuthentication", "a2a.auth.APIKeyAuthentication"]
 

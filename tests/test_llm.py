@@ -20,8 +20,9 @@ from a2a.handlers.skills import SkillError, parse_skill, requested_skill, scan
 from a2a.protocol.model import SendParams
 from a2a.service import operations
 from a2a.service.card import skills as card_skills
+from a2a.testing.fake_model import Reply, anthropic_reply, openai_reply
+from a2a.testing.fake_model import fake_model as stub_model
 from tests.conftest import ALL_DATABASES
-from tests.stubs import Reply, anthropic_reply, openai_reply, stub_model
 
 pytestmark = ALL_DATABASES
 
