@@ -57,6 +57,17 @@ def http(method: str, path: str, *, content: Any = None, headers: dict[str, str]
     return ASGI.request(method, path, content=content, headers=headers)
 
 
+def call(method: str, path: str, **kwargs: Any) -> httpx.Response:
+    """One request to a newly built ASGI application, so that the settings the test
+    changed (``MIDDLEWARE`` among them) apply; ``json=``, ``headers=``, ``content=``."""
+    return WireClient(version=None).request(method, path, **kwargs)
+
+
+def rpc10(method: str, params: Any, headers: dict[str, str] | None = None) -> Any:
+    """A v1.0 JSON-RPC call to a newly built ASGI application: the whole envelope."""
+    return WireClient().rpc(method, params, headers=headers)
+
+
 def sse(
     method: str, url: str, *, on_first: Callable[[], Any] | None = None, raw: list | None = None, **kwargs: Any
 ) -> list[dict]:
@@ -65,4 +76,15 @@ def sse(
     return WireClient(base_url=url, version=None).stream(method, url, on_first=on_first, raw=raw, **kwargs)
 
 
-__all__ = ["ASGI", "asgi_app", "http", "sse", "v03_message", "v10_message", "wait_for_state", "wait_until"]
+__all__ = [
+    "ASGI",
+    "asgi_app",
+    "call",
+    "http",
+    "rpc10",
+    "sse",
+    "v03_message",
+    "v10_message",
+    "wait_for_state",
+    "wait_until",
+]

@@ -22,6 +22,8 @@ from a2a.handlers import HandlerRequest
 from a2a.protocol.model import CancelParams
 from a2a.service import operations
 from stores.backends import get_task_store
+from tests.helpers import call
+from tests.helpers import rpc10 as rpc
 from tests.test_executor import queue, run_jobs  # noqa: F401 (queue is a fixture)
 from tests.test_push import Receiver
 
@@ -64,20 +66,6 @@ def spans(settings):
     _EXPORTER.clear()
     yield _EXPORTER
     _EXPORTER.clear()
-
-
-def call(method: str, path: str, **kwargs) -> httpx.Response:
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=get_asgi_application())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.request(method, path, **kwargs)
-
-    return asyncio.run(go())
-
-
-def rpc(method: str, params: dict, headers: dict | None = None) -> dict:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return call("POST", "/a2a/", json=body, headers={**V10, **(headers or {})}).json()
 
 
 def message(text: str = "hi") -> dict:

@@ -128,13 +128,12 @@ class WireClient:
     def build(
         self, method: str, path: str, *, json: Any = UNSET, version: str | None = UNSET, headers=None, **kwargs: Any
     ) -> httpx.Request:
-        """The request: ``json`` serialized as JSON (bytes go as they are with ``content=``),
+        """The request: ``json`` serialized by httpx (bytes go as they are with ``content=``),
         the client's headers, then ``A2A-Version`` unless ``version`` is None, then ``headers``."""
         version = self.version if version is UNSET else version
         all_headers = {**self.headers, **({"A2A-Version": version} if version else {}), **(headers or {})}
         if json is not UNSET:
-            kwargs["content"] = orjson.dumps(json)
-            all_headers.setdefault("Content-Type", "application/json")
+            kwargs["json"] = json  # serialized by httpx, as any httpx client would
         return httpx.Request(method, self.url(path), headers=all_headers, **kwargs)
 
     def rest_path(self, path: str, version: str | None = UNSET) -> str:
