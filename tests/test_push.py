@@ -30,6 +30,7 @@ from a2a.protocol.model import new_task, set_status
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from tests.conftest import ALL_DATABASES, STORE_KINDS
+from tests.helpers import ASGI
 
 V10, V03 = "1.0", None  # the A2A-Version header each dialect sends
 DIALECTS = [V10, V03]
@@ -173,25 +174,10 @@ def closed_port() -> int:
 
 # --- JSON-RPC plumbing ---------------------------------------------------------------------
 
-_app: Any = None
-
 
 def rpc(method: str, params: Any, *, version: str | None = None) -> dict:
     """One JSON-RPC call through the ASGI app; the whole envelope."""
-    global _app
-    if _app is None:
-        _app = get_asgi_application()
-    headers = {"Content-Type": "application/json", **({"A2A-Version": version} if version else {})}
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
-
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=_app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.post("/a2a/", content=body, headers=headers)
-
-    response = asyncio.run(go())
-    assert response.status_code == 200, response.text
-    return response.json()
+    return ASGI.rpc(method, params, version=version, status=200)
 
 
 def ok(method: str, params: Any, *, version: str | None = None) -> Any:

@@ -134,7 +134,8 @@ class WireClient:
         all_headers = {**self.headers, **({"A2A-Version": version} if version else {}), **(headers or {})}
         if json is not UNSET:
             kwargs["json"] = json  # serialized by httpx, as any httpx client would
-        return httpx.Request(method, self.url(path), headers=all_headers, **kwargs)
+        timeout = {"timeout": httpx.Timeout(self.timeout).as_dict()}  # what httpx's own build_request sets
+        return httpx.Request(method, self.url(path), headers=all_headers, extensions=timeout, **kwargs)
 
     def rest_path(self, path: str, version: str | None = UNSET) -> str:
         """``path`` under the HTTP+JSON prefix of ``version`` (``/message:send`` ...)."""
@@ -200,9 +201,10 @@ class WireClient:
         """A JSON-RPC call's HTTP response, whatever its status."""
         return self.request("POST", path, json=rpc_body(method, params, request_id), **kwargs)
 
-    def rpc(self, method: str, params: Any = UNSET, **kwargs: Any) -> Any:
-        """A JSON-RPC call's answer (the whole envelope, an error included)."""
-        return self.rpc_response(method, params, **kwargs).json()
+    def rpc(self, method: str, params: Any = UNSET, *, status: int | None = None, **kwargs: Any) -> Any:
+        """A JSON-RPC call's answer (the whole envelope, an error included); with ``status``,
+        AssertionError unless the HTTP status is that."""
+        return json_of(self.rpc_response(method, params, **kwargs), status)
 
     def result(self, method: str, params: Any = UNSET, **kwargs: Any) -> Any:
         """A JSON-RPC call's ``result`` (AssertionError with the envelope when it is an error)."""
@@ -241,10 +243,12 @@ class WireClient:
         """:meth:`request`, awaited."""
         return await self.asend_request(self.build(method, path, **kwargs))
 
-    async def arpc(self, method: str, params: Any = UNSET, *, request_id: Any = 1, **kwargs: Any) -> Any:
+    async def arpc(
+        self, method: str, params: Any = UNSET, *, request_id: Any = 1, status: int | None = None, **kwargs: Any
+    ) -> Any:
         """:meth:`rpc`, awaited."""
         response = await self.arequest("POST", JSONRPC_PATH, json=rpc_body(method, params, request_id), **kwargs)
-        return response.json()
+        return json_of(response, status)
 
     async def asend(
         self, text_or_message: str | Mapping[str, Any], *, version: str | None = UNSET, **params: Any
@@ -271,6 +275,14 @@ class WireClient:
         kwargs = {"version": version, **({"headers": params.pop("headers")} if "headers" in params else {})}
         method = SEND_METHODS["1.0" if version == "1.0" else "0.3"][stream]
         return method, send_params(text_or_message, version, **params), kwargs
+
+
+def json_of(response: httpx.Response, status: int | None = None) -> Any:
+    """A response's JSON body; with ``status``, AssertionError (with the body) unless the
+    HTTP status is that."""
+    if status is not None:
+        assert response.status_code == status, (response.status_code, response.text)
+    return response.json()
 
 
 def result_of(envelope: Any) -> Any:
