@@ -4,12 +4,16 @@ test kit's :class:`~a2a.testing.client.WireClient`, which also builds the messag
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Collection
 from typing import Any
 
 import httpx
 
+from a2a.protocol.model import SendParams
+from a2a.service import operations
+from a2a.service.context import CallContext
 from a2a.testing.client import WireClient, v03_message, v10_message
 from stores.base import StoreUnavailable, Task, TaskStore
 
@@ -66,6 +70,35 @@ def call(method: str, path: str, **kwargs: Any) -> httpx.Response:
 def rpc10(method: str, params: Any, headers: dict[str, str] | None = None) -> Any:
     """A v1.0 JSON-RPC call to a newly built ASGI application: the whole envelope."""
     return WireClient().rpc(method, params, headers=headers)
+
+
+def live_rpc(base: str, method: str, params: Any, headers: dict[str, str] | None = None) -> Any:
+    """A JSON-RPC call to the live server at ``base`` (no ``A2A-Version`` unless in
+    ``headers``): the whole envelope."""
+    return WireClient(base_url=base, version=None).rpc(method, params, headers=headers)
+
+
+def live_result(base: str, method: str, params: Any, http: httpx.Client | None = None) -> Any:
+    """A v1.0 JSON-RPC call to the live server at ``base`` (on ``http``'s connections when
+    given): its result; AssertionError with the envelope when it is an error."""
+    return WireClient(base_url=base, http=http, timeout=20).result(method, params)
+
+
+def live_submit(base: str, text: str, http: httpx.Client | None = None) -> str:
+    """A non-blocking v1.0 SendMessage to the live server at ``base``: the task's id,
+    once the answer says it is submitted."""
+    task = WireClient(base_url=base, http=http, timeout=20).send(text, blocking=False)["task"]
+    assert task["status"]["state"] == "TASK_STATE_SUBMITTED"
+    return task["id"]
+
+
+def send_direct(
+    message: dict, *, blocking: bool = True, metadata: dict | None = None, ctx: CallContext | None = None
+) -> dict:
+    """SendMessage through the operation itself, no binding (as the bindings call it):
+    the task (or message) as answered."""
+    params = SendParams(message=message, blocking=blocking, metadata=metadata)
+    return asyncio.run(operations.send_message(params, ctx) if ctx else operations.send_message(params))
 
 
 def sse(
