@@ -52,6 +52,7 @@ from a2a.asgi import get_asgi_application
 from a2a.http.jsonrpc import METHODS
 from a2a.protocol import errors
 from a2a.runtime.runner import get_runner
+from a2a.testing import WireClient
 from stores.backends import get_task_store
 from stores.base import STATES, now_iso
 from stores.memory import MemoryTaskStore
@@ -171,12 +172,11 @@ class Client:
         params: Any = None,
     ) -> Answer:
         async def go() -> Answer:
-            transport = httpx.ASGITransport(app=self.app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-                response = await asyncio.wait_for(
-                    client.request(method, url, content=content, headers=headers, params=params), 30
-                )
-                return Answer(response.status_code, response.headers, response.content)
+            client = WireClient(app=self.app, version=None)
+            response = await asyncio.wait_for(
+                client.arequest(method, url, content=content, headers=headers, params=params), 30
+            )
+            return Answer(response.status_code, response.headers, response.content)
 
         return self.loop.run_until_complete(go())
 
