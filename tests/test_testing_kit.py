@@ -28,7 +28,17 @@ from a2a.testing import (
     v10_message,
 )
 from a2a.testing.client import rpc_body
-from a2a.testing.fake_agent import artifact, completed, disconnect, failed, input_required, pause, working
+from a2a.testing.fake_agent import (
+    artifact,
+    auth_required,
+    canceled,
+    completed,
+    disconnect,
+    failed,
+    input_required,
+    pause,
+    working,
+)
 from tests.conftest import ALL_DATABASES, STORE_KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,6 +169,16 @@ def test_the_fake_agent_fails_delays_streams_and_drops(fake_agent):
     assert event_kinds(remote.send_stream("cut")) == ["submitted", "artifact"]
     with pytest.raises(httpx.RemoteProtocolError):
         remote.send("cut again")
+
+
+def test_the_fake_agent_asks_for_credentials_and_cancels_on_its_own(fake_agent):
+    remote = WireClient(base_url=fake_agent.url)
+    fake_agent.script([auth_required("token, please")], [canceled(), completed("never")])
+    asked = remote.send("secret")["task"]
+    assert_task_state(asked, "auth-required")
+    assert asked["status"]["message"]["parts"] == [{"text": "token, please"}]
+    answer = {"role": "ROLE_USER", "messageId": "t", "parts": [{"text": "tok"}], "taskId": asked["id"]}
+    assert_task_state(remote.send(answer), "canceled")
 
 
 def test_the_fake_agent_cancels_a_running_task(fake_agent):

@@ -64,6 +64,16 @@ def input_required(question: str, *, delay: float = 0.0) -> Step:
     return Step("input-required", question, delay=delay)
 
 
+def auth_required(text: str = "sign in first", *, delay: float = 0.0) -> Step:
+    """The task needs the client's credentials before it goes on."""
+    return Step("auth-required", text, delay=delay)
+
+
+def canceled(*, delay: float = 0.0) -> Step:
+    """The remote agent cancels the task itself."""
+    return Step("canceled", delay=delay)
+
+
 def artifact(text: str, *, append: bool = False, last_chunk: bool = True, artifact_id: str = "result") -> Step:
     """An artifact chunk (``append`` to the artifact of the same id; ``last_chunk`` ends it)."""
     return Step(artifact=text, artifact_id=artifact_id, append=append, last_chunk=last_chunk)
