@@ -13,7 +13,6 @@ import keyword
 import sys
 import tokenize
 from collections import defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -108,33 +107,27 @@ def shaped_lines(source: str) -> list[tuple[int, str]]:
 def _import_and_docstring_lines(source: str) -> set[int]:
     skip: set[int] = set()
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            skip.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        if isinstance(node, ast.Import | ast.ImportFrom) or (docstring and isinstance(node.value.value, str)):
             skip.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
     return skip
 
 
 def copied_blocks(paths: list[Path], size: int = MIN_COPY_LINES) -> list[tuple[Place, Place]]:
-    """Pairs of places whose ``size`` consecutive code lines have the same shape."""
+    """Pairs of places whose ``size`` consecutive code lines have the same shape (a longer
+    copied run is reported once, at its start)."""
     seen: dict[tuple[str, ...], tuple[str, int, int]] = {}
     pairs: list[tuple[Place, Place]] = []
-    reported: set[tuple[str, str]] = set()
     for path in paths:
-        lines = shaped_lines(path.read_text())
-        name = rel(path)
-        last_hit = -size
+        lines, name, resume = shaped_lines(path.read_text()), rel(path), 0
         for i in range(len(lines) - size + 1):
             window = tuple(text for _, text in lines[i : i + size])
             if _thin(window):
                 continue
             first = seen.setdefault(window, (name, lines[i][0], i))
-            if first[0] == name and first[2] > i - size:
+            if i < resume or (first[0] == name and first[2] > i - size):
                 continue
-            if i < last_hit + size or (name, first[0]) in reported and i < last_hit + 3 * size:
-                continue
-            last_hit = i
-            reported.add((name, first[0]))
+            resume = i + size
             span = lines[i + size - 1][0] - lines[i][0] + 1
             pairs.append((Place(first[0], first[1], span, "block"), Place(name, lines[i][0], span, "copy")))
     return pairs
