@@ -1,5 +1,5 @@
-"""The Django admin for tasks, whichever store holds them (Django autodiscovers this
-module and registers the admins below).
+"""The Django admin for tasks, whichever store holds them. Django's autodiscovery
+imports this module, which registers the admins of :mod:`~stores.admin.options`.
 
 - :mod:`~stores.admin.options`: the ``ModelAdmin`` on :class:`~stores.models.TaskRecord`,
   one task list, detail page and dashboard for every store; and the redirect of the

@@ -9,7 +9,7 @@ other stores are listed with.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from django.contrib import admin
@@ -110,10 +110,9 @@ class UpdatedFilter(TaskFilter):
 class RecentValuesFilter(TaskFilter):
     """Filter by a field, offering its values among the most recently updated tasks (no
     DISTINCT over the table; on another store, one page of its newest tasks), and the
-    chosen one. ``field`` is the column of the table, ``task_value`` reads it from a task."""
+    chosen one. ``field`` is the column of the table, :meth:`task_value` reads it from a task."""
 
     field = ""
-    task_value: Callable[[Task], str] = staticmethod(lambda task: "")
     RECENT = 10
     #: How many of the newest tasks' values are read to find :attr:`RECENT` distinct ones.
     READ = 500
@@ -135,6 +134,10 @@ class RecentValuesFilter(TaskFilter):
             return []
         return [self.task_value(task) for task in store.list(TaskQuery(all_owners=True, page_size=MAX_PAGE_SIZE)).tasks]
 
+    def task_value(self, task: Task) -> str:
+        """The value of :attr:`field` in ``task`` (on a store that is not the ORM one)."""
+        raise NotImplementedError
+
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         return queryset.filter(**{self.field: self.value()}) if self.value() else queryset
 
@@ -145,7 +148,9 @@ class ContextFilter(RecentValuesFilter):
     title = "context"
     parameter_name = "context"
     field = "context_id"
-    task_value = staticmethod(lambda task: task.get("contextId") or "")
+
+    def task_value(self, task: Task) -> str:
+        return task.get("contextId") or ""
 
     def task_query(self) -> dict[str, Any]:
         return {"context_id": self.value()} if self.value() else {}
@@ -157,7 +162,9 @@ class OwnerFilter(RecentValuesFilter):
     title = "owner"
     parameter_name = "owner"
     field = "owner"
-    task_value = staticmethod(task_owner)
+
+    def task_value(self, task: Task) -> str:
+        return task_owner(task)
 
     def task_query(self) -> dict[str, Any]:
         # staff see every caller's tasks, in every caller's contexts, unless they pick one
