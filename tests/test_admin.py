@@ -14,7 +14,8 @@ from django.contrib.auth.models import Permission
 from django.test import RequestFactory
 from django.urls import reverse
 
-from stores.admin import TaskRecordAdmin, parts_text
+from stores.admin.display import parts_text
+from stores.admin.options import TaskRecordAdmin
 from stores.backends import get_task_store, resolve_store
 from stores.base import TaskPage, TaskQuery, TaskStore, format_timestamp
 from stores.memory import MemoryTaskStore
