@@ -52,10 +52,10 @@ class DirectReply:
     async def create(self, store: TaskStore) -> None:
         """The run's outcome is a task's: save the task before it (a no-op when the
         handler's updates did), even when the handler never got a request."""
-        if self._request is None:
-            self.defer(HandlerRequest.for_task(self.task, store=store))
         request = self._request
-        assert request is not None
+        if request is None:  # the handler could not even be loaded
+            request = HandlerRequest.for_task(self.task, store=store)
+            self.defer(request)
         await asyncio.to_thread(request.create)
 
     def fail(self, error: BaseException) -> None:

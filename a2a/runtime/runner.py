@@ -78,14 +78,14 @@ class _Running:
 
 def _start_working(task: Task) -> Task | None:
     if task["status"]["state"] != "submitted" or not leases.may_start(task):
-        return None  # canceled, or taken by another process, before it could work
+        return None  # canceled, or taken by another process, before it started
     leases.start(task)  # the lease says this process runs it (see a2a.core.leases)
     return set_status(task, "working")
 
 
 def _resume_start(task: Task) -> Task | None:
     """:func:`_start_working` again after an attempt that raised: a task already
-    ``working`` under this process's lease was set working by that attempt (its save was
+    ``working`` under this process's lease was started by that attempt (its save was
     done, only the reply was lost), so this run goes on with it (the lease renewed)."""
     if task_state(task) == "working" and leases.is_ours(task):
         return leases.renew(task)
@@ -244,9 +244,9 @@ class Runner:
         job = asyncio.current_task()
         assert job is not None
         # A second job for a task this process already has (the queue executor may hold
-        # two, see a2a.runtime.executors) waits for the first to end, then finds the task
-        # working or settled. Replacing the first in _jobs would end its lease heartbeats
-        # while its handler runs, and the reaper here would fail the task.
+        # two, see a2a.runtime.executors) waits for the first to end, then finds the task started
+        # or settled. Replacing the first in _jobs would end its lease heartbeats while
+        # its handler runs, and the reaper here would fail the task.
         while (earlier := self._jobs.get(task_id)) is not None:
             await asyncio.wait([earlier])
         self._jobs[task_id] = job
@@ -264,7 +264,7 @@ class Runner:
     async def _fulfil(self, task_id: str) -> None:
         store = get_task_store()
         # A store that cannot be reached (or a save whose outcome was lost) is tried
-        # again: the task is not given up as never set working while it may have been.
+        # again: the task is not given up as "not started" while it may have started.
         task = await _persist(store, task_id, _start_working, _resume_start, "start")
         if task is not None:
             await self._run(store, task)
@@ -358,7 +358,7 @@ class Runner:
         """While the handler runs: stop it as soon as an event from any process shows
         the task settled (canceled through another web process) or taken over, rather
         than at the next lease heartbeat (a third of ``A2A_LEASE_SECONDS``). Events of
-        versions up to ``working`` (the run's first version) are old news, late from the
+        versions up to ``working`` (the version this run began with) are old news, late from the
         broker: their lease is the one before ours."""
         task_id, version = working["id"], task_version(working)
         try:
