@@ -17,7 +17,6 @@ authentication classes read (``authorization``, ``x-api-key``). Errors are
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NoReturn, TypeVar
 
@@ -31,14 +30,11 @@ from a2a.conf import a2a_settings
 from a2a.grpc import a2a_pb2 as pb
 from a2a.grpc import a2a_pb2_grpc
 from a2a.protocol import V10, dialect_for
-from a2a.protocol.errors import A2AError, InternalError, VersionNotSupportedError
+from a2a.protocol.errors import A2AError, VersionNotSupportedError
 from a2a.protocol.model import StreamItem
 from a2a.service import card, operations, push_configs
 from a2a.service.context import CallContext
-from a2a.service.errors import store_failure
-from stores.base import StoreError
-
-logger = logging.getLogger(__name__)
+from a2a.service.errors import client_error
 
 #: The detail types a Status carries; imported so ``ParseDict`` knows their ``@type``.
 DETAIL_TYPES = (error_details_pb2.ErrorInfo, error_details_pb2.BadRequest)
@@ -103,16 +99,6 @@ async def abort(context: grpc.aio.ServicerContext, error: A2AError) -> NoReturn:
     raise AssertionError("context.abort returned")  # it raises
 
 
-def client_error(exc: Exception) -> A2AError:
-    """What the client is told about an exception an operation raised."""
-    if isinstance(exc, A2AError):
-        return exc
-    if isinstance(exc, StoreError):  # e.g. cannot read now: never "not found"
-        return store_failure(exc)
-    logger.exception("gRPC call failed", exc_info=exc)
-    return InternalError("Internal error; the server logged the details")
-
-
 class A2AService(a2a_pb2_grpc.A2AServiceServicer):
     """``lf.a2a.v1.A2AService``: each method a few lines over the service layer."""
 
@@ -125,7 +111,7 @@ class A2AService(a2a_pb2_grpc.A2AServiceServicer):
         try:
             return to_message(await run(await call_context(context)), response_class)
         except Exception as exc:
-            await abort(context, client_error(exc))
+            await abort(context, client_error(exc, "gRPC call"))
 
     async def _stream(
         self, context: grpc.aio.ServicerContext, start: Callable[[CallContext], AsyncIterator[StreamItem]]
@@ -143,7 +129,7 @@ class A2AService(a2a_pb2_grpc.A2AServiceServicer):
             finally:
                 await items.aclose()  # type: ignore[attr-defined]
         except Exception as exc:
-            await abort(context, client_error(exc))
+            await abort(context, client_error(exc, "gRPC call"))
 
     async def SendMessage(self, request: pb.SendMessageRequest, context: Any) -> pb.SendMessageResponse:
         async def run(ctx: CallContext) -> dict[str, Any]:

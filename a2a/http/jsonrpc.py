@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -19,15 +18,12 @@ import orjson
 from a2a.core import tracing
 from a2a.http.sse import SSE, error_stream, sse_stream
 from a2a.protocol import V03, Dialect, dialect_for, limits
-from a2a.protocol.errors import A2AError, InternalError, InvalidRequestError, JSONParseError, MethodNotFoundError
+from a2a.protocol.errors import A2AError, InvalidRequestError, JSONParseError, MethodNotFoundError
 from a2a.protocol.model import StreamItem
 from a2a.service import operations, push_configs
 from a2a.service.card import extended_card
 from a2a.service.context import INTERNAL, CallContext, check_tenant
-from a2a.service.errors import store_failure
-from stores.base import StoreError
-
-logger = logging.getLogger(__name__)
+from a2a.service.errors import client_error
 
 Method = Callable[[Dialect, Any, CallContext], Awaitable[Any]]
 
@@ -199,13 +195,8 @@ async def _call(
                 raise InvalidRequestError("A streaming method must be a single request with an id, not batched")
             first = await anext(result.items)
             return _sse(dialect, request_id, first, result.items)
-    except A2AError as exc:
-        response = _error(dialect, request_id, exc)
-    except StoreError as exc:  # e.g. cannot read now: never "not found"
-        response = _error(dialect, request_id, store_failure(exc))
-    except Exception:
-        logger.exception("JSON-RPC %s failed", method_name)
-        response = _error(dialect, request_id, InternalError("Internal error; the server logged the details"))
+    except Exception as exc:
+        response = _error(dialect, request_id, client_error(exc, f"JSON-RPC {method_name}"))
     else:
         response = {"jsonrpc": "2.0", "id": request_id, "result": result}
     if "id" not in request:

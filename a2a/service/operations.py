@@ -8,6 +8,7 @@ the single source of truth: every answer about a task is read from it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Iterator
 
@@ -87,6 +88,18 @@ def _direct(params: SendParams) -> bool:
     )
 
 
+@contextlib.asynccontextmanager
+async def _direct_answer(ctx: CallContext, params: SendParams) -> AsyncIterator[tuple[Subscription, Task | Message]]:
+    """Run the ``direct_reply`` handler on the new message's task, not saved yet: the
+    subscription to the task's events (open before the task can exist, so none slips
+    by) and the answer, the handler's Message or the task once created."""
+    task = _new_task(ctx, params)
+    with bus.subscribe(task["id"]) as events:
+        await events.ready()
+        check_input_modes(params.message)
+        yield events, await asyncio.wrap_future(get_runner().answer(task))
+
+
 def _is_message(answer: Task | Message) -> bool:
     return answer.get("kind") == "message"
 
@@ -105,11 +118,7 @@ async def send_message(params: SendParams, ctx: CallContext = INTERNAL) -> Task 
 
 async def _send(ctx: CallContext, params: SendParams) -> Task | Message:
     if _direct(params):
-        task = _new_task(ctx, params)
-        with bus.subscribe(task["id"]) as events:  # before the task can exist
-            await events.ready()
-            check_input_modes(params.message)
-            answer = await asyncio.wrap_future(get_runner().answer(task))
+        async with _direct_answer(ctx, params) as (events, answer):
             if _is_message(answer) or not params.blocking:
                 return answer if _is_message(answer) else with_history(answer, params.history_length)
             return await _settled(events, answer["id"], params)
@@ -163,11 +172,7 @@ async def stream_message(params: SendParams, ctx: CallContext = INTERNAL) -> Asy
     ``direct_reply`` handler that answers at once: exactly that one Message.
     """
     if _direct(params):
-        task = _new_task(ctx, params)
-        with bus.subscribe(task["id"]) as events:  # before the task can exist
-            await events.ready()
-            check_input_modes(params.message)
-            answer = await asyncio.wrap_future(get_runner().answer(task))
+        async with _direct_answer(ctx, params) as (events, answer):
             if _is_message(answer):
                 yield StreamItem("message", message=answer)
                 return
