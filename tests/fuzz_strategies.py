@@ -12,7 +12,7 @@ import orjson
 import pytest
 from hypothesis import strategies as st
 
-from a2a.http.jsonrpc import METHODS
+from a2a.service.methods import METHODS
 from tests.fuzz_app import CONTEXT, SEEDED, Answer, Client
 from tests.fuzz_checks import LIMITS
 
