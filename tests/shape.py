@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import io
 import keyword
+import re
 import sys
 import tokenize
 from collections import defaultdict
@@ -134,8 +135,15 @@ def copied_blocks(paths: list[Path], size: int = MIN_COPY_LINES) -> list[tuple[P
 
 
 def _thin(window: tuple[str, ...]) -> bool:
-    """A window of mostly one-name lines (a list of values, keyword arguments) is data."""
-    return sum(len(line.split()) <= 4 for line in window) > len(window) // 2
+    """Data, not logic: a window of mostly one-name lines (a list of values, keyword
+    arguments), or one of only class statements and literal assignments (a table of
+    declarations, such as the protocol's error classes)."""
+    if sum(len(line.split()) <= 4 for line in window) > len(window) // 2:
+        return True
+    return all(line.startswith("class ") or _LITERAL_ASSIGNMENT.match(line) for line in window)
+
+
+_LITERAL_ASSIGNMENT = re.compile(r"^N( , N)* = [-S0 ,]+$")
 
 
 def report() -> dict[str, list]:
