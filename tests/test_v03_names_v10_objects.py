@@ -18,7 +18,7 @@ from a2a.protocol.v03 import v10_parts_v03_role, v10_shaped
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from tests.helpers import v03_message, v10_message
-from tests.test_spec_details import frames, jsonrpc
+from tests.test_spec_details import call, frames, jsonrpc
 
 SEND, STREAM = "message/send", "message/stream"
 
@@ -128,7 +128,18 @@ def test_file_and_data_parts_are_v10s(store):
 def test_errors_are_plain_jsonrpc_errors(store):
     params = {"message": {"role": "user", "parts": [{"text": 1}], "messageId": "m1"}}
     error = jsonrpc(SEND, params).json()["error"]
-    assert error["code"] == -32602 and error["data"] == {"field": "message.parts[0].text", "description": "must be a string"}
+    assert error["code"] == -32602
+    assert error["data"] == {"field": "message.parts[0].text", "description": "must be a string"}
+
+
+def test_a_stream_refused_before_its_first_event_is_a_stream_of_the_error(store):
+    params = {"message": {"role": "user", "parts": [{"raw": "not base64!"}], "messageId": "m1"}}
+    [event] = frames(jsonrpc(STREAM, params))
+    assert event["error"] == {
+        "code": -32602,
+        "message": event["error"]["message"],
+        "data": {"field": "message.parts[0].raw", "description": "is not valid base64"},
+    }
 
 
 def test_stream_events_are_stream_responses_with_v03_states(store):
@@ -164,5 +175,7 @@ def test_a_get_stays_v03(store):
     """``tasks/get`` has the same params in every dialect, so nothing tells: v0.3's bare
     Task, which fasta2a's GetTaskResponse reads too."""
     task_id = send("hello")["task"]["id"]
-    answer = jsonrpc("tasks/get", {"id": task_id}).json()["result"]
-    assert answer == V03.render_task(store.get(task_id)) and answer["status"]["state"] == "completed"
+    body = {"jsonrpc": "2.0", "id": None, "method": "tasks/get", "params": {"id": task_id}}  # fasta2a's null id
+    answer = call("POST", "/a2a/", body=body).json()
+    assert answer["id"] is None and answer["result"] == V03.render_task(store.get(task_id))
+    assert answer["result"]["status"]["state"] == "completed"

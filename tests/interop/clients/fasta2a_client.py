@@ -32,7 +32,7 @@ TERMINAL = ("completed", "canceled", "failed", "rejected")
 
 def message(*parts: dict[str, Any], **ids: str) -> Message:
     """A user message as fasta2a's users write it (its TypedDict, snake_case keys)."""
-    return Message(role="user", parts=list(parts), message_id=str(uuid.uuid4()), **ids)  # type: ignore[typeddict-item]
+    return Message(role="user", parts=list(parts), message_id=str(uuid.uuid4()), **ids)
 
 
 async def send(client: A2AClient, text: str, **options: Any) -> dict[str, Any]:
