@@ -321,7 +321,7 @@ class _Delivery:
     def shutdown(self, grace: float | None = None) -> None:
         """Give queued deliveries ``grace`` seconds, then drop the rest and stop."""
         if grace is None:
-            grace = min(float(a2a_settings.SHUTDOWN_GRACE), float(a2a_settings.PUSH_TIMEOUT))
+            grace = min(a2a_settings.SHUTDOWN_GRACE, a2a_settings.PUSH_TIMEOUT)
         self._thread.stop(lambda: self._drain(grace), timeout=grace + 15)
 
     # The delivery loop --------------------------------------------------------------------
@@ -411,8 +411,8 @@ class _Delivery:
         url, task_id = config["url"], task["id"]
         state = task.get("status", {}).get("state")
         body, headers = payload(config, task)
-        attempts = max(1, int(a2a_settings.PUSH_MAX_ATTEMPTS))
-        timeout = float(a2a_settings.PUSH_TIMEOUT)
+        attempts = max(1, a2a_settings.PUSH_MAX_ATTEMPTS)
+        timeout = a2a_settings.PUSH_TIMEOUT
         for attempt in range(1, attempts + 1):
             retry_after = None
             try:
@@ -460,7 +460,7 @@ class _Delivery:
                     problem,
                 )
                 return
-            delay = float(a2a_settings.PUSH_RETRY_DELAY) * 2 ** (attempt - 1) * random.uniform(0.9, 1.1)
+            delay = a2a_settings.PUSH_RETRY_DELAY * 2 ** (attempt - 1) * random.uniform(0.9, 1.1)
             delay = min(max(delay, retry_after or 0.0), MAX_RETRY_DELAY)
             logger.info(
                 "push notification for task %s to %s failed (%s); retrying in %.2fs", task_id, url, problem, delay

@@ -41,7 +41,7 @@ def owner_id() -> str:
 
 
 def lease_seconds() -> float:
-    return float(a2a_settings.LEASE_SECONDS)
+    return a2a_settings.LEASE_SECONDS
 
 
 def new_lease(*, runs: int = 0, now: dt.datetime | None = None, queued: bool = False) -> dict[str, Any]:

@@ -219,5 +219,5 @@ async def openapi_json(request: HttpRequest) -> HttpResponse:
     return HttpResponse(
         orjson.dumps(doc),
         content_type="application/json",
-        headers={"Cache-Control": f"public, max-age={int(a2a_settings.CARD_MAX_AGE)}", "Vary": "Host"},
+        headers={"Cache-Control": f"public, max-age={a2a_settings.CARD_MAX_AGE}", "Vary": "Host"},
     )

@@ -230,4 +230,4 @@ class AdminActions:
 
     @staticmethod
     def stale_after() -> dt.timedelta:
-        return dt.timedelta(seconds=float(a2a_settings.STALE_AFTER))
+        return dt.timedelta(seconds=a2a_settings.STALE_AFTER)

@@ -45,7 +45,7 @@ def _count(value: Any) -> int:
 
 def expected_workers() -> tuple[int, str]:
     """How many server processes the settings or the environment announce, and which said so."""
-    setting = _count(a2a_settings.EXPECT_WORKERS)
+    setting = a2a_settings.EXPECT_WORKERS
     env = _count(os.environ.get("WEB_CONCURRENCY"))
     if env > setting:
         return env, f"WEB_CONCURRENCY={env}"

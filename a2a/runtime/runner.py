@@ -461,7 +461,7 @@ def get_runner() -> Runner:
     global _runner
     with _runner_lock:
         if _runner is None:
-            _runner = Runner(int(a2a_settings.WORKERS))
+            _runner = Runner(a2a_settings.WORKERS)
         return _runner
 
 

@@ -83,9 +83,7 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
 def _direct(params: SendParams) -> bool:
     """Whether the handler runs before any task exists (it is marked
     ``direct_reply``): a new message, with no push-notification config to attach."""
-    return (
-        not params.message.get("taskId") and params.push_config is None and answers_directly(str(a2a_settings.HANDLER))
-    )
+    return not params.message.get("taskId") and params.push_config is None and answers_directly(a2a_settings.HANDLER)
 
 
 @contextlib.asynccontextmanager
@@ -137,7 +135,7 @@ async def _settled(events: Subscription, task_id: str, params: SendParams) -> Ta
     """The task once it settles (or ``A2A_BLOCKING_TIMEOUT`` passed), as stored; the
     handler's reply Message if it answered with one."""
     try:
-        async with asyncio.timeout(float(a2a_settings.BLOCKING_TIMEOUT)):
+        async with asyncio.timeout(a2a_settings.BLOCKING_TIMEOUT):
             while task_state((await _next(events)).task) not in SETTLED_STATES:
                 pass
     except TimeoutError:
@@ -156,7 +154,7 @@ async def _next(events: Subscription) -> TaskEvent:
     stored when nothing arrived for a keepalive period (an event may have been lost)."""
     while True:
         try:
-            return await asyncio.wait_for(events.get(), float(a2a_settings.STREAM_KEEPALIVE))
+            return await asyncio.wait_for(events.get(), a2a_settings.STREAM_KEEPALIVE)
         except TimeoutError:
             if events.remote:
                 return await events.read()
@@ -225,7 +223,7 @@ async def _follow(
     if task_state(snapshot) in until:
         return
     last, version = snapshot, task_version(snapshot)
-    keepalive = float(a2a_settings.STREAM_KEEPALIVE)
+    keepalive = a2a_settings.STREAM_KEEPALIVE
     while True:
         try:
             event = await asyncio.wait_for(events.get(), keepalive)
@@ -296,7 +294,7 @@ def _catch_up(last: Task, task: Task, *, settled: bool) -> Iterator[StreamItem]:
 def check_input_modes(message: Message) -> None:
     """ContentTypeNotSupportedError for a part whose media type the agent does not take
     (``A2A_INPUT_MODES``; ``*/*`` and ``type/*`` are wildcards)."""
-    accepted = list(a2a_settings.INPUT_MODES)
+    accepted = a2a_settings.INPUT_MODES
     for i, part in enumerate(message.get("parts", ())):
         kind = part.get("kind")
         media = (

@@ -228,7 +228,7 @@ class Command(BaseCommand):
 
     def do_fail_stale(self, store: str | None, dry_run: bool, **options: Any) -> None:
         target = self.store(store)
-        older = age(options.get("older_than")) or dt.timedelta(seconds=float(a2a_settings.STALE_AFTER))
+        older = age(options.get("older_than")) or dt.timedelta(seconds=a2a_settings.STALE_AFTER)
         states = tuple(options.get("state") or maintenance.STALE_STATES)
         selection = maintenance.Selection(states=states, context_id=options.get("context"), older_than=older)
         started = time.monotonic()
