@@ -57,6 +57,7 @@ def a_task(task_id: str = "t1", state: str = "working", **extra) -> dict:
 @pytest.fixture
 def files(settings, tmp_path) -> FileTaskStore:
     store = FileTaskStore(tmp_path / "tasks")
+    store.open()
     settings.TASK_STORE = store
     return store
 
@@ -221,10 +222,10 @@ def test_temp_files_of_interrupted_writes_are_removed_at_start(tmp_path, caplog)
     old.write_bytes(b"{")
     os.utime(old, (time.time() - 120, time.time() - 120))
     fresh.write_bytes(b"{")
-    FileTaskStore(directory)
+    FileTaskStore(directory).open()
     assert not old.exists() and fresh.exists()  # a live writer's temp file is left alone
     assert "removed 1 temp file(s)" in caplog.text
-    FileTaskStore(directory, stale_temp_seconds=0)
+    FileTaskStore(directory, stale_temp_seconds=0).open()
     assert not fresh.exists()
 
 

@@ -15,7 +15,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -116,10 +116,10 @@ class SnapshotKeeper:
 class _Build(NamedTuple):
     """What building the index found."""
 
-    index: MappedIndex
+    mapped: MappedIndex
     odd: dict[str, str]
     #: [directory version, when read]: what the index agrees with (once checked).
-    directory: list[int]
+    directory: Any
     #: The directory is still to be checked, in the background.
     background: bool
     #: Tasks read: how far the index is from its snapshot (-1: it has none).
@@ -321,7 +321,7 @@ class SharedIndex:
         """Serve pages from the index built (and start its background check)."""
         live = self.live
         with live.lock:
-            live.index, live.odd, live.building = build.index, build.odd, False
+            live.index, live.odd, live.building = build.mapped, build.odd, False
             self._check_first = False
             live.directory = None if build.background else build.directory
             touched: set[str] | None = set() if build.background else None

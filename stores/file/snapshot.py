@@ -130,6 +130,19 @@ class Column:
         return self.get(i)
 
 
+def _counts(values: list[str], coded: Any, n: int) -> Counter[tuple[str | None, str | None]]:
+    """How many records match each (owner, state), either possibly None (any), from the
+    header's ``[owner code, state code, count]`` triples."""
+    counts: Counter[tuple[str | None, str | None]] = Counter()
+    for owner_code, state_code, k in coded:
+        owner, state = values[owner_code], values[state_code]
+        for key in ((owner, state), (owner, None), (None, state), (None, None)):
+            counts[key] += k
+    if counts[(None, None)] != n:
+        raise SnapshotDamaged("counts do not add up")
+    return counts
+
+
 class MappedSnapshot:
     """A snapshot, mapped. See the module doc."""
 
@@ -183,14 +196,7 @@ class MappedSnapshot:
             if not all(isinstance(v, str) for v in self.values):
                 raise SnapshotDamaged("values not strings")
             self._codes = {value: i for i, value in enumerate(self.values)}
-            counts: Counter[tuple[str | None, str | None]] = Counter()
-            for owner_code, state_code, k in header["counts"]:
-                owner, state = self.values[owner_code], self.values[state_code]
-                for key in ((owner, state), (owner, None), (None, state), (None, None)):
-                    counts[key] += k
-            if counts[(None, None)] != n:
-                raise SnapshotDamaged("counts do not add up")
-            self.counts = counts
+            self.counts = _counts(self.values, header["counts"], n)
         except SnapshotDamaged:
             raise
         except (ValueError, TypeError, KeyError, IndexError, orjson.JSONDecodeError) as exc:

@@ -36,7 +36,6 @@ import contextlib
 import logging
 import os
 import threading
-import time
 from collections.abc import Collection, Iterator
 from pathlib import Path
 
@@ -59,7 +58,7 @@ from stores.base import (
 from stores.file import fsio
 from stores.file.index import SharedIndex
 from stores.file.push import FILE_SUBDIRECTORY, FilePushConfigStore
-from stores.file.taskfile import DamageLog, TaskLocks, file_stem, parse
+from stores.file.taskfile import DamageLog, TaskLocks, file_stem, move_aside, parse
 
 logger = logging.getLogger(__name__)
 
@@ -341,28 +340,10 @@ class FileTaskStore(TaskStore):
             data = None
         if data is not None and parse(data, path.stem)[0] is not None:
             return None
-        target_dir = self.directory / CORRUPT_DIRECTORY
-        target_dir.mkdir(exist_ok=True)
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        for n in range(1000):
-            target = target_dir / f"{path.name}.{stamp}{f'.{n}' if n else ''}"
-            try:
-                os.link(path, target)  # fails when the target exists: nothing is ever replaced
-            except FileExistsError:
-                continue
-            except OSError:  # no hard links here: check, then rename (we hold the task's lock)
-                if target.exists():
-                    continue
-                os.rename(path, target)
-            else:
-                os.unlink(path)
-            if self.fsync:
-                fsio.fsync_directory(target_dir)
-                fsio.fsync_directory(self.directory)
-            self._damaged.forget(path.name)
-            logger.warning("moved damaged task file %s to %s", path, target)
-            return target
-        raise StoreError(f"could not move {path} aside: too many copies in {target_dir}")
+        target = move_aside(path, self.directory / CORRUPT_DIRECTORY, fsync=self.fsync)
+        self._damaged.forget(path.name)
+        logger.warning("moved damaged task file %s to %s", path, target)
+        return target
 
     def _temp_directories(self) -> tuple[Path, ...]:
         """Where this store's writes make temp files: the tasks, the journal, the snapshot."""

@@ -14,13 +14,15 @@ import logging
 import os
 import re
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 
-from stores.base import Task
+from stores.base import StoreError, Task
+from stores.file import fsio
 
 try:
     import fcntl
@@ -76,6 +78,31 @@ def parse(data: bytes, stem: str) -> tuple[Task | None, str]:
     if not belongs_in(task["id"], stem):
         return None, f"holds task {task['id']!r}, which belongs in {file_stem(task['id'])}.json"
     return task, ""
+
+
+def move_aside(path: Path, target_dir: Path, *, fsync: bool) -> Path:
+    """Move ``path`` into ``target_dir`` under a name of its own (``<name>.<UTC time>``,
+    then ``.1``, ``.2``, ...: a file there is never replaced); return where it went.
+    Under the task's lock."""
+    target_dir.mkdir(exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    for n in range(1000):
+        target = target_dir / f"{path.name}.{stamp}{f'.{n}' if n else ''}"
+        try:
+            os.link(path, target)  # fails when the target exists: nothing is ever replaced
+        except FileExistsError:
+            continue
+        except OSError:  # no hard links here: check, then rename (the caller holds the lock)
+            if target.exists():
+                continue
+            os.rename(path, target)
+        else:
+            os.unlink(path)
+        if fsync:
+            fsio.fsync_directory(target_dir)
+            fsio.fsync_directory(path.parent)
+        return target
+    raise StoreError(f"could not move {path} aside: too many copies in {target_dir}")
 
 
 class TaskLocks:
