@@ -16,18 +16,15 @@ The modules, from the bottom up (each imports only those below it, as
 - :mod:`~stores.file.store`: :class:`FileTaskStore`.
 """
 
-from stores.file.fsio import NOT_CACHED, STALE_TEMP_SECONDS, TRANSIENT_ERRNOS, DirectorySync
+from stores.file.fsio import NOT_CACHED, STALE_TEMP_SECONDS, DirectorySync
 from stores.file.push import FILE_SUBDIRECTORY, FilePushConfigStore
 from stores.file.store import FileTaskStore
-from stores.file.taskfile import file_stem
 
 __all__ = [
     "FILE_SUBDIRECTORY",
     "NOT_CACHED",
     "STALE_TEMP_SECONDS",
-    "TRANSIENT_ERRNOS",
     "DirectorySync",
     "FilePushConfigStore",
     "FileTaskStore",
-    "file_stem",
 ]
