@@ -206,8 +206,8 @@ def file_store(rows: list[dict[str, Any]], n: int) -> None:
 
 
 def _old_atomic_write(target: Path, data: bytes, *, fsync: bool = True) -> int:
-    """``stores.file.atomic_write`` as it was: through a buffered file object."""
-    from stores import file as file_module
+    """``stores.file.fsio.atomic_write`` as it was: through a buffered file object."""
+    from stores.file import fsio as file_module
 
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=_old_temp_prefix(), suffix=".json")
     try:
@@ -227,8 +227,8 @@ def _old_atomic_write(target: Path, data: bytes, *, fsync: bool = True) -> int:
 
 
 def _old_temp_prefix() -> str:
-    """``stores.file.temp_prefix`` as it was: the host name and /proc read on every save."""
-    from stores import file as file_module
+    """``stores.file.fsio.temp_prefix`` as it was: the host name and /proc read on every save."""
+    from stores.file import fsio as file_module
 
     pid = os.getpid()
     return f"{file_module.TEMP_PREFIX}{file_module._host_tag()}.{pid}.{file_module._started(pid) or 0}."
@@ -245,7 +245,7 @@ def _file_transitions(store: Any, n: int, threads: int = 8) -> dict[str, Any]:
 
     from a2a.core import lifecycle
     from bench.servers import taskdata
-    from stores import file as file_module
+    from stores.file import fsio as file_module
 
     new = (file_module.atomic_write, file_module.read_file)
     old = (_old_atomic_write, lambda path: path.read_bytes())

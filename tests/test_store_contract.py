@@ -223,7 +223,7 @@ def test_file_store_save_leaves_no_temp_files_and_keeps_the_old_file_on_failure(
     def broken_replace(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("stores.file.os.replace", broken_replace)
+    monkeypatch.setattr("stores.file.fsio.os.replace", broken_replace)
     with pytest.raises(StoreError, match="could not save the task: No space left on device"):
         store.save(task("t1", "completed"))
     monkeypatch.undo()

@@ -127,7 +127,7 @@ def test_file_store_index_survives_journal_rotations(tmp_path):
 
     a, b = FileTaskStore(tmp_path, fsync=False), FileTaskStore(tmp_path, fsync=False)
     for store in (a, b):
-        store._listing.max_journal_bytes = 200  # a few lines a generation
+        store._listing.journal.max_bytes = 200  # a few lines a generation
     assert _ids(a) == []
     for i in range(5):  # a reads every generation: it follows them
         b.save(make(f"t{i}", i, "c", "completed", ""))
