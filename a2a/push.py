@@ -404,6 +404,25 @@ class _Delivery:
             self._client = httpx.AsyncClient(follow_redirects=False, trust_env=False)
         return self._client
 
+    async def _post(self, url: str, task: Task, body: bytes, headers: dict[str, str]) -> tuple[int, float | None]:
+        """POST ``body`` to the webhook once (its address resolved and checked first):
+        the HTTP status and the Retry-After the answer asked for."""
+        target = await resolve(url)
+        timeout = a2a_settings.PUSH_TIMEOUT
+        with tracing.push(task, url):
+            request_headers = {**headers, "Host": target.host_header}
+            tracing.inject(request_headers)  # the webhook's receiver may join the trace
+            async with asyncio.timeout(timeout):
+                async with self._http().stream(
+                    "POST",
+                    target.url,
+                    content=body,
+                    headers=request_headers,
+                    extensions={"sni_hostname": target.sni_hostname} if target.sni_hostname else {},
+                    timeout=timeout,
+                ) as response:
+                    return response.status_code, _retry_after(response.headers.get("retry-after"))
+
     async def _deliver(self, config: PushConfig, task: Task) -> None:
         """POST one task version to one webhook, with retries; never raises for the webhook's faults."""
         import httpx
@@ -412,25 +431,10 @@ class _Delivery:
         state = task.get("status", {}).get("state")
         body, headers = payload(config, task)
         attempts = max(1, a2a_settings.PUSH_MAX_ATTEMPTS)
-        timeout = a2a_settings.PUSH_TIMEOUT
         for attempt in range(1, attempts + 1):
             retry_after = None
             try:
-                target = await resolve(url)
-                with tracing.push(task, url):
-                    request_headers = {**headers, "Host": target.host_header}
-                    tracing.inject(request_headers)  # the webhook's receiver may join the trace
-                    async with asyncio.timeout(timeout):
-                        async with self._http().stream(
-                            "POST",
-                            target.url,
-                            content=body,
-                            headers=request_headers,
-                            extensions={"sni_hostname": target.sni_hostname} if target.sni_hostname else {},
-                            timeout=timeout,
-                        ) as response:
-                            status = response.status_code
-                            retry_after = _retry_after(response.headers.get("retry-after"))
+                status, retry_after = await self._post(url, task, body, headers)
             except UnsafeURLError as exc:
                 logger.warning("push notification for task %s not sent: webhook %s %s", task_id, url, exc)
                 return
