@@ -50,23 +50,10 @@ from pathlib import Path
 
 import orjson
 
-from stores.base import (
-    PushConfig,
-    PushConfigStore,
-    StaleTaskError,
-    StoreError,
-    StoreUnavailable,
-    Task,
-    TaskPage,
-    TaskQuery,
-    TaskStore,
-    check_config,
-    check_task,
-    config_order,
-    task_state,
-    task_version,
-)
+from stores.base import StaleTaskError, StoreError, StoreUnavailable, Task, TaskPage, TaskQuery, TaskStore
+from stores.fields import check_task, task_state, task_version
 from stores.index import SharedIndex
+from stores.push_configs import PushConfig, PushConfigStore, check_config, config_order
 
 try:
     import fcntl
@@ -342,6 +329,7 @@ class FileTaskStore(TaskStore):
 
     durable = True
     shared = True  # on one host; across hosts only where flock and rename are (see above)
+    supports_compare_and_swap = True
 
     def __init__(
         self,

@@ -36,21 +36,15 @@ from typing import Any, Protocol, TypeVar
 
 import orjson
 
-from stores.base import (
-    StoreError,
-    Task,
-    TaskPage,
-    TaskQuery,
-    decode_cursor,
-    encode_cursor,
-    format_timestamp,
-    task_scope,
-    task_state,
-)
-from stores.base import task_updated as _updated
+from stores.base import StoreError, Task, TaskPage, TaskQuery
+from stores.cursors import decode_cursor, encode_cursor
+from stores.fields import task_state
+from stores.fields import task_updated as _updated
+from stores.scope import task_scope
 from stores.snapshot import Column, MappedSnapshot, Row, SnapshotDamaged, write_snapshot
 from stores.snapshot import text as _text
 from stores.snapshot import utf8 as _utf8
+from stores.timestamps import format_timestamp
 
 try:
     import fcntl

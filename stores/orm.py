@@ -15,30 +15,14 @@ from django.db import DatabaseError, IntegrityError, InterfaceError, Operational
 from django.db.migrations.executor import MigrationExecutor
 from django.db.models import Q
 
-from stores.base import (
-    PushConfig,
-    PushConfigStore,
-    StaleTaskError,
-    StoreUnavailable,
-    Task,
-    TaskPage,
-    TaskQuery,
-    TaskStore,
-    acknowledged,
-    check_config,
-    check_task,
-    cursor_total,
-    decode_cursor,
-    encode_cursor,
-    format_timestamp,
-    now_iso,
-    parse_timestamp,
-    task_scope,
-    task_state,
-    task_updated,
-    task_version,
-)
+from stores.base import StaleTaskError, StoreUnavailable, Task, TaskPage, TaskQuery, TaskStore
+from stores.cursors import cursor_total, decode_cursor, encode_cursor
+from stores.durability import acknowledged
+from stores.fields import check_task, task_state, task_updated, task_version
 from stores.models import PushConfigRecord, TaskCount, TaskRecord
+from stores.push_configs import PushConfig, PushConfigStore, check_config
+from stores.scope import task_scope
+from stores.timestamps import format_timestamp, now_iso, parse_timestamp
 
 logger = logging.getLogger(__name__)
 
@@ -108,6 +92,7 @@ class OrmTaskStore(TaskStore):
 
     durable = True
     shared = True
+    supports_compare_and_swap = True
 
     def __init__(self, using: str = "default") -> None:
         self.using = using

@@ -29,9 +29,10 @@ from a2a.protocol.model import new_task
 from a2a.runtime import reaper
 from a2a.runtime.runner import Runner
 from stores import file as file_module
-from stores.base import StoreUnavailable, TaskQuery, TaskStore, format_timestamp, now_iso
+from stores.base import StoreUnavailable, TaskQuery, TaskStore
 from stores.file import NOT_CACHED, FileTaskStore
 from stores.orm import OrmTaskStore
+from stores.timestamps import format_timestamp, now_iso
 from tests.db_marks import store_params
 from tests.helpers import wait_for_state as wait_for
 

@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from a2a.core import lifecycle
 from a2a.runtime.reaper import heartbeat
-from stores.base import acknowledged, not_an_acknowledgement
+from stores.durability import acknowledged, not_an_acknowledgement
 from stores.memory import MemoryTaskStore
 from stores.orm import RELAXED_COMMIT
 from tests.conftest import STORE_KINDS, make_store

@@ -9,7 +9,8 @@ import logging
 import pytest
 
 from stores import file as file_module
-from stores.base import TaskQuery, cursor_total, decode_cursor, encode_cursor
+from stores.base import TaskQuery
+from stores.cursors import cursor_total, decode_cursor, encode_cursor
 from stores.file import FileTaskStore
 from tests.conftest import STORE_KINDS, make_store
 

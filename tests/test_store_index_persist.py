@@ -17,9 +17,10 @@ import pytest
 from hypothesis import given, settings
 
 from stores import file as file_module
-from stores.base import TaskQuery, page_in_memory
+from stores.base import TaskQuery
 from stores.file import FileTaskStore
 from stores.index import SNAPSHOT_NAME, TaskIndex
+from tests.helpers import page_in_memory
 from tests.test_store_index import make, ops, queries
 
 ROOT = Path(__file__).resolve().parent.parent
