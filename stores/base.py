@@ -164,8 +164,8 @@ class TaskStore(ABC):
     - ``keeps_push_configs``: the store has the four methods of a push-config store
       (``save_push_config``, ``get_push_config``, ``list_push_configs``,
       ``delete_push_config``, see :class:`stores.push_configs.PushConfigKeeper`) and
-      :attr:`push_configs` serves them. Without it (and without an overridden
-      :meth:`create_push_configs`), the configs are kept in memory.
+      :attr:`push_configs` serves them; without it, :meth:`create_push_configs` makes
+      the store that keeps them (in memory, by default).
     """
 
     durable: bool = False
@@ -244,17 +244,17 @@ class TaskStore(ABC):
             with _PUSH_CONFIGS_LOCK:
                 configs = self.__dict__.get("_push_configs")
                 if configs is None:
-                    configs = self.create_push_configs()
+                    if self.keeps_push_configs:
+                        configs = TaskStorePushConfigs(cast(PushConfigKeeper, self))
+                    else:
+                        configs = self.create_push_configs()
                     self.__dict__["_push_configs"] = configs
         return configs
 
     def create_push_configs(self) -> PushConfigStore:
-        """A new store for this task store's push configs: the built-in stores keep
-        them beside their tasks. A store that sets ``keeps_push_configs`` serves them
-        itself; for any other the default keeps them in memory (logged: they die with
-        the process)."""
-        if self.keeps_push_configs:
-            return TaskStorePushConfigs(cast(PushConfigKeeper, self))
+        """A new store for this task store's push configs (not asked of a store that
+        sets ``keeps_push_configs``): the built-in stores keep them beside their tasks;
+        the default keeps them in memory (logged: they die with the process)."""
         logger.warning(
             "task store %r keeps no push notification configs (keeps_push_configs is not set); keeping them "
             "in memory, so they are lost on restart and not shared between processes",
