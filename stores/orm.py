@@ -221,7 +221,7 @@ class OrmTaskStore(TaskStore):
         """``UPDATE ... WHERE id = %s AND version = %s``; whether a row was updated.
 
         A save that is no acknowledgement (a lease renewal, inside
-        :func:`stores.base.not_an_acknowledgement`) on PostgreSQL also sets
+        :func:`stores.durability.not_an_acknowledgement`) on PostgreSQL also sets
         ``synchronous_commit`` off for its own transaction, in the same statement (no
         extra round trip): the commit does not wait for the WAL flush. A crash of the
         database may then lose the renewal (the lease looks older); any later commit

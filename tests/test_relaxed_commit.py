@@ -1,5 +1,5 @@
 """Lease renewals, and only they, are saved as "not an acknowledgement"
-(``stores.base.not_an_acknowledgement``), which the ORM store on PostgreSQL commits with
+(``stores.durability.not_an_acknowledgement``), which the ORM store on PostgreSQL commits with
 ``synchronous_commit`` off for that transaction alone (docs/stores.md, "What is durable
 when")."""
 
