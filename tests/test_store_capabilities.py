@@ -64,22 +64,25 @@ def test_the_built_in_stores_declare_compare_and_swap():
     assert not any(cls.keeps_push_configs for cls in (MemoryTaskStore, FileTaskStore, OrmTaskStore))
 
 
+class NoConfigs(PushConfigStore):
+    """A custom push-config store that sets no flag (and holds nothing)."""
+
+    def save_push_config(self, config):
+        return config
+
+    def get_push_config(self, task_id, config_id):
+        return None
+
+    def list_push_configs(self, task_id):
+        return []
+
+    def delete_push_config(self, task_id, config_id):
+        return False
+
+
 def test_a_push_config_store_that_sets_no_flag_is_never_asked_whether_it_has_configs():
-    class Minimal(PushConfigStore):
-        def save_push_config(self, config):
-            return config
-
-        def get_push_config(self, task_id, config_id):
-            return None
-
-        def list_push_configs(self, task_id):
-            return []
-
-        def delete_push_config(self, task_id, config_id):
-            return False
-
-    assert Minimal.cheap_has_configs is False
-    assert Minimal().has_configs("t1") is True  # "may have": the safe answer
+    assert NoConfigs.cheap_has_configs is False
+    assert NoConfigs().has_configs("t1") is True  # "may have": the safe answer
     assert all(cls.cheap_has_configs for cls in (MemoryPushConfigStore, FilePushConfigStore, OrmPushConfigStore))
 
 
@@ -98,25 +101,11 @@ def test_lifecycle_compares_and_swaps_on_a_store_with_the_flag():
     assert store.expected == [0, 1]
 
 
-class Counting(PushConfigStore):
+class Counting(NoConfigs):
     """A push-config store recording whether it was asked ``has_configs``."""
-
-    cheap_has_configs: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.asked: list[str] = []
-
-    def save_push_config(self, config):
-        return config
-
-    def get_push_config(self, task_id, config_id):
-        return None
-
-    def list_push_configs(self, task_id):
-        return []
-
-    def delete_push_config(self, task_id, config_id):
-        return False
 
     def has_configs(self, task_id):
         self.asked.append(task_id)

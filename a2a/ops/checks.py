@@ -258,7 +258,7 @@ def check_deployment(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
         errors.append(Error("A2A_RETRY_ON_LOST_LEASE must be True or False.", id="a2a.E050"))
     count, source = expected_workers()
     store = configured_store()
-    if count > 1 and store is not None and not getattr(store, "shared", False):
+    if count > 1 and store is not None and not store.shared:
         errors.append(
             Warning(
                 unshared_message(store, f"{source} says there are {count} workers"), hint=UNSHARED_HINT, id="a2a.W001"
