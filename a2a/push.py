@@ -57,7 +57,8 @@ from a2a.core.loop import LoopThread
 from a2a.protocol import V03, V10
 from a2a.protocol.errors import InvalidParamsError
 from stores.backends import get_task_store
-from stores.base import PushConfig, PushConfigStore, Task
+from stores.base import Task
+from stores.push_configs import PushConfig, PushConfigStore
 
 logger = logging.getLogger(__name__)
 
@@ -520,9 +521,7 @@ def on_task_saved(task: Task) -> None:
         return
     try:
         store = get_task_store().push_configs
-        has_configs = getattr(store, "has_configs", None)
-        cheap = store.nonblocking or getattr(store, "cheap_has_configs", False)
-        if cheap and has_configs is not None and not has_configs(task["id"]):
+        if store.cheap_has_configs and not store.has_configs(task["id"]):
             return  # an in-memory lookup (or a stat) says nobody is listening: no hand-off at all
         _delivery.notify(orjson.loads(orjson.dumps(task)), store)  # a snapshot: the caller may change the dict
     except Exception:

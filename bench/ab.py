@@ -139,8 +139,9 @@ def memory_and_http(rows: list[dict[str, Any]], n: int) -> None:
     from a2a.http import common
     from bench.breakdown import _asgi_call, _get_body, _scope, _send_body
     from bench.scale import lean_task
-    from stores.base import TaskQuery, page_in_memory
+    from stores.base import TaskQuery
     from stores.memory import MemoryTaskStore
+    from stores.paging import page_in_memory
 
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)

@@ -24,17 +24,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from stores.base import (
-    Task,
-    TaskPage,
-    TaskQuery,
-    decode_cursor,
-    encode_cursor,
-    format_timestamp,
-    task_scope,
-    task_state,
-)
-from stores.base import task_updated as _updated
+from stores.base import Task, TaskPage, TaskQuery
+from stores.cursors import decode_cursor, encode_cursor
+from stores.fields import task_state
+from stores.fields import task_updated as _updated
+from stores.scope import task_scope
+from stores.timestamps import format_timestamp
 
 #: Timestamps never contain NUL: ``updated + SEP + id`` sorts exactly as ``(updated, id)``.
 SEP = "\x00"

@@ -14,8 +14,8 @@ import pytest
 
 from a2a.asgi import get_asgi_application
 from a2a.runtime.runner import get_runner
-from stores.base import now_iso
 from stores.memory import MemoryTaskStore
+from stores.timestamps import now_iso
 
 # The runner's background threads use `random` (lease jitter) while Hypothesis draws.
 pytestmark = pytest.mark.filterwarnings("ignore:Do not use the `random` module inside strategies")

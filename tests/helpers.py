@@ -1,5 +1,6 @@
-"""What many tests need, one copy each: waiting for a task or a condition, and HTTP
-requests to the project's ASGI application in this process."""
+"""What many tests need, one copy each: waiting for a task or a condition, HTTP
+requests to the project's ASGI application in this process, and the reference listing
+the stores' indexes are checked against (:func:`page_in_memory`)."""
 
 from __future__ import annotations
 

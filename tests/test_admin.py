@@ -17,10 +17,11 @@ from django.urls import reverse
 from stores.admin.display import parts_text
 from stores.admin.options import TaskRecordAdmin
 from stores.backends import get_task_store, resolve_store
-from stores.base import TaskPage, TaskQuery, TaskStore, format_timestamp
+from stores.base import TaskPage, TaskQuery, TaskStore
 from stores.memory import MemoryTaskStore
 from stores.models import TaskRecord
 from stores.orm import OrmTaskStore
+from stores.timestamps import format_timestamp
 
 pytestmark = pytest.mark.django_db
 

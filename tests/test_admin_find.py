@@ -20,8 +20,9 @@ from django.test import RequestFactory
 from a2a.core import lifecycle
 from stores.admin import dashboard, filters, search
 from stores.backends import resolve_store
-from stores.base import TaskStore, format_timestamp
+from stores.base import TaskStore
 from stores.models import TaskRecord
+from stores.timestamps import format_timestamp
 
 TASK_LIST = "/admin/stores/taskrecord/"
 DASHBOARD = "/admin/stores/taskrecord/dashboard/"

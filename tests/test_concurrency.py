@@ -20,8 +20,9 @@ from a2a.protocol.errors import TaskNotCancelableError, UnsupportedOperationErro
 from a2a.protocol.model import CancelParams, SendParams, new_task, set_status
 from a2a.runtime.runner import Runner
 from a2a.service import operations
-from stores.base import STATES, TERMINAL_STATES, StaleTaskError, TaskStore, now_iso
+from stores.base import STATES, TERMINAL_STATES, StaleTaskError, TaskStore
 from stores.file import FileTaskStore
+from stores.timestamps import now_iso
 from tests.conftest import STORE_KINDS
 from tests.db_marks import store_params
 from tests.helpers import wait_for_state as wait_for
@@ -197,6 +198,8 @@ def test_a_change_that_leaves_a_terminal_state_is_refused(store, caplog):
 class RacingStore(TaskStore):
     """Wraps a store; before one chosen save, another writer (as another process would,
     past this process's locks) saves its own version first."""
+
+    supports_compare_and_swap = True  # it passes expected_version on to the inner store
 
     def __init__(self, inner: TaskStore) -> None:
         self.inner = inner

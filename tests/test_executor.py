@@ -19,7 +19,7 @@ from a2a.runtime import executors, reaper, worker
 from a2a.runtime.runner import get_runner
 from a2a.service import operations
 from stores.backends import get_task_store
-from stores.base import format_timestamp
+from stores.timestamps import format_timestamp
 from tests.helpers import wait_for_state
 
 pytestmark = pytest.mark.django_db

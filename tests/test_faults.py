@@ -21,8 +21,9 @@ import pytest
 from django.core.management import call_command
 
 from a2a.asgi import get_asgi_application
-from stores.base import StaleTaskError, now_iso
+from stores.base import StaleTaskError
 from stores.file import FileTaskStore
+from stores.timestamps import now_iso
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 

@@ -28,10 +28,11 @@ from a2a.core.events import bus
 from a2a.protocol.model import new_task
 from a2a.runtime import reaper
 from a2a.runtime.runner import Runner
-from stores.base import StoreUnavailable, TaskQuery, TaskStore, format_timestamp, now_iso
+from stores.base import StoreUnavailable, TaskQuery, TaskStore
 from stores.file import NOT_CACHED, FileTaskStore
 from stores.file import fsio as file_module
 from stores.orm import OrmTaskStore
+from stores.timestamps import format_timestamp, now_iso
 from tests.db_marks import store_params
 from tests.helpers import wait_for_state as wait_for
 

@@ -9,8 +9,9 @@ import time
 
 import pytest
 
-from stores.base import StoreError, TaskQuery, format_timestamp
+from stores.base import StoreError, TaskQuery
 from stores.file import FileTaskStore
+from stores.timestamps import format_timestamp
 from tests.conftest import ALL_DATABASES, STORE_KINDS, make_store
 
 pytestmark = ALL_DATABASES

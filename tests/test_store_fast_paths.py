@@ -8,7 +8,8 @@ import logging
 
 import pytest
 
-from stores.base import TaskQuery, cursor_total, decode_cursor, encode_cursor
+from stores.base import TaskQuery
+from stores.cursors import cursor_total, decode_cursor, encode_cursor
 from stores.file import FileTaskStore
 from stores.file import fsio as file_module
 from tests.conftest import STORE_KINDS, make_store

@@ -7,9 +7,10 @@ import datetime as dt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stores.base import TaskQuery, page_in_memory
+from stores.base import TaskQuery
 from stores.index import TaskIndex
 from stores.memory import MemoryTaskStore
+from stores.paging import page_in_memory
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 STATES = ["submitted", "working", "completed", "failed"]

@@ -16,12 +16,13 @@ import orjson
 import pytest
 from hypothesis import given, settings
 
-from stores.base import TaskQuery, page_in_memory
+from stores.base import TaskQuery
 from stores.file import FileTaskStore
 from stores.file import fsio as file_module
 from stores.file import store as store_module
 from stores.file.index import SNAPSHOT_NAME
 from stores.index import TaskIndex
+from stores.paging import page_in_memory
 from tests.test_store_index import make, ops, queries
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,7 +14,8 @@ from a2a.asgi import get_asgi_application
 from a2a.handlers import HandlerRequest
 from a2a.service.context import CallContext
 from stores.backends import get_task_store
-from stores.base import SCOPE_SEPARATOR, TaskQuery, scope_key, task_scope
+from stores.base import TaskQuery
+from stores.scope import SCOPE_SEPARATOR, scope_key, task_scope
 from tests.conftest import ALL_DATABASES, STORE_KINDS
 
 V10 = {"A2A-Version": "1.0"}

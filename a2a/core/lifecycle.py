@@ -27,8 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import functools
-import inspect
 import json
 import logging
 import random
@@ -42,19 +40,10 @@ from a2a.core.events import TaskEvent, bus
 from a2a.protocol import limits
 from a2a.protocol.errors import InternalError
 from a2a.protocol.model import Part, agent_message, set_status
-from stores.base import (
-    STATES,
-    TERMINAL_STATES,
-    StaleTaskError,
-    StoreError,
-    Task,
-    TaskStore,
-    not_an_acknowledgement,
-    now_iso,
-    task_state,
-    task_updated,
-    task_version,
-)
+from stores.base import STATES, TERMINAL_STATES, StaleTaskError, StoreError, Task, TaskStore
+from stores.durability import not_an_acknowledgement
+from stores.fields import task_state, task_updated, task_version
+from stores.timestamps import now_iso
 
 logger = logging.getLogger(__name__)
 
@@ -95,13 +84,9 @@ def _lock_for(task_id: str) -> threading.Lock:
     return _LOCKS[zlib.crc32(task_id.encode("utf-8", "surrogatepass")) % len(_LOCKS)]
 
 
-@functools.cache
-def _compare_and_swap(cls: type) -> bool:
-    """Whether the store class's save (and asave) take ``expected_version``."""
-    try:
-        return all("expected_version" in inspect.signature(getattr(cls, m)).parameters for m in ("save", "asave"))
-    except (TypeError, ValueError):
-        return False
+def _compare_and_swap(cls: type[TaskStore]) -> bool:
+    """Whether the store class's save (and asave) take ``expected_version``: its flag."""
+    return cls.supports_compare_and_swap
 
 
 def _save_failed(task_id: str, exc: StoreError) -> InternalError:
@@ -159,7 +144,7 @@ def transition_sync(
 
     ``publish=False`` saves without telling anyone (lease renewals: nothing a client
     sees has changed); ``durable=False`` lets the store commit the save lazily (lease
-    renewals only: :func:`stores.base.not_an_acknowledgement`). A store that cannot
+    renewals only: :func:`stores.durability.not_an_acknowledgement`). A store that cannot
     save raises ``InternalError`` with the reason (``could not save the task: No space
     left on device``); the stored task stays as it was."""
     cas = _compare_and_swap(type(store))

@@ -25,7 +25,9 @@ from a2a.protocol.model import (
     set_status,
 )
 from stores.backends import get_task_store
-from stores.base import MAX_PAGE_SIZE, TaskQuery, TaskStore, scope_key, task_owner, task_tenant, task_updated
+from stores.base import MAX_PAGE_SIZE, TaskQuery, TaskStore
+from stores.fields import task_updated
+from stores.scope import scope_key, task_owner, task_tenant
 
 logger = logging.getLogger(__name__)
 

@@ -327,7 +327,7 @@ def check_deployment() -> Messages:
     shared (``TASK_STORE`` itself is the stores app's check, ``stores.E001``)."""
     count, source = expected_workers()
     store = configured_store()
-    if count > 1 and store is not None and not getattr(store, "shared", False):
+    if count > 1 and store is not None and not store.shared:
         message = unshared_message(store, f"{source} says there are {count} workers")
         return [Warning(message, hint=UNSHARED_HINT, id="a2a.W001")]
     return []

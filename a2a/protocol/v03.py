@@ -37,7 +37,8 @@ from a2a.protocol.model import (
     want_string_list,
     with_history,
 )
-from stores.base import STATES, parse_timestamp
+from stores.base import STATES
+from stores.timestamps import parse_timestamp
 
 
 def want_id(value: Any, path: str, *, required: bool = True) -> str | None:

@@ -59,7 +59,8 @@ from a2a.core.leases import (
 from a2a.protocol.model import agent_message, set_status
 from a2a.runtime.executors import Submits, get_executor
 from stores.backends import get_task_store
-from stores.base import Task, TaskStore, task_state
+from stores.base import Task, TaskStore
+from stores.fields import task_state
 
 logger = logging.getLogger(__name__)
 

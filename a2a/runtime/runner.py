@@ -54,7 +54,8 @@ from a2a.runtime import reaper
 from a2a.runtime.direct import DirectReply
 from a2a.runtime.executors import Executor, Submits
 from stores.backends import get_task_store
-from stores.base import StaleTaskError, Task, TaskStore, task_state, task_version
+from stores.base import StaleTaskError, Task, TaskStore
+from stores.fields import task_state, task_version
 
 logger = logging.getLogger(__name__)
 

@@ -47,7 +47,8 @@ from a2a.runtime.runner import get_runner
 from a2a.service import push_configs
 from a2a.service.context import INTERNAL, CallContext
 from stores.backends import get_task_store
-from stores.base import TaskPage, TaskQuery, task_version
+from stores.base import TaskPage, TaskQuery
+from stores.fields import task_version
 
 
 def _new_task(ctx: CallContext, params: SendParams) -> Task:

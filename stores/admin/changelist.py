@@ -20,8 +20,10 @@ from django.urls import reverse
 from stores.admin import search
 from stores.admin.display import preview_html, relative_time, state_badge, task_when, updated_text
 from stores.admin.filters import TaskFilter
-from stores.base import MAX_PAGE_SIZE, Task, TaskPage, TaskStore, task_owner, task_state
+from stores.base import MAX_PAGE_SIZE, Task, TaskPage, TaskStore
+from stores.fields import task_state
 from stores.models import TaskRecord
+from stores.scope import task_owner
 
 
 class StoreChangeList:

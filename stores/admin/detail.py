@@ -19,7 +19,8 @@ from django.utils.http import content_disposition_header
 from stores.admin.display import DownloadURL, relative_time, state_badge, task_sections, task_when, updated_text
 from stores.admin.source import store_or_error
 from stores.backends import get_task_store
-from stores.base import TERMINAL_STATES, task_state
+from stores.base import TERMINAL_STATES
+from stores.fields import task_state
 
 #: The detail page's buttons: (action, label).
 DETAIL_ACTIONS = (

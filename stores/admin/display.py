@@ -16,7 +16,9 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
 from django.utils.timesince import timesince
 
-from stores.base import STATES, Task, parse_timestamp, task_updated
+from stores.base import STATES, Task
+from stores.fields import task_updated
+from stores.timestamps import parse_timestamp
 
 #: Builds the URL that downloads an inline (base64) file part: (section, item, part) -> URL.
 DownloadURL = Callable[[str, int, int], str]

@@ -18,8 +18,9 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from stores.admin.source import configured_store
-from stores.base import MAX_PAGE_SIZE, STATES, Task, TaskQuery, task_owner
+from stores.base import MAX_PAGE_SIZE, STATES, Task, TaskQuery
 from stores.orm import OrmTaskStore
+from stores.scope import task_owner
 
 #: The "updated" filter: value -> (label, how recent; None: since midnight, local time).
 UPDATED_CHOICES: dict[str, tuple[str, dt.timedelta | None]] = {

@@ -20,8 +20,11 @@ from django.db import connections
 from django.db.models import BooleanField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from stores.base import MAX_PAGE_SIZE, Task, TaskPage, TaskQuery, TaskStore, encode_cursor, page_in_memory, task_updated
+from stores.base import MAX_PAGE_SIZE, Task, TaskPage, TaskQuery, TaskStore
+from stores.cursors import encode_cursor
+from stores.fields import task_updated
 from stores.models import TaskRecord
+from stores.paging import page_in_memory
 
 SEARCH_HELP = (
     "Words of the tasks' messages and artifacts (a task must hold them all), "

@@ -14,11 +14,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
-from stores.base import Task, TaskPage, TaskQuery, decode_cursor, encode_cursor, format_timestamp
+from stores.base import Task, TaskPage, TaskQuery
+from stores.cursors import decode_cursor, encode_cursor
 from stores.file.snapshot import Column, MappedSnapshot, Row, SnapshotDamaged
 from stores.file.snapshot import text as _text
 from stores.file.snapshot import utf8 as _utf8
 from stores.index import TaskIndex, fill_page
+from stores.timestamps import format_timestamp
 
 
 class MappedIndex:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import orjson
 
-from stores.base import PushConfig, PushConfigStore, check_config, config_order
 from stores.file import fsio
 from stores.file.taskfile import unique_stem
+from stores.push_configs import PushConfig, PushConfigStore, check_config, config_order
 
 logger = logging.getLogger(__name__)
 

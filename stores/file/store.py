@@ -42,23 +42,13 @@ from pathlib import Path
 import orjson
 from django.core.checks import CheckMessage, Error
 
-from stores.base import (
-    PushConfigStore,
-    StaleTaskError,
-    StoreError,
-    StoreUnavailable,
-    Task,
-    TaskPage,
-    TaskQuery,
-    TaskStore,
-    check_task,
-    task_state,
-    task_version,
-)
+from stores.base import StaleTaskError, StoreError, StoreUnavailable, Task, TaskPage, TaskQuery, TaskStore
+from stores.fields import check_task, task_state, task_version
 from stores.file import fsio
 from stores.file.index import SharedIndex
 from stores.file.push import FILE_SUBDIRECTORY, FilePushConfigStore
 from stores.file.taskfile import DamageLog, TaskLocks, file_stem, move_aside, parse
+from stores.push_configs import PushConfigStore
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +77,7 @@ class FileTaskStore(TaskStore):
 
     durable = True
     shared = True  # on one host; across hosts only where flock and rename are (see above)
+    supports_compare_and_swap = True
 
     def __init__(
         self,

@@ -37,8 +37,9 @@ from a2a.conf import a2a_settings
 from a2a.handlers.llm import parts_text
 from a2a.ops import bulk as maintenance
 from stores.backends import get_task_store, resolve_store
-from stores.base import STATES, TERMINAL_STATES, Task, TaskStore, parse_timestamp
+from stores.base import STATES, TERMINAL_STATES, Task, TaskStore
 from stores.file import FileTaskStore
+from stores.timestamps import parse_timestamp
 
 
 def _selection(p: ArgumentParser, *, states_help: str = "only tasks in this state (repeatable)") -> None:
