@@ -209,6 +209,12 @@ DEFAULTS: dict[str, Any] = {
     # joined to an incoming `traceparent` (docs/operations.md). Needs the `otel` extra
     # (opentelemetry-api); the project sets up the SDK and an exporter. Off: no cost.
     "A2A_TRACING": False,
+    # --- Remote agents (a2a.client, docs/client.md) -------------------------------------------
+    # Other A2A agents this project calls by name: {"billing": {"URL": card or base URL,
+    # "AUTH": {"TYPE": "bearer" | "api_key" | "headers" | "oauth2", ...}, "TIMEOUT": 30,
+    # "VERIFY_SIGNATURE": False, "SIGNATURE_KEYS": PEM or JWKS, "FORWARD_CALLER_CREDENTIALS":
+    # False, ...}} (every key: docs/client.md). `manage.py a2a_agents` checks each.
+    "A2A_REMOTE_AGENTS": {},
 }
 
 
