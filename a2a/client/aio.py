@@ -13,7 +13,7 @@ from a2a.client import card as cards
 from a2a.client.base import BaseClient, SSEDecoder, card_call, user_message
 from a2a.client.bindings import Binding, Call
 from a2a.client.card import Interface
-from a2a.client.errors import CardError
+from a2a.client.errors import CardNotFoundError
 from a2a.protocol.model import Message, Part, StreamItem, Task
 from stores.base import TaskPage
 
@@ -59,7 +59,7 @@ class AsyncClient(BaseClient):
             card = self.card_answer(call, await self._send(call, None))
             if card is not None:
                 return card
-        raise CardError(f"{self.name}: no Agent Card at {' or '.join(urls)} (HTTP 404)")
+        raise CardNotFoundError(f"{self.name}: no Agent Card at {' or '.join(urls)} (HTTP 404)")
 
     async def connect(self) -> Binding:
         """The binding spoken, the card fetched first if need be."""

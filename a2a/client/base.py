@@ -165,7 +165,7 @@ class BaseClient:
         if isinstance(exc, httpx.TimeoutException):
             limit = self.stream_timeout if call.stream and isinstance(exc, httpx.ReadTimeout) else self.timeout
             return AgentTimeoutError(f"{self.name}: {call.method} {call.url} timed out after {limit:g}s ({exc})")
-        return AgentUnavailableError(f"{self.name}: cannot reach {call.url}: {exc or type(exc).__name__}")
+        return AgentUnavailableError(f"Cannot reach {call.url} ({self.name}): {exc or type(exc).__name__}")
 
     # --- answers ---------------------------------------------------------------------------
 

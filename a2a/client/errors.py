@@ -43,6 +43,10 @@ class CardError(ClientError):
     """The Agent Card cannot be fetched or read, or names no interface this client speaks."""
 
 
+class CardNotFoundError(CardError):
+    """No Agent Card where the client looked (HTTP 404 at each location)."""
+
+
 class CardSignatureError(CardError):
     """Signatures are required and the card has none, or none verifies with the keys given."""
 
