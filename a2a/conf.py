@@ -213,7 +213,7 @@ DEFAULTS: dict[str, Any] = {
     # Other A2A agents this project calls by name: {"billing": {"URL": card or base URL,
     # "AUTH": {"TYPE": "bearer" | "api_key" | "headers" | "oauth2", ...}, "TIMEOUT": 30,
     # "VERIFY_SIGNATURE": False, "SIGNATURE_KEYS": PEM or JWKS, "FORWARD_CALLER_CREDENTIALS":
-    # False, ...}} (every key: docs/client.md). `manage.py a2a_agents` checks each.
+    # False, ...}} (every key: docs/client.md). Checked: a2a.E100; `manage.py a2a_agents` checks each.
     "A2A_REMOTE_AGENTS": {},
 }
 

@@ -25,6 +25,7 @@ from a2a.client.errors import (
 )
 from a2a.client.retry import RetryPolicy
 from a2a.core import tracing
+from a2a.protocol import signing
 from a2a.protocol.model import Message, Part, StreamItem, new_id, text_part
 
 USER_AGENT = "django-a2a-agent client"
@@ -114,6 +115,8 @@ class BaseClient:
         self.url = ""
         self.card: dict[str, Any] | None = None
         self.binding: Binding | None = None
+        #: The signature that verified the card (when signatures are required).
+        self.verified: signing.Verified | None = None
         if isinstance(agent, Interface):
             self.url, self.binding = agent.url, binding_for(agent)
         elif isinstance(agent, Mapping):
@@ -131,7 +134,7 @@ class BaseClient:
         """Take ``card`` (after checking its signature when required) and pick its interface."""
         if self.verify_signature:
             assert self.keys is not None
-            cards.check_signature(card, self.keys, where=where)
+            self.verified = cards.check_signature(card, self.keys, where=where)
         self.card = card
         self.binding = binding_for(cards.choose(card, binding=self.want_binding, version=self.want_version))
         self.name = self.name or str(card.get("name") or where)

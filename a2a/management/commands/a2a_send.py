@@ -106,7 +106,9 @@ class Command(BaseCommand):
             client.close()
             return Client(Interface(url, "JSONRPC", version), headers=headers, timeout=30.0)
         card = client.card or {}
-        self.stderr.write(f"→ {card.get('name', 'agent')} at {client.interface and client.interface.url} (A2A {version})")
+        self.stderr.write(
+            f"→ {card.get('name', 'agent')} at {client.interface and client.interface.url} (A2A {version})"
+        )
         return client
 
     def converse(self, client: Client, message: Message, options: dict[str, Any]) -> None:
