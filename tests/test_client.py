@@ -212,9 +212,9 @@ def test_choosing_from_cards_of_other_shapes():
         "name": "g",
         "supportedInterfaces": [{"url": "g:1", "protocolBinding": "GRPC", "protocolVersion": "1.0"}],
     }
-    with pytest.raises(CardError, match="offers no JSON-RPC or HTTP\\+JSON.*it offers: none"):
+    with pytest.raises(CardError, match=r"offers no JSON-RPC or HTTP\+JSON.*it offers: none"):
         choose(grpc_only)
-    with pytest.raises(CardError, match="offers no 1.0 interface \\(it offers: JSONRPC 0.3, HTTP\\+JSON 0.3\\)"):
+    with pytest.raises(CardError, match=r"offers no 1.0 interface \(it offers: JSONRPC 0.3, HTTP\+JSON 0.3\)"):
         choose(v03, version="1.0")
 
 
@@ -250,7 +250,7 @@ def test_a_signed_card_is_verified(settings):
     settings.A2A_CARD_SIGNING_KID = "key-1"
     c = fetched(signature_keys=public_pem(KEY))
     assert c.verified.valid and c.verified.header["kid"] == "key-1"
-    with pytest.raises(CardSignatureError, match="No signature of the card at .* verifies"):
+    with pytest.raises(CardSignatureError, match=r"No signature of the card at .* verifies"):
         fetched(signature_keys=public_pem(OTHER_KEY))
 
 
