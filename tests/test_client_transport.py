@@ -280,3 +280,37 @@ def test_a_slow_agent_is_a_clear_timeout(silent_server):
 def test_an_agent_that_is_down_cannot_be_reached():
     with pytest.raises(AgentUnavailableError, match=r"Cannot reach http://127.0.0.1:9/a2a/"):
         Client(Interface("http://127.0.0.1:9/a2a/"), retry=FAST).get_task("t-1")
+
+
+def test_operations_are_not_redirected_and_the_card_is_fetched_without_credentials():
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.host == "old.test":
+            return httpx.Response(301, headers={"Location": f"http://new.test{request.url.path}"})
+        card = {
+            "name": "moved",
+            "supportedInterfaces": [
+                {"url": "http://old.test/a2a/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+            ],
+        }
+        return httpx.Response(200, json=card)
+
+    client = Client("http://old.test", transport=httpx.MockTransport(handler), auth=APIKey("secret"), retry=FAST)
+    assert client.fetch_card()["name"] == "moved"  # followed to new.test
+    assert [r.url.host for r in seen] == ["old.test", "new.test"]
+    assert all("X-API-Key" not in r.headers for r in seen)
+    with pytest.raises(AgentUnavailableError, match=r"HTTP 301, redirected to 'http://new.test/a2a/'"):
+        client.get_task("t-1")
+    assert seen[-1].url.host == "old.test" and seen[-1].headers["X-API-Key"] == "secret"
+
+
+def test_a_client_from_a_catalog_entry():
+    from a2a.client import client_for
+
+    client = client_for({"URL": "https://agent.example.com", "AUTH": {"TYPE": "bearer", "TOKEN": "t"}, "TIMEOUT": 5})
+    assert client.url == "https://agent.example.com" and client.timeout == 5.0
+    assert isinstance(client.auth, BearerToken)
+    with pytest.raises(ValueError, match="URL must be an absolute http"):
+        client_for({"URL": "nowhere"})

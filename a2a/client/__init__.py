@@ -39,7 +39,7 @@ from a2a.client.errors import (
     VersionNotSupported,
 )
 from a2a.client.events import apply
-from a2a.client.remote import RemoteAgent, UnknownRemoteAgent, remote_agent, remote_agents
+from a2a.client.remote import RemoteAgent, UnknownRemoteAgent, async_client_for, client_for, remote_agent, remote_agents
 from a2a.client.remote import async_client as async_remote_client
 from a2a.client.remote import client as remote_client
 from a2a.client.retry import RetryPolicy
@@ -77,7 +77,9 @@ __all__ = [
     "UnsupportedOperation",
     "VersionNotSupported",
     "apply",
+    "async_client_for",
     "async_remote_client",
+    "client_for",
     "remote_agent",
     "remote_agents",
     "remote_client",

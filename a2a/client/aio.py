@@ -35,7 +35,7 @@ class AsyncClient(BaseClient):
     ) -> None:
         super().__init__(agent, **options)
         self._owned = http is None
-        self.http = http or httpx.AsyncClient(transport=transport, follow_redirects=True)
+        self.http = http or httpx.AsyncClient(transport=transport)
         self._lock = asyncio.Lock()
 
     async def aclose(self) -> None:
@@ -73,7 +73,7 @@ class AsyncClient(BaseClient):
         for attempt in count(1):
             request = self.build(self.http, call, binding)
             try:
-                response = await self.http.send(request, auth=self.auth or httpx.USE_CLIENT_DEFAULT, stream=call.stream)
+                response = await self.http.send(request, stream=call.stream, **self.send_options(call))
             except httpx.TransportError as exc:
                 delay = self.retry.after_error(exc, attempt, write=call.write)
                 if delay is None:

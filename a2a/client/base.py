@@ -93,7 +93,7 @@ class BaseClient:
         *,
         auth: httpx.Auth | None = None,
         headers: Mapping[str, str] | None = None,
-        timeout: float = 30.0,
+        timeout: float = 60.0,
         stream_timeout: float | None = 300.0,
         retry: RetryPolicy | None = None,
         binding: str | None = None,
@@ -154,7 +154,10 @@ class BaseClient:
         return headers
 
     def build(self, http: httpx.Client | httpx.AsyncClient, call: Call, binding: Binding | None) -> httpx.Request:
-        timeout = httpx.Timeout(self.timeout, read=self.stream_timeout) if call.stream else httpx.Timeout(self.timeout)
+        # A connection is made, or not, well within a request's time.
+        connect = min(self.timeout, 10.0)
+        read = self.stream_timeout if call.stream else self.timeout
+        timeout = httpx.Timeout(self.timeout, connect=connect, read=read)
         if call.stream:
             headers = {**self.request_headers(binding), "Accept": SSE_TYPE}
         else:
@@ -163,10 +166,21 @@ class BaseClient:
             call.method, call.url, json=call.json, params=call.params or None, headers=headers, timeout=timeout
         )
 
+    def send_options(self, call: Call) -> dict[str, Any]:
+        """How ``call`` is sent: the card (a public document) without credentials and
+        following redirects (``http://`` to ``https://``...); an operation with the
+        credentials and not redirected, so that no credential follows a redirect to
+        another host (httpx drops only ``Authorization`` there, not an API-key header)."""
+        if call.operation == "card":
+            return {"follow_redirects": True}
+        return {"auth": self.auth or httpx.USE_CLIENT_DEFAULT, "follow_redirects": False}
+
     def transport_error(self, exc: httpx.TransportError, call: Call) -> ClientError:
         """``exc`` (after the retries) as the client's error."""
         if isinstance(exc, httpx.TimeoutException):
             limit = self.stream_timeout if call.stream and isinstance(exc, httpx.ReadTimeout) else self.timeout
+            if isinstance(exc, httpx.ConnectTimeout):
+                limit = min(self.timeout, 10.0)
             return AgentTimeoutError(f"{self.name}: {call.method} {call.url} timed out after {limit:g}s ({exc})")
         return AgentUnavailableError(f"Cannot reach {call.url} ({self.name}): {exc or type(exc).__name__}")
 
@@ -176,6 +190,12 @@ class BaseClient:
         """The canonical result of a read response (the card when ``binding`` is None)."""
         status = response.status_code
         self.check_auth(call, response)
+        if response.is_redirect:
+            raise AgentUnavailableError(
+                f"{self.name}: {call.method} {call.url}: HTTP {status}, redirected to "
+                f"{response.headers.get('Location')!r} (operations are not redirected: give the card or URL it names)",
+                status=status,
+            )
         try:
             body = response.json() if response.content else None
         except ValueError:

@@ -34,7 +34,7 @@ SETTING = "A2A_REMOTE_AGENTS"
 OPTIONS = {
     "URL": "the agent's card URL, or its base URL (its well-known card is read)",
     "AUTH": "credentials (a2a.client.auth.from_setting): bearer, api_key, headers or oauth2",
-    "TIMEOUT": "seconds each request may take (default 30)",
+    "TIMEOUT": "seconds each request may take (default 60)",
     "STREAM_TIMEOUT": "seconds a stream may go without a byte (default 300; None: no limit)",
     "RETRIES": "attempts in all for a request that is safe to retry (default 3)",
     "RETRY_WRITES": "also retry sends whose outcome is unknown (the agent dedupes by messageId)",
@@ -74,7 +74,7 @@ class RemoteAgent:
         return {
             "auth": credentials.from_setting(o.get("AUTH")),
             "headers": dict(o.get("HEADERS") or {}),
-            "timeout": float(o.get("TIMEOUT", 30.0)),
+            "timeout": float(o.get("TIMEOUT", 60.0)),
             "stream_timeout": None if o.get("STREAM_TIMEOUT", 300.0) is None else float(o.get("STREAM_TIMEOUT", 300.0)),
             "retry": RetryPolicy(attempts=int(o.get("RETRIES", 3)), retry_writes=bool(o.get("RETRY_WRITES", False))),
             "binding": o.get("BINDING"),
@@ -103,6 +103,25 @@ def remote_agent(name: str) -> RemoteAgent:
     return agents[name]
 
 
+def client_for(entry: Mapping[str, Any], name: str = "") -> Client:
+    """A new sync client from an entry shaped as ``A2A_REMOTE_AGENTS``' (a catalog entry
+    not in the setting); ValueError for a bad entry."""
+    return Client(**_built(entry, name))
+
+
+def async_client_for(entry: Mapping[str, Any], name: str = "") -> AsyncClient:
+    """A new async client from an entry shaped as ``A2A_REMOTE_AGENTS``'."""
+    return AsyncClient(**_built(entry, name))
+
+
+def _built(entry: Mapping[str, Any], name: str) -> dict[str, Any]:
+    problems = _entry_problems(entry)
+    if problems:
+        raise ValueError(f"Remote agent {name or entry.get('URL')!r}: {'; '.join(problems)}")
+    agent = RemoteAgent(name or str(entry["URL"]), str(entry["URL"]), dict(entry))
+    return {"agent": agent.url, **agent.client_options()}
+
+
 _lock = threading.Lock()
 _clients: dict[str, Client] = {}
 #: Async clients per event loop: an httpx.AsyncClient's connections belong to one loop.
@@ -115,8 +134,7 @@ def client(name: str) -> Client:
     """The sync client of the remote agent ``name`` (one per process)."""
     with _lock:
         if name not in _clients:
-            agent = remote_agent(name)
-            _clients[name] = Client(agent.url, **agent.client_options())
+            _clients[name] = client_for(remote_agent(name).options, name)
         return _clients[name]
 
 
@@ -126,8 +144,7 @@ def async_client(name: str) -> AsyncClient:
     with _lock:
         per_loop = _async_clients.setdefault(loop, {})
         if name not in per_loop:
-            agent = remote_agent(name)
-            per_loop[name] = AsyncClient(agent.url, **agent.client_options())
+            per_loop[name] = async_client_for(remote_agent(name).options, name)
         return per_loop[name]
 
 

@@ -46,7 +46,7 @@ class Client(BaseClient):
     ) -> None:
         super().__init__(agent, **options)
         self._owned = http is None
-        self.http = http or httpx.Client(transport=transport, follow_redirects=True)
+        self.http = http or httpx.Client(transport=transport)
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -84,7 +84,7 @@ class Client(BaseClient):
         for attempt in count(1):
             request = self.build(self.http, call, binding)
             try:
-                response = self.http.send(request, auth=self.auth or httpx.USE_CLIENT_DEFAULT, stream=call.stream)
+                response = self.http.send(request, stream=call.stream, **self.send_options(call))
             except httpx.TransportError as exc:
                 delay = self.retry.after_error(exc, attempt, write=call.write)
                 if delay is None:
