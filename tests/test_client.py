@@ -273,3 +273,20 @@ def test_a_tampered_card_is_refused(settings):
 
     with pytest.raises(CardSignatureError, match="does not match"):
         run(go())
+
+
+@pytest.mark.parametrize(("binding", "version"), INTERFACES)
+def test_a_sync_client_in_process(binding, version):
+    from a2a.client import Client
+    from a2a.client.inprocess import ASGIAppTransport
+
+    transport = ASGIAppTransport(asgi_app())
+    with Client(BASE, transport=transport, binding=binding, version=version) as c:
+        task = c.send("artifact:sync")
+        assert texts(task["artifacts"][0]) == ["sync"]
+        assert c.get_task(task["id"])["status"]["state"] == "completed"
+        kinds = [i.kind for i in c.stream("progress:p;artifact:a")]
+        assert kinds[0] == "task" and kinds[-1] == "status"
+        with pytest.raises(TaskNotFound):
+            c.cancel_task("missing")
+    transport.close()
