@@ -129,6 +129,9 @@ def test_input_required_is_answered_on_the_same_task(binding, version):
             assert task["status"]["message"]["parts"][0]["text"] == "which one?"
             answer = await c.send("artifact:this one", task_id=task["id"], context_id=task["contextId"])
             assert answer["id"] == task["id"] and answer["status"]["state"] == "completed"
+            reply = await c.send("reply:straight away")
+            assert reply["kind"] == "message" and reply["role"] == "agent"
+            assert reply["parts"] == [{"kind": "text", "text": "straight away"}]
 
     run(go())
 
@@ -152,6 +155,12 @@ def test_push_configs(binding, version, settings):
             assert await c.delete_push_config(task["id"], "mine") is None
             assert [c["id"] for c in await c.list_push_configs(task["id"])] == [saved["id"]]
             await c.cancel_task(task["id"])
+            with_config = await c.send(
+                "sleep:30", blocking=False, push_config={"url": "http://127.0.0.1:9/x", "token": "t"}
+            )
+            [config] = await c.list_push_configs(with_config["id"])
+            assert (config["url"], config["token"]) == ("http://127.0.0.1:9/x", "t")
+            await c.cancel_task(with_config["id"])
 
     run(go())
 
