@@ -314,3 +314,12 @@ def test_a_client_from_a_catalog_entry():
     assert isinstance(client.auth, BearerToken)
     with pytest.raises(ValueError, match="URL must be an absolute http"):
         client_for({"URL": "nowhere"})
+
+
+def test_each_remote_error_class_has_the_protocol_code_of_its_name():
+    from a2a.client.errors import _PROTOCOL_CLASSES, RemoteAgentError, remote_error
+
+    for cls in RemoteAgentError.__subclasses__():
+        assert _PROTOCOL_CLASSES[cls.code].__name__ == f"{cls.__name__}Error"
+        assert type(remote_error(cls.code, "x")) is cls
+    assert type(remote_error(-32099, "other")) is RemoteAgentError

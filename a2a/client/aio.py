@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from itertools import count
 from typing import Any
 
@@ -12,7 +12,6 @@ import httpx
 from a2a.client import card as cards
 from a2a.client.base import BaseClient, SSEDecoder, card_call, user_message
 from a2a.client.bindings import Binding, Call
-from a2a.client.card import Interface
 from a2a.client.errors import CardNotFoundError
 from a2a.protocol.model import Message, Part, StreamItem, Task
 from stores.base import TaskPage
@@ -25,22 +24,13 @@ class AsyncClient(BaseClient):
     an async transport for a client of our own: ``httpx.ASGITransport(app=...)`` talks
     to an ASGI application in this process, without a server."""
 
-    def __init__(
-        self,
-        agent: str | Mapping[str, Any] | Interface,
-        *,
-        http: httpx.AsyncClient | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-        **options: Any,
-    ) -> None:
-        super().__init__(agent, **options)
-        self._owned = http is None
-        self.http = http or httpx.AsyncClient(transport=transport)
-        self._lock = asyncio.Lock()
+    http_class = httpx.AsyncClient
+    lock_class = asyncio.Lock
+    http: httpx.AsyncClient
 
     async def aclose(self) -> None:
         """Close the connections (of a client this one made)."""
-        if self._owned:
+        if self.owns_http:
             await self.http.aclose()
 
     async def __aenter__(self) -> AsyncClient:
@@ -63,7 +53,7 @@ class AsyncClient(BaseClient):
 
     async def connect(self) -> Binding:
         """The binding spoken, the card fetched first if need be."""
-        async with self._lock:
+        async with self.lock:
             if self.binding is None:
                 await self.fetch_card()
             assert self.binding is not None

@@ -87,10 +87,16 @@ class SSEDecoder:
 class BaseClient:
     """The options and state of one remote agent's client; see :class:`a2a.client.Client`."""
 
+    #: The httpx client class and lock class of the sync or async client.
+    http_class: type[httpx.Client] | type[httpx.AsyncClient]
+    lock_class: Any
+
     def __init__(
         self,
         agent: str | Mapping[str, Any] | Interface,
         *,
+        http: httpx.Client | httpx.AsyncClient | None = None,
+        transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None = None,
         auth: httpx.Auth | None = None,
         headers: Mapping[str, str] | None = None,
         timeout: float = 60.0,
@@ -124,6 +130,9 @@ class BaseClient:
         else:
             self.url = agent
         self.name = name or self.url
+        self.owns_http = http is None
+        self.http: Any = http or self.http_class(transport=transport)  # type: ignore[arg-type]
+        self.lock = self.lock_class()
 
     @property
     def interface(self) -> Interface | None:

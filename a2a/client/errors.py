@@ -78,48 +78,51 @@ class RemoteAgentError(ClientError):
         return cls.reason if cls else "UNKNOWN"
 
 
+# The specification's codes (spec 5.4), as a2a.protocol.errors has them (a test checks).
+
+
 class TaskNotFound(RemoteAgentError):
-    code = protocol_errors.TaskNotFoundError.code
+    code = -32001
 
 
 class TaskNotCancelable(RemoteAgentError):
-    code = protocol_errors.TaskNotCancelableError.code
+    code = -32002
 
 
 class PushNotificationNotSupported(RemoteAgentError):
-    code = protocol_errors.PushNotificationNotSupportedError.code
+    code = -32003
 
 
 class UnsupportedOperation(RemoteAgentError):
-    code = protocol_errors.UnsupportedOperationError.code
+    code = -32004
 
 
 class ContentTypeNotSupported(RemoteAgentError):
-    code = protocol_errors.ContentTypeNotSupportedError.code
+    code = -32005
 
 
 class InvalidAgentResponse(RemoteAgentError):
-    code = protocol_errors.InvalidAgentResponseError.code
+    code = -32006
 
 
 class ExtendedAgentCardNotConfigured(RemoteAgentError):
-    code = protocol_errors.ExtendedAgentCardNotConfiguredError.code
+    code = -32007
 
 
 class ExtensionSupportRequired(RemoteAgentError):
-    code = protocol_errors.ExtensionSupportRequiredError.code
+    code = -32008
 
 
 class VersionNotSupported(RemoteAgentError):
-    code = protocol_errors.VersionNotSupportedError.code
+    code = -32009
 
 
 class InvalidParams(RemoteAgentError):
-    code = protocol_errors.InvalidParamsError.code
+    code = -32602
 
 
 class MethodNotFound(RemoteAgentError):
-    code = protocol_errors.MethodNotFoundError.code
+    code = -32601
 
 
 _PROTOCOL_CLASSES: dict[int, type[protocol_errors.A2AError]] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from itertools import count
 from typing import Any
 
@@ -13,7 +13,6 @@ import httpx
 from a2a.client import card as cards
 from a2a.client.base import BaseClient, SSEDecoder, card_call, user_message
 from a2a.client.bindings import Binding, Call
-from a2a.client.card import Interface
 from a2a.client.errors import CardNotFoundError
 from a2a.protocol.model import Message, Part, StreamItem, Task
 from stores.base import TaskPage
@@ -36,22 +35,13 @@ class Client(BaseClient):
     Results are canonical (:mod:`a2a.protocol.model`), whatever the agent's version.
     """
 
-    def __init__(
-        self,
-        agent: str | Mapping[str, Any] | Interface,
-        *,
-        http: httpx.Client | None = None,
-        transport: httpx.BaseTransport | None = None,
-        **options: Any,
-    ) -> None:
-        super().__init__(agent, **options)
-        self._owned = http is None
-        self.http = http or httpx.Client(transport=transport)
-        self._lock = threading.Lock()
+    http_class = httpx.Client
+    lock_class = threading.Lock
+    http: httpx.Client
 
     def close(self) -> None:
         """Close the connections (of a client this one made)."""
-        if self._owned:
+        if self.owns_http:
             self.http.close()
 
     def __enter__(self) -> Client:
@@ -74,7 +64,7 @@ class Client(BaseClient):
 
     def connect(self) -> Binding:
         """The binding spoken, the card fetched first if need be."""
-        with self._lock:
+        with self.lock:
             if self.binding is None:
                 self.fetch_card()
             assert self.binding is not None
