@@ -16,7 +16,7 @@ from a2a.client import (
     UnsupportedOperation,
     apply,
 )
-from tests.interop.test_interop import HERE, interop_python  # noqa: F401  (a fixture)
+from tests.interop.support import HERE
 from tests.server import free_port, running_process
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop]
@@ -25,7 +25,7 @@ INTERFACES = [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3"), ("HT
 
 
 @pytest.fixture(scope="module")
-def sdk_agent(interop_python, tmp_path_factory):  # noqa: F811
+def sdk_agent(interop_python, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sdk-agent")
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the SDK's `a2a`, not ours
