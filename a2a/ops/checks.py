@@ -19,6 +19,7 @@ from django.db import connections
 from rest_framework.authentication import TokenAuthentication
 
 from a2a.auth import authenticators
+from a2a.client import remote
 from a2a.conf import a2a_settings
 from a2a.core.events import resolve_event_backend
 from a2a.handlers import load_handler
@@ -357,6 +358,16 @@ def check_card_signing() -> Messages:
             )
         ]
     return []
+
+
+@concern("A2A_REMOTE_AGENTS")
+def check_remote_agents() -> Messages:
+    """``a2a.E100``: an ``A2A_REMOTE_AGENTS`` entry of the wrong shape (a URL that is not
+    absolute http(s), an unknown key or credential type, a signature required without keys)."""
+    return [
+        Error(problem, hint="See docs/client.md for the keys of an entry.", id="a2a.E100")
+        for problem in remote.check_setting(a2a_settings.REMOTE_AGENTS)
+    ]
 
 
 #: The modules the gRPC binding needs (the `grpc` extra).
