@@ -269,7 +269,7 @@ def get_asgi_application() -> Callable[..., Awaitable[None]]:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 if grpc_server is not None:  # calls in progress end first (they may be streams)
-                    await grpc_server.stop(float(a2a_settings.SHUTDOWN_GRACE))
+                    await grpc_server.stop(a2a_settings.SHUTDOWN_GRACE)
                 await asyncio.to_thread(get_runner().shutdown)
                 await asyncio.to_thread(close_event_backend)  # the last transitions' events go out
                 await send({"type": "lifespan.shutdown.complete"})

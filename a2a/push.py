@@ -57,7 +57,8 @@ from a2a.core.loop import LoopThread
 from a2a.protocol import V03, V10
 from a2a.protocol.errors import InvalidParamsError
 from stores.backends import get_task_store
-from stores.base import PushConfig, PushConfigStore, Task
+from stores.base import Task
+from stores.push_configs import PushConfig, PushConfigStore
 
 logger = logging.getLogger(__name__)
 
@@ -321,7 +322,7 @@ class _Delivery:
     def shutdown(self, grace: float | None = None) -> None:
         """Give queued deliveries ``grace`` seconds, then drop the rest and stop."""
         if grace is None:
-            grace = min(float(a2a_settings.SHUTDOWN_GRACE), float(a2a_settings.PUSH_TIMEOUT))
+            grace = min(a2a_settings.SHUTDOWN_GRACE, a2a_settings.PUSH_TIMEOUT)
         self._thread.stop(lambda: self._drain(grace), timeout=grace + 15)
 
     # The delivery loop --------------------------------------------------------------------
@@ -404,6 +405,25 @@ class _Delivery:
             self._client = httpx.AsyncClient(follow_redirects=False, trust_env=False)
         return self._client
 
+    async def _post(self, url: str, task: Task, body: bytes, headers: dict[str, str]) -> tuple[int, float | None]:
+        """POST ``body`` to the webhook once (its address resolved and checked first):
+        the HTTP status and the Retry-After the answer asked for."""
+        target = await resolve(url)
+        timeout = a2a_settings.PUSH_TIMEOUT
+        with tracing.push(task, url):
+            request_headers = {**headers, "Host": target.host_header}
+            tracing.inject(request_headers)  # the webhook's receiver may join the trace
+            async with asyncio.timeout(timeout):
+                async with self._http().stream(
+                    "POST",
+                    target.url,
+                    content=body,
+                    headers=request_headers,
+                    extensions={"sni_hostname": target.sni_hostname} if target.sni_hostname else {},
+                    timeout=timeout,
+                ) as response:
+                    return response.status_code, _retry_after(response.headers.get("retry-after"))
+
     async def _deliver(self, config: PushConfig, task: Task) -> None:
         """POST one task version to one webhook, with retries; never raises for the webhook's faults."""
         import httpx
@@ -411,26 +431,11 @@ class _Delivery:
         url, task_id = config["url"], task["id"]
         state = task.get("status", {}).get("state")
         body, headers = payload(config, task)
-        attempts = max(1, int(a2a_settings.PUSH_MAX_ATTEMPTS))
-        timeout = float(a2a_settings.PUSH_TIMEOUT)
+        attempts = max(1, a2a_settings.PUSH_MAX_ATTEMPTS)
         for attempt in range(1, attempts + 1):
             retry_after = None
             try:
-                target = await resolve(url)
-                with tracing.push(task, url):
-                    request_headers = {**headers, "Host": target.host_header}
-                    tracing.inject(request_headers)  # the webhook's receiver may join the trace
-                    async with asyncio.timeout(timeout):
-                        async with self._http().stream(
-                            "POST",
-                            target.url,
-                            content=body,
-                            headers=request_headers,
-                            extensions={"sni_hostname": target.sni_hostname} if target.sni_hostname else {},
-                            timeout=timeout,
-                        ) as response:
-                            status = response.status_code
-                            retry_after = _retry_after(response.headers.get("retry-after"))
+                status, retry_after = await self._post(url, task, body, headers)
             except UnsafeURLError as exc:
                 logger.warning("push notification for task %s not sent: webhook %s %s", task_id, url, exc)
                 return
@@ -460,7 +465,7 @@ class _Delivery:
                     problem,
                 )
                 return
-            delay = float(a2a_settings.PUSH_RETRY_DELAY) * 2 ** (attempt - 1) * random.uniform(0.9, 1.1)
+            delay = a2a_settings.PUSH_RETRY_DELAY * 2 ** (attempt - 1) * random.uniform(0.9, 1.1)
             delay = min(max(delay, retry_after or 0.0), MAX_RETRY_DELAY)
             logger.info(
                 "push notification for task %s to %s failed (%s); retrying in %.2fs", task_id, url, problem, delay
@@ -516,9 +521,7 @@ def on_task_saved(task: Task) -> None:
         return
     try:
         store = get_task_store().push_configs
-        has_configs = getattr(store, "has_configs", None)
-        cheap = store.nonblocking or getattr(store, "cheap_has_configs", False)
-        if cheap and has_configs is not None and not has_configs(task["id"]):
+        if store.cheap_has_configs and not store.has_configs(task["id"]):
             return  # an in-memory lookup (or a stat) says nobody is listening: no hand-off at all
         _delivery.notify(orjson.loads(orjson.dumps(task)), store)  # a snapshot: the caller may change the dict
     except Exception:

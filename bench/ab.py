@@ -139,8 +139,9 @@ def memory_and_http(rows: list[dict[str, Any]], n: int) -> None:
     from a2a.http import common
     from bench.breakdown import _asgi_call, _get_body, _scope, _send_body
     from bench.scale import lean_task
-    from stores.base import TaskQuery, page_in_memory
+    from stores.base import TaskQuery
     from stores.memory import MemoryTaskStore
+    from stores.paging import page_in_memory
 
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
@@ -206,8 +207,8 @@ def file_store(rows: list[dict[str, Any]], n: int) -> None:
 
 
 def _old_atomic_write(target: Path, data: bytes, *, fsync: bool = True) -> int:
-    """``stores.file.atomic_write`` as it was: through a buffered file object."""
-    from stores import file as file_module
+    """``stores.file.fsio.atomic_write`` as it was: through a buffered file object."""
+    from stores.file import fsio as file_module
 
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=_old_temp_prefix(), suffix=".json")
     try:
@@ -227,8 +228,8 @@ def _old_atomic_write(target: Path, data: bytes, *, fsync: bool = True) -> int:
 
 
 def _old_temp_prefix() -> str:
-    """``stores.file.temp_prefix`` as it was: the host name and /proc read on every save."""
-    from stores import file as file_module
+    """``stores.file.fsio.temp_prefix`` as it was: the host name and /proc read on every save."""
+    from stores.file import fsio as file_module
 
     pid = os.getpid()
     return f"{file_module.TEMP_PREFIX}{file_module._host_tag()}.{pid}.{file_module._started(pid) or 0}."
@@ -245,7 +246,7 @@ def _file_transitions(store: Any, n: int, threads: int = 8) -> dict[str, Any]:
 
     from a2a.core import lifecycle
     from bench.servers import taskdata
-    from stores import file as file_module
+    from stores.file import fsio as file_module
 
     new = (file_module.atomic_write, file_module.read_file)
     old = (_old_atomic_write, lambda path: path.read_bytes())

@@ -10,7 +10,7 @@ rounds in one process so both see the same machine:
 - ``before``: each save ``fsync``s its temp file and then the directory itself (the
   store before group commit);
 - ``after``: as the store is now: the temp file ``fsync``ed, the directory fsync
-  shared by the saves renamed meanwhile (``stores.file.sync_directory``).
+  shared by the saves renamed meanwhile (``stores.file.fsio.sync_directory``).
 
 (``fdatasync`` instead of the temp file's ``fsync`` was measured too, on ext4: no
 difference beyond the noise, so the store keeps ``fsync``.)
@@ -39,14 +39,14 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import stores.file  # noqa: E402
+import stores.file.fsio  # noqa: E402
 from stores.file import FileTaskStore  # noqa: E402
 
-GROUP, FSYNC_DIRECTORY = stores.file.sync_directory, stores.file.fsync_directory
+GROUP, FSYNC_DIRECTORY = stores.file.fsio.sync_directory, stores.file.fsio.fsync_directory
 
 
 def _own_fsync(directory: Path) -> None:
-    stores.file.fsync_directory(directory)  # (the counting one, during a run)
+    stores.file.fsio.fsync_directory(directory)  # (the counting one, during a run)
 
 
 MODES: dict[str, Callable[[Path], None]] = {"before": _own_fsync, "after": GROUP}
@@ -72,14 +72,14 @@ def task(n: int) -> dict[str, Any]:
 def run(mode: str, threads: int, seconds: float, base: Path) -> dict[str, float]:
     directory = Path(tempfile.mkdtemp(prefix=f"{mode}-{threads}-", dir=base))
     store = FileTaskStore(directory)
-    setattr(stores.file, "sync_directory", MODES[mode])  # noqa: B010
+    setattr(stores.file.fsio, "sync_directory", MODES[mode])  # noqa: B010
     dir_syncs = [0]
 
     def counting(directory: Path) -> None:
         dir_syncs[0] += 1  # (a race may drop a count: a rough figure)
         FSYNC_DIRECTORY(directory)
 
-    setattr(stores.file, "fsync_directory", counting)  # noqa: B010
+    setattr(stores.file.fsio, "fsync_directory", counting)  # noqa: B010
     counts = [0] * threads
     start = threading.Barrier(threads + 1)
     stop = threading.Event()
@@ -103,7 +103,7 @@ def run(mode: str, threads: int, seconds: float, base: Path) -> dict[str, float]
     for w in workers:
         w.join()
     elapsed = time.perf_counter() - began
-    stores.file.sync_directory, stores.file.fsync_directory = GROUP, FSYNC_DIRECTORY
+    stores.file.fsio.sync_directory, stores.file.fsio.fsync_directory = GROUP, FSYNC_DIRECTORY
     shutil.rmtree(directory, ignore_errors=True)
     saves = sum(counts)
     return {"saves_per_s": saves / elapsed, "dir_fsyncs_per_save": dir_syncs[0] / max(saves, 1)}

@@ -160,7 +160,7 @@ def _worker(kind: str, sizes: list[int], quick: bool) -> None:
 
     from a2a.http import jsonrpc
     from stores.backends import get_task_store
-    from stores.base import encode_cursor
+    from stores.cursors import encode_cursor
 
     store = get_task_store()
     loop = asyncio.new_event_loop()

@@ -1,9 +1,9 @@
 """The settings reference of docs/settings.md, generated from ``a2a/conf.py``.
 
-Every setting of ``a2a.conf.DEFAULTS`` becomes a row (name, default, meaning); the
-meaning is the comment above the setting in ``a2a/conf.py`` (a setting with no comment
-of its own shares the one above it), and each ``# --- Title ---`` comment starts a
-section. So the page cannot say what the code does not.
+Every setting declared in ``a2a.conf.SECTIONS`` becomes a row (name, default, type,
+meaning): the default and the type (with its bounds or choices) are the declaration's,
+the meaning is its ``doc``, and each section of ``SECTIONS`` is a table. So the page
+cannot say what the code does not.
 
 Used three ways:
 
@@ -31,17 +31,15 @@ PAGE = ROOT / "docs" / "settings.md"
 BEGIN = "<!-- BEGIN settings reference: generated from a2a/conf.py by docs/settings_reference.py -->"
 END = "<!-- END settings reference -->"
 
-_KEY = re.compile(r'^\s{4}"(?P<name>[A-Z][A-Z0-9_]*)"\s*:')
-_SECTION = re.compile(r"^\s*#\s*---\s*(?P<title>.*?)\s*-*\s*$")
 _SETTING_NAME = re.compile(r"\b(?:A2A_[A-Z0-9_]+|TASK_STORE)\b")
 
 
-def _defaults() -> dict[str, Any]:
+def _sections() -> dict[str, dict[str, Any]]:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from a2a.conf import DEFAULTS  # the values themselves, as the code has them
+    from a2a.conf import SECTIONS  # the declarations themselves, as the code has them
 
-    return DEFAULTS
+    return SECTIONS
 
 
 def format_default(value: Any) -> str:
@@ -59,45 +57,27 @@ def format_default(value: Any) -> str:
 
 
 def _source_expressions(source: str) -> dict[str, str]:
-    """Setting name -> the default's expression as written (``10 * 1024 * 1024``)."""
-    for node in ast.parse(source).body:
-        if (
-            isinstance(node, ast.AnnAssign)
-            and isinstance(node.target, ast.Name)
-            and node.target.id == "DEFAULTS"
-            and isinstance(node.value, ast.Dict)
-        ):
-            return {
-                key.value: ast.get_source_segment(source, value) or ""
-                for key, value in zip(node.value.keys, node.value.values, strict=True)
-                if isinstance(key, ast.Constant) and isinstance(key.value, str)
-            }
-    raise ValueError(f"{CONF}: no `DEFAULTS: dict[...] = {{...}}`")
+    """Setting name -> the default's expression as written (``10 * 1024 * 1024``): the
+    second argument of each ``"NAME": Setting(type, default, ...)`` entry."""
+    written: dict[str, str] = {}
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Dict):
+            continue
+        for key, value in zip(node.keys, node.values, strict=True):
+            if (
+                isinstance(key, ast.Constant)
+                and isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name)
+                and value.func.id == "Setting"
+                and len(value.args) > 1
+            ):
+                written[key.value] = ast.get_source_segment(source, value.args[1]) or ""
+    return written
 
 
-def _comments(source: str) -> list[tuple[str, str, str]]:
-    """(section, setting name, meaning) in the order of DEFAULTS, from its comments."""
-    lines = source.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("DEFAULTS:"))
-    rows: list[tuple[str, str, str]] = []
-    section, pending, shared = "General", [], ""
-    for line in lines[start + 1 :]:
-        if line.startswith("}"):
-            break
-        stripped = line.strip()
-        heading = _SECTION.match(line)
-        if heading:
-            section, pending, shared = heading.group("title"), [], ""
-        elif stripped.startswith("#"):
-            pending.append(stripped.lstrip("#").strip())
-        else:
-            key = _KEY.match(line)
-            if key:
-                if pending:
-                    shared, pending = " ".join(pending), []
-                inline = line.split("#", 1)[1].strip() if "  # " in line else ""
-                rows.append((section, key.group("name"), " ".join(filter(None, (shared, inline)))))
-    return rows
+def rows() -> list[tuple[str, str, str]]:
+    """(section, setting name, meaning) in the order of the declarations."""
+    return [(title, name, s.doc) for title, section in _sections().items() for name, s in section.items()]
 
 
 def _markdown_text(text: str) -> str:
@@ -111,23 +91,21 @@ def _markdown_text(text: str) -> str:
 
 def render() -> str:
     """The generated reference: one table per section of a2a/conf.py."""
-    source = CONF.read_text()
-    defaults = _defaults()
-    written = _source_expressions(source)
-    rows = _comments(source)
-    if [name for _, name, _ in rows] != list(defaults):
-        raise ValueError('a2a/conf.py: every DEFAULTS entry must be one `    "NAME": value,` line')
+    written = _source_expressions(CONF.read_text())
     out: list[str] = []
-    current = None
-    for section, name, meaning in rows:
-        if section != current:
-            current = section
-            out += ["", f"### {_markdown_text(section)}", "", "| setting | default | meaning |", "|---|---|---|"]
-        default = f"`{format_default(defaults[name])}`"
-        expression = written.get(name, "")
-        if expression and expression != format_default(defaults[name]) and not expression.startswith(("[", "{", '"')):
-            default += f" (`{expression}`)"
-        out.append(f"| `{name}` | {default} | {_markdown_text(meaning)} |")
+    for title, section in _sections().items():
+        out += ["", f"### {_markdown_text(title)}", "", "| setting | default | type | meaning |", "|---|---|---|---|"]
+        for name, setting in section.items():
+            default = f"`{format_default(setting.default)}`"
+            expression = written.get(name, "")
+            if (
+                expression
+                and expression != format_default(setting.default)
+                and not expression.startswith(("[", "{", '"'))
+            ):
+                default += f" (`{expression}`)"
+            kind = _markdown_text(setting.describe()) or "see meaning"
+            out.append(f"| `{name}` | {default} | {kind} | {_markdown_text(setting.doc)} |")
     return "\n".join(out[1:]) + "\n"
 
 

@@ -5,8 +5,9 @@ In the shape of Django's ``CACHES``/``TASKS`` handlers: a setting names a backen
 short strings as sugar, e.g. ``"file:./tasks"``); the handler builds it once, on first
 use, keeps it, and forgets it when a test overrides one of its settings
 (``setting_changed``). Every backend class has a ``check()`` that returns Django
-system-check messages about itself; :meth:`BackendHandler.check` reports a setting
-that cannot be built at all.
+system-check messages about itself, which :meth:`BackendHandler.check` runs on the
+backend it built (a backend's constructor should do no I/O, so that building it in
+``manage.py check`` is cheap and safe); it also reports a setting that cannot be built.
 
 Three handlers use it: ``TASK_STORE`` (:data:`task_stores`, below), ``A2A_EVENTS``
 (``a2a.core.events``) and ``A2A_EXECUTOR`` (``a2a.runtime.executors``). Backends are
@@ -163,9 +164,10 @@ class BackendHandler(Generic[T]):
     def check(self, **kwargs: Any) -> list[CheckMessage]:
         """System-check messages: the setting cannot be built, or what the backend's own
         ``check(**kwargs)`` reports (a task store's takes ``databases``, the aliases it may
-        query: only the server's start-up checks pass it)."""
+        query: only the server's start-up checks pass it). The backend checked is the
+        project's (:meth:`get`), built once however often the checks run."""
         try:
-            backend = self.build(self.configured())
+            backend = self.get()
         except ImproperlyConfigured as exc:
             return [
                 Error(str(exc), hint=f"Fix the {self.setting} setting (or environment variable).", id=self.error_id)

@@ -18,7 +18,8 @@ The contract, from the seeds and then some:
   ``_version``), and raises :class:`StaleTaskError` otherwise, atomically, also
   across processes (the memory store under its lock, the file store under a per-task
   ``flock``, the ORM store with a conditional ``UPDATE``). :mod:`a2a.core.lifecycle` saves
-  every transition this way and retries on a stale version.
+  every transition this way and retries on a stale version, on every store that says
+  it can (``supports_compare_and_swap``, see :class:`TaskStore`).
 - A save that cannot be done (disk full, read-only directory) raises
   :class:`StoreError`, whose message says why; the previous version stays intact.
 - ``list(...)`` filters by context, state and owner, newest-updated first, with an
@@ -27,24 +28,27 @@ The contract, from the seeds and then some:
 - ``delete(id)`` removes a task and says whether there was one.
 - ``aget``/``asave``/``alist``/``adelete`` do the same without blocking the event
   loop (by default they run the sync method in a worker thread).
+
+What a store uses beside the contract, one module each: :mod:`stores.fields` (the
+fields of a task a store reads), :mod:`stores.scope` (owner, tenant, scope key),
+:mod:`stores.cursors` (page tokens), :mod:`stores.timestamps`,
+:mod:`stores.durability` (which saves must be durable on return) and
+:mod:`stores.push_configs` (the push-config store each task store owns).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
-import contextlib
-import contextvars
 import datetime as dt
 import logging
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-import orjson
+from stores.cursors import decode_cursor
+from stores.push_configs import MemoryPushConfigStore, PushConfigKeeper, PushConfigStore, TaskStorePushConfigs
 
 if TYPE_CHECKING:
     from django.core.checks import CheckMessage
@@ -70,22 +74,7 @@ TERMINAL_STATES = frozenset({"completed", "canceled", "failed", "rejected"})
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
 
-
-def now_iso() -> str:
-    """The current UTC time as A2A wants it: ISO 8601, milliseconds, ``Z`` suffix."""
-    return format_timestamp(dt.datetime.now(dt.UTC))
-
-
-def format_timestamp(when: dt.datetime) -> str:
-    """Format an aware datetime as ``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC."""
-    when = when.astimezone(dt.UTC)
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
-
-
-def parse_timestamp(value: str) -> dt.datetime:
-    """Parse an ISO 8601 timestamp; a naive one is taken as UTC. Raises ValueError."""
-    when = dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+_PUSH_CONFIGS_LOCK = threading.Lock()
 
 
 class StaleTaskError(Exception):
@@ -111,64 +100,6 @@ class StoreUnavailable(StoreError):
     Never "missing": a caller that decides something from a task's absence (cancel a
     handler, fail a lease) leaves the task as it is and tries again later. A client is
     answered with an internal error saying so, not "task not found"."""
-
-
-def task_version(task: Task | None) -> int:
-    """The task's ``_version`` (0 for None or a task saved without one)."""
-    version = task.get("_version", 0) if isinstance(task, dict) else 0
-    return version if isinstance(version, int) and not isinstance(version, bool) else 0
-
-
-def task_state(task: Task) -> str:
-    status = task.get("status")
-    return status.get("state", "unknown") if isinstance(status, dict) else "unknown"
-
-
-def task_owner(task: Task) -> str:
-    """Who the task belongs to: its ``_owner`` ("" for an agent without authentication)."""
-    owner = task.get("_owner", "")
-    return owner if isinstance(owner, str) else ""
-
-
-def task_tenant(task: Task) -> str:
-    """The tenant the task was created under: its ``_tenant`` ("" without one)."""
-    tenant = task.get("_tenant", "")
-    return tenant if isinstance(tenant, str) else ""
-
-
-#: Between the tenant and the owner in a scope key (a tenant never contains it).
-SCOPE_SEPARATOR = "\x1f"
-
-
-def scope_key(tenant: str, owner: str) -> str:
-    """The key the stores scope tasks by (``TaskQuery.owner``): the owner, preceded by
-    the tenant and :data:`SCOPE_SEPARATOR` when there is a tenant. Without tenants it
-    is the owner itself, so tasks saved before tenants existed keep their key."""
-    return f"{tenant}{SCOPE_SEPARATOR}{owner}" if tenant else owner
-
-
-def task_scope(task: Task) -> str:
-    """The scope key of a task (:func:`scope_key` of its tenant and owner): what the
-    stores index and filter as its owner."""
-    tenant = task.get("_tenant")
-    return scope_key(tenant, task_owner(task)) if tenant and isinstance(tenant, str) else task_owner(task)
-
-
-def task_updated(task: Task) -> str:
-    """The task's last status change as an ISO string ("" when it has none)."""
-    status = task.get("status")
-    ts = status.get("timestamp") if isinstance(status, dict) else None
-    return ts if isinstance(ts, str) else ""
-
-
-def check_task(task: Any) -> str:
-    """Return the id of a savable task, or raise ValueError saying what is wrong."""
-    if not isinstance(task, dict):
-        raise ValueError(f"a task must be a dict, not {type(task).__name__}")
-    task_id = task.get("id")
-    if not isinstance(task_id, str) or not task_id:
-        raise ValueError("a task needs a non-empty string 'id'")
-    return task_id
 
 
 @dataclass(frozen=True)
@@ -217,104 +148,34 @@ class TaskPage:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def encode_cursor(updated: str, task_id: str, total: int | None = None) -> str:
-    """An opaque page token pointing just past the task (updated, id); ``total``, when
-    given, is the listing's total size, for the next pages to answer without counting."""
-    values: list[str | int] = [updated, task_id] if total is None else [updated, task_id, total]
-    return base64.urlsafe_b64encode(orjson.dumps(values)).decode().rstrip("=")
-
-
-def _cursor_values(token: str) -> list:
-    try:
-        values = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-    except (binascii.Error, ValueError, TypeError, orjson.JSONDecodeError):
-        raise ValueError("invalid page token") from None
-    if (
-        not isinstance(values, list)
-        or len(values) not in (2, 3)
-        or not all(isinstance(v, str) for v in values[:2])
-        or (len(values) == 3 and (not isinstance(values[2], int) or isinstance(values[2], bool) or values[2] < 0))
-    ):
-        raise ValueError("invalid page token")
-    return values
-
-
-def decode_cursor(token: str) -> tuple[str, str]:
-    """Inverse of :func:`encode_cursor`; raises ValueError for a token we did not make."""
-    updated, task_id = _cursor_values(token)[:2]
-    return updated, task_id
-
-
-def cursor_total(token: str) -> int | None:
-    """The total size a page token carries (None when it carries none)."""
-    values = _cursor_values(token)
-    return values[2] if len(values) == 3 else None
-
-
-def page_in_memory(tasks: list[Task], query: TaskQuery) -> TaskPage:
-    """Filter, order (newest-updated first, then id) and cut one page from ``tasks``.
-
-    Used by the stores that hold no index of their own (memory, file).
-    """
-    after = format_timestamp(query.updated_after) if query.updated_after else None
-    selected = [
-        t
-        for t in tasks
-        if (query.context_id is None or t.get("contextId") == query.context_id)
-        and (query.state is None or task_state(t) == query.state)
-        and (after is None or task_updated(t) > after)
-        and (query.owner is None or task_scope(t) == query.owner)
-    ]
-    selected.sort(key=lambda t: (task_updated(t), t["id"]), reverse=True)
-    total = len(selected)
-    if query.page_token:
-        cursor = decode_cursor(query.page_token)
-        selected = [t for t in selected if (task_updated(t), t["id"]) < cursor]
-    page = selected[: query.page_size]
-    more = len(selected) > query.page_size
-    token = encode_cursor(task_updated(page[-1]), page[-1]["id"]) if more else ""
-    return TaskPage(tasks=page, next_page_token=token, total_size=total)
-
-
-_PUSH_CONFIGS_LOCK = threading.Lock()
-
-_NOT_AN_ACKNOWLEDGEMENT: contextvars.ContextVar[bool] = contextvars.ContextVar("not_an_acknowledgement", default=False)
-
-
-@contextlib.contextmanager
-def not_an_acknowledgement() -> Iterator[None]:
-    """The saves made inside are answers to no one (a lease renewal: nothing a client can
-    see changes, and losing it only makes the lease look older). A store may then commit
-    them lazily (the ORM store on PostgreSQL: ``synchronous_commit`` off for that
-    transaction) where a later durable commit makes them durable too; every other save
-    stays durable before it returns. See docs/stores.md, "What is durable when"."""
-    token = _NOT_AN_ACKNOWLEDGEMENT.set(True)
-    try:
-        yield
-    finally:
-        _NOT_AN_ACKNOWLEDGEMENT.reset(token)
-
-
-def acknowledged() -> bool:
-    """False inside :func:`not_an_acknowledgement`: whether a save must be durable before
-    it returns (as every save is, but a lease renewal's)."""
-    return not _NOT_AN_ACKNOWLEDGEMENT.get()
-
-
 class TaskStore(ABC):
     """The interface of a task store. Subclass it and implement the four sync methods.
 
-    Capability flags, read by system checks and the admin:
+    Capabilities are class flags, which a subclass sets to what it does (those it leaves
+    unset keep the safe default, False). Nothing inspects a store's methods to guess them:
 
-    - ``durable``: tasks survive a restart of the process.
-    - ``shared``: several processes (web workers, hosts) see the same tasks.
+    - ``durable``: tasks survive a restart of the process (system checks, the admin).
+    - ``shared``: several processes (web workers, hosts) see the same tasks (the
+      start-up warnings about several server processes).
     - ``nonblocking``: the sync methods do no I/O and may run on an event loop.
+    - ``supports_compare_and_swap``: ``save`` and ``asave`` take ``expected_version``
+      and honour it atomically; :mod:`a2a.core.lifecycle` then saves every transition as
+      a compare-and-swap. Without it, plain saves under the lifecycle's in-process lock.
+    - ``keeps_push_configs``: the store has the four methods of a push-config store
+      (``save_push_config``, ``get_push_config``, ``list_push_configs``,
+      ``delete_push_config``, see :class:`stores.push_configs.PushConfigKeeper`) and
+      :attr:`push_configs` serves them; without it, :meth:`create_push_configs` makes
+      the store that keeps them (in memory, by default).
     """
 
     durable: bool = False
     shared: bool = False
     #: The sync methods never block (no I/O), so async callers may call them directly.
     nonblocking: bool = False
+    #: ``save``/``asave`` take ``expected_version`` (a compare-and-swap).
+    supports_compare_and_swap: ClassVar[bool] = False
+    #: The store keeps push configs itself (the four methods of a push-config store).
+    keeps_push_configs: ClassVar[bool] = False
 
     def check(self, *, databases: Collection[str] | None = None) -> list[CheckMessage]:
         """System-check messages about this store (``manage.py check``, and the server's
@@ -332,9 +193,10 @@ class TaskStore(ABC):
         """Persist ``task`` under ``task["id"]`` (replacing any previous one); return it.
 
         With ``expected_version``, only when the stored task's ``_version`` is that
-        (a missing task, or one without ``_version``, counts as 0); else raise :class:`StaleTaskError`. A store
-        whose ``save`` takes no ``expected_version`` still works: :mod:`a2a.core.lifecycle`
-        then relies on its in-process lock alone."""
+        (a missing task, or one without ``_version``, counts as 0); else raise
+        :class:`StaleTaskError`. Only asked of a store that sets
+        ``supports_compare_and_swap``; any other is saved without ``expected_version``
+        and :mod:`a2a.core.lifecycle` relies on its in-process lock alone."""
 
     @abstractmethod
     def list(self, query: TaskQuery | None = None) -> TaskPage:
@@ -382,24 +244,21 @@ class TaskStore(ABC):
             with _PUSH_CONFIGS_LOCK:
                 configs = self.__dict__.get("_push_configs")
                 if configs is None:
-                    if all(callable(getattr(self, name, None)) for name in PUSH_CONFIG_METHODS):
-                        configs = TaskStorePushConfigs(self)  # it keeps them itself
+                    if self.keeps_push_configs:
+                        configs = TaskStorePushConfigs(cast(PushConfigKeeper, self))
                     else:
                         configs = self.create_push_configs()
                     self.__dict__["_push_configs"] = configs
         return configs
 
     def create_push_configs(self) -> PushConfigStore:
-        """A new store for this task store's push configs: the built-in stores keep
-        them beside their tasks. A store with the four methods
-        (``save_push_config``, ``get_push_config``, ``list_push_configs``,
-        ``delete_push_config``) serves them itself; for any other the default keeps
-        them in memory (logged: they die with the process)."""
+        """A new store for this task store's push configs (not asked of a store that
+        sets ``keeps_push_configs``): the built-in stores keep them beside their tasks;
+        the default keeps them in memory (logged: they die with the process)."""
         logger.warning(
-            "task store %r keeps no push notification configs (it lacks %s); keeping them in memory, "
-            "so they are lost on restart and not shared between processes",
+            "task store %r keeps no push notification configs (keeps_push_configs is not set); keeping them "
+            "in memory, so they are lost on restart and not shared between processes",
             self,
-            ", ".join(PUSH_CONFIG_METHODS),
         )
         return MemoryPushConfigStore()
 
@@ -408,150 +267,3 @@ class TaskStore(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
-
-
-# --- Push notification configs: each task store owns a store of them ---------------------
-#
-# A config is a JSON-ready ``dict`` keyed by ``(config["taskId"], config["id"])``; the
-# store does not interpret the rest (``url``, ``token``, ``authentication``, and the
-# ``dialect`` and ``createdAt`` that ``a2a.push`` keeps with it). One task may have any
-# number of configs; saving a config with an id the task already has replaces it. A
-# task store creates its config store (:meth:`TaskStore.create_push_configs`) and
-# deletes a task's configs with the task.
-
-PushConfig = dict[str, Any]
-
-#: The methods a custom task store provides to keep push configs itself.
-PUSH_CONFIG_METHODS = ("save_push_config", "get_push_config", "list_push_configs", "delete_push_config")
-
-
-def check_config(config: Any) -> tuple[str, str]:
-    """The ``(task id, config id)`` of a savable config, or ValueError saying what is wrong."""
-    if not isinstance(config, dict):
-        raise ValueError(f"a push config must be a dict, not {type(config).__name__}")
-    task_id, config_id = config.get("taskId"), config.get("id")
-    if not isinstance(task_id, str) or not task_id:
-        raise ValueError("a push config needs a non-empty string 'taskId'")
-    if not isinstance(config_id, str) or not config_id:
-        raise ValueError("a push config needs a non-empty string 'id'")
-    return task_id, config_id
-
-
-def config_order(config: PushConfig) -> tuple[str, str]:
-    """The sort key of a task's configs: oldest first, then by id."""
-    created = config.get("createdAt")
-    return (created if isinstance(created, str) else "", config["id"])
-
-
-class PushConfigStore(ABC):
-    """The interface: four sync methods and their async twins, plus
-    :meth:`delete_task_push_configs`.
-
-    ``list_push_configs`` returns a task's configs oldest first (by ``createdAt``, then
-    id); ``get_push_config`` returns None for an unknown or unreadable config, never
-    raising for a bad id; ``delete_push_config`` says whether there was one.
-    """
-
-    #: The sync methods do no I/O and may run on an event loop.
-    nonblocking: bool = False
-
-    @abstractmethod
-    def save_push_config(self, config: PushConfig) -> PushConfig: ...
-
-    @abstractmethod
-    def get_push_config(self, task_id: str, config_id: str) -> PushConfig | None: ...
-
-    @abstractmethod
-    def list_push_configs(self, task_id: str) -> list[PushConfig]: ...
-
-    @abstractmethod
-    def delete_push_config(self, task_id: str, config_id: str) -> bool: ...
-
-    def delete_task_push_configs(self, task_id: str) -> int:
-        """Delete every config of the task (its task store calls this when it deletes
-        the task); how many there were. Override it with a single operation."""
-        return sum(self.delete_push_config(task_id, c["id"]) for c in self.list_push_configs(task_id))
-
-    async def _run(self, method: Any, *args: Any) -> Any:
-        return method(*args) if self.nonblocking else await asyncio.to_thread(method, *args)
-
-    async def asave_push_config(self, config: PushConfig) -> PushConfig:
-        return await self._run(self.save_push_config, config)
-
-    async def aget_push_config(self, task_id: str, config_id: str) -> PushConfig | None:
-        return await self._run(self.get_push_config, task_id, config_id)
-
-    async def alist_push_configs(self, task_id: str) -> list[PushConfig]:
-        return await self._run(self.list_push_configs, task_id)
-
-    async def adelete_push_config(self, task_id: str, config_id: str) -> bool:
-        return await self._run(self.delete_push_config, task_id, config_id)
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__}>"
-
-
-class MemoryPushConfigStore(PushConfigStore):
-    """Configs in a dict of this process, kept serialized (callers get copies)."""
-
-    nonblocking = True
-
-    def __init__(self) -> None:
-        self._configs: dict[str, dict[str, bytes]] = {}
-        self._lock = threading.Lock()
-
-    def save_push_config(self, config: PushConfig) -> PushConfig:
-        task_id, config_id = check_config(config)
-        raw = orjson.dumps(config)
-        with self._lock:
-            self._configs.setdefault(task_id, {})[config_id] = raw
-        return config
-
-    def get_push_config(self, task_id: str, config_id: str) -> PushConfig | None:
-        raw = self._configs.get(task_id, {}).get(config_id) if isinstance(task_id, str) else None
-        return orjson.loads(raw) if raw is not None else None
-
-    def list_push_configs(self, task_id: str) -> list[PushConfig]:
-        with self._lock:
-            raws = list(self._configs.get(task_id, {}).values())
-        return sorted((orjson.loads(r) for r in raws), key=config_order)
-
-    def delete_push_config(self, task_id: str, config_id: str) -> bool:
-        with self._lock:
-            configs = self._configs.get(task_id)
-            if not configs or configs.pop(config_id, None) is None:
-                return False
-            if not configs:
-                del self._configs[task_id]
-            return True
-
-    def delete_task_push_configs(self, task_id: str) -> int:
-        with self._lock:
-            return len(self._configs.pop(task_id, {})) if isinstance(task_id, str) else 0
-
-    def has_configs(self, task_id: str) -> bool:
-        """Whether the task has any config (cheap: lets the push listener skip a task)."""
-        return bool(self._configs.get(task_id))
-
-
-class TaskStorePushConfigs(PushConfigStore):
-    """A custom task store that keeps push configs itself (it has :data:`METHODS`)."""
-
-    def __init__(self, task_store: TaskStore) -> None:
-        self.task_store = task_store
-        self.nonblocking = bool(getattr(task_store, "nonblocking", False))
-
-    def save_push_config(self, config: PushConfig) -> PushConfig:
-        return self.task_store.save_push_config(config)  # type: ignore[attr-defined]
-
-    def get_push_config(self, task_id: str, config_id: str) -> PushConfig | None:
-        return self.task_store.get_push_config(task_id, config_id)  # type: ignore[attr-defined]
-
-    def list_push_configs(self, task_id: str) -> list[PushConfig]:
-        return self.task_store.list_push_configs(task_id)  # type: ignore[attr-defined]
-
-    def delete_push_config(self, task_id: str, config_id: str) -> bool:
-        return self.task_store.delete_push_config(task_id, config_id)  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        return f"<TaskStorePushConfigs {self.task_store!r}>"

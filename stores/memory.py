@@ -6,18 +6,10 @@ import threading
 
 import orjson
 
-from stores.base import (
-    MemoryPushConfigStore,
-    PushConfigStore,
-    StaleTaskError,
-    Task,
-    TaskPage,
-    TaskQuery,
-    TaskStore,
-    check_task,
-    task_version,
-)
+from stores.base import StaleTaskError, Task, TaskPage, TaskQuery, TaskStore
+from stores.fields import check_task, task_version
 from stores.index import TaskIndex
+from stores.push_configs import MemoryPushConfigStore, PushConfigStore
 
 
 class MemoryTaskStore(TaskStore):
@@ -30,6 +22,7 @@ class MemoryTaskStore(TaskStore):
     """
 
     nonblocking = True
+    supports_compare_and_swap = True
 
     def __init__(self) -> None:
         self._tasks: dict[str, bytes] = {}

@@ -64,7 +64,7 @@ class TaskRecord(models.Model):
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
     # Who the task belongs to ("" when the agent runs without authentication), with its
-    # tenant before it when it has one: the scope key (stores.base.scope_key), so one
+    # tenant before it when it has one: the scope key (stores.scope.scope_key), so one
     # index serves listings per tenant and caller.
     owner = models.CharField(max_length=255, blank=True, default="")
     # The task's ``_version``: each saved transition increments it.

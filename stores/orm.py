@@ -15,30 +15,14 @@ from django.db import DatabaseError, IntegrityError, InterfaceError, Operational
 from django.db.migrations.executor import MigrationExecutor
 from django.db.models import Q
 
-from stores.base import (
-    PushConfig,
-    PushConfigStore,
-    StaleTaskError,
-    StoreUnavailable,
-    Task,
-    TaskPage,
-    TaskQuery,
-    TaskStore,
-    acknowledged,
-    check_config,
-    check_task,
-    cursor_total,
-    decode_cursor,
-    encode_cursor,
-    format_timestamp,
-    now_iso,
-    parse_timestamp,
-    task_scope,
-    task_state,
-    task_updated,
-    task_version,
-)
+from stores.base import StaleTaskError, StoreUnavailable, Task, TaskPage, TaskQuery, TaskStore
+from stores.cursors import cursor_total, decode_cursor, encode_cursor
+from stores.durability import acknowledged
+from stores.fields import check_task, task_state, task_updated, task_version
 from stores.models import PushConfigRecord, TaskCount, TaskRecord
+from stores.push_configs import PushConfig, PushConfigStore, check_config
+from stores.scope import task_scope
+from stores.timestamps import format_timestamp, now_iso, parse_timestamp
 
 logger = logging.getLogger(__name__)
 
@@ -108,6 +92,7 @@ class OrmTaskStore(TaskStore):
 
     durable = True
     shared = True
+    supports_compare_and_swap = True
 
     def __init__(self, using: str = "default") -> None:
         self.using = using
@@ -236,7 +221,7 @@ class OrmTaskStore(TaskStore):
         """``UPDATE ... WHERE id = %s AND version = %s``; whether a row was updated.
 
         A save that is no acknowledgement (a lease renewal, inside
-        :func:`stores.base.not_an_acknowledgement`) on PostgreSQL also sets
+        :func:`stores.durability.not_an_acknowledgement`) on PostgreSQL also sets
         ``synchronous_commit`` off for its own transaction, in the same statement (no
         extra round trip): the commit does not wait for the WAL flush. A crash of the
         database may then lose the renewal (the lease looks older); any later commit

@@ -14,12 +14,14 @@ from django.contrib.auth.models import Permission
 from django.test import RequestFactory
 from django.urls import reverse
 
-from stores.admin import TaskRecordAdmin, parts_text
+from stores.admin.display import parts_text
+from stores.admin.options import TaskRecordAdmin
 from stores.backends import get_task_store, resolve_store
-from stores.base import TaskPage, TaskQuery, TaskStore, format_timestamp
+from stores.base import TaskPage, TaskQuery, TaskStore
 from stores.memory import MemoryTaskStore
 from stores.models import TaskRecord
 from stores.orm import OrmTaskStore
+from stores.timestamps import format_timestamp
 
 pytestmark = pytest.mark.django_db
 

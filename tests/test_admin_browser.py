@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from stores.backends import resolve_store
-from stores.base import format_timestamp
+from stores.timestamps import format_timestamp
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 CHROMIUM = os.environ.get("A2A_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"

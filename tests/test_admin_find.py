@@ -11,17 +11,18 @@ import re
 
 import pytest
 from django.conf import settings as django_settings
+from django.contrib import admin
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.auth.models import Permission
 from django.db import connections
 from django.test import RequestFactory
 
 from a2a.core import lifecycle
-from stores import admin as task_admin
-from stores import dashboard
+from stores.admin import dashboard, filters, search
 from stores.backends import resolve_store
-from stores.base import TaskStore, format_timestamp
+from stores.base import TaskStore
 from stores.models import TaskRecord
+from stores.timestamps import format_timestamp
 
 TASK_LIST = "/admin/stores/taskrecord/"
 DASHBOARD = "/admin/stores/taskrecord/dashboard/"
@@ -123,7 +124,7 @@ def test_scan_search_is_bounded_and_goes_on_on_the_next_page(admin_client, setti
     settings.TASK_STORE = store = resolve_store("memory")
     for i in range(10):
         store.save(make(f"t{i}", "needle" if i in (1, 8) else "hay", when=ago(minutes=10 - i)))
-    monkeypatch.setattr(task_admin, "SEARCH_SCAN_LIMIT", 4)
+    monkeypatch.setattr(search, "SEARCH_SCAN_LIMIT", 4)
     first = admin_client.get(TASK_LIST, {"q": "needle"})
     assert ids(first) == ["t8"]
     body = first.content.decode()
@@ -169,10 +170,10 @@ def test_owner_and_today_filters(admin_client, store):
 
 def test_today_starts_at_local_midnight(settings):
     settings.TIME_ZONE = "Pacific/Auckland"
-    since = task_admin.updated_since("today")
+    since = filters.updated_since("today")
     local = since.astimezone(dt.timezone(since.utcoffset()))
     assert since.tzinfo is not None and (local.hour, local.minute) == (0, 0)
-    assert task_admin.updated_since("nonsense") is None
+    assert filters.updated_since("nonsense") is None
 
 
 def test_one_url_one_title_and_a_dashboard_link(admin_client, store):
@@ -281,24 +282,24 @@ def test_postgres_text_search_uses_the_full_text_index(settings, admin_user):
         store.save(make(f"t-{i}", f"Something else {i}"))
     connection = connections["postgres"]
     with connection.cursor() as cursor:
-        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [task_admin.FTS_INDEX])
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [search.FTS_INDEX])
         (definition,) = cursor.fetchone()
         assert "USING gin" in definition and "jsonb_path_query_array" in definition
         cursor.execute("SET LOCAL enable_seqscan = off")
-    model_admin = task_admin.admin.site._registry[TaskRecord]
+    model_admin = admin.site._registry[TaskRecord]
     request = RequestFactory().get(TASK_LIST, {"q": "weather"})
     request.user = admin_user
     queryset, _ = model_admin.get_search_results(request, model_admin.get_queryset(request), "weather")
     assert list(queryset.values_list("id", flat=True)) == ["t-weather"]
     plan = queryset.explain()
-    assert task_admin.FTS_INDEX in plan, plan
+    assert search.FTS_INDEX in plan, plan
     assert "Seq Scan" not in plan, plan
 
 
 @pytest.mark.django_db
 def test_no_full_text_index_on_sqlite():
     with connections["default"].cursor() as cursor:
-        cursor.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND name = %s", [task_admin.FTS_INDEX])
+        cursor.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND name = %s", [search.FTS_INDEX])
         assert cursor.fetchall() == []
 
 

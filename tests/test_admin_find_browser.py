@@ -17,7 +17,7 @@ import random
 import pytest
 
 from stores.backends import resolve_store
-from stores.base import format_timestamp
+from stores.timestamps import format_timestamp
 from tests.test_admin_browser import ARTIFACTS, chromium
 
 REASONS = ["Timeout talking to the weather API", "Out of quota", "The file was not a PDF"]

@@ -64,52 +64,64 @@ def browser(site):
         yield browser
 
 
+def log_in(page, site):
+    """The agent page sends staff to the admin's login first, then back."""
+    page.goto(f"{site}/a2a/browse/")
+    assert "/admin/login/" in page.url  # staff only: the admin's login first
+    page.fill("#id_username", "ops")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.wait_for_url("**/a2a/browse/")
+    assert page.title() == "Weather desk · A2A agent"
+    assert "Will it rain in Paris this weekend?" in page.locator("#skills").inner_text()
+    assert "HTTP+JSON" in page.locator("#interfaces").inner_text()
+
+
+def stream_ask_and_answer(page, gate, screenshots):
+    """Mid-stream progress and an artifact, a question, the answer, completed: the task's id."""
+    streaming_png, question_png, completed_png = screenshots
+    # Mid-stream: the handler reports progress and an artifact, then waits for the gate.
+    page.fill(
+        "#id_text",
+        f"progress:Reading the forecast for Paris;artifact:Paris: 18°C and sunny;wait:{gate};ask:Which day?",
+    )
+    page.click("#send-button")
+    page.wait_for_selector("#events li.artifact")
+    assert page.locator("#task-state").inner_text() == "working"
+    assert "Reading the forecast for Paris" in page.locator("#events").inner_text()
+    assert page.locator("#cancel-button").is_enabled()
+    page.screenshot(path=streaming_png, full_page=True)
+
+    gate.touch()  # the handler goes on, and asks
+    page.wait_for_selector("#task-state.state-input-required")
+    assert "Which day?" in page.locator("#events li.question").inner_text()
+    assert page.locator("#send-button").inner_text() == "Answer"
+    task_id = page.locator("#task-id").inner_text()
+    assert page.locator("input[name=taskId]").first.input_value() == task_id
+    page.fill("#id_text", "artifact:Saturday: sunny, 21°C")
+    page.screenshot(path=question_png, full_page=True)
+
+    page.click("#send-button")
+    page.wait_for_selector("#task-state.state-completed")
+    assert page.locator("#task-id").inner_text() == task_id  # the same task, answered
+    assert "Saturday: sunny, 21°C" in page.locator("#events").inner_text()
+    assert page.locator("#cancel-button").is_disabled()
+    assert page.locator("#send-button").inner_text() == "Send"
+    page.screenshot(path=completed_png, full_page=True)
+    return task_id
+
+
 def test_talk_to_the_agent_in_a_browser(site, browser, tmp_path, capsys):
     ARTIFACTS.mkdir(exist_ok=True)
-    streaming_png = ARTIFACTS / "agent-browse-streaming.png"
-    question_png = ARTIFACTS / "agent-browse-input-required.png"
-    completed_png = ARTIFACTS / "agent-browse-completed.png"
-    gate = tmp_path / "gate"
+    screenshots = (
+        ARTIFACTS / "agent-browse-streaming.png",
+        ARTIFACTS / "agent-browse-input-required.png",
+        ARTIFACTS / "agent-browse-completed.png",
+    )
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     try:
-        page.goto(f"{site}/a2a/browse/")
-        assert "/admin/login/" in page.url  # staff only: the admin's login first
-        page.fill("#id_username", "ops")
-        page.fill("#id_password", PASSWORD)
-        page.click("input[type=submit]")
-        page.wait_for_url("**/a2a/browse/")
-        assert page.title() == "Weather desk · A2A agent"
-        assert "Will it rain in Paris this weekend?" in page.locator("#skills").inner_text()
-        assert "HTTP+JSON" in page.locator("#interfaces").inner_text()
-
-        # Mid-stream: the handler reports progress and an artifact, then waits for the gate.
-        page.fill(
-            "#id_text",
-            f"progress:Reading the forecast for Paris;artifact:Paris: 18°C and sunny;wait:{gate};ask:Which day?",
-        )
-        page.click("#send-button")
-        page.wait_for_selector("#events li.artifact")
-        assert page.locator("#task-state").inner_text() == "working"
-        assert "Reading the forecast for Paris" in page.locator("#events").inner_text()
-        assert page.locator("#cancel-button").is_enabled()
-        page.screenshot(path=streaming_png, full_page=True)
-
-        gate.touch()  # the handler goes on, and asks
-        page.wait_for_selector("#task-state.state-input-required")
-        assert "Which day?" in page.locator("#events li.question").inner_text()
-        assert page.locator("#send-button").inner_text() == "Answer"
-        task_id = page.locator("#task-id").inner_text()
-        assert page.locator("input[name=taskId]").first.input_value() == task_id
-        page.fill("#id_text", "artifact:Saturday: sunny, 21°C")
-        page.screenshot(path=question_png, full_page=True)
-
-        page.click("#send-button")
-        page.wait_for_selector("#task-state.state-completed")
-        assert page.locator("#task-id").inner_text() == task_id  # the same task, answered
-        assert "Saturday: sunny, 21°C" in page.locator("#events").inner_text()
-        assert page.locator("#cancel-button").is_disabled()
-        assert page.locator("#send-button").inner_text() == "Send"
-        page.screenshot(path=completed_png, full_page=True)
+        log_in(page, site)
+        task_id = stream_ask_and_answer(page, tmp_path / "gate", screenshots)
 
         page.click("#admin-link")
         page.wait_for_url(f"**/admin/stores/taskrecord/{task_id}/change/")
@@ -125,5 +137,5 @@ def test_talk_to_the_agent_in_a_browser(site, browser, tmp_path, capsys):
     finally:
         page.close()
     with capsys.disabled():
-        for path in (streaming_png, question_png, completed_png):
+        for path in screenshots:
             print(f"\nscreenshot: {path}")

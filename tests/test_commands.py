@@ -13,9 +13,9 @@ from django.core.management import CommandError, call_command
 
 from a2a.core.events import bus
 from a2a.ops.bulk import parse_age
-from stores.base import format_timestamp
 from stores.file import FileTaskStore
 from stores.orm import OrmTaskStore
+from stores.timestamps import format_timestamp
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 

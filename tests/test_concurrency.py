@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 from django.db import connections
@@ -19,8 +20,9 @@ from a2a.protocol.errors import TaskNotCancelableError, UnsupportedOperationErro
 from a2a.protocol.model import CancelParams, SendParams, new_task, set_status
 from a2a.runtime.runner import Runner
 from a2a.service import operations
-from stores.base import STATES, TERMINAL_STATES, StaleTaskError, TaskStore, now_iso
+from stores.base import STATES, TERMINAL_STATES, StaleTaskError, TaskStore
 from stores.file import FileTaskStore
+from stores.timestamps import now_iso
 from tests.conftest import STORE_KINDS
 from tests.db_marks import store_params
 from tests.helpers import wait_for_state as wait_for
@@ -73,26 +75,37 @@ def test_a_task_saved_without_a_version_is_version_0(store):
     assert store.get("t1")["_version"] == 1
 
 
-def test_only_one_of_many_concurrent_writers_of_a_version_wins(store):
-    store.save(a_task(version=1))
+def race(count: int, attempt: Callable[[int], str], refused: type[Exception], refusal: str) -> list[str]:
+    """``attempt(n)`` in ``count`` threads released together: what each returned, or
+    ``refusal`` for each that raised ``refused``."""
     results: list[str] = []
-    barrier = threading.Barrier(8)
+    barrier = threading.Barrier(count)
 
-    def writer(n: int) -> None:
+    def run(n: int) -> None:
         barrier.wait()
         try:
-            store.save({**a_task("t1", "working", version=2), "metadata": {"writer": n}}, expected_version=1)
-            results.append(f"won:{n}")
-        except StaleTaskError:
-            results.append("stale")
+            results.append(attempt(n))
+        except refused:
+            results.append(refusal)
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    return results
+
+
+def test_only_one_of_many_concurrent_writers_of_a_version_wins(store):
+    store.save(a_task(version=1))
+
+    def writer(n: int) -> str:
+        store.save({**a_task("t1", "working", version=2), "metadata": {"writer": n}}, expected_version=1)
+        return f"won:{n}"
+
+    results = race(8, writer, StaleTaskError, "stale")
     winners = [r for r in results if r.startswith("won")]
     assert len(winners) == 1 and results.count("stale") == 7
     assert store.get("t1")["metadata"] == {"writer": int(winners[0][4:])}
@@ -185,6 +198,8 @@ def test_a_change_that_leaves_a_terminal_state_is_refused(store, caplog):
 class RacingStore(TaskStore):
     """Wraps a store; before one chosen save, another writer (as another process would,
     past this process's locks) saves its own version first."""
+
+    supports_compare_and_swap = True  # it passes expected_version on to the inner store
 
     def __init__(self, inner: TaskStore) -> None:
         self.inner = inner
@@ -305,50 +320,26 @@ def test_cancel_vs_completion_many_times(use_store, counting):
 def test_two_concurrent_cancels_exactly_one_succeeds(use_store, counting):
     task = asyncio.run(operations.send_message(SendParams(message=message("x:1"), blocking=False)))
     wait_for(use_store, task["id"], {"working"})
-    results = []
-    barrier = threading.Barrier(2)
 
-    def cancel():
-        barrier.wait()
-        try:
-            asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
-            results.append("canceled")
-        except TaskNotCancelableError:
-            results.append("refused")
-        finally:
-            connections.close_all()
+    def cancel(n: int) -> str:
+        asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
+        return "canceled"
 
-    threads = [threading.Thread(target=cancel) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = race(2, cancel, TaskNotCancelableError, "refused")
     assert sorted(results) == ["canceled", "refused"]
 
 
 def test_two_concurrent_continuations_exactly_one_is_taken(use_store, counting):
     task = asyncio.run(operations.send_message(SendParams(message=message("ask"), blocking=True)))
     assert task["status"]["state"] == "input-required"
-    results = []
-    barrier = threading.Barrier(2)
 
-    def follow_up(n):
-        barrier.wait()
-        try:
-            asyncio.run(
-                operations.send_message(SendParams(message=message(f"answer {n}", taskId=task["id"]), blocking=False))
-            )
-            results.append("taken")
-        except UnsupportedOperationError:
-            results.append("refused")
-        finally:
-            connections.close_all()
+    def follow_up(n: int) -> str:
+        asyncio.run(
+            operations.send_message(SendParams(message=message(f"answer {n}", taskId=task["id"]), blocking=False))
+        )
+        return "taken"
 
-    threads = [threading.Thread(target=follow_up, args=(n,)) for n in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = race(2, follow_up, UnsupportedOperationError, "refused")
     assert sorted(results) == ["refused", "taken"]
     final = wait_for(use_store, task["id"], {"completed"})
     assert [m["parts"][0]["text"] for m in final["history"] if m["role"] == "user"][1:] in (["answer 0"], ["answer 1"])

@@ -60,7 +60,7 @@ def test_the_settings_page_is_the_one_generated_from_the_code():
 
 
 def test_each_settings_meaning_is_its_comment_in_conf_py():
-    rows = {name: meaning for _, name, meaning in reference._comments((ROOT / "a2a" / "conf.py").read_text())}
+    rows = {name: meaning for _, name, meaning in reference.rows()}
     assert list(rows) == list(DEFAULTS)
     assert rows["A2A_MAX_PARTS"] == "Parts of one message."
     assert rows["A2A_AGENT_VERSION"] == rows["A2A_AGENT_DESCRIPTION"] == "The Agent Card."  # a group shares its comment

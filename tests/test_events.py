@@ -1,5 +1,5 @@
 """The event backends (a2a/eventbackends) against the real Redis and PostgreSQL, and
-the stream logic that orders their events and catches up after a gap.
+the A2A_EVENTS setting (the stream logic that orders their events: test_events_follow.py).
 
 Two backends on one channel stand for two processes: ``mine`` is this process's
 (``A2A_EVENTS``), ``other`` publishes with another origin, as a second process would.
@@ -35,10 +35,10 @@ from a2a.core.events import (
     resolve_event_backend,
 )
 from a2a.ops import checks
-from a2a.protocol.errors import TaskNotFoundError
 from a2a.protocol.model import GetParams
 from a2a.service import operations
 from stores.backends import get_task_store
+from tests.event_builders import art, task
 
 REDIS_URL = os.environ.get("A2A_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 POSTGRES_URL = django_settings.POSTGRES_URL
@@ -100,10 +100,6 @@ def pair(kind, channel, settings):
     yield mine, other
     other.close(2)
     mine.close(2)
-
-
-def task(task_id: str, version: int, state: str = "working", **extra) -> dict:
-    return {"id": task_id, "contextId": "c", "status": {"state": state}, "_version": version, **extra}
 
 
 async def next_item(sub: Subscription, timeout: float = 10.0):
@@ -484,156 +480,6 @@ def test_a_malformed_message_is_dropped_and_logged(caplog):
 
 
 # === ordering, gaps and catching up: the stream's side (no broker needed) ===================
-
-
-def follow(snapshot: dict, feed: list, *, remote: bool = False, store_task: dict | None = None) -> list:
-    """Run operations._follow over a subscription fed ``feed`` (events, or RESYNC)."""
-
-    async def run():
-        sub = Subscription(snapshot["id"], remote=remote)
-        for item in feed:
-            sub.queue.put_nowait(item)
-        return [item async for item in operations._follow(sub, snapshot, None)]
-
-    if store_task is not None:
-        get_task_store().save(store_task)
-    return asyncio.run(asyncio.wait_for(run(), 10))
-
-
-def art(artifact_id: str, *texts: str) -> dict:
-    return {"artifactId": artifact_id, "parts": [{"kind": "text", "text": t} for t in texts]}
-
-
-def test_events_in_order_are_sent_as_they_are():
-    snap = task("t1", 2)
-    v3 = task("t1", 3, artifacts=[art("a", "1")])
-    v4 = task("t1", 4, artifacts=[art("a", "1", "2")])
-    v5 = task("t1", 5, "completed", artifacts=[art("a", "1", "2"), art("r", "done")])
-    items = follow(
-        snap,
-        [
-            TaskEvent(v3, "artifact", art("a", "1")),
-            TaskEvent(v4, "artifact", art("a", "2"), append=True, last_chunk=True),
-            TaskEvent(v5),
-        ],
-    )
-    assert [(i.kind, i.append) for i in items] == [
-        ("task", False),
-        ("artifact", False),
-        ("artifact", True),
-        ("artifact", False),
-        ("status", False),
-    ]
-    assert items[2].artifact == art("a", "2") and items[2].last_chunk
-    assert items[3].artifact == art("r", "done")
-    assert items[4].final
-
-
-def test_old_and_repeated_versions_are_skipped():
-    snap = task("t1", 3)
-    items = follow(
-        snap,
-        [
-            TaskEvent(task("t1", 2)),  # older than the snapshot
-            TaskEvent(task("t1", 3)),  # the snapshot itself
-            TaskEvent(task("t1", 4, status={"state": "working", "message": "m"})),
-            TaskEvent(task("t1", 4, status={"state": "working", "message": "m"})),  # twice (local and remote)
-            TaskEvent(task("t1", 5, "completed")),
-        ],
-    )
-    assert [i.kind for i in items] == ["task", "status", "status"]
-    assert items[1].task["_version"] == 4 and items[2].final
-
-
-def test_a_gap_catches_up_with_whole_artifacts_and_drops_the_late_version():
-    snap = task("t1", 1, artifacts=[art("a", "1")])
-    v3 = task("t1", 3, artifacts=[art("a", "1", "2", "3")])
-    items = follow(
-        snap,
-        [
-            TaskEvent(v3, "artifact", art("a", "3"), append=True),  # v2 (chunk "2") is missing
-            TaskEvent(task("t1", 2, artifacts=[art("a", "1", "2")]), "artifact", art("a", "2"), append=True),  # late
-            TaskEvent(task("t1", 4, "completed", artifacts=v3["artifacts"])),
-        ],
-    )
-    assert [i.kind for i in items] == ["task", "artifact", "status"]
-    whole = items[1]
-    assert whole.artifact == art("a", "1", "2", "3") and not whole.append and not whole.last_chunk
-    assert items[2].final
-
-
-def test_partial_events_are_rebuilt_from_the_previous_version():
-    """Events without their task's artifacts (too big for a NOTIFY): the stream
-    rebuilds the artifacts from the version before and the chunk, and sends the
-    updates as they are; when the shape does not match, it reads the store."""
-    snap = task("t1", 1, artifacts=[art("a", "1")])
-    v2 = TaskEvent(task("t1", 2), "artifact", art("a", "2"), append=True, partial=[["a", 2]])
-    v3 = TaskEvent(task("t1", 3, status={"state": "working", "message": "m"}), partial=[["a", 2]])
-    v4 = TaskEvent(task("t1", 4, "completed"), partial=[["a", 2], ["r", 1]])  # a result artifact came too
-    stored = task("t1", 4, "completed", artifacts=[art("a", "1", "2"), art("r", "done")])
-    items = follow(snap, [v2, v3, v4], store_task=stored)
-    assert [(i.kind, i.append) for i in items] == [
-        ("task", False),
-        ("artifact", True),
-        ("status", False),
-        ("artifact", False),
-        ("status", False),
-    ]
-    assert items[1].artifact == art("a", "2")
-    assert items[2].task["artifacts"] == [art("a", "1", "2")]
-    assert items[3].artifact == art("r", "done") and items[4].final
-
-
-def test_a_partial_event_after_a_gap_reads_the_store():
-    snap = task("t1", 1, artifacts=[art("a", "1")])
-    stored = task("t1", 3, artifacts=[art("a", "1", "2", "3")])
-    v3 = TaskEvent(task("t1", 3), "artifact", art("a", "3"), append=True, partial=[["a", 3]])
-    v4 = TaskEvent(task("t1", 4, "completed"), partial=[["a", 3]])
-    items = follow(snap, [v3, v4], store_task=stored)
-    assert [i.kind for i in items] == ["task", "artifact", "status"]
-    assert items[1].artifact == art("a", "1", "2", "3") and not items[1].append
-    assert items[2].final and items[2].task["artifacts"] == stored["artifacts"]
-
-
-def test_a_resync_reads_the_store():
-    snap = task("t1", 1)
-    stored = task("t1", 7, "input-required", artifacts=[art("x", "big")])
-    items = follow(snap, [RESYNC, RESYNC], store_task=stored)
-    assert [i.kind for i in items] == ["task", "artifact", "status"]
-    assert items[1].artifact == art("x", "big") and items[1].last_chunk  # settled: nothing more comes
-    assert items[2].final and items[2].task["status"]["state"] == "input-required"
-
-
-def test_a_resync_with_nothing_new_sends_nothing():
-    snap = task("t1", 4)
-    items = follow(snap, [RESYNC, TaskEvent(task("t1", 5, "completed"))], store_task=snap)
-    assert [i.kind for i in items] == ["task", "status"]
-
-
-def test_a_resync_for_a_deleted_task_ends_the_stream_with_task_not_found():
-    snap = task("gone-" + uuid.uuid4().hex, 1)
-    with pytest.raises(TaskNotFoundError):
-        follow(snap, [RESYNC])
-
-
-def test_an_idle_remote_stream_looks_at_the_store(settings):
-    """The last event was lost (no broker message, no resync): the keepalive-time look
-    at the store ends the stream anyway; a stream on the in-process bus does not look."""
-    settings.A2A_STREAM_KEEPALIVE = 0.05
-    snap = task("t1", 1)
-    get_task_store().save(task("t1", 2, "completed"))
-    items = follow(snap, [], remote=True)
-    assert [i.kind for i in items] == ["task", "status"] and items[-1].final
-
-    async def local():
-        sub = Subscription("t1")
-        stream = operations._follow(sub, snap, None)
-        return [await stream.__anext__(), await stream.__anext__()]
-
-    assert [i.kind for i in asyncio.run(local())] == ["task", "keepalive"]
-
-
-# === the setting ==================================================================================
 
 
 def test_the_default_is_in_process(settings):

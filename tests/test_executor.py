@@ -17,7 +17,7 @@ from a2a.protocol.model import set_status
 from a2a.runtime import executors, reaper, worker
 from a2a.runtime.runner import get_runner
 from stores.backends import get_task_store
-from stores.base import format_timestamp
+from stores.timestamps import format_timestamp
 from tests.helpers import send_direct, wait_for_state
 
 pytestmark = pytest.mark.django_db

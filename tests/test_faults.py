@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from stores.base import StaleTaskError, now_iso
+from stores.base import StaleTaskError
 from stores.file import FileTaskStore
+from stores.timestamps import now_iso
 from tests.helpers import ASGI
 
 pytestmark = pytest.mark.django_db(databases="__all__")
@@ -42,6 +43,7 @@ def a_task(task_id: str = "t1", state: str = "working", **extra) -> dict:
 @pytest.fixture
 def files(settings, tmp_path) -> FileTaskStore:
     store = FileTaskStore(tmp_path / "tasks")
+    store.open()
     settings.TASK_STORE = store
     return store
 
@@ -63,7 +65,7 @@ def test_a_failing_save_is_a_clear_internal_error_and_the_old_file_stays(files, 
     def fail(*args, **kwargs):
         raise OSError(code, os.strerror(code))
 
-    monkeypatch.setattr("stores.file.os.replace", fail)
+    monkeypatch.setattr("stores.file.fsio.os.replace", fail)
     error = rpc("CancelTask", {"id": "t1"})["error"]
     assert error["code"] == -32603
     assert error["message"] == f"could not save the task: {os.strerror(code)}"
@@ -78,7 +80,7 @@ def test_a_send_the_disk_refuses_creates_nothing(files, monkeypatch):
     def no_space(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("stores.file.os.fsync", no_space)
+    monkeypatch.setattr("stores.file.fsio.os.fsync", no_space)
     error = send()["error"]
     assert error == {"code": -32603, "message": "could not save the task: No space left on device"}
     assert task_files(files) == []
@@ -92,7 +94,7 @@ def test_a_read_only_directory(files, monkeypatch):
     def read_only(*args, **kwargs):
         raise OSError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr("stores.file.tempfile.mkstemp", read_only)
+    monkeypatch.setattr("stores.file.fsio.tempfile.mkstemp", read_only)
     assert rpc("CancelTask", {"id": "t1"})["error"]["message"] == "could not save the task: Read-only file system"
     assert rpc("ListTasks", {})["result"]["tasks"][0]["id"] == "t1"  # reads go on
 
@@ -206,10 +208,10 @@ def test_temp_files_of_interrupted_writes_are_removed_at_start(tmp_path, caplog)
     old.write_bytes(b"{")
     os.utime(old, (time.time() - 120, time.time() - 120))
     fresh.write_bytes(b"{")
-    FileTaskStore(directory)
+    FileTaskStore(directory).open()
     assert not old.exists() and fresh.exists()  # a live writer's temp file is left alone
     assert "removed 1 temp file(s)" in caplog.text
-    FileTaskStore(directory, stale_temp_seconds=0)
+    FileTaskStore(directory, stale_temp_seconds=0).open()
     assert not fresh.exists()
 
 

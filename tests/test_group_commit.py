@@ -1,6 +1,6 @@
 """Group commit in the file store: concurrent saves share the directory fsync, and each
 save still returns only after a directory fsync that began after its rename completed
-(``stores.file.sync_directory`` / ``DirectorySync``)."""
+(``stores.file.fsio.sync_directory`` / ``DirectorySync``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import stores.file
+import stores.file.fsio
 from stores.base import StoreError
 from stores.file import DirectorySync, FileTaskStore
 
@@ -50,7 +50,7 @@ def recorded(tmp_path, monkeypatch):
     directory = tmp_path / "tasks"
     store = FileTaskStore(directory)
     recorder = Recorder(directory)
-    real_replace, real_fsync_directory = os.replace, stores.file.fsync_directory
+    real_replace, real_fsync_directory = os.replace, stores.file.fsio.fsync_directory
     fsyncs = itertools.count()
 
     def replace(src, dst, **kwargs):
@@ -66,7 +66,7 @@ def recorded(tmp_path, monkeypatch):
         recorder.note("end", k)
 
     monkeypatch.setattr(os, "replace", replace)
-    monkeypatch.setattr(stores.file, "fsync_directory", fsync_directory)
+    monkeypatch.setattr(stores.file.fsio, "fsync_directory", fsync_directory)
     return store, recorder
 
 
@@ -126,7 +126,7 @@ def test_the_saved_tasks_are_all_there(recorded):
 def test_a_failed_directory_fsync_fails_every_save_it_covered(tmp_path, monkeypatch):
     directory = tmp_path / "tasks"
     store = FileTaskStore(directory)
-    real = stores.file.fsync_directory
+    real = stores.file.fsio.fsync_directory
     failing = threading.Event()
     failing.set()
     entered = threading.Event()
@@ -139,7 +139,7 @@ def test_a_failed_directory_fsync_fails_every_save_it_covered(tmp_path, monkeypa
             raise OSError(5, "Input/output error")
         real(path)
 
-    monkeypatch.setattr(stores.file, "fsync_directory", fsync_directory)
+    monkeypatch.setattr(stores.file.fsio, "fsync_directory", fsync_directory)
     outcomes: list[object] = []
 
     def save(n: int) -> None:
@@ -179,7 +179,7 @@ def test_a_caller_never_counts_on_an_fsync_that_began_before_it_called(tmp_path,
             started.set()
             release.wait(5)
 
-    monkeypatch.setattr(stores.file, "fsync_directory", fsync_directory)
+    monkeypatch.setattr(stores.file.fsio, "fsync_directory", fsync_directory)
     first = threading.Thread(target=group.sync)
     first.start()
     assert started.wait(5)

@@ -28,9 +28,9 @@ from a2a.core import lifecycle
 from a2a.core.events import bus
 from a2a.protocol.model import new_task
 from a2a.runtime.runner import Runner
-from stores import file as file_store
 from stores.base import StoreError, StoreUnavailable, TaskStore
 from stores.file import FileTaskStore
+from stores.file import fsio as file_store
 from stores.orm import OrmTaskStore
 from tests.db_marks import store_params
 
@@ -71,8 +71,8 @@ class AmbiguousSave:
         elif isinstance(store, FileTaskStore):
             write, read_file = file_store.atomic_write, FileTaskStore._read
 
-            def atomic_write(target, data, *, fsync=True):
-                write(target, data, fsync=fsync)
+            def atomic_write(target, data, *, fsync=True, **kwargs):
+                write(target, data, fsync=fsync, **kwargs)
                 if b'"state":"working"' in data and self._fire():
                     raise OSError(errno.EIO, os.strerror(errno.EIO))  # the directory's fsync, say
 

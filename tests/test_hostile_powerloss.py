@@ -33,7 +33,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-import stores.file
+import stores.file.fsio
 from a2a.protocol.model import new_task, set_status
 from stores.file import FileTaskStore
 from tests.powerloss import Shim, Verdict, at_least, check, materialize, read_journal, replay
@@ -110,7 +110,7 @@ def test_no_acknowledged_save_is_lost_at_any_cut(tmp_path):
 
 
 def test_the_checker_catches_a_store_that_skips_the_directory_fsync(tmp_path, monkeypatch):
-    monkeypatch.setattr(stores.file, "fsync_directory", lambda directory: None)
+    monkeypatch.setattr(stores.file.fsio, "fsync_directory", lambda directory: None)
     cuts, acknowledged, verdict = every_cut(tmp_path)
     assert acknowledged == THREADS * TASKS_PER_THREAD
     assert verdict.lost, "a store that never syncs its directory lost nothing?"

@@ -29,10 +29,11 @@ from a2a.protocol.model import new_task
 from a2a.runtime import reaper
 from a2a.runtime.runner import Runner
 from a2a.testing import WireClient
-from stores import file as file_module
-from stores.base import StoreUnavailable, TaskQuery, TaskStore, format_timestamp, now_iso
+from stores.base import StoreUnavailable, TaskQuery, TaskStore
 from stores.file import NOT_CACHED, FileTaskStore
+from stores.file import fsio as file_module
 from stores.orm import OrmTaskStore
+from stores.timestamps import format_timestamp, now_iso
 from tests.db_marks import store_params
 from tests.helpers import wait_for_state as wait_for
 
@@ -73,8 +74,8 @@ class Fault:
                 return mkstemp(*args, **kwargs)
 
             monkeypatch.setattr(file_module, "read_file", failing_read)
-            monkeypatch.setattr("stores.file.tempfile.mkstemp", failing_mkstemp)
-            monkeypatch.setattr("stores.file.read_if_cached", lambda path: NOT_CACHED)  # reads go through _read
+            monkeypatch.setattr("stores.file.fsio.tempfile.mkstemp", failing_mkstemp)
+            monkeypatch.setattr("stores.file.fsio.read_if_cached", lambda path: NOT_CACHED)  # reads go through _read
         elif isinstance(store, OrmTaskStore):
             select, update = OrmTaskStore._select_task, OrmTaskStore._update_if_version
 

@@ -27,24 +27,24 @@ ROOT = Path(__file__).resolve().parent.parent
 #: written and before it replaces the task file (as a kill -9 under load does).
 KILLED_WRITER = """
 import os, signal, sys
-from stores import file
+from stores.file import FileTaskStore, fsio
 def die(*args):
     os.kill(os.getpid(), signal.SIGKILL)
-file.os.replace = die
-store = file.FileTaskStore(sys.argv[1], fsync=False)
+fsio.os.replace = die
+store = FileTaskStore(sys.argv[1], fsync=False)
 store.save({"id": "t1", "contextId": "c", "status": {"state": "working"}})
 """
 
 #: A writer that is in the middle of a save (its temp file written) until told to go on.
 LIVE_WRITER = """
 import os, sys
-from stores import file
+from stores.file import FileTaskStore, fsio
 def wait(source, target):
     print("writing", flush=True)
     sys.stdin.readline()
     os.rename(source, target)
-file.os.replace = wait
-store = file.FileTaskStore(sys.argv[1], fsync=False)
+fsio.os.replace = wait
+store = FileTaskStore(sys.argv[1], fsync=False)
 store.save({"id": "t2", "contextId": "c", "status": {"state": "working"}})
 print("saved", flush=True)
 """
@@ -75,7 +75,7 @@ def test_a_start_right_after_a_kill_removes_the_dead_writers_temp_file(tmp_path,
     assert killed.wait(30) == -9
     left = temps(directory)
     assert len(left) == 1  # what kill -9 leaves behind
-    FileTaskStore(directory)  # a restart at once (not a minute later)
+    FileTaskStore(directory).open()  # a restart at once (not a minute later)
     assert temps(directory) == []
     assert "removed 1 temp file(s)" in caplog.text
 
@@ -88,6 +88,7 @@ def test_a_live_writers_temp_file_is_left_alone(tmp_path):
         assert writer.stdout.readline().strip() == "writing"
         [live] = temps(directory)
         store = FileTaskStore(directory)  # another process starts meanwhile
+        store.open()
         assert temps(directory) == [live]
         assert store.stale_temp_files() == []
         writer.stdin.write("go on\n")
@@ -114,7 +115,7 @@ def test_a_reused_pid_or_another_hosts_file(tmp_path):
         path.write_bytes(b"{")
     an_hour_ago = time.time() - 3600
     os.utime(old_remote, (an_hour_ago, an_hour_ago))
-    FileTaskStore(directory)
+    FileTaskStore(directory).open()
     assert temps(directory) == sorted([mine.name, remote.name])
 
 
@@ -123,7 +124,7 @@ def test_a_forked_child_names_its_temp_files_after_itself(tmp_path):
     """The prefix is worked out once per process: a child forked after the parent's
     first save must not write temp files under the parent's pid (a start-up would then
     take the child's live temp file for a dead writer's once the parent is gone)."""
-    from stores.file import temp_prefix
+    from stores.file.fsio import temp_prefix
 
     parent = temp_prefix()
     read, write = os.pipe()

@@ -23,7 +23,7 @@ from a2a.protocol.model import SendParams, new_task
 from a2a.runtime import reaper
 from a2a.runtime.runner import Runner
 from a2a.service import operations
-from stores.base import format_timestamp, now_iso
+from stores.timestamps import format_timestamp, now_iso
 from tests.db_marks import store_params
 from tests.helpers import wait_for_state as wait_for
 

@@ -15,7 +15,8 @@ import pytest
 from django.db import connections
 from django.test.utils import CaptureQueriesContext
 
-from stores.base import StaleTaskError, TaskQuery, encode_cursor
+from stores.base import StaleTaskError, TaskQuery
+from stores.cursors import encode_cursor
 from stores.models import TaskCount, TaskRecord
 from stores.orm import OrmTaskStore
 from tests.db_marks import store_params

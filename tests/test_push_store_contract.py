@@ -9,10 +9,10 @@ import threading
 
 import pytest
 
-from stores.base import MemoryPushConfigStore, TaskStorePushConfigs
 from stores.file import FILE_SUBDIRECTORY, FilePushConfigStore, FileTaskStore
 from stores.memory import MemoryTaskStore
 from stores.orm import OrmPushConfigStore
+from stores.push_configs import MemoryPushConfigStore, TaskStorePushConfigs
 from tests.conftest import ALL_DATABASES, STORE_KINDS, make_store
 from tests.test_store_contract import task
 
@@ -288,6 +288,8 @@ def test_orm_delete_is_one_transaction(store_kind, store, configs, monkeypatch):
 
 class StoreWithConfigs(MemoryTaskStore):
     """A custom task store that keeps push configs itself."""
+
+    keeps_push_configs = True
 
     def __init__(self) -> None:
         super().__init__()

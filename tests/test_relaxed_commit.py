@@ -1,5 +1,5 @@
 """Lease renewals, and only they, are saved as "not an acknowledgement"
-(``stores.base.not_an_acknowledgement``), which the ORM store on PostgreSQL commits with
+(``stores.durability.not_an_acknowledgement``), which the ORM store on PostgreSQL commits with
 ``synchronous_commit`` off for that transaction alone (docs/stores.md, "What is durable
 when")."""
 
@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from a2a.core import lifecycle
 from a2a.runtime.reaper import heartbeat
-from stores.base import acknowledged, not_an_acknowledgement
+from stores.durability import acknowledged, not_an_acknowledgement
 from stores.memory import MemoryTaskStore
 from stores.orm import RELAXED_COMMIT
 from tests.conftest import STORE_KINDS, make_store

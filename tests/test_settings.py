@@ -6,11 +6,14 @@ import subprocess
 import sys
 
 import pytest
+from django.core.checks import run_checks
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
-from a2a.conf import a2a_settings, from_environment
+from a2a.conf import SETTINGS, a2a_settings, from_environment
+from a2a.ops.checks import OWNERS
+from a2a.setting import Setting, SettingError
 from stores.backends import get_task_store, resolve_store, task_stores
 from stores.base import TaskStore
 from stores.file import FileTaskStore
@@ -160,3 +163,89 @@ def test_the_site_reads_task_store_from_the_environment(tmp_path):
     assert "stores.E001" in bad.stderr and "Unknown TASK_STORE 'nonsense'" in bad.stderr
     assert check(TASK_STORE=f"file:{tmp_path}/tasks").returncode == 0
     assert check(TASK_STORE="orm").returncode == 0
+
+
+# --- Typed settings: each declared once (a2a/conf.py), checked against its declaration ---------
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        # a wrong type
+        ("A2A_PUSH_NOTIFICATIONS", "no", "A2A_PUSH_NOTIFICATIONS must be True or False, not 'no'."),
+        ("A2A_EXTENDED_CARD", ["description"], "A2A_EXTENDED_CARD must be a dict or None, not ['description']."),
+        ("A2A_API_KEY_HEADER", None, "A2A_API_KEY_HEADER must be a string, not None."),
+        # out of bounds
+        ("A2A_MAX_BATCH_SIZE", 0, "A2A_MAX_BATCH_SIZE must be an integer >= 1, not 0."),
+        ("A2A_STREAM_KEEPALIVE", -1, "A2A_STREAM_KEEPALIVE must be a number >= 0, not -1."),
+        ("A2A_MAX_CONNECTIONS", -5, "A2A_MAX_CONNECTIONS must be an integer >= 0, not -5."),
+        # not one of the choices
+        ("A2A_LLM_STYLE", "cohere", "A2A_LLM_STYLE must be one of 'openai', 'anthropic', not 'cohere'."),
+    ],
+)
+def test_a_value_that_does_not_fit_its_declaration_fails_the_check(settings, name, value, message):
+    setattr(settings, name, value)
+    with pytest.raises(SystemCheckError) as raised:
+        call_command("check", databases=[])
+    assert message in str(raised.value)
+    [error] = [m for m in run_checks() if message in m.msg]
+    assert error.id == SETTINGS[name].check_id and error.is_serious()
+
+
+def test_every_default_fits_and_every_setting_has_one_check():
+    for name, setting in SETTINGS.items():
+        setting.validate(name, setting.default)
+    assert sorted(OWNERS) == sorted(SETTINGS)
+
+
+def test_values_come_as_their_declared_type(settings):
+    settings.A2A_BLOCKING_TIMEOUT = 5
+    settings.A2A_HEADER_TIMEOUT = "2.5"
+    settings.A2A_TRACING = 0
+    settings.A2A_INPUT_MODES = ("text/plain",)
+    assert type(a2a_settings.BLOCKING_TIMEOUT) is float and a2a_settings.BLOCKING_TIMEOUT == 5.0
+    assert a2a_settings.HEADER_TIMEOUT == 2.5
+    assert a2a_settings.TRACING is False
+    assert a2a_settings.INPUT_MODES == ["text/plain"]
+
+
+def test_a_value_of_another_type_is_refused_where_it_is_read(settings):
+    settings.A2A_WORKERS = 1.5
+    with pytest.raises(SettingError, match=r"A2A_WORKERS must be an integer >= 1, not 1\.5\.") as raised:
+        a2a_settings.WORKERS  # noqa: B018
+    assert raised.value.check_id == "a2a.E002" and isinstance(raised.value, ImproperlyConfigured)
+    settings.A2A_LEASE_SECONDS = 0.5  # below the check's bound: a test may shorten it
+    assert a2a_settings.LEASE_SECONDS == 0.5
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "fits"),
+    [
+        (Setting(float, 1.0, "", min=0), True, False),  # a bool is not a number
+        (Setting(int, 1, "", min=0), 2.0, False),  # nor a float an integer
+        (Setting(int, 1, "", min=0), " 3 ", True),
+        (Setting(float, 1.0, "", min=0), float("nan"), False),
+        (Setting(str, None, ""), None, True),
+        (Setting(str, "", ""), None, False),
+        (Setting(str, "a", "", choices=("a", "b")), "c", False),
+        (Setting(bool, False, ""), 2, False),
+        (Setting(object, None, ""), object(), True),
+    ],
+)
+def test_a_declaration_decides_what_fits(setting, value, fits):
+    try:
+        setting.validate("A2A_X", value)
+    except SettingError:
+        assert not fits
+    else:
+        assert fits
+
+
+def test_the_environment_is_read_by_the_declared_type():
+    assert from_environment({"A2A_SKILLS_ENABLED": "a, b", "A2A_TRACING": "yes", "A2A_LLM_SYSTEM_PROMPT": "[x] y"}) == {
+        "A2A_SKILLS_ENABLED": "a, b",
+        "A2A_TRACING": True,
+        "A2A_LLM_SYSTEM_PROMPT": "[x] y",  # a string setting takes its text as it is
+    }
+    with pytest.raises(ImproperlyConfigured, match="A2A_EXTENDED_CARD"):
+        from_environment({"A2A_EXTENDED_CARD": "not json"})

@@ -9,8 +9,9 @@ import time
 
 import pytest
 
-from stores.base import StoreError, TaskQuery, format_timestamp
+from stores.base import StoreError, TaskQuery
 from stores.file import FileTaskStore
+from stores.timestamps import format_timestamp
 from tests.conftest import ALL_DATABASES, STORE_KINDS, make_store
 
 pytestmark = ALL_DATABASES
@@ -223,7 +224,7 @@ def test_file_store_save_leaves_no_temp_files_and_keeps_the_old_file_on_failure(
     def broken_replace(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("stores.file.os.replace", broken_replace)
+    monkeypatch.setattr("stores.file.fsio.os.replace", broken_replace)
     with pytest.raises(StoreError, match="could not save the task: No space left on device"):
         store.save(task("t1", "completed"))
     monkeypatch.undo()

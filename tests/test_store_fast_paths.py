@@ -8,9 +8,10 @@ import logging
 
 import pytest
 
-from stores import file as file_module
-from stores.base import TaskQuery, cursor_total, decode_cursor, encode_cursor
+from stores.base import TaskQuery
+from stores.cursors import cursor_total, decode_cursor, encode_cursor
 from stores.file import FileTaskStore
+from stores.file import fsio as file_module
 from tests.conftest import STORE_KINDS, make_store
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -40,7 +41,7 @@ def test_file_store_aget_of_a_damaged_file_reports_it(tmp_path, caplog):
     store = FileTaskStore(tmp_path, fsync=False)
     store.save(task("t1"))
     store.path("t1").write_bytes(b'{"id": "t1", "stat')
-    with caplog.at_level(logging.WARNING, logger="stores.file"):
+    with caplog.at_level(logging.WARNING, logger="stores.file.taskfile"):
         assert asyncio.run(store.aget("t1")) is None
     assert "t1.json" in caplog.text
 

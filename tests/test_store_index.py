@@ -7,9 +7,10 @@ import datetime as dt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stores.base import TaskQuery, page_in_memory
+from stores.base import TaskQuery
 from stores.index import TaskIndex
 from stores.memory import MemoryTaskStore
+from stores.paging import page_in_memory
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 STATES = ["submitted", "working", "completed", "failed"]
@@ -127,7 +128,7 @@ def test_file_store_index_survives_journal_rotations(tmp_path):
 
     a, b = FileTaskStore(tmp_path, fsync=False), FileTaskStore(tmp_path, fsync=False)
     for store in (a, b):
-        store._listing.max_journal_bytes = 200  # a few lines a generation
+        store._listing.journal.max_bytes = 200  # a few lines a generation
     assert _ids(a) == []
     for i in range(5):  # a reads every generation: it follows them
         b.save(make(f"t{i}", i, "c", "completed", ""))

@@ -1,4 +1,4 @@
-"""The file store's mapped listing index (stores/snapshot.py, ``MappedIndex``): a
+"""The file store's mapped listing index (stores/file/snapshot.py, ``MappedIndex``): a
 snapshot used in place plus the changes since answers every query as an index of the
 same tasks built from scratch, and a damaged snapshot is found out as it is read."""
 
@@ -15,11 +15,13 @@ import orjson
 import pytest
 from hypothesis import given, settings
 
-from stores import index as index_module
 from stores.base import TaskQuery
 from stores.file import FileTaskStore
-from stores.index import SNAPSHOT_MAGIC, SNAPSHOT_NAME, MappedIndex, TaskIndex
-from stores.snapshot import BLOCK, MAGIC, MappedSnapshot, SnapshotDamaged, write_snapshot
+from stores.file import snapshot as snapshot_module
+from stores.file.index import SNAPSHOT_NAME
+from stores.file.mapped import MappedIndex
+from stores.file.snapshot import BLOCK, MAGIC, MappedSnapshot, SnapshotDamaged, write_snapshot
+from stores.index import TaskIndex
 from tests.test_store_index import make, ops, queries
 
 
@@ -174,7 +176,7 @@ def test_a_damaged_snapshot_is_found_out_when_read_and_rebuilt(tmp_path, how, qu
     path = tmp_path / ".index" / SNAPSHOT_NAME
     _replace(path, _damage(path.read_bytes(), how))
     restarted = FileTaskStore(tmp_path, fsync=False)
-    with caplog.at_level(logging.WARNING, logger="stores.index"):
+    with caplog.at_level(logging.WARNING, logger="stores.file"):
         assert _ids(restarted, **query) == expected
     assert restarted._listing.last_build == "full"
     assert "rebuilding" in caplog.text
@@ -204,12 +206,15 @@ def test_rows_out_of_order_are_not_written():
         write_snapshot([(b"2\0a", b"", "working", "", 1), (b"1\0b", b"", "working", "", 2)], {})
 
 
-# --- the format before --------------------------------------------------------------------
+# --- a snapshot of another format ---------------------------------------------------------
+
+#: The first bytes of a snapshot of the format before the current one.
+FORMAT_1_MAGIC = b"a2a-task-index 1\n"
 
 
 def _format_1(store: FileTaskStore) -> bytes:
-    """The store's index as the format before wrote it."""
-    index = store._listing._index
+    """The store's index as the format before the current one wrote it."""
+    index = store._listing.live.index
     rows = index.rows()
     ids = [key.partition(b"\0")[2].decode() for key, *_ in rows]
     updated = [key.partition(b"\0")[0].decode() for key, *_ in rows]
@@ -217,28 +222,29 @@ def _format_1(store: FileTaskStore) -> bytes:
     for column in ([r[1].decode() for r in rows], [r[2] for r in rows], [r[3] for r in rows]):
         values = list(dict.fromkeys(column))
         coded += [values, [values.index(v) for v in column]]
-    body = orjson.dumps([ids, updated, *coded, [r[4] for r in rows], dict(store._listing._odd)])
-    with store._listing._lock:
-        position = {"current": store._listing._position(store._listing._fd), "old": None}
+    body = orjson.dumps([ids, updated, *coded, [r[4] for r in rows], dict(store._listing.live.odd)])
+    with store._listing.live.lock:
+        position = {"current": store._listing.journal.position()["current"], "old": None}
     header = {"tasks": len(ids), "bytes": len(body), "crc32": zlib.crc32(body), "journal": position}
-    return SNAPSHOT_MAGIC + orjson.dumps(header) + b"\n" + body
+    return FORMAT_1_MAGIC + orjson.dumps(header) + b"\n" + body
 
 
-def test_a_snapshot_of_the_format_before_is_loaded_and_written_again(tmp_path, monkeypatch):
+def test_a_snapshot_of_the_format_before_is_rebuilt_from_the_files(tmp_path, caplog):
+    """Not the current format: rebuilt from the task files, as a damaged one is."""
     writer = _fill(tmp_path, 30)
     expected = _ids(writer)
     path = tmp_path / ".index" / SNAPSHOT_NAME
     _replace(path, _format_1(writer))
     writer.save(make("t001", 100, "c1", "failed", ""))  # since that snapshot
-    read = []
-    read_file = FileTaskStore._read_stamped
-    monkeypatch.setattr(FileTaskStore, "_read_stamped", lambda self, p, i=None: read.append(p) or read_file(self, p, i))
     restarted = FileTaskStore(tmp_path, fsync=False)
-    assert _ids(restarted) == ["t001", *(i for i in expected if i != "t001")]
-    assert restarted._listing.last_build == "snapshot"
-    assert len(read) < 30  # not every file
-    assert path.read_bytes().startswith(MAGIC)  # written again, in format 2
-    assert FileTaskStore(tmp_path, fsync=False).list(TaskQuery(state="failed")).total_size == 1
+    with caplog.at_level(logging.WARNING, logger="stores.file"):
+        assert _ids(restarted) == ["t001", *(i for i in expected if i != "t001")]
+    assert restarted._listing.last_build == "full"
+    assert "rebuilding" in caplog.text
+    assert path.read_bytes().startswith(MAGIC)  # written again, in the current format
+    again = FileTaskStore(tmp_path, fsync=False)
+    assert again.list(TaskQuery(state="failed")).total_size == 1
+    assert again._listing.last_build == "snapshot"
 
 
 # --- the directory check: before the first page after a reboot, else in the background ----
@@ -259,7 +265,7 @@ def test_after_a_reboot_the_directory_is_checked_before_the_first_page(tmp_path,
     are found by the directory listing before anything is listed."""
     _fill(tmp_path, 20).list()
     _behind_its_back(tmp_path)
-    monkeypatch.setattr(index_module, "_boot_id", lambda: "another-boot")
+    monkeypatch.setattr(snapshot_module, "boot_id", lambda: "another-boot")
     restarted = FileTaskStore(tmp_path, fsync=False)
     assert _ids(restarted)[:2] == ["t003", "foreign"]  # no waiting
     assert restarted.list().total_size == 20
@@ -282,8 +288,8 @@ def test_since_the_boot_every_acknowledged_save_is_listed_at_once(tmp_path):
     restarted.save(make("mine", 150, "c1", "working", ""))  # before its first listing
     listing = restarted._listing
     gate = threading.Event()
-    pause = listing._pause
-    listing._pause = lambda: gate.wait(10) and pause()  # type: ignore[method-assign]
+    pause = listing.checker.pause
+    listing.checker.pause = lambda: gate.wait(10) and pause()  # type: ignore[method-assign]
     first = _ids(restarted)
     assert first[:2] == ["mine", "t001"]
     assert "t002" not in first
@@ -333,10 +339,10 @@ def test_a_failed_background_check_is_run_again(tmp_path, monkeypatch, caplog):
         return files()
 
     monkeypatch.setattr(source, "files", failing)
-    with caplog.at_level(logging.WARNING, logger="stores.index"):
+    with caplog.at_level(logging.WARNING, logger="stores.file"):
         restarted.list()
         for _ in range(500):
-            if restarted._listing._index is None:
+            if restarted._listing.live.index is None:
                 break
             time.sleep(0.01)
     assert "could not be listed" in caplog.text
@@ -348,13 +354,13 @@ def test_a_failed_background_check_is_run_again(tmp_path, monkeypatch, caplog):
 def test_a_persisted_index_pages_through_the_file_it_wrote(tmp_path):
     store = _fill(tmp_path, 30)
     store.list()
-    index = store._listing._index
+    index = store._listing.live.index
     assert index.base is not None and index.base.n == 30
     assert len(index._changes) == 0  # the full build's tasks are in the mapped file, not in memory
     store.save(make("new", 100, "c1", "working", ""))
     store.delete("t005")
     assert store._listing.persist()
-    index = store._listing._index
+    index = store._listing.live.index
     assert index.base.n == 30 and len(index._changes) == 0
     assert _ids(store)[0] == "new" and "t005" not in _ids(store)
     assert store.list().total_size == 30
@@ -376,7 +382,7 @@ def test_a_save_never_fails_for_a_damaged_snapshot(tmp_path, monkeypatch, caplog
     """The task is saved; the index, finding its snapshot damaged, is rebuilt."""
     store = _restarted(tmp_path)
     monkeypatch.setattr(MappedSnapshot, "find", _damaged)
-    with caplog.at_level(logging.WARNING, logger="stores.index"):
+    with caplog.at_level(logging.WARNING, logger="stores.file"):
         store.save(make("t001", 100, "c1", "failed", ""))
     monkeypatch.undo()
     assert "rebuilding" in caplog.text
@@ -389,7 +395,7 @@ def test_a_snapshot_found_damaged_while_written_again_is_rebuilt(tmp_path, monke
     store = _restarted(tmp_path)
     store.save(make("t001", 100, "c1", "failed", ""))
     monkeypatch.setattr(MappedSnapshot, "rows", _damaged)
-    with caplog.at_level(logging.WARNING, logger="stores.index"):
+    with caplog.at_level(logging.WARNING, logger="stores.file"):
         assert not store._listing.persist()
     monkeypatch.undo()
     assert "rebuilding" in caplog.text
@@ -410,7 +416,7 @@ def test_the_check_of_a_dropped_index_leaves_the_next_one_alone(tmp_path):
     done = [threading.Event(), threading.Event()]
     builds: list[set] = []  # each index's set of ids written since its check began
     which = threading.local()
-    pause, check = listing._pause, listing._check_in_background
+    pause, check = listing.checker.pause, listing.checker.in_background
 
     def gated_pause():
         gates[which.build].wait(10)
@@ -425,15 +431,15 @@ def test_the_check_of_a_dropped_index_leaves_the_next_one_alone(tmp_path):
         check(directory, touched)
         done[which.build].set()
 
-    listing._pause = gated_pause  # type: ignore[method-assign]
-    listing._check_in_background = recorded_check  # type: ignore[method-assign]
+    listing.checker.pause = gated_pause  # type: ignore[method-assign]
+    listing.checker.in_background = recorded_check  # type: ignore[method-assign]
     store.list()  # the first index, its check waits
-    with listing._lock:
-        builds.append(listing._touched)
-        listing._index = None  # dropped (as a failed check drops it)
+    with listing.live.lock:
+        builds.append(listing.live.touched)
+        listing.live.index = None  # dropped (as a failed check drops it)
     store.list()  # the second, its check waits too
-    with listing._lock:
-        builds.append(listing._touched)
+    with listing.live.lock:
+        builds.append(listing.live.touched)
     gates[0].set()
     assert done[0].wait(10)  # the first check ended: it found the index it checked gone
     assert not listing.checked.is_set()

@@ -16,10 +16,13 @@ import orjson
 import pytest
 from hypothesis import given, settings
 
-from stores import file as file_module
-from stores.base import TaskQuery, page_in_memory
+from stores.base import TaskQuery
 from stores.file import FileTaskStore
-from stores.index import SNAPSHOT_NAME, TaskIndex
+from stores.file import fsio as file_module
+from stores.file import store as store_module
+from stores.file.index import SNAPSHOT_NAME
+from stores.index import TaskIndex
+from stores.paging import page_in_memory
 from tests.test_store_index import make, ops, queries
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +33,7 @@ def _ids(store, **query):
 
 
 class Reads:
-    """Counts the task files a store reads (``stores.file.read_file`` under its directory)."""
+    """Counts the task files a store reads (``stores.file.fsio.read_file`` under its directory)."""
 
     def __init__(self, directory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         self.n = 0
@@ -118,8 +121,8 @@ def test_an_unchanged_directory_is_not_even_listed(tmp_path, monkeypatch):
     writer.list()  # checked against the directory (and persisted) now
     writer._listing.persist()
     listings = []
-    files = file_module._IndexSource.files
-    monkeypatch.setattr(file_module._IndexSource, "files", lambda self: listings.append(1) or files(self))
+    files = store_module._IndexSource.files
+    monkeypatch.setattr(store_module._IndexSource, "files", lambda self: listings.append(1) or files(self))
     assert FileTaskStore(tmp_path, fsync=False).list().total_size == 10
     assert listings == []
     (tmp_path / "foreign.json").write_bytes(orjson.dumps(make("foreign", 200, "c1", "completed", "")))
@@ -152,7 +155,7 @@ def test_a_torn_or_damaged_snapshot_is_rebuilt_from_the_files(tmp_path, damage, 
         data = data.replace(b"a2a-task-index 2", b"a2a-task-index 9", 1)
     path.write_bytes(data)
     restarted = FileTaskStore(tmp_path, fsync=False)
-    with caplog.at_level(logging.WARNING, logger="stores.index"):
+    with caplog.at_level(logging.WARNING, logger="stores.file"):
         assert _ids(restarted) == expected
     assert restarted._listing.last_build == "full"
     assert "rebuilding" in caplog.text
@@ -166,7 +169,7 @@ def test_a_snapshot_older_than_the_journal_is_rebuilt(tmp_path):
     writer = _fill(tmp_path, 5)
     writer.list()
     other = FileTaskStore(tmp_path, fsync=False)
-    other._listing.max_journal_bytes = 200  # a few lines a generation
+    other._listing.journal.max_bytes = 200  # a few lines a generation
     for i in range(40):  # several generations go by: the snapshot's position is gone
         other.save(make(f"t{i % 8:03d}", 50 + i, "c1", "completed", ""))
     restarted = FileTaskStore(tmp_path, fsync=False)
@@ -202,7 +205,7 @@ def test_a_journal_an_older_version_wrote_is_moved_aside(tmp_path):
 def test_the_snapshot_is_refreshed_as_changes_go_by(tmp_path):
     store = _fill(tmp_path, 3)
     store.list()
-    store._listing.snapshot_every = 5
+    store._listing.snapshots.every = 5
     path = tmp_path / ".index" / SNAPSHOT_NAME
     before = path.read_bytes()
     for i in range(6):
@@ -308,7 +311,7 @@ def test_processes_sharing_the_directory_and_its_snapshot(tmp_path):
         from stores.file import FileTaskStore
         from tests.test_store_index import make
         store = FileTaskStore(sys.argv[1], fsync=False)
-        store._listing.snapshot_every = 7
+        store._listing.snapshots.every = 7
         name = sys.argv[2]
         for i in range(60):
             store.save(make(f"{name}{i % 20}", 1000 + i, "c1", "completed" if i >= 40 else "working", ""))

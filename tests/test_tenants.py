@@ -12,7 +12,8 @@ from a2a.handlers import HandlerRequest
 from a2a.service.context import CallContext
 from a2a.testing import v10_message as message
 from stores.backends import get_task_store
-from stores.base import SCOPE_SEPARATOR, TaskQuery, scope_key, task_scope
+from stores.base import TaskQuery
+from stores.scope import SCOPE_SEPARATOR, scope_key, task_scope
 from tests.conftest import ALL_DATABASES, STORE_KINDS
 from tests.helpers import call
 from tests.helpers import rpc10 as rpc

@@ -38,7 +38,8 @@ from django.utils.module_loading import import_string
 from a2a.conf import a2a_settings
 from a2a.protocol.errors import TaskNotFoundError
 from stores.backends import BackendHandler, get_task_store
-from stores.base import Task, task_version
+from stores.base import Task
+from stores.fields import task_version
 
 logger = logging.getLogger(__name__)
 

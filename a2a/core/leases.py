@@ -19,7 +19,9 @@ import socket
 from typing import Any
 
 from a2a.conf import a2a_settings
-from stores.base import Task, format_timestamp, parse_timestamp, task_state
+from stores.base import Task
+from stores.fields import task_state
+from stores.timestamps import format_timestamp, parse_timestamp
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +43,7 @@ def owner_id() -> str:
 
 
 def lease_seconds() -> float:
-    return float(a2a_settings.LEASE_SECONDS)
+    return a2a_settings.LEASE_SECONDS
 
 
 def new_lease(*, runs: int = 0, now: dt.datetime | None = None, queued: bool = False) -> dict[str, Any]:

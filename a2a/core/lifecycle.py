@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import inspect
+import enum
 import json
 import logging
 import random
@@ -41,19 +40,10 @@ from a2a.core.events import TaskEvent, bus
 from a2a.protocol import limits
 from a2a.protocol.errors import InternalError
 from a2a.protocol.model import Part, agent_message, set_status
-from stores.base import (
-    STATES,
-    TERMINAL_STATES,
-    StaleTaskError,
-    StoreError,
-    Task,
-    TaskStore,
-    not_an_acknowledgement,
-    now_iso,
-    task_state,
-    task_updated,
-    task_version,
-)
+from stores.base import STATES, TERMINAL_STATES, StaleTaskError, StoreError, Task, TaskStore
+from stores.durability import not_an_acknowledgement
+from stores.fields import task_state, task_updated, task_version
+from stores.timestamps import now_iso
 
 logger = logging.getLogger(__name__)
 
@@ -94,13 +84,9 @@ def _lock_for(task_id: str) -> threading.Lock:
     return _LOCKS[zlib.crc32(task_id.encode("utf-8", "surrogatepass")) % len(_LOCKS)]
 
 
-@functools.cache
-def _compare_and_swap(cls: type) -> bool:
-    """Whether the store class's save (and asave) take ``expected_version``."""
-    try:
-        return all("expected_version" in inspect.signature(getattr(cls, m)).parameters for m in ("save", "asave"))
-    except (TypeError, ValueError):
-        return False
+def _compare_and_swap(cls: type[TaskStore]) -> bool:
+    """Whether the store class's save (and asave) take ``expected_version``: its flag."""
+    return cls.supports_compare_and_swap
 
 
 def _save_failed(task_id: str, exc: StoreError) -> InternalError:
@@ -119,18 +105,28 @@ def _same(stored: Task, new: Task) -> bool:
         return False
 
 
-def _after_failed_save(store: TaskStore, new: Task, version: int) -> str:
-    """What became of a save of ``new`` (based on ``version``) that raised: "applied"
-    (the store holds ``new``: the write happened, only its reply was lost), "moved"
-    (another writer saved another version meanwhile: run the change again), "not
-    applied" (the task is still at ``version``), or "unknown" (it cannot be read)."""
+class SaveOutcome(enum.Enum):
+    """What became of a save that raised (:func:`_after_failed_save`)."""
+
+    #: The store holds the new version: the write happened, only its reply was lost.
+    APPLIED = "applied"
+    #: Another writer saved another version meanwhile: run the change again.
+    MOVED = "moved"
+    #: The task is still at the version the change was based on.
+    NOT_APPLIED = "not applied"
+    #: The task cannot be read.
+    UNKNOWN = "unknown"
+
+
+def _after_failed_save(store: TaskStore, new: Task, version: int) -> SaveOutcome:
+    """What became of a save of ``new`` (based on ``version``) that raised."""
     try:
         stored = store.get(new["id"])
     except Exception:
-        return "unknown"
+        return SaveOutcome.UNKNOWN
     if stored is not None and task_version(stored) == new["_version"] and _same(stored, new):
-        return "applied"
-    return "not applied" if stored is not None and task_version(stored) == version else "moved"
+        return SaveOutcome.APPLIED
+    return SaveOutcome.NOT_APPLIED if stored is not None and task_version(stored) == version else SaveOutcome.MOVED
 
 
 def transition_sync(
@@ -148,63 +144,80 @@ def transition_sync(
 
     ``publish=False`` saves without telling anyone (lease renewals: nothing a client
     sees has changed); ``durable=False`` lets the store commit the save lazily (lease
-    renewals only: :func:`stores.base.not_an_acknowledgement`). A store that cannot
+    renewals only: :func:`stores.durability.not_an_acknowledgement`). A store that cannot
     save raises ``InternalError`` with the reason (``could not save the task: No space
     left on device``); the stored task stays as it was."""
     cas = _compare_and_swap(type(store))
     version = 0
     for attempt in range(MAX_ATTEMPTS):
         with _lock_for(task_id):
-            with tracing.store("get", task_id):
-                task = store.get(task_id)
-            if task is None:
-                return None
-            version = task_version(task)
-            current = task_state(task)
-            new = change(task)
+            new = _next_version(store, task_id, change)
             if new is None:
                 return None
-            if not can_transition(current, task_state(new)):
-                logger.warning(
-                    "task %s: refused the change %s -> %s (%s)",
-                    task_id,
-                    current,
-                    task_state(new),
-                    "a terminal state is final" if current in TERMINAL_STATES else "not a valid transition",
-                )
-                return None
-            new["_version"] = version + 1
-            try:
-                with tracing.store("save", task_id), contextlib.nullcontext() if durable else not_an_acknowledgement():
-                    if cas:
-                        store.save(new, expected_version=version)
-                    else:
-                        store.save(new)
-            except StaleTaskError:
-                saved = False  # saved meanwhile by another process: run the change again on that version
-            except Exception as exc:  # it may have been saved all the same: look
-                outcome = _after_failed_save(store, new, version)
-                if outcome not in ("applied", "moved"):
-                    if isinstance(exc, StoreError):
-                        raise _save_failed(task_id, exc) from exc
-                    raise
-                saved = outcome == "applied"
-                logger.warning(
-                    "task %s: a save of version %d raised (%s), %s",
-                    task_id,
-                    version + 1,
-                    exc,
-                    "but it was done: carrying on" if saved else "and another version was saved meanwhile: again",
-                )
-            else:
-                saved = True
-            if saved:
+            version = task_version(new) - 1
+            if _save(store, new, cas=cas, durable=durable):
                 if publish:
                     bus.publish(new, event(new) if event else None)
                 return new
         if not store.nonblocking:  # back off a little (never on an event loop)
             time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
     raise StaleTaskError(task_id, version, None)  # lost the race MAX_ATTEMPTS times in a row
+
+
+def _next_version(store: TaskStore, task_id: str, change: Change) -> Task | None:
+    """``change`` applied to the task as stored, numbered as the version after it; None
+    when the task is missing, ``change`` declined, or the state machine forbids it."""
+    with tracing.store("get", task_id):
+        task = store.get(task_id)
+    if task is None:
+        return None
+    version = task_version(task)
+    current = task_state(task)
+    new = change(task)
+    if new is None:
+        return None
+    if not can_transition(current, task_state(new)):
+        logger.warning(
+            "task %s: refused the change %s -> %s (%s)",
+            task_id,
+            current,
+            task_state(new),
+            "a terminal state is final" if current in TERMINAL_STATES else "not a valid transition",
+        )
+        return None
+    new["_version"] = version + 1
+    return new
+
+
+def _save(store: TaskStore, new: Task, *, cas: bool, durable: bool) -> bool:
+    """Save ``new`` over the version before it: True when it is saved, False when
+    another writer saved a version meanwhile (the change runs again on that one). A
+    save that raised may have happened all the same, so the store is read to know."""
+    task_id, version = new["id"], task_version(new) - 1
+    try:
+        with tracing.store("save", task_id), contextlib.nullcontext() if durable else not_an_acknowledgement():
+            if cas:
+                store.save(new, expected_version=version)
+            else:
+                store.save(new)
+    except StaleTaskError:
+        return False
+    except Exception as exc:
+        outcome = _after_failed_save(store, new, version)
+        if outcome not in (SaveOutcome.APPLIED, SaveOutcome.MOVED):
+            if isinstance(exc, StoreError):
+                raise _save_failed(task_id, exc) from exc
+            raise
+        saved = outcome is SaveOutcome.APPLIED
+        logger.warning(
+            "task %s: a save of version %d raised (%s), %s",
+            task_id,
+            version + 1,
+            exc,
+            "but it was done: carrying on" if saved else "and another version was saved meanwhile: again",
+        )
+        return saved
+    return True
 
 
 async def transition(
@@ -222,36 +235,30 @@ async def transition(
     return await asyncio.to_thread(transition_sync, store, task_id, change, event, publish=publish, durable=durable)
 
 
-async def create(store: TaskStore, task: Task, *, queued: bool = False, runs: int = 0) -> Task:
+def create_sync(store: TaskStore, task: Task, *, queued: bool = False, runs: int = 0) -> Task:
     """Save a new task (version 1, leased to this process, which is about to run it,
     or with ``queued`` to any worker of the queue: :func:`a2a.core.leases.new_lease`)
     and publish it. Never replaces a task that exists (StaleTaskError). ``_created``
-    records when (the admin's dashboard measures the time to a final state from it)."""
+    records when (the admin's dashboard measures the time to a final state from it).
+    Blocking; callable from any thread (a handler's, for a direct reply's task)."""
     _first_version(task, queued=queued, runs=runs)
     try:
         with tracing.store("create", task["id"]):
             if _compare_and_swap(type(store)):
-                await store.asave(task, expected_version=0)
+                store.save(task, expected_version=0)
             else:
-                await store.asave(task)
+                store.save(task)
     except StoreError as exc:
         raise _save_failed(task["id"], exc) from exc
     bus.publish(task, TaskEvent(task, kind="task"))
     return task
 
 
-def create_sync(store: TaskStore, task: Task, *, queued: bool = False, runs: int = 0) -> Task:
-    """:func:`create`, blocking (from a handler's thread)."""
-    _first_version(task, queued=queued, runs=runs)
-    try:
-        if _compare_and_swap(type(store)):
-            store.save(task, expected_version=0)
-        else:
-            store.save(task)
-    except StoreError as exc:
-        raise _save_failed(task["id"], exc) from exc
-    bus.publish(task, TaskEvent(task, kind="task"))
-    return task
+async def create(store: TaskStore, task: Task, *, queued: bool = False, runs: int = 0) -> Task:
+    """:func:`create_sync` without blocking the event loop."""
+    if store.nonblocking:
+        return create_sync(store, task, queued=queued, runs=runs)
+    return await asyncio.to_thread(create_sync, store, task, queued=queued, runs=runs)
 
 
 def _first_version(task: Task, *, queued: bool, runs: int) -> None:

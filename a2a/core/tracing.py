@@ -80,7 +80,7 @@ def enabled() -> bool:
 
 def _read_setting() -> bool:
     global _enabled
-    _enabled = otel_trace is not None and bool(a2a_settings.TRACING)
+    _enabled = otel_trace is not None and a2a_settings.TRACING
     return _enabled
 
 

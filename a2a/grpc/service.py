@@ -3,10 +3,10 @@
 One mechanism converts: a request message becomes its ProtoJSON
 (``json_format.MessageToDict``), which is exactly what the v1.0 JSON dialect parses
 (the JSON-RPC params of the same method); the dialect's rendering of the result is
-ProtoJSON too, read back into the response message (``json_format.ParseDict``). The
-operations are those of the HTTP bindings (:mod:`a2a.service.operations`,
-:mod:`a2a.service.push_configs`), called with ``CallContext(binding="grpc",
-version="1.0", caller=...)``.
+ProtoJSON too, read back into the response message (``json_format.ParseDict``). Each
+servicer method is the JSON-RPC binding's method of the same name
+(:data:`a2a.service.methods.METHODS`) with the v1.0 dialect, called with
+``CallContext(binding="grpc", version="1.0", caller=...)``.
 
 Service parameters come as metadata (spec 10.2): ``a2a-version`` (empty or ``1.0``;
 this binding speaks v1.0's proto only), ``a2a-extensions``, and the credentials the
@@ -17,7 +17,6 @@ authentication classes read (``authorization``, ``x-api-key``). Errors are
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NoReturn, TypeVar
 
@@ -31,14 +30,10 @@ from a2a.conf import a2a_settings
 from a2a.grpc import a2a_pb2 as pb
 from a2a.grpc import a2a_pb2_grpc
 from a2a.protocol import V10, dialect_for
-from a2a.protocol.errors import A2AError, InternalError, VersionNotSupportedError
-from a2a.protocol.model import StreamItem
-from a2a.service import card, operations, push_configs
+from a2a.protocol.errors import A2AError, VersionNotSupportedError
 from a2a.service.context import CallContext
-from a2a.service.errors import store_failure
-from stores.base import StoreError
-
-logger = logging.getLogger(__name__)
+from a2a.service.errors import client_error
+from a2a.service.methods import METHODS, Stream
 
 #: The detail types a Status carries; imported so ``ParseDict`` knows their ``@type``.
 DETAIL_TYPES = (error_details_pb2.ErrorInfo, error_details_pb2.BadRequest)
@@ -103,135 +98,60 @@ async def abort(context: grpc.aio.ServicerContext, error: A2AError) -> NoReturn:
     raise AssertionError("context.abort returned")  # it raises
 
 
-def client_error(exc: Exception) -> A2AError:
-    """What the client is told about an exception an operation raised."""
-    if isinstance(exc, A2AError):
-        return exc
-    if isinstance(exc, StoreError):  # e.g. cannot read now: never "not found"
-        return store_failure(exc)
-    logger.exception("gRPC call failed", exc_info=exc)
-    return InternalError("Internal error; the server logged the details")
+def unary(name: str, response_class: type[Response]) -> Callable[..., Awaitable[Response]]:
+    """The servicer method ``name``: the A2A method of that name (:data:`METHODS`), its
+    request read as v1.0 ProtoJSON, its rendering read back as ``response_class``."""
+    method = METHODS[name]
 
-
-class A2AService(a2a_pb2_grpc.A2AServiceServicer):
-    """``lf.a2a.v1.A2AService``: each method a few lines over the service layer."""
-
-    async def _unary(
-        self,
-        context: grpc.aio.ServicerContext,
-        run: Callable[[CallContext], Awaitable[dict[str, Any]]],
-        response_class: type[Response],
-    ) -> Response:
+    async def call(self: Any, request: ProtoMessage, context: grpc.aio.ServicerContext) -> Response:
         try:
-            return to_message(await run(await call_context(context)), response_class)
+            result = await method(V10, to_json(request), await call_context(context))
+            return to_message(result or {}, response_class)  # a deletion renders as nothing: Empty
         except Exception as exc:
-            await abort(context, client_error(exc))
+            await abort(context, client_error(exc, "gRPC call"))
 
-    async def _stream(
-        self, context: grpc.aio.ServicerContext, start: Callable[[CallContext], AsyncIterator[StreamItem]]
-    ) -> AsyncIterator[pb.StreamResponse]:
-        """Each item of the operation's stream as a StreamResponse (keepalives are
-        HTTP/2's business here); an error, before or after the first, ends the call
-        with its status. The operation is always closed, so a client that goes away
-        leaves no subscription behind."""
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def streaming(name: str) -> Callable[..., AsyncIterator[pb.StreamResponse]]:
+    """The streaming servicer method ``name``: each item of the operation's stream as a
+    StreamResponse (keepalives are HTTP/2's business here); an error, before or after
+    the first, ends the call with its status. The operation is always closed, so a
+    client that goes away leaves no subscription behind."""
+    method = METHODS[name]
+
+    async def call(
+        self: Any, request: ProtoMessage, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.StreamResponse]:  # grpcio serves async generators as streams
         try:
-            items = start(await call_context(context))
+            stream: Stream = await method(V10, to_json(request), await call_context(context))
             try:
-                async for item in items:
+                async for item in stream.items:
                     if item.kind != "keepalive":
                         yield to_message(V10.render_stream_item(item), pb.StreamResponse)
             finally:
-                await items.aclose()  # type: ignore[attr-defined]
+                await stream.items.aclose()  # type: ignore[attr-defined]
         except Exception as exc:
-            await abort(context, client_error(exc))
+            await abort(context, client_error(exc, "gRPC call"))
 
-    async def SendMessage(self, request: pb.SendMessageRequest, context: Any) -> pb.SendMessageResponse:
-        async def run(ctx: CallContext) -> dict[str, Any]:
-            return V10.render_send_result(await operations.send_message(V10.parse_send(to_json(request)), ctx))
+    call.__name__ = call.__qualname__ = name
+    return call
 
-        return await self._unary(context, run, pb.SendMessageResponse)
 
-    async def SendStreamingMessage(
-        self, request: pb.SendMessageRequest, context: Any
-    ) -> AsyncIterator[pb.StreamResponse]:  # grpcio serves async generators as streams
-        def start(ctx: CallContext) -> AsyncIterator[StreamItem]:
-            return operations.stream_message(V10.parse_send(to_json(request)), ctx)
+class A2AService(a2a_pb2_grpc.A2AServiceServicer):
+    """``lf.a2a.v1.A2AService``: each method the A2A method of the same name."""
 
-        async for response in self._stream(context, start):
-            yield response
-
-    async def GetTask(self, request: pb.GetTaskRequest, context: Any) -> pb.Task:
-        async def run(ctx: CallContext) -> dict[str, Any]:
-            return V10.render_task(await operations.get_task(V10.parse_get(to_json(request)), ctx))
-
-        return await self._unary(context, run, pb.Task)
-
-    async def ListTasks(self, request: pb.ListTasksRequest, context: Any) -> pb.ListTasksResponse:
-        async def run(ctx: CallContext) -> dict[str, Any]:
-            query = V10.parse_list(to_json(request))
-            page = await operations.list_tasks(query, ctx)
-            tasks = [V10.render_task(t) for t in page.tasks]
-            return V10.render_list(tasks, page.next_page_token, query.page_size, page.total_size)
-
-        return await self._unary(context, run, pb.ListTasksResponse)
-
-    async def CancelTask(self, request: pb.CancelTaskRequest, context: Any) -> pb.Task:
-        async def run(ctx: CallContext) -> dict[str, Any]:
-            return V10.render_task(await operations.cancel_task(V10.parse_cancel(to_json(request)), ctx))
-
-        return await self._unary(context, run, pb.Task)
-
-    async def SubscribeToTask(
-        self, request: pb.SubscribeToTaskRequest, context: Any
-    ) -> AsyncIterator[pb.StreamResponse]:
-        def start(ctx: CallContext) -> AsyncIterator[StreamItem]:
-            return operations.subscribe_to_task(V10.parse_get(to_json(request)), ctx)
-
-        async for response in self._stream(context, start):
-            yield response
-
-    async def CreateTaskPushNotificationConfig(
-        self, request: pb.TaskPushNotificationConfig, context: Any
-    ) -> pb.TaskPushNotificationConfig:
-        async def run(ctx: CallContext) -> dict[str, Any]:
-            push_configs.ensure_enabled()
-            params = V10.parse_push_create(to_json(request))
-            return V10.render_push_config(await push_configs.create_config(ctx, params))
-
-        return await self._unary(context, run, pb.TaskPushNotificationConfig)
-
-    async def GetTaskPushNotificationConfig(
-        self, request: pb.GetTaskPushNotificationConfigRequest, context: Any
-    ) -> pb.TaskPushNotificationConfig:
-        async def run(ctx: CallContext) -> dict[str, Any]:
-            push_configs.ensure_enabled()
-            params = V10.parse_push_get(to_json(request))
-            return V10.render_push_config(await push_configs.get_config(ctx, params))
-
-        return await self._unary(context, run, pb.TaskPushNotificationConfig)
-
-    async def ListTaskPushNotificationConfigs(
-        self, request: pb.ListTaskPushNotificationConfigsRequest, context: Any
-    ) -> pb.ListTaskPushNotificationConfigsResponse:
-        async def run(ctx: CallContext) -> dict[str, Any]:
-            push_configs.ensure_enabled()
-            page = await push_configs.list_configs(ctx, V10.parse_push_list(to_json(request)))
-            return V10.render_push_list(page.configs, page.next_page_token)
-
-        return await self._unary(context, run, pb.ListTaskPushNotificationConfigsResponse)
-
-    async def DeleteTaskPushNotificationConfig(
-        self, request: pb.DeleteTaskPushNotificationConfigRequest, context: Any
-    ) -> empty_pb2.Empty:
-        async def run(ctx: CallContext) -> dict[str, Any]:
-            push_configs.ensure_enabled()
-            await push_configs.delete_config(ctx, V10.parse_push_delete(to_json(request)))
-            return {}
-
-        return await self._unary(context, run, empty_pb2.Empty)
-
-    async def GetExtendedAgentCard(self, request: pb.GetExtendedAgentCardRequest, context: Any) -> pb.AgentCard:
-        async def run(ctx: CallContext) -> dict[str, Any]:
-            return card.extended_card(V10, ctx)
-
-        return await self._unary(context, run, pb.AgentCard)
+    SendMessage = unary("SendMessage", pb.SendMessageResponse)
+    SendStreamingMessage = streaming("SendStreamingMessage")
+    GetTask = unary("GetTask", pb.Task)
+    ListTasks = unary("ListTasks", pb.ListTasksResponse)
+    CancelTask = unary("CancelTask", pb.Task)
+    SubscribeToTask = streaming("SubscribeToTask")
+    CreateTaskPushNotificationConfig = unary("CreateTaskPushNotificationConfig", pb.TaskPushNotificationConfig)
+    GetTaskPushNotificationConfig = unary("GetTaskPushNotificationConfig", pb.TaskPushNotificationConfig)
+    ListTaskPushNotificationConfigs = unary(
+        "ListTaskPushNotificationConfigs", pb.ListTaskPushNotificationConfigsResponse
+    )
+    DeleteTaskPushNotificationConfig = unary("DeleteTaskPushNotificationConfig", empty_pb2.Empty)
+    GetExtendedAgentCard = unary("GetExtendedAgentCard", pb.AgentCard)

@@ -34,14 +34,14 @@ from typing import Any
 
 import httpx
 
-from a2a.conf import a2a_settings
+from a2a.conf import SETTINGS, a2a_settings
 from a2a.core import metrics
 from a2a.handlers import HandlerRequest, Result, TaskFailed
 from a2a.handlers.skills import Skill, get_skill, get_skills, requested_skill
 
 logger = logging.getLogger(__name__)
 
-STYLES = ("openai", "anthropic")
+STYLES = SETTINGS["A2A_LLM_STYLE"].choices
 ANTHROPIC_VERSION = "2023-06-01"
 #: Anthropic requires max_tokens; used when A2A_LLM_MAX_TOKENS is 0.
 ANTHROPIC_DEFAULT_MAX_TOKENS = 4096
@@ -85,14 +85,14 @@ class LLMClient:
                 "(and A2A_LLM_API_KEY if the endpoint needs one)."
             )
         return cls(
-            base_url=str(a2a_settings.LLM_BASE_URL),
-            model=str(a2a_settings.LLM_MODEL),
-            api_key=str(a2a_settings.LLM_API_KEY or ""),
-            style=str(a2a_settings.LLM_STYLE),
-            timeout=float(a2a_settings.LLM_TIMEOUT),
-            max_retries=int(a2a_settings.LLM_MAX_RETRIES),
-            backoff=float(a2a_settings.LLM_RETRY_BACKOFF),
-            max_tokens=int(a2a_settings.LLM_MAX_TOKENS or 0),
+            base_url=a2a_settings.LLM_BASE_URL,
+            model=a2a_settings.LLM_MODEL,
+            api_key=a2a_settings.LLM_API_KEY,
+            style=a2a_settings.LLM_STYLE,
+            timeout=a2a_settings.LLM_TIMEOUT,
+            max_retries=a2a_settings.LLM_MAX_RETRIES,
+            backoff=a2a_settings.LLM_RETRY_BACKOFF,
+            max_tokens=a2a_settings.LLM_MAX_TOKENS,
         )
 
     # --- The two wire styles --------------------------------------------------------
@@ -328,7 +328,7 @@ class LLMHandler:
         """The earlier tasks of this context (oldest first; the task owner's own: a context
         is per owner), then this task's messages."""
         turns: list[dict[str, str]] = []
-        limit = int(a2a_settings.LLM_CONTEXT_TASKS)
+        limit = a2a_settings.LLM_CONTEXT_TASKS
         for task in await request.acontext_tasks(limit):  # the owner's own tasks only
             turns += task_turns(task)
         turns += task_turns({"history": request.history or [request.message]})

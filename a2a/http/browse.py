@@ -108,7 +108,7 @@ def _message(request: HttpRequest) -> Message:
         parts.append({"text": text})
     upload = request.FILES.get("file")
     if isinstance(upload, UploadedFile) and upload.size:
-        if upload.size > int(a2a_settings.MAX_BODY_BYTES):
+        if upload.size > a2a_settings.MAX_BODY_BYTES:
             raise InvalidParamsError(f"The file is larger than {a2a_settings.MAX_BODY_BYTES} bytes")
         parts.append(
             {

@@ -18,7 +18,7 @@ async def healthz(request: HttpRequest) -> HttpResponse:
     answers, else 503 with the failing check's error."""
     if request.method not in ("GET", "HEAD"):
         return HttpResponseNotAllowed(["GET", "HEAD"])
-    report = await observability.health(float(a2a_settings.HEALTH_TIMEOUT))
+    report = await observability.health(a2a_settings.HEALTH_TIMEOUT)
     return HttpResponse(
         orjson.dumps(report),
         content_type="application/json",

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
@@ -19,103 +18,11 @@ import orjson
 from a2a.core import tracing
 from a2a.http.sse import SSE, error_stream, sse_stream
 from a2a.protocol import V03, Dialect, dialect_for, limits
-from a2a.protocol.errors import A2AError, InternalError, InvalidRequestError, JSONParseError, MethodNotFoundError
+from a2a.protocol.errors import A2AError, InvalidRequestError, JSONParseError, MethodNotFoundError
 from a2a.protocol.model import StreamItem
-from a2a.service import operations, push_configs
-from a2a.service.card import extended_card
 from a2a.service.context import INTERNAL, CallContext, check_tenant
-from a2a.service.errors import store_failure
-from stores.base import StoreError
-
-logger = logging.getLogger(__name__)
-
-Method = Callable[[Dialect, Any, CallContext], Awaitable[Any]]
-
-
-async def _send(d: Dialect, params: Any, ctx: CallContext) -> Any:
-    return d.render_send_result(await operations.send_message(d.parse_send(params), ctx))
-
-
-async def _get(d: Dialect, params: Any, ctx: CallContext) -> Any:
-    return d.render_task(await operations.get_task(d.parse_get(params), ctx))
-
-
-async def _cancel(d: Dialect, params: Any, ctx: CallContext) -> Any:
-    return d.render_task(await operations.cancel_task(d.parse_cancel(params), ctx))
-
-
-async def _list(d: Dialect, params: Any, ctx: CallContext) -> Any:
-    query = d.parse_list(params)
-    page = await operations.list_tasks(query, ctx)
-    return d.render_list([d.render_task(t) for t in page.tasks], page.next_page_token, query.page_size, page.total_size)
-
-
-async def _push_create(d: Dialect, params: Any, ctx: CallContext) -> Any:
-    push_configs.ensure_enabled()
-    return d.render_push_config(await push_configs.create_config(ctx, d.parse_push_create(params)))
-
-
-async def _push_get(d: Dialect, params: Any, ctx: CallContext) -> Any:
-    push_configs.ensure_enabled()
-    return d.render_push_config(await push_configs.get_config(ctx, d.parse_push_get(params)))
-
-
-async def _push_list(d: Dialect, params: Any, ctx: CallContext) -> Any:
-    push_configs.ensure_enabled()
-    page = await push_configs.list_configs(ctx, d.parse_push_list(params))
-    return d.render_push_list(page.configs, page.next_page_token)
-
-
-async def _push_delete(d: Dialect, params: Any, ctx: CallContext) -> Any:
-    push_configs.ensure_enabled()
-    await push_configs.delete_config(ctx, d.parse_push_delete(params))
-    return d.render_push_deleted()
-
-
-class Stream:
-    """What a streaming method returns: the operation's items, rendered as SSE later."""
-
-    def __init__(self, items: AsyncIterator[StreamItem]) -> None:
-        self.items = items
-
-
-async def _stream(d: Dialect, params: Any, ctx: CallContext) -> Any:
-    return Stream(operations.stream_message(d.parse_send(params), ctx))
-
-
-async def _subscribe(d: Dialect, params: Any, ctx: CallContext) -> Any:
-    return Stream(operations.subscribe_to_task(d.parse_get(params), ctx))
-
-
-async def _extended(d: Dialect, params: Any, ctx: CallContext) -> Any:
-    return extended_card(d, ctx)
-
-
-#: Method name (v1.0 and v0.3 spellings) -> implementation.
-METHODS: dict[str, Method] = {
-    "SendMessage": _send,
-    "message/send": _send,
-    "GetTask": _get,
-    "tasks/get": _get,
-    "CancelTask": _cancel,
-    "tasks/cancel": _cancel,
-    "ListTasks": _list,
-    "tasks/list": _list,
-    "SendStreamingMessage": _stream,
-    "message/stream": _stream,
-    "SubscribeToTask": _subscribe,
-    "tasks/resubscribe": _subscribe,
-    "CreateTaskPushNotificationConfig": _push_create,
-    "GetTaskPushNotificationConfig": _push_get,
-    "ListTaskPushNotificationConfigs": _push_list,
-    "DeleteTaskPushNotificationConfig": _push_delete,
-    "tasks/pushNotificationConfig/set": _push_create,
-    "tasks/pushNotificationConfig/get": _push_get,
-    "tasks/pushNotificationConfig/list": _push_list,
-    "tasks/pushNotificationConfig/delete": _push_delete,
-    "GetExtendedAgentCard": _extended,
-    "agent/getAuthenticatedExtendedCard": _extended,
-}
+from a2a.service.errors import client_error
+from a2a.service.methods import METHODS, Stream
 
 
 def _error(dialect: Dialect, request_id: Any, error: A2AError) -> dict[str, Any]:
@@ -199,13 +106,8 @@ async def _call(
                 raise InvalidRequestError("A streaming method must be a single request with an id, not batched")
             first = await anext(result.items)
             return _sse(dialect, request_id, first, result.items)
-    except A2AError as exc:
-        response = _error(dialect, request_id, exc)
-    except StoreError as exc:  # e.g. cannot read now: never "not found"
-        response = _error(dialect, request_id, store_failure(exc))
-    except Exception:
-        logger.exception("JSON-RPC %s failed", method_name)
-        response = _error(dialect, request_id, InternalError("Internal error; the server logged the details"))
+    except Exception as exc:
+        response = _error(dialect, request_id, client_error(exc, f"JSON-RPC {method_name}"))
     else:
         response = {"jsonrpc": "2.0", "id": request_id, "result": result}
     if "id" not in request:

@@ -130,10 +130,40 @@ def _answer(response: str | None) -> dict[str, Any]:
             "content": {A2A_JSON: {"schema": schema}}}  # fmt: skip
 
 
-@functools.lru_cache(maxsize=16)
-def document(server_url: str, title: str, version: str) -> dict[str, Any]:
-    """The OpenAPI document for the binding served at ``server_url``."""
-    schemas = spec_schemas()
+def _operation(route: Any, method: str, operation: Any, operation_id: str, request: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAPI operation object of one route's method."""
+    entry: dict[str, Any] = {
+        "operationId": operation_id,
+        "summary": operation.name,
+        "description": request.get("description", ""),
+        "parameters": _parameters(route, request, query=not operation.body),
+        "responses": {
+            "200": _answer(operation.response),
+            "default": {
+                "description": "An error (google.rpc.Status)",
+                "content": {A2A_JSON: {"schema": {"$ref": SCHEMAS + "Status"}}},
+            },
+        },
+        "x-a2a-route": route.name,
+    }
+    if route.aliases:
+        entry["description"] += f" Also served as {', '.join('/' + a for a in route.aliases)}."
+    if operation.body:
+        media: dict[str, Any] = {"schema": {"$ref": SCHEMAS + operation.request}}
+        if operation.request in EXAMPLES:
+            media["example"] = EXAMPLES[operation.request]
+        entry["requestBody"] = {"required": True, "content": {A2A_JSON: media, "application/json": media}}
+    if operation.name == "SendMessage":
+        entry["responses"]["200"]["links"] = {
+            name: {"operationId": name, "parameters": {"path.task_id": "$response.body#/task/id"}}
+            for name in TASK_LINKS
+        }
+    return entry
+
+
+def _paths(schemas: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every route's path item, each operation id unique (a second method on one name
+    gets the method appended)."""
     paths: dict[str, dict[str, Any]] = {}
     operation_ids: set[str] = set()
     for route in ROUTES:
@@ -143,34 +173,15 @@ def document(server_url: str, title: str, version: str) -> dict[str, Any]:
             if operation_id in operation_ids:
                 operation_id += method.capitalize()
             operation_ids.add(operation_id)
-            request = schemas[operation.request]
-            entry: dict[str, Any] = {
-                "operationId": operation_id,
-                "summary": operation.name,
-                "description": request.get("description", ""),
-                "parameters": _parameters(route, request, query=not operation.body),
-                "responses": {
-                    "200": _answer(operation.response),
-                    "default": {
-                        "description": "An error (google.rpc.Status)",
-                        "content": {A2A_JSON: {"schema": {"$ref": SCHEMAS + "Status"}}},
-                    },
-                },
-                "x-a2a-route": route.name,
-            }
-            if route.aliases:
-                entry["description"] += f" Also served as {', '.join('/' + a for a in route.aliases)}."
-            if operation.body:
-                media: dict[str, Any] = {"schema": {"$ref": SCHEMAS + operation.request}}
-                if operation.request in EXAMPLES:
-                    media["example"] = EXAMPLES[operation.request]
-                entry["requestBody"] = {"required": True, "content": {A2A_JSON: media, "application/json": media}}
-            if operation.name == "SendMessage":
-                entry["responses"]["200"]["links"] = {
-                    name: {"operationId": name, "parameters": {"path.task_id": "$response.body#/task/id"}}
-                    for name in TASK_LINKS
-                }
-            item[method.lower()] = entry
+            item[method.lower()] = _operation(route, method, operation, operation_id, schemas[operation.request])
+    return paths
+
+
+@functools.lru_cache(maxsize=16)
+def document(server_url: str, title: str, version: str) -> dict[str, Any]:
+    """The OpenAPI document for the binding served at ``server_url``."""
+    schemas = spec_schemas()
+    paths = _paths(schemas)
     return {
         "openapi": OPENAPI_VERSION,
         "info": {
@@ -208,5 +219,5 @@ async def openapi_json(request: HttpRequest) -> HttpResponse:
     return HttpResponse(
         orjson.dumps(doc),
         content_type="application/json",
-        headers={"Cache-Control": f"public, max-age={int(a2a_settings.CARD_MAX_AGE)}", "Vary": "Host"},
+        headers={"Cache-Control": f"public, max-age={a2a_settings.CARD_MAX_AGE}", "Vary": "Host"},
     )

@@ -60,7 +60,7 @@ class HttpToolsProtocol(_HttpToolsProtocol):
     @classmethod
     def max_connections(cls) -> int:
         if cls._cap is None:
-            configured = int(a2a_settings.MAX_CONNECTIONS or 0)
+            configured = a2a_settings.MAX_CONNECTIONS
             soft = file_limit()
             cls._cap = configured if configured > 0 else max(16, soft * 3 // 4 if soft else 10_000)
         return cls._cap
@@ -81,7 +81,7 @@ class HttpToolsProtocol(_HttpToolsProtocol):
         if self.transport.is_closing():
             return
         if not self._in_headers and self.flow.read_paused:  # the server is not reading: not the client's fault
-            self._arm(float(a2a_settings.BODY_TIMEOUT))
+            self._arm(a2a_settings.BODY_TIMEOUT)
             return
         if self._in_headers and (self.cycle is None or self.cycle.response_complete):
             self.transport.write(TIMEOUT_RESPONSE)
@@ -91,7 +91,7 @@ class HttpToolsProtocol(_HttpToolsProtocol):
     def _start_reading(self) -> None:
         self._in_headers = True
         HttpToolsProtocol.reading[self] = None
-        self._arm(float(a2a_settings.HEADER_TIMEOUT))
+        self._arm(a2a_settings.HEADER_TIMEOUT)
 
     def _done_reading(self) -> None:
         self._in_headers = False
@@ -128,12 +128,12 @@ class HttpToolsProtocol(_HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         super().on_headers_complete()
         self._in_headers = False
-        self._arm(float(a2a_settings.BODY_TIMEOUT))
+        self._arm(a2a_settings.BODY_TIMEOUT)
 
     def on_body(self, body: bytes) -> None:
         super().on_body(body)
         if self in HttpToolsProtocol.reading:
-            self._arm(float(a2a_settings.BODY_TIMEOUT))
+            self._arm(a2a_settings.BODY_TIMEOUT)
 
     def on_message_complete(self) -> None:
         super().on_message_complete()

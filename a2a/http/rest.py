@@ -21,7 +21,6 @@ streams are SSE of bare StreamResponse objects.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -40,7 +39,6 @@ from a2a.protocol import V10, Dialect, limits, rest_dialect_for
 from a2a.protocol.errors import (
     ERROR_NAMES,
     A2AError,
-    InternalError,
     InvalidRequestError,
     JSONParseError,
     MethodNotFoundError,
@@ -49,10 +47,7 @@ from a2a.service import operations
 from a2a.service import push_configs as configs
 from a2a.service.card import extended_card
 from a2a.service.context import CallContext, check_tenant
-from a2a.service.errors import store_failure
-from stores.base import StoreError
-
-logger = logging.getLogger(__name__)
+from a2a.service.errors import client_error
 
 A2A_JSON = "application/a2a+json"
 BOOLEAN_QUERY = {"true": True, "false": False}
@@ -93,6 +88,20 @@ def _content_type(dialect: Dialect) -> str:
 def _error_response(dialect: Dialect, error: A2AError) -> HttpResponse:
     body = _dumps(error_body(dialect, error))
     return HttpResponse(body, status=error.http_status, content_type=_content_type(dialect))
+
+
+def _failure_response(dialect: Dialect, error: A2AError, methods: tuple[str, ...]) -> HttpResponse:
+    """``error`` as this binding answers it: a method the route does not serve is 405
+    with ``Allow``, missing credentials are 401 with a challenge."""
+    if isinstance(error, MethodNotFoundError):
+        error.http_status = 405  # the Status body's code too, not only the HTTP status
+        error.status = "METHOD_NOT_ALLOWED"
+    response = _error_response(dialect, error)
+    if isinstance(error, MethodNotFoundError):
+        response["Allow"] = ", ".join(methods)
+    elif isinstance(error, auth.AuthenticationRequiredError):
+        response["WWW-Authenticate"] = auth.challenge()
+    return response
 
 
 def _body(request: HttpRequest) -> dict[str, Any]:
@@ -148,23 +157,8 @@ def endpoint(
             method = f"{request.method} {route}" if tracing.enabled() else ""
             ctx = call_context(request, caller, "rest", dialect.version, tenant=tenant, method=method)
             result = await operation(dialect, request, kwargs, ctx)
-        except MethodNotFoundError as exc:
-            exc.http_status = 405  # the Status body's code too, not only the HTTP status
-            exc.status = "METHOD_NOT_ALLOWED"
-            response = _error_response(dialect, exc)
-            response["Allow"] = ", ".join(methods)
-            return response
-        except auth.AuthenticationRequiredError as exc:
-            response = _error_response(dialect, exc)
-            response["WWW-Authenticate"] = auth.challenge()
-            return response
-        except A2AError as exc:
-            return _error_response(dialect, exc)
-        except StoreError as exc:  # e.g. cannot read now: never "not found"
-            return _error_response(dialect, store_failure(exc))
-        except Exception:
-            logger.exception("REST %s failed", request.path)
-            return _error_response(dialect, InternalError("Internal error; the server logged the details"))
+        except Exception as exc:
+            return _failure_response(dialect, client_error(exc, f"REST {request.path}"), methods)
         if isinstance(result, HttpResponseBase):
             return result
         return HttpResponse(_dumps(result), content_type=_content_type(dialect))

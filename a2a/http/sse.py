@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Callable
 
-from a2a.protocol.errors import A2AError, InternalError
+from a2a.protocol.errors import A2AError
 from a2a.protocol.model import StreamItem
-from a2a.service.errors import store_failure
-from stores.base import StoreError
-
-logger = logging.getLogger(__name__)
+from a2a.service.errors import client_error
 
 SSE = AsyncIterator[bytes]
 
@@ -46,12 +42,7 @@ async def sse_stream(
         yield _data(render(first))
         async for item in items:
             yield b": keepalive\n\n" if item.kind == "keepalive" else _data(render(item))
-    except A2AError as exc:
-        yield _data(render_error(exc))
-    except StoreError as exc:  # e.g. cannot read now: never "not found"
-        yield _data(render_error(store_failure(exc)))
-    except Exception:
-        logger.exception("a stream failed")
-        yield _data(render_error(InternalError("Internal error; the server logged the details")))
+    except Exception as exc:
+        yield _data(render_error(client_error(exc, "a stream")))
     finally:
         await items.aclose()  # type: ignore[attr-defined]

@@ -77,7 +77,7 @@ async def agent_card(request: HttpRequest) -> HttpResponse:
     etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
     headers = {
         "ETag": etag,
-        "Cache-Control": f"public, max-age={int(a2a_settings.CARD_MAX_AGE)}",
+        "Cache-Control": f"public, max-age={a2a_settings.CARD_MAX_AGE}",
         "Vary": "A2A-Version, Host",
     }
     if etag in request.headers.get("If-None-Match", ""):

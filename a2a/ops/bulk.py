@@ -18,19 +18,9 @@ from a2a.core import leases
 from a2a.core.lifecycle import is_terminal, transition_sync
 from a2a.protocol.model import agent_message, set_status
 from a2a.runtime.runner import get_runner
-from stores.base import (
-    MAX_PAGE_SIZE,
-    STATES,
-    TERMINAL_STATES,
-    Task,
-    TaskQuery,
-    TaskStore,
-    check_task,
-    format_timestamp,
-    parse_timestamp,
-    task_state,
-    task_updated,
-)
+from stores.base import MAX_PAGE_SIZE, STATES, TERMINAL_STATES, Task, TaskQuery, TaskStore
+from stores.fields import check_task, task_state, task_updated
+from stores.timestamps import format_timestamp, parse_timestamp
 
 #: States a task can be stale in: started or waiting to start, and not heard of since.
 STALE_STATES = ("submitted", "working")
@@ -230,4 +220,4 @@ class AdminActions:
 
     @staticmethod
     def stale_after() -> dt.timedelta:
-        return dt.timedelta(seconds=float(a2a_settings.STALE_AFTER))
+        return dt.timedelta(seconds=a2a_settings.STALE_AFTER)

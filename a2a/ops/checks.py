@@ -1,9 +1,14 @@
-"""System checks for the A2A settings: caught by ``manage.py check`` and at start-up."""
+"""System checks for the A2A settings: caught by ``manage.py check`` and at start-up.
+
+One check per concern, each registered with :func:`concern`: it reports every setting of
+its concern whose value does not fit its declaration in :mod:`a2a.conf` (the type,
+bounds and choices: ``a2a.E002`` unless the declaration names its own id), then what the
+concern itself asks (a loadable handler, a skills directory that exists, ...)."""
 
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -14,50 +19,93 @@ from django.db import connections
 from rest_framework.authentication import TokenAuthentication
 
 from a2a.auth import authenticators
+from a2a.client import remote
 from a2a.conf import a2a_settings
 from a2a.core.events import resolve_event_backend
 from a2a.handlers import load_handler
-from a2a.handlers.llm import STYLES, LLMHandler
+from a2a.handlers.llm import LLMHandler
 from a2a.handlers.skills import enabled_ids, scan, skills_dir
 from a2a.ops.deployment import UNSHARED_HINT, configured_store, expected_workers, unshared_message
 from a2a.protocol.signing import SigningError
 from a2a.runtime.executors import executors
 from a2a.service import card
+from a2a.setting import SettingError
 from stores.backends import task_stores
 from stores.base import MAX_PAGE_SIZE
 
+Messages = list[CheckMessage]
 
-def _number(name: str, value: Any, *, minimum: float, integer: bool = False) -> list[CheckMessage]:
-    ok = isinstance(value, int if integer else int | float) and not isinstance(value, bool) and value >= minimum
-    if ok:
-        return []
-    kind = "an integer" if integer else "a number"
-    return [Error(f"{name} must be {kind} >= {minimum}, not {value!r}.", id="a2a.E002")]
+#: Setting name -> the name of the check that reports a value not fitting its declaration.
+OWNERS: dict[str, str] = {}
 
 
-@register()
-def check_a2a_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    errors: list[CheckMessage] = []
+def concern(*names: str) -> Callable[[Callable[[], Messages]], Callable[..., Messages]]:
+    """Register ``body`` as the system check of the settings ``names``: the check reports
+    each of them whose value does not fit its declaration, then ``body``'s own messages.
+    A ``body`` that reads a setting of the wrong type gives none: that setting's own
+    check says what is wrong with it."""
+
+    def wrap(body: Callable[[], Messages]) -> Callable[..., Messages]:
+        OWNERS.update(dict.fromkeys(names, body.__name__))
+
+        def check(app_configs: Any = None, **kwargs: Any) -> Messages:
+            errors: Messages = [Error(str(p), id=p.check_id) for n in names if (p := a2a_settings.problem(n))]
+            try:
+                return errors + body()
+            except SettingError:
+                return errors
+
+        # Named and documented as the body, but not wrapping it: Django checks the signature.
+        check.__name__, check.__qualname__, check.__doc__ = body.__name__, body.__qualname__, body.__doc__
+        return register()(check)
+
+    return wrap
+
+
+@concern(
+    "A2A_HANDLER",
+    "A2A_WORKERS",
+    "A2A_BLOCKING_TIMEOUT",
+    "A2A_SHUTDOWN_GRACE",
+    "A2A_STREAM_KEEPALIVE",
+    "A2A_DIRECT_ASGI",
+)
+def check_handler() -> Messages:
+    """``a2a.E001``: ``A2A_HANDLER`` names no callable; and how the runner runs it."""
+    handler = a2a_settings.HANDLER
     try:
-        load_handler(a2a_settings.HANDLER)
+        load_handler(handler)
     except Exception as exc:
-        errors.append(
+        return [
             Error(
-                f"A2A_HANDLER {a2a_settings.HANDLER!r} cannot be used: {exc}",
+                f"A2A_HANDLER {handler!r} cannot be used: {exc}",
                 hint="Name a callable by its dotted path, e.g. 'myproject.agent.handle'.",
                 id="a2a.E001",
             )
-        )
-    errors += _number("A2A_WORKERS", a2a_settings.WORKERS, minimum=1, integer=True)
-    errors += _number("A2A_BLOCKING_TIMEOUT", a2a_settings.BLOCKING_TIMEOUT, minimum=0)
-    errors += _number("A2A_SHUTDOWN_GRACE", a2a_settings.SHUTDOWN_GRACE, minimum=0)
-    errors += _number("A2A_PUSH_MAX_ATTEMPTS", a2a_settings.PUSH_MAX_ATTEMPTS, minimum=1, integer=True)
-    errors += _number("A2A_PUSH_RETRY_DELAY", a2a_settings.PUSH_RETRY_DELAY, minimum=0)
-    errors += _number("A2A_PUSH_TIMEOUT", a2a_settings.PUSH_TIMEOUT, minimum=0.1)
-    skills = a2a_settings.SKILLS
-    if not isinstance(skills, list) or not all(
-        isinstance(s, dict) and isinstance(s.get("id"), str) and s["id"] for s in skills
-    ):
+        ]
+    return []
+
+
+@concern(
+    "A2A_PUBLIC_URL",
+    "A2A_AGENT_NAME",
+    "A2A_AGENT_DESCRIPTION",
+    "A2A_AGENT_VERSION",
+    "A2A_PROVIDER_ORGANIZATION",
+    "A2A_PROVIDER_URL",
+    "A2A_DOCUMENTATION_URL",
+    "A2A_SKILLS",
+    "A2A_INPUT_MODES",
+    "A2A_OUTPUT_MODES",
+    "A2A_EXTENDED_CARD",
+    "A2A_CARD_MAX_AGE",
+    "A2A_BROWSABLE_AGENT",
+)
+def check_card() -> Messages:
+    """The Agent Card: skills with ids (``a2a.E003``), an absolute public URL
+    (``a2a.E004``), media types (``a2a.E030``), a name (``a2a.E031``)."""
+    errors: Messages = []
+    if not all(isinstance(s, dict) and isinstance(s.get("id"), str) and s["id"] for s in a2a_settings.SKILLS):
         errors.append(
             Error(
                 "A2A_SKILLS must be a list of dicts, each with a non-empty string 'id' "
@@ -65,130 +113,22 @@ def check_a2a_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
                 id="a2a.E003",
             )
         )
-    errors += _check_authentication()
     public_url = a2a_settings.PUBLIC_URL
-    if public_url and not str(public_url).startswith(("http://", "https://")):
+    if public_url and not public_url.startswith(("http://", "https://")):
         errors.append(Error(f"A2A_PUBLIC_URL must be an absolute http(s) URL, not {public_url!r}.", id="a2a.E004"))
-    return errors
-
-
-def _loopback(url: str) -> bool:
-    return (urlsplit(url).hostname or "") in ("localhost", "127.0.0.1", "::1")
-
-
-@register()
-def check_llm_skills_and_operations(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """The model-backed handler, the skills directory and the operations settings."""
-    errors: list[CheckMessage] = []
-    errors += _number("A2A_LLM_TIMEOUT", a2a_settings.LLM_TIMEOUT, minimum=0.1)
-    errors += _number("A2A_LLM_MAX_RETRIES", a2a_settings.LLM_MAX_RETRIES, minimum=0, integer=True)
-    errors += _number("A2A_LLM_RETRY_BACKOFF", a2a_settings.LLM_RETRY_BACKOFF, minimum=0)
-    errors += _number("A2A_LLM_MAX_TOKENS", a2a_settings.LLM_MAX_TOKENS, minimum=0, integer=True)
-    errors += _number("A2A_LLM_CONTEXT_TASKS", a2a_settings.LLM_CONTEXT_TASKS, minimum=0, integer=True)
-    errors += _number("A2A_STALE_AFTER", a2a_settings.STALE_AFTER, minimum=1)
-    errors += _number("A2A_HEALTH_TIMEOUT", a2a_settings.HEALTH_TIMEOUT, minimum=0.1)
-    errors += _number("A2A_CARD_MAX_AGE", a2a_settings.CARD_MAX_AGE, minimum=0, integer=True)
-
-    for name in ("A2A_LLM_BASE_URL", "A2A_LLM_MODEL", "A2A_LLM_API_KEY", "A2A_LLM_SYSTEM_PROMPT"):
-        if not isinstance(getattr(a2a_settings, name[4:]), str):
-            errors.append(Error(f"{name} must be a string.", id="a2a.E013"))
-    style = a2a_settings.LLM_STYLE
-    if style not in STYLES:
-        errors.append(
-            Error(f"A2A_LLM_STYLE must be one of {', '.join(map(repr, STYLES))}, not {style!r}.", id="a2a.E010")
-        )
-    base_url = a2a_settings.LLM_BASE_URL
-    if isinstance(base_url, str) and base_url and not base_url.startswith(("http://", "https://")):
-        errors.append(Error(f"A2A_LLM_BASE_URL must be an absolute http(s) URL, not {base_url!r}.", id="a2a.E011"))
-    try:
-        uses_llm = isinstance(load_handler(a2a_settings.HANDLER), LLMHandler)
-    except Exception:
-        uses_llm = False  # a2a.E001 reports it
-    if uses_llm:
-        missing = [n for n in ("A2A_LLM_BASE_URL", "A2A_LLM_MODEL") if not getattr(a2a_settings, n[4:])]
-        if missing:
-            errors.append(
-                Error(
-                    f"A2A_HANDLER is the LLM handler but {' and '.join(missing)} "
-                    f"{'is' if len(missing) == 1 else 'are'} not set.",
-                    hint='e.g. A2A_LLM_BASE_URL="https://api.openai.com/v1", A2A_LLM_MODEL="gpt-4o-mini".',
-                    id="a2a.E012",
-                )
-            )
-        elif not a2a_settings.LLM_API_KEY and isinstance(base_url, str) and not _loopback(base_url):
-            errors.append(
-                Warning(
-                    f"A2A_LLM_API_KEY is empty, so requests to {base_url} carry no key.",
-                    hint="Set the A2A_LLM_API_KEY environment variable (a local model server needs none).",
-                    id="a2a.W010",
-                )
-            )
-
     for name in ("A2A_INPUT_MODES", "A2A_OUTPUT_MODES"):
-        modes = getattr(a2a_settings, name[4:])
-        if not isinstance(modes, list) or not modes or not all(isinstance(m, str) and "/" in m for m in modes):
+        modes = a2a_settings.get(name)
+        if not modes or not all(isinstance(m, str) and "/" in m for m in modes):
             errors.append(Error(f"{name} must be a non-empty list of media types, not {modes!r}.", id="a2a.E030"))
-    if not isinstance(a2a_settings.AGENT_NAME, str) or not a2a_settings.AGENT_NAME.strip():
+    if not a2a_settings.AGENT_NAME.strip():
         errors.append(Error("A2A_AGENT_NAME must be a non-empty string.", id="a2a.E031"))
-
-    raw_dir = a2a_settings.SKILLS_DIR
-    enabled_setting = a2a_settings.SKILLS_ENABLED
-    if enabled_setting is not None and not (
-        isinstance(enabled_setting, str)
-        or (isinstance(enabled_setting, list | tuple) and all(isinstance(i, str) for i in enabled_setting))
-    ):
-        errors.append(
-            Error(f"A2A_SKILLS_ENABLED must be None or a list of skill ids, not {enabled_setting!r}.", id="a2a.E022")
-        )
-        enabled_setting = None
-    if raw_dir is not None and not isinstance(raw_dir, str | Path):
-        errors.append(Error(f"A2A_SKILLS_DIR must be a path, not {raw_dir!r}.", id="a2a.E020"))
-        return errors
-    directory = skills_dir()
-    if directory is None:
-        if enabled_setting:
-            errors.append(Error("A2A_SKILLS_ENABLED is set but A2A_SKILLS_DIR is not.", id="a2a.E023"))
-        return errors
-    if not directory.is_dir():
-        errors.append(Error(f"A2A_SKILLS_DIR {str(directory)!r} is not a directory.", id="a2a.E020"))
-        return errors
-    skills, problems = scan(directory)
-    errors += [Error(f"A skill cannot be loaded: {p}", id="a2a.E021") for p in problems]
-    if not skills and not problems:
-        errors.append(
-            Warning(
-                f"A2A_SKILLS_DIR {str(directory)!r} has no skills.",
-                hint="Put each skill in <dir>/<skill>/SKILL.md, starting with front matter (name, description).",
-                id="a2a.W020",
-            )
-        )
-    found = {s.id for s in skills}
-    enabled = enabled_ids() if enabled_setting is not None else None
-    unknown = [i for i in enabled or () if i not in found]
-    if unknown:
-        errors.append(
-            Error(
-                f"A2A_SKILLS_ENABLED names skills that A2A_SKILLS_DIR does not have: {', '.join(unknown)}.",
-                hint=f"Known skills: {', '.join(sorted(found)) or 'none'}.",
-                id="a2a.E023",
-            )
-        )
-    listed = (
-        {s.get("id") for s in a2a_settings.SKILLS if isinstance(s, dict)}
-        if isinstance(a2a_settings.SKILLS, list)
-        else set()
-    )
-    for skill_id in sorted(found & listed):
-        errors.append(
-            Warning(
-                f"Skill {skill_id!r} is both in A2A_SKILLS and in A2A_SKILLS_DIR; the card lists the A2A_SKILLS one.",
-                id="a2a.W021",
-            )
-        )
     return errors
 
 
-def _check_authentication() -> list[CheckMessage]:
+@concern("A2A_AUTHENTICATION_CLASSES", "A2A_API_KEY_HEADER")
+def check_authentication() -> Messages:
+    """``a2a.E005``: the authentication classes cannot be loaded; ``a2a.E006``: DRF
+    tokens without their app."""
     try:
         classes = authenticators()
     except Exception as exc:
@@ -204,28 +144,154 @@ def _check_authentication() -> list[CheckMessage]:
     return []
 
 
-@register()
-def check_limits(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """The limits on requests and histories (a2a/protocol/limits.py): positive integers."""
-    errors: list[CheckMessage] = []
-    for name in ("A2A_MAX_BODY_BYTES", "A2A_MAX_PARTS", "A2A_MAX_TEXT_LENGTH", "A2A_MAX_PAGE_SIZE", "A2A_MAX_HISTORY"):
-        errors += _number(name, getattr(a2a_settings, name[4:]), minimum=1, integer=True)
-    # The ids this agent makes are UUIDs (36 characters): a lower limit would refuse them.
-    errors += _number("A2A_MAX_ID_LENGTH", a2a_settings.MAX_ID_LENGTH, minimum=36, integer=True)
-    page_size = a2a_settings.MAX_PAGE_SIZE
-    if isinstance(page_size, int) and page_size > MAX_PAGE_SIZE:
+@concern(
+    "A2A_PUSH_NOTIFICATIONS",
+    "A2A_PUSH_ALLOW_PRIVATE_URLS",
+    "A2A_PUSH_MAX_ATTEMPTS",
+    "A2A_PUSH_RETRY_DELAY",
+    "A2A_PUSH_TIMEOUT",
+)
+def check_push() -> Messages:
+    """Push notifications: their settings' declarations say it all."""
+    return []
+
+
+def _loopback(url: str) -> bool:
+    return (urlsplit(url).hostname or "") in ("localhost", "127.0.0.1", "::1")
+
+
+def _uses_llm() -> bool:
+    try:
+        return isinstance(load_handler(a2a_settings.HANDLER), LLMHandler)
+    except Exception:
+        return False  # check_handler reports it
+
+
+@concern(
+    "A2A_LLM_BASE_URL",
+    "A2A_LLM_MODEL",
+    "A2A_LLM_API_KEY",
+    "A2A_LLM_STYLE",
+    "A2A_LLM_TIMEOUT",
+    "A2A_LLM_MAX_RETRIES",
+    "A2A_LLM_RETRY_BACKOFF",
+    "A2A_LLM_MAX_TOKENS",
+    "A2A_LLM_SYSTEM_PROMPT",
+    "A2A_LLM_CONTEXT_TASKS",
+)
+def check_llm() -> Messages:
+    """The model-backed handler: an absolute base URL (``a2a.E011``), and when it is the
+    handler, a base URL and a model (``a2a.E012``) and a key for a remote model (``a2a.W010``)."""
+    base_url = a2a_settings.LLM_BASE_URL
+    if base_url and not base_url.startswith(("http://", "https://")):
+        return [Error(f"A2A_LLM_BASE_URL must be an absolute http(s) URL, not {base_url!r}.", id="a2a.E011")]
+    if not _uses_llm():
+        return []
+    missing = [n for n in ("A2A_LLM_BASE_URL", "A2A_LLM_MODEL") if not a2a_settings.get(n)]
+    if missing:
+        return [
+            Error(
+                f"A2A_HANDLER is the LLM handler but {' and '.join(missing)} "
+                f"{'is' if len(missing) == 1 else 'are'} not set.",
+                hint='e.g. A2A_LLM_BASE_URL="https://api.openai.com/v1", A2A_LLM_MODEL="gpt-4o-mini".',
+                id="a2a.E012",
+            )
+        ]
+    if not a2a_settings.LLM_API_KEY and not _loopback(base_url):
+        return [
+            Warning(
+                f"A2A_LLM_API_KEY is empty, so requests to {base_url} carry no key.",
+                hint="Set the A2A_LLM_API_KEY environment variable (a local model server needs none).",
+                id="a2a.W010",
+            )
+        ]
+    return []
+
+
+@concern("A2A_SKILLS_DIR", "A2A_SKILLS_ENABLED")
+def check_skills() -> Messages:
+    """The skills directory: it exists (``a2a.E020``), its skills load (``a2a.E021``), it
+    has some (``a2a.W020``), and ``A2A_SKILLS_ENABLED`` names ids (``a2a.E022``) of them
+    (``a2a.E023``)."""
+    enabled_setting = a2a_settings.SKILLS_ENABLED
+    if isinstance(enabled_setting, list) and not all(isinstance(i, str) for i in enabled_setting):
+        return [
+            Error(f"A2A_SKILLS_ENABLED must be None or a list of skill ids, not {enabled_setting!r}.", id="a2a.E022")
+        ]
+    directory = skills_dir()
+    if directory is None:
+        return [Error("A2A_SKILLS_ENABLED is set but A2A_SKILLS_DIR is not.", id="a2a.E023")] if enabled_setting else []
+    if not directory.is_dir():
+        return [Error(f"A2A_SKILLS_DIR {str(directory)!r} is not a directory.", id="a2a.E020")]
+    skills, problems = scan(directory)
+    errors: Messages = [Error(f"A skill cannot be loaded: {p}", id="a2a.E021") for p in problems]
+    if not skills and not problems:
         errors.append(
+            Warning(
+                f"A2A_SKILLS_DIR {str(directory)!r} has no skills.",
+                hint="Put each skill in <dir>/<skill>/SKILL.md, starting with front matter (name, description).",
+                id="a2a.W020",
+            )
+        )
+    found = {s.id for s in skills}
+    return errors + _unknown_skills(found) + _skills_listed_twice(found)
+
+
+def _unknown_skills(found: set[str]) -> Messages:
+    """``a2a.E023``: ``A2A_SKILLS_ENABLED`` names skills the directory does not have."""
+    unknown = [i for i in enabled_ids() or () if i not in found]
+    if not unknown:
+        return []
+    return [
+        Error(
+            f"A2A_SKILLS_ENABLED names skills that A2A_SKILLS_DIR does not have: {', '.join(unknown)}.",
+            hint=f"Known skills: {', '.join(sorted(found)) or 'none'}.",
+            id="a2a.E023",
+        )
+    ]
+
+
+def _skills_listed_twice(found: set[str]) -> Messages:
+    """``a2a.W021``: a skill of the directory is in ``A2A_SKILLS`` too."""
+    listed = {s.get("id") for s in a2a_settings.SKILLS if isinstance(s, dict)}
+    return [
+        Warning(
+            f"Skill {skill_id!r} is both in A2A_SKILLS and in A2A_SKILLS_DIR; the card lists the A2A_SKILLS one.",
+            id="a2a.W021",
+        )
+        for skill_id in sorted(found & listed)
+    ]
+
+
+@concern(
+    "A2A_MAX_BODY_BYTES",
+    "A2A_MAX_PARTS",
+    "A2A_MAX_TEXT_LENGTH",
+    "A2A_MAX_ID_LENGTH",
+    "A2A_MAX_PAGE_SIZE",
+    "A2A_MAX_BATCH_SIZE",
+    "A2A_MAX_HISTORY",
+    "A2A_HEADER_TIMEOUT",
+    "A2A_BODY_TIMEOUT",
+    "A2A_MAX_CONNECTIONS",
+)
+def check_limits() -> Messages:
+    """The limits on requests, histories and slow clients (a2a/protocol/limits.py,
+    a2a/http/protocol.py); ``a2a.E040``: a page size over the task stores' ceiling."""
+    page_size = a2a_settings.MAX_PAGE_SIZE
+    if page_size > MAX_PAGE_SIZE:
+        return [
             Error(
                 f"A2A_MAX_PAGE_SIZE must be at most {MAX_PAGE_SIZE} (the task stores' page size ceiling), "
                 f"not {page_size!r}.",
                 id="a2a.E040",
             )
-        )
-    return errors
+        ]
+    return []
 
 
-@register()
-def check_events(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+@concern("A2A_EVENTS", "A2A_EVENTS_CHANNEL")
+def check_events() -> Messages:
     """``A2A_EVENTS`` and ``A2A_EVENTS_CHANNEL`` name a backend that can be built
     (a2a.E060), and several server processes do not keep their events to themselves
     (a2a.W060)."""
@@ -247,35 +313,36 @@ def check_events(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     return []
 
 
-@register()
-def check_deployment(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    errors: list[CheckMessage] = []
-    lease = a2a_settings.LEASE_SECONDS
-    errors += _number("A2A_LEASE_SECONDS", lease, minimum=1)
-    errors += _number("A2A_LEASE_CHECK_INTERVAL", a2a_settings.LEASE_CHECK_INTERVAL, minimum=0)
-    errors += _number("A2A_EXPECT_WORKERS", a2a_settings.EXPECT_WORKERS, minimum=1, integer=True)
-    if not isinstance(a2a_settings.RETRY_ON_LOST_LEASE, bool):
-        errors.append(Error("A2A_RETRY_ON_LOST_LEASE must be True or False.", id="a2a.E050"))
+@concern(
+    "TASK_STORE",
+    "A2A_LEASE_SECONDS",
+    "A2A_LEASE_CHECK_INTERVAL",
+    "A2A_RETRY_ON_LOST_LEASE",
+    "A2A_EXPECT_WORKERS",
+    "A2A_STALE_AFTER",
+    "A2A_HEALTH_TIMEOUT",
+    "A2A_TRACING",
+)
+def check_deployment() -> Messages:
+    """Leases and operations; ``a2a.W001``: several workers share a store that cannot be
+    shared (``TASK_STORE`` itself is the stores app's check, ``stores.E001``)."""
     count, source = expected_workers()
     store = configured_store()
-    if count > 1 and store is not None and not getattr(store, "shared", False):
-        errors.append(
-            Warning(
-                unshared_message(store, f"{source} says there are {count} workers"), hint=UNSHARED_HINT, id="a2a.W001"
-            )
-        )
-    return errors
+    if count > 1 and store is not None and not store.shared:
+        message = unshared_message(store, f"{source} says there are {count} workers")
+        return [Warning(message, hint=UNSHARED_HINT, id="a2a.W001")]
+    return []
 
 
-@register()
-def check_executor(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+@concern("A2A_EXECUTOR")
+def check_executor() -> Messages:
     """``a2a.E070``: ``A2A_EXECUTOR`` cannot be built or names a queue that cannot be
     used; ``a2a.W070``: handlers run in workers, but events do not leave a process."""
     return executors.check()
 
 
-@register()
-def check_card_signing(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+@concern("A2A_CARD_SIGNING_KEY", "A2A_CARD_SIGNING_KID", "A2A_CARD_SIGNING_JKU")
+def check_card_signing() -> Messages:
     """``a2a.E080``: ``A2A_CARD_SIGNING_KEY`` is set but cannot sign (unreadable, not a
     PEM private key, a key type without a JWS algorithm, or the ``signing`` extra missing)."""
     if not a2a_settings.CARD_SIGNING_KEY:
@@ -293,6 +360,16 @@ def check_card_signing(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
     return []
 
 
+@concern("A2A_REMOTE_AGENTS")
+def check_remote_agents() -> Messages:
+    """``a2a.E100``: an ``A2A_REMOTE_AGENTS`` entry of the wrong shape (a URL that is not
+    absolute http(s), an unknown key or credential type, a signature required without keys)."""
+    return [
+        Error(problem, hint="See docs/client.md for the keys of an entry.", id="a2a.E100")
+        for problem in remote.check_setting(a2a_settings.REMOTE_AGENTS)
+    ]
+
+
 #: The modules the gRPC binding needs (the `grpc` extra).
 GRPC_MODULES = ("grpc", "google.protobuf", "google.rpc.status_pb2")
 
@@ -308,18 +385,18 @@ def _grpc_missing() -> str | None:
     return None
 
 
-@register()
-def check_grpc(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+@concern("A2A_GRPC_URL", "A2A_GRPC_ADDRESS", "A2A_GRPC_IN_ASGI")
+def check_grpc() -> Messages:
     """``a2a.E090``: ``A2A_GRPC_IN_ASGI`` is on without the ``grpc`` extra;
     ``a2a.E091``: ``A2A_GRPC_ADDRESS`` is not ``host:port``, or ``A2A_GRPC_URL`` is
     neither None nor a non-empty string."""
     errors: list[CheckMessage] = []
     address = a2a_settings.GRPC_ADDRESS
-    host, _, port = address.rpartition(":") if isinstance(address, str) else ("", "", "")
+    host, _, port = address.rpartition(":")
     if not host or not port.isdigit() or int(port) > 65535:
         errors.append(Error(f"A2A_GRPC_ADDRESS must be 'host:port', not {address!r}.", id="a2a.E091"))
     url = a2a_settings.GRPC_URL
-    if url is not None and (not isinstance(url, str) or not url.strip()):
+    if url is not None and not url.strip():
         message = f"A2A_GRPC_URL must be None or 'host:port' (as clients dial it), not {url!r}."
         errors.append(Error(message, id="a2a.E091"))
     if a2a_settings.GRPC_IN_ASGI and (missing := _grpc_missing()):

@@ -32,6 +32,7 @@ except ImportError:  # not on Windows
 from a2a.conf import a2a_settings
 from a2a.core.events import get_event_backend
 from stores.backends import get_task_store
+from stores.base import TaskStore
 
 logger = logging.getLogger("a2a")
 
@@ -45,7 +46,7 @@ def _count(value: Any) -> int:
 
 def expected_workers() -> tuple[int, str]:
     """How many server processes the settings or the environment announce, and which said so."""
-    setting = _count(a2a_settings.EXPECT_WORKERS)
+    setting = a2a_settings.EXPECT_WORKERS
     env = _count(os.environ.get("WEB_CONCURRENCY"))
     if env > setting:
         return env, f"WEB_CONCURRENCY={env}"
@@ -80,7 +81,7 @@ def several_workers() -> str | None:
     return None
 
 
-def configured_store() -> Any:
+def configured_store() -> TaskStore | None:
     try:
         return get_task_store()
     except Exception:  # stores.E001 reports it
@@ -104,7 +105,7 @@ def log_startup() -> None:
     if store is None:
         return
     reason = several_workers()
-    if reason is not None and not getattr(store, "shared", False):
+    if reason is not None and not store.shared:
         logger.warning("%s %s", unshared_message(store, reason), UNSHARED_HINT)
         return
     try:

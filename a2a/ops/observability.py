@@ -46,7 +46,9 @@ from a2a.core.events import bus
 from a2a.core.metrics import RUNNER_ACTIVE, STATE_SECONDS, TASK_SECONDS, TRANSITIONS
 from a2a.runtime.runner import current_runner
 from stores.backends import get_task_store
-from stores.base import TERMINAL_STATES, Task, now_iso, task_state
+from stores.base import TERMINAL_STATES, Task
+from stores.fields import task_state
+from stores.timestamps import now_iso
 
 task_logger = logging.getLogger("a2a.tasks")
 logger = logging.getLogger(__name__)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from a2a.protocol.errors import VersionNotSupportedError
 from a2a.protocol.model import shown
-from a2a.protocol.v03 import V03Dialect, v10_shaped
+from a2a.protocol.v03 import V03Dialect, v10_parts_v03_role, v10_shaped
 from a2a.protocol.v03rest import V03RestDialect
-from a2a.protocol.v10 import V10Dialect
+from a2a.protocol.v10 import V10Dialect, V10ObjectsV03Names
 
 V03 = V03Dialect()
 V10 = V10Dialect()
 V03_REST = V03RestDialect()
+V10_V03_NAMES = V10ObjectsV03Names()  # fasta2a's: never named by a version, only by a payload
 DIALECTS = {"": V03, "0.3": V03, "1.0": V10}
 SUPPORTED_VERSIONS = ("0.3", "1.0")
 
@@ -28,8 +29,9 @@ def dialect_for(version: str | None, method: str | None = None, params: object =
 
     With no version (v0.3) and a JSON-RPC request's ``method`` and ``params``: v1.0
     when the method is a v0.3 one whose params are v1.0-shaped
-    (:func:`~a2a.protocol.v03.v10_shaped`), so the answer takes the shape the payload
-    used. An explicit ``A2A-Version: 0.3`` is v0.3 whatever the payload."""
+    (:func:`~a2a.protocol.v03.v10_shaped`), v1.0's objects under v0.3's names when its
+    message is (:func:`~a2a.protocol.v03.v10_parts_v03_role`), so the answer takes the
+    shape the payload used. An explicit ``A2A-Version: 0.3`` is v0.3 whatever the payload."""
     try:
         dialect = DIALECTS[(version or "").strip()]
     except KeyError:
@@ -38,8 +40,11 @@ def dialect_for(version: str | None, method: str | None = None, params: object =
             "(an empty A2A-Version means 0.3)",
             metadata={"requestedVersion": version, "supportedVersions": ",".join(SUPPORTED_VERSIONS)},
         ) from None
-    if method is not None and not (version or "").strip() and v10_shaped(method, params):
-        return V10
+    if method is not None and not (version or "").strip():
+        if v10_shaped(method, params):
+            return V10
+        if v10_parts_v03_role(method, params):
+            return V10_V03_NAMES
     return dialect
 
 

@@ -21,23 +21,23 @@ from stores.base import DEFAULT_PAGE_SIZE, Task
 
 
 def max_body_bytes() -> int:
-    return int(a2a_settings.MAX_BODY_BYTES)
+    return a2a_settings.MAX_BODY_BYTES
 
 
 def max_parts() -> int:
-    return int(a2a_settings.MAX_PARTS)
+    return a2a_settings.MAX_PARTS
 
 
 def max_text_length() -> int:
-    return int(a2a_settings.MAX_TEXT_LENGTH)
+    return a2a_settings.MAX_TEXT_LENGTH
 
 
 def max_id_length() -> int:
-    return int(a2a_settings.MAX_ID_LENGTH)
+    return a2a_settings.MAX_ID_LENGTH
 
 
 def max_page_size() -> int:
-    return int(a2a_settings.MAX_PAGE_SIZE)
+    return a2a_settings.MAX_PAGE_SIZE
 
 
 def default_page_size() -> int:
@@ -45,11 +45,11 @@ def default_page_size() -> int:
 
 
 def max_history() -> int:
-    return int(a2a_settings.MAX_HISTORY)
+    return a2a_settings.MAX_HISTORY
 
 
 def max_batch_size() -> int:
-    return int(a2a_settings.MAX_BATCH_SIZE)
+    return a2a_settings.MAX_BATCH_SIZE
 
 
 #: The ASGI scope key :class:`a2a.asgi.LimitedBody` sets when it stopped reading a body

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
 from a2a.protocol.errors import InvalidParamsError
-from stores.base import TERMINAL_STATES, Task, now_iso, task_state
+from stores.base import TERMINAL_STATES, Task
+from stores.fields import task_state
+from stores.timestamps import now_iso
 
 Message = dict[str, Any]
 Part = dict[str, Any]

@@ -37,7 +37,8 @@ from a2a.protocol.model import (
     want_string_list,
     with_history,
 )
-from stores.base import STATES, parse_timestamp
+from stores.base import STATES
+from stores.timestamps import parse_timestamp
 
 
 def want_id(value: Any, path: str, *, required: bool = True) -> str | None:
@@ -460,3 +461,27 @@ def v10_shaped(method: str, params: Any) -> bool:
     if any(isinstance(p, dict) and "kind" in p for p in parts):
         return False
     return bool(parts) or (isinstance(role, str | int) and not isinstance(role, bool) and role in V10_ROLES)
+
+
+#: What only a v0.3 part has: its discriminator, and a file part's ``file`` (v1.0's are ``raw``/``url``).
+V03_PART_KEYS = ("kind", "file")
+
+
+def v10_parts_v03_role(method: str, params: Any) -> bool:
+    """Whether a v0.3 ``message/send`` or ``message/stream`` carries v1.0's objects under
+    v0.3's names (the rule of ``docs/protocol.md``, "v0.3 names, v1.0 objects", which
+    pydantic's fasta2a client sends): a message with a ``user``/``agent`` role, no
+    ``kind``, and parts, none with a ``kind`` or a ``file``. v0.3's schema requires
+    ``kind`` on both, so no request that follows it is one of these; :func:`v10_shaped`
+    requires a role that is not v0.3's, so no request is both."""
+    if method not in ("message/send", "message/stream") or not isinstance(params, dict):
+        return False
+    message = params.get("message")
+    if not isinstance(message, dict) or "kind" in message or message.get("role") not in ("user", "agent"):
+        return False
+    parts = message.get("parts")
+    return (
+        isinstance(parts, list)
+        and bool(parts)
+        and all(isinstance(p, dict) and not any(k in p for k in V03_PART_KEYS) for p in parts)
+    )

@@ -288,3 +288,19 @@ class V10Dialect(V03Dialect):
 
     def render_push_list(self, configs: list[dict[str, Any]], next_page_token: str) -> Any:
         return {"configs": [self.render_push_config(c) for c in configs], "nextPageToken": next_page_token}
+
+
+class V10ObjectsV03Names(V10Dialect):
+    """v1.0's objects under v0.3's names, as pydantic's fasta2a client (2.x) speaks:
+    parts without ``kind``, a send's result wrapped (``{"task"}`` / ``{"message"}``),
+    stream events as StreamResponses, but the roles (``user``, ``agent``), the task
+    states (``completed``, ``input-required``), ``configuration.blocking`` and the
+    plain JSON-RPC errors of v0.3. Chosen by :func:`a2a.protocol.dialect_for` for the
+    requests :func:`a2a.protocol.v03.v10_parts_v03_role` recognizes, never by a version."""
+
+    roles = V03Dialect.roles
+    parse_state = V03Dialect.parse_state
+    render_state = V03Dialect.render_state
+    render_role = V03Dialect.render_role
+    parse_blocking = V03Dialect.parse_blocking
+    render_error = V03Dialect.render_error

@@ -59,7 +59,8 @@ from a2a.core.leases import (
 from a2a.protocol.model import agent_message, set_status
 from a2a.runtime.executors import Submits, get_executor
 from stores.backends import get_task_store
-from stores.base import Task, TaskStore, task_state
+from stores.base import Task, TaskStore
+from stores.fields import task_state
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ def reap(
     """Settle every task whose lease expired (see the module doc). With ``runner``
     (a server process), re-run what may be re-run there; without, fail everything."""
     now = now or dt.datetime.now(dt.UTC)
-    retry = bool(a2a_settings.RETRY_ON_LOST_LEASE)
+    retry = a2a_settings.RETRY_ON_LOST_LEASE
     mine = runner.task_ids() if runner is not None else set()
     expired = [t for t in store.scan(LEASED_STATES) if is_expired(t, now) and not (t["id"] in mine and is_ours(t))]
     done: list[Reaped] = []
@@ -164,7 +165,7 @@ async def maintain(runner: Runs) -> None:
             logger.exception("the task store cannot be used for lease checks")
             await asyncio.sleep(lease_seconds() / 3)
             continue
-        interval = float(a2a_settings.LEASE_CHECK_INTERVAL)
+        interval = a2a_settings.LEASE_CHECK_INTERVAL
         if time.monotonic() >= next_check:
             try:
                 await _io(store, reap, store, runner=runner)

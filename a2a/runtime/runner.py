@@ -49,12 +49,13 @@ from a2a.handlers import (
     to_artifacts,
     with_result_metadata,
 )
-from a2a.protocol.errors import InternalError
-from a2a.protocol.model import Message, agent_message, set_status, text_part
+from a2a.protocol.model import Message, set_status, text_part
 from a2a.runtime import reaper
+from a2a.runtime.direct import DirectReply
 from a2a.runtime.executors import Executor, Submits
 from stores.backends import get_task_store
-from stores.base import StaleTaskError, Task, TaskStore, task_state, task_version
+from stores.base import StaleTaskError, Task, TaskStore
+from stores.fields import task_state, task_version
 
 logger = logging.getLogger(__name__)
 
@@ -117,33 +118,13 @@ def _call_sync(handler: Callable[[HandlerRequest], object], request: HandlerRequ
         close_old_connections()
 
 
-def _outcome(request: HandlerRequest, result: object) -> lifecycle.Change:
+def _result_change(result: object) -> lifecycle.Change:
     """The change that saves what the handler returned."""
     if isinstance(result, Reply):
         return _finish("completed", parts=result.parts, in_history=True, reply=True)
     message = result.message_parts if isinstance(result, Result) else None
     change = _finish("completed", artifacts=to_artifacts(result), parts=message, in_history=True)
     return with_result_metadata(change, result)
-
-
-def _decide(
-    decided: concurrent.futures.Future[Task | Message],
-    answer: Task | Message | None = None,
-    *,
-    error: BaseException | None = None,
-) -> None:
-    """Settle a direct handler's decision once (the first of racing threads wins)."""
-    with contextlib.suppress(concurrent.futures.InvalidStateError):
-        if error is not None:
-            decided.set_exception(error)
-        elif answer is not None:
-            decided.set_result(answer)
-
-
-def _undecided(decided: concurrent.futures.Future[Task | Message], job: concurrent.futures.Future[None]) -> None:
-    """A direct handler's job ended (or never ran) without deciding: say so."""
-    if not decided.done():
-        _decide(decided, error=InternalError("The server is shutting down; send the message again."))
 
 
 def _refused(exc: BaseException) -> BaseException | None:
@@ -215,7 +196,7 @@ class Runner:
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
-        self._thread = LoopThread("a2a-runner", on_start=self._started, at_exit=self.shutdown)
+        self._thread = LoopThread("a2a-runner", on_start=self._on_loop_start, at_exit=self.shutdown)
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._jobs: dict[str, asyncio.Task[None]] = {}
@@ -238,7 +219,7 @@ class Runner:
         """Start the runner now (the ASGI lifespan does): expired leases are checked at once."""
         self._thread.start()
 
-    def _started(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _on_loop_start(self, loop: asyncio.AbstractEventLoop) -> None:
         # Sync handlers get a pool of their own; store I/O uses the loop's default one.
         self._pool = concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="a2a-handler")
         # Lease heartbeats and expired-lease checks (a2a.runtime.reaper), for the loop's life.
@@ -246,25 +227,21 @@ class Runner:
 
     def submit(self, task_id: str) -> concurrent.futures.Future[None]:
         """Queue the task for fulfilment; returns at once."""
-        return self._thread.submit(self._enqueue(task_id))
+        return self._thread.submit(self._enqueue(task_id, functools.partial(self._fulfil, task_id)))
 
     def answer(self, task: Task) -> concurrent.futures.Future[Task | Message]:
         """Run a :func:`~a2a.handlers.direct_reply` handler on the unsaved new ``task``:
         the future holds the direct Message when the handler answered with a Reply
         before doing anything task-visible (no task is ever saved), else the task as
         created (``working``) the moment it was, the handler going on as for any task."""
-        decided: concurrent.futures.Future[Task | Message] = concurrent.futures.Future()
+        direct = DirectReply(task, on_created=lambda created: self._deferred.discard(created["id"]))
         self._deferred.add(task["id"])
-        job = self._thread.submit(self._enqueue(task["id"], task, decided))
-        job.add_done_callback(functools.partial(_undecided, decided))  # never leave the caller waiting
-        return decided
+        job = self._thread.submit(self._enqueue(task["id"], functools.partial(self._answer, direct)))
+        job.add_done_callback(direct.ended)  # never leave the caller waiting
+        return direct.answer
 
-    async def _enqueue(
-        self,
-        task_id: str,
-        deferred: Task | None = None,
-        decided: concurrent.futures.Future[Task | Message] | None = None,
-    ) -> None:
+    async def _enqueue(self, task_id: str, run: Callable[[], Awaitable[None]]) -> None:
+        """``run()`` the task's job when a worker is free."""
         job = asyncio.current_task()
         assert job is not None
         # A second job for a task this process already has (the queue executor may hold
@@ -278,18 +255,9 @@ class Runner:
             if self._semaphore is None:
                 self._semaphore = asyncio.Semaphore(self.workers)
             async with self._semaphore:
-                if deferred is not None and decided is not None:
-                    await self._run(get_task_store(), deferred, decided)
-                else:
-                    await self._fulfil(task_id)
-        except asyncio.CancelledError:
-            if decided is not None:
-                _decide(decided, error=InternalError("The server is shutting down; send the message again."))
-            raise
-        except Exception as exc:
+                await run()
+        except Exception:
             logger.exception("fulfilling task %s failed outside the handler", task_id)
-            if decided is not None:
-                _decide(decided, error=exc)
         finally:
             self._jobs.pop(task_id, None)
             self._deferred.discard(task_id)
@@ -299,92 +267,101 @@ class Runner:
         # A store that cannot be reached (or a save whose outcome was lost) is tried
         # again: the task is not given up as "not started" while it may have started.
         task = await _persist(store, task_id, _start_working, _resume_start, "start")
-        if task is None:
-            return
-        await self._run(store, task)
+        if task is not None:
+            await self._run(store, task)
 
-    async def _run(
-        self, store: TaskStore, task: Task, decided: concurrent.futures.Future[Task | Message] | None = None
-    ) -> None:
-        """Run the handler on ``task`` (``working``, or with ``decided`` not yet saved:
-        see :meth:`answer`) and save its outcome."""
+    async def _answer(self, direct: DirectReply) -> None:
+        try:
+            await self._run(get_task_store(), direct.task, direct)
+        except Exception as exc:
+            direct.fail(exc)
+            raise
+
+    async def _run(self, store: TaskStore, task: Task, direct: DirectReply | None = None) -> None:
+        """Run the handler on ``task`` (``working``; with ``direct``, not saved yet: see
+        :meth:`answer`) and save its outcome."""
         task_id = task["id"]
         running = self._running[task_id] = _Running()
-        started = time.monotonic()
-        watch = asyncio.ensure_future(self._watch(task)) if decided is None and _hears_other_processes() else None
-        request: HandlerRequest | None = None
-        change: lifecycle.Change | None = None
+        began = time.monotonic()
+        # A task not saved yet has no events to watch (once saved, the heartbeat looks).
+        watch = asyncio.ensure_future(self._watch(task)) if direct is None and _hears_other_processes() else None
         try:
-            path = a2a_settings.HANDLER
-            instance = loaded_handler(path) or await asyncio.to_thread(handler_instance, path)
-            handler = instance.handle if isinstance(instance, AgentHandler) else instance
-            running.instance = instance
-            request = running.request = HandlerRequest.for_task(task, running.cancelled, store)
-            if decided is not None:
-                request.defer(task, functools.partial(self._created, decided))
-            if running.cancelled.is_set():  # canceled while the handler was being loaded: it never starts
-                raise asyncio.CancelledError
-            with tracing.handler(task):  # in the trace of the request that created the task
-                if _is_async(handler):
-                    running.handler = asyncio.ensure_future(handler(request))
-                else:
-                    ctx = contextvars.copy_context()  # the handler's thread sees the span as current
-                    running.handler = asyncio.get_running_loop().run_in_executor(
-                        self._pool, functools.partial(ctx.run, _call_sync, handler, request)
-                    )
-                result = await running.handler
-            if request.settled:
-                if result is not None:
-                    logger.warning(
-                        "task %s: the handler set %s, then returned %s: ignored",
-                        task_id,
-                        request.settled,
-                        type(result).__name__,
-                    )
-            elif isinstance(result, Reply) and request.pending and decided is not None:
-                message = agent_message(result.parts)
-                message["contextId"] = request.context_id
-                _decide(decided, message)  # the answer: no task is created
-                return
-            else:
-                change = _outcome(request, result)
-        except TaskOutcome as outcome:  # the handler asks for input (or auth), fails or rejects on purpose
-            logger.info("task %s: the handler ended it %s: %s", task_id, outcome.state, outcome)
-            change = _finish(outcome.state, parts=outcome.parts, in_history=outcome.in_history)
-        except asyncio.CancelledError:
-            if running.cancelled.is_set():
-                logger.info("task %s canceled while running", task_id)
-                return  # CancelTask already saved "canceled"
-            raise  # the runner is shutting down
-        except Exception as exc:  # the handler failed: the task fails, the server does not
-            logger.error("task %s: the handler raised %s; the task fails", task_id, type(exc).__name__, exc_info=exc)
-            change = _finish("failed", parts=[text_part(failure_message(exc))])
+            change = await self._outcome(store, task, running, direct)
         finally:
             self._running.pop(task_id, None)
             if watch is not None:
                 watch.cancel()
         if change is None:
             return
-        if decided is not None:  # nothing task-visible yet, but an outcome for a task: create it
-            if request is None:
-                request = HandlerRequest.for_task(task, running.cancelled, store)
-                request.defer(task, functools.partial(self._created, decided))
-            await asyncio.to_thread(request.create)
+        if direct is not None:  # nothing task-visible yet, but an outcome for a task: create it
+            await direct.create(store)
         await _save_outcome(store, task_id, change)
-        logger.debug("task %s settled in %.3fs", task_id, time.monotonic() - started)
+        logger.debug("task %s settled in %.3fs", task_id, time.monotonic() - began)
 
-    def _created(self, decided: concurrent.futures.Future[Task | Message], task: Task) -> None:
-        """A direct handler's task was saved: from now on it is a task like any other."""
-        self._deferred.discard(task["id"])
-        _decide(decided, task)
+    async def _outcome(
+        self, store: TaskStore, task: Task, running: _Running, direct: DirectReply | None
+    ) -> lifecycle.Change | None:
+        """The change that saves how the handler's run ended; None when there is
+        nothing to save (it settled the task itself, answered directly, was canceled)."""
+        task_id = task["id"]
+        try:
+            return await self._handle(store, task, running, direct)
+        except TaskOutcome as outcome:  # the handler asks for input (or auth), fails or rejects on purpose
+            logger.info("task %s: the handler ended it %s: %s", task_id, outcome.state, outcome)
+            return _finish(outcome.state, parts=outcome.parts, in_history=outcome.in_history)
+        except asyncio.CancelledError:
+            if running.cancelled.is_set():
+                logger.info("task %s canceled while running", task_id)
+                return None  # CancelTask already saved "canceled"
+            raise  # the runner is shutting down
+        except Exception as exc:  # the handler failed: the task fails, the server does not
+            logger.error("task %s: the handler raised %s; the task fails", task_id, type(exc).__name__, exc_info=exc)
+            return _finish("failed", parts=[text_part(failure_message(exc))])
 
-    async def _watch(self, started: Task) -> None:
+    async def _handle(
+        self, store: TaskStore, task: Task, running: _Running, direct: DirectReply | None
+    ) -> lifecycle.Change | None:
+        """Load the handler, call it on ``task`` and turn what it returned into a change."""
+        path = a2a_settings.HANDLER
+        instance = loaded_handler(path) or await asyncio.to_thread(handler_instance, path)
+        running.instance = instance
+        request = running.request = HandlerRequest.for_task(task, running.cancelled, store)
+        if direct is not None:
+            direct.defer(request)
+        if running.cancelled.is_set():  # canceled while the handler was being loaded: it never runs
+            raise asyncio.CancelledError
+        with tracing.handler(task):  # in the trace of the request that created the task
+            running.handler = self._call(instance.handle if isinstance(instance, AgentHandler) else instance, request)
+            result = await running.handler
+        if request.settled:
+            if result is not None:
+                logger.warning(
+                    "task %s: the handler set %s, then returned %s: ignored",
+                    task["id"],
+                    request.settled,
+                    type(result).__name__,
+                )
+            return None
+        if direct is not None and direct.replied(result):
+            return None  # the answer: no task is created
+        return _result_change(result)
+
+    def _call(self, handler: Callable[[HandlerRequest], object], request: HandlerRequest) -> asyncio.Future[object]:
+        """The handler's call on ``request``: on the loop when async, else on the pool,
+        its thread seeing the current trace span."""
+        if _is_async(handler):
+            return asyncio.ensure_future(handler(request))
+        ctx = contextvars.copy_context()
+        call = functools.partial(ctx.run, _call_sync, handler, request)
+        return asyncio.get_running_loop().run_in_executor(self._pool, call)
+
+    async def _watch(self, working: Task) -> None:
         """While the handler runs: stop it as soon as an event from any process shows
         the task settled (canceled through another web process) or taken over, rather
         than at the next lease heartbeat (a third of ``A2A_LEASE_SECONDS``). Events of
-        versions up to ``started`` (the run's ``working``) are old news, late from the
+        versions up to ``working`` (the version this run began with) are old news, late from the
         broker: their lease is the one before ours."""
-        task_id, version = started["id"], task_version(started)
+        task_id, version = working["id"], task_version(working)
         try:
             with bus.subscribe(task_id) as events:
                 while True:
@@ -485,7 +462,7 @@ def get_runner() -> Runner:
     global _runner
     with _runner_lock:
         if _runner is None:
-            _runner = Runner(int(a2a_settings.WORKERS))
+            _runner = Runner(a2a_settings.WORKERS)
         return _runner
 
 

@@ -66,7 +66,7 @@ def _free_slot() -> threading.BoundedSemaphore:
     global _slots
     with _slots_lock:
         if _slots is None:
-            _slots = threading.BoundedSemaphore(int(a2a_settings.WORKERS))
+            _slots = threading.BoundedSemaphore(a2a_settings.WORKERS)
         return _slots
 
 

@@ -61,7 +61,7 @@ def signer() -> Signer | None:
     if not key:
         return None
     base_dir = getattr(settings, "BASE_DIR", None)
-    return _signer(key, a2a_settings.CARD_SIGNING_KID or "", a2a_settings.CARD_SIGNING_JKU or "", base_dir)
+    return _signer(key, a2a_settings.CARD_SIGNING_KID, a2a_settings.CARD_SIGNING_JKU, base_dir)
 
 
 @functools.lru_cache(maxsize=4)
@@ -94,7 +94,7 @@ def _build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict
             for binding, url in interfaces
         ],
         "version": a2a_settings.AGENT_VERSION,
-        "capabilities": {"streaming": True, "pushNotifications": bool(a2a_settings.PUSH_NOTIFICATIONS)},
+        "capabilities": {"streaming": True, "pushNotifications": a2a_settings.PUSH_NOTIFICATIONS},
         "defaultInputModes": list(a2a_settings.INPUT_MODES),
         "defaultOutputModes": list(a2a_settings.OUTPUT_MODES),
         "skills": skills(),
@@ -106,7 +106,7 @@ def _build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict
     if a2a_settings.PROVIDER_ORGANIZATION:
         card["provider"] = {
             "organization": a2a_settings.PROVIDER_ORGANIZATION,
-            "url": a2a_settings.PROVIDER_URL or "",
+            "url": a2a_settings.PROVIDER_URL,
         }
     if a2a_settings.DOCUMENTATION_URL:
         card["documentationUrl"] = a2a_settings.DOCUMENTATION_URL
@@ -135,7 +135,7 @@ def _build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict
 
 def extended_card_available() -> bool:
     """An extended card is served when one is configured and callers authenticate."""
-    return a2a_settings.EXTENDED_CARD is not None and bool(a2a_settings.AUTHENTICATION_CLASSES)
+    return a2a_settings.EXTENDED_CARD is not None and a2a_settings.AUTHENTICATION_CLASSES != []
 
 
 def build_extended_card(endpoint: str, *, version: str, rest: str | None = None) -> dict[str, Any]:

@@ -12,7 +12,8 @@ from typing import Any
 
 from a2a.protocol.errors import InvalidParamsError
 from a2a.protocol.model import shown
-from stores.base import SCOPE_SEPARATOR, Task, scope_key, task_scope
+from stores.base import Task
+from stores.scope import SCOPE_SEPARATOR, scope_key, task_scope
 
 #: The longest tenant taken (the stores keep the tenant and the caller in 255 characters).
 MAX_TENANT_LENGTH = 128

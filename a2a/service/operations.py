@@ -8,6 +8,7 @@ the single source of truth: every answer about a task is read from it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Iterator
 
@@ -46,7 +47,8 @@ from a2a.runtime.runner import get_runner
 from a2a.service import push_configs
 from a2a.service.context import INTERNAL, CallContext
 from stores.backends import get_task_store
-from stores.base import TaskPage, TaskQuery, task_version
+from stores.base import TaskPage, TaskQuery
+from stores.fields import task_version
 
 
 def _new_task(ctx: CallContext, params: SendParams) -> Task:
@@ -82,9 +84,19 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
 def _direct(params: SendParams) -> bool:
     """Whether the handler runs before any task exists (it is marked
     ``direct_reply``): a new message, with no push-notification config to attach."""
-    return (
-        not params.message.get("taskId") and params.push_config is None and answers_directly(str(a2a_settings.HANDLER))
-    )
+    return not params.message.get("taskId") and params.push_config is None and answers_directly(a2a_settings.HANDLER)
+
+
+@contextlib.asynccontextmanager
+async def _direct_answer(ctx: CallContext, params: SendParams) -> AsyncIterator[tuple[Subscription, Task | Message]]:
+    """Run the ``direct_reply`` handler on the new message's task, not saved yet: the
+    subscription to the task's events (open before the task can exist, so none slips
+    by) and the answer, the handler's Message or the task once created."""
+    task = _new_task(ctx, params)
+    with bus.subscribe(task["id"]) as events:
+        await events.ready()
+        check_input_modes(params.message)
+        yield events, await asyncio.wrap_future(get_runner().answer(task))
 
 
 def _is_message(answer: Task | Message) -> bool:
@@ -105,11 +117,7 @@ async def send_message(params: SendParams, ctx: CallContext = INTERNAL) -> Task 
 
 async def _send(ctx: CallContext, params: SendParams) -> Task | Message:
     if _direct(params):
-        task = _new_task(ctx, params)
-        with bus.subscribe(task["id"]) as events:  # before the task can exist
-            await events.ready()
-            check_input_modes(params.message)
-            answer = await asyncio.wrap_future(get_runner().answer(task))
+        async with _direct_answer(ctx, params) as (events, answer):
             if _is_message(answer) or not params.blocking:
                 return answer if _is_message(answer) else with_history(answer, params.history_length)
             return await _settled(events, answer["id"], params)
@@ -128,7 +136,7 @@ async def _settled(events: Subscription, task_id: str, params: SendParams) -> Ta
     """The task once it settles (or ``A2A_BLOCKING_TIMEOUT`` passed), as stored; the
     handler's reply Message if it answered with one."""
     try:
-        async with asyncio.timeout(float(a2a_settings.BLOCKING_TIMEOUT)):
+        async with asyncio.timeout(a2a_settings.BLOCKING_TIMEOUT):
             while task_state((await _next(events)).task) not in SETTLED_STATES:
                 pass
     except TimeoutError:
@@ -147,7 +155,7 @@ async def _next(events: Subscription) -> TaskEvent:
     stored when nothing arrived for a keepalive period (an event may have been lost)."""
     while True:
         try:
-            return await asyncio.wait_for(events.get(), float(a2a_settings.STREAM_KEEPALIVE))
+            return await asyncio.wait_for(events.get(), a2a_settings.STREAM_KEEPALIVE)
         except TimeoutError:
             if events.remote:
                 return await events.read()
@@ -163,11 +171,7 @@ async def stream_message(params: SendParams, ctx: CallContext = INTERNAL) -> Asy
     ``direct_reply`` handler that answers at once: exactly that one Message.
     """
     if _direct(params):
-        task = _new_task(ctx, params)
-        with bus.subscribe(task["id"]) as events:  # before the task can exist
-            await events.ready()
-            check_input_modes(params.message)
-            answer = await asyncio.wrap_future(get_runner().answer(task))
+        async with _direct_answer(ctx, params) as (events, answer):
             if _is_message(answer):
                 yield StreamItem("message", message=answer)
                 return
@@ -220,7 +224,7 @@ async def _follow(
     if task_state(snapshot) in until:
         return
     last, version = snapshot, task_version(snapshot)
-    keepalive = float(a2a_settings.STREAM_KEEPALIVE)
+    keepalive = a2a_settings.STREAM_KEEPALIVE
     while True:
         try:
             event = await asyncio.wait_for(events.get(), keepalive)
@@ -291,7 +295,7 @@ def _catch_up(last: Task, task: Task, *, settled: bool) -> Iterator[StreamItem]:
 def check_input_modes(message: Message) -> None:
     """ContentTypeNotSupportedError for a part whose media type the agent does not take
     (``A2A_INPUT_MODES``; ``*/*`` and ``type/*`` are wildcards)."""
-    accepted = list(a2a_settings.INPUT_MODES)
+    accepted = a2a_settings.INPUT_MODES
     for i, part in enumerate(message.get("parts", ())):
         kind = part.get("kind")
         media = (

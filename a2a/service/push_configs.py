@@ -15,7 +15,9 @@ from a2a.protocol.errors import A2AError, InvalidParamsError, PushNotificationNo
 from a2a.protocol.model import PushConfigListParams, PushConfigParams, PushConfigRef, new_id
 from a2a.service.context import CallContext
 from stores.backends import get_task_store
-from stores.base import PushConfig, PushConfigStore, config_order, decode_cursor, encode_cursor, now_iso
+from stores.cursors import decode_cursor, encode_cursor
+from stores.push_configs import PushConfig, PushConfigStore, config_order
+from stores.timestamps import now_iso
 
 
 def push_configs() -> PushConfigStore:

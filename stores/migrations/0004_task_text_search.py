@@ -1,6 +1,6 @@
 """A full-text index on the text of the ORM store's tasks, on PostgreSQL only.
 
-The admin's search (``stores.admin.orm_text_search``) matches words against
+The admin's search (``stores.admin.search.orm_text_search``) matches words against
 ``to_tsvector('simple', jsonb_path_query_array(task, 'lax $.**.text'))``: every string
 under a ``text`` key of the task (the text parts of its messages and artifacts). This
 GIN index is built on exactly that expression, so PostgreSQL answers from the index.

@@ -38,7 +38,7 @@ rm -f "$stamp"
 if [[ "$(basename "$requirements")" == requirements-v03.txt ]]; then
   check="import a2a.client.transports.rest"  # a2a-sdk 0.3
 else
-  check="import a2a.client, a2a.compat.v0_3.jsonrpc_transport, a2a.client.transports.grpc, toolnexus.a2a"
+  check="import a2a.client, a2a.compat.v0_3.jsonrpc_transport, a2a.client.transports.grpc, toolnexus.a2a, fasta2a.client"
 fi
 (cd / && "$venv/bin/python" -c "$check")
 echo "$want" > "$stamp"

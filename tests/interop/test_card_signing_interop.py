@@ -15,7 +15,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from tests.interop.test_interop import VENV, client_runner, interop_python  # noqa: F401  (fixtures)
+from tests.interop.support import VENV, client_runner
 from tests.server import ROOT, running_server, site_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop]
@@ -33,7 +33,7 @@ def write_keys(tmp: Path, name: str, key) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def run_sdk(interop_python, tmp_path_factory):  # noqa: F811
+def run_sdk(interop_python, tmp_path_factory):
     return client_runner(interop_python, tmp_path_factory.mktemp("signing-clients"))
 
 

@@ -350,7 +350,13 @@ def wait_until_serving(proc: subprocess.Popen, client: Client, log_path: Path) -
 
 def exercise(client: Client) -> None:
     """The agent over HTTP: card; SendMessage (non-blocking) -> GetTask until completed; the admin."""
-    started = time.monotonic()
+    check_card(client)
+    task_id, said = send_and_poll(client)
+    check_admin(client, task_id, said)
+
+
+def check_card(client: Client) -> None:
+    """The agent card is served, named after the project, with its interfaces."""
     status, _, text = client.request("/.well-known/agent-card.json", headers={"A2A-Version": "1.0"})
     card = json.loads(text)
     if status != 200 or not card.get("supportedInterfaces"):
@@ -360,6 +366,10 @@ def exercise(client: Client) -> None:
     if card["name"] != PROJECT or card.get("skills"):
         raise StepFailed(f"the agent card is not {PROJECT!r}'s own: name {card['name']!r}, skills {card.get('skills')}")
 
+
+def send_and_poll(client: Client) -> tuple[str, str]:
+    """A non-blocking SendMessage, then GetTask until it completes: the task's id and what was said."""
+    started = time.monotonic()
     said = f"hello from a new project {uuid.uuid4().hex[:8]}"
     message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": said}]}
     sent = client.rpc("SendMessage", {"message": message, "configuration": {"returnImmediately": True}})
@@ -385,8 +395,11 @@ def exercise(client: Client) -> None:
     if said not in answer:
         raise StepFailed(f"the completed task's artifacts do not answer {said!r}: {task.get('artifacts')}")
     log(f"SendMessage -> GetTask: {' -> '.join(states)} ({time.monotonic() - started:.2f}s); answer {answer!r}")
+    return task_id, said
 
-    # The admin, as a person: log in, the index, the task list, the task.
+
+def check_admin(client: Client, task_id: str, said: str) -> None:
+    """The admin, as a person: log in, the index (styled), the task list, the task."""
     status, url, page = client.request("/admin/login/?next=/admin/")
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
     if status != 200 or not token:
@@ -409,27 +422,41 @@ def exercise(client: Client) -> None:
         if status != 200 or not client.headers.get("Content-Type", "").startswith("text/css"):
             raise StepFailed(f"the admin's stylesheet {href}: HTTP {status}, {client.headers.get('Content-Type')}")
     log(f"admin: its {len(stylesheets)} stylesheets are served ({', '.join(stylesheets)})")
+    check_admin_task(client, page, task_id, said)
+
+
+def check_admin_task(client: Client, page: str, task_id: str, said: str) -> None:
+    """The admin index links a task list that lists the task, whose page shows the conversation."""
     task_lists = sorted(set(re.findall(r'href="(/admin/stores/[a-z]+/)"', page)))
     if not task_lists:
         raise StepFailed(f"the admin index has no link to the stores' task list: {page[:4000]}")
-    status, url, page = client.request(task_lists[0])
+    status, _, page = client.request(task_lists[0])
     if status != 200 or task_id not in page:
         raise StepFailed(f"admin task list {task_lists[0]}: HTTP {status}, task {task_id} listed: {task_id in page}")
     detail = re.search(rf'href="({re.escape(task_lists[0])}[^"]*{re.escape(task_id)}[^"]*)"', page)
     if not detail:
         raise StepFailed(f"the admin task list has no link to task {task_id}")
-    status, url, page = client.request(detail.group(1).replace("&amp;", "&"))
+    status, _, page = client.request(detail.group(1).replace("&amp;", "&"))
     if status != 200 or said not in page:
         raise StepFailed(f"admin task page {detail.group(1)}: HTTP {status}; shows the message: {said in page}")
     log(f"admin: logged in; {task_lists[0]} lists the task; its page shows the conversation")
 
 
 def third_party_project(workdir: Path, venv: Path, wheel: Path, django: str, python: str) -> None:
+    """The README followed in a brand-new project: install, configure, check, migrate, serve, use."""
     workdir.mkdir(parents=True, exist_ok=True)
     steps = readme_steps(README.read_text())
     if steps.install_name != distribution_name():
         raise StepFailed(f"the README says `pip install {steps.install_name}`; the wheel is {distribution_name()!r}")
+    py, env = install(workdir, venv, wheel, django, python)
+    project = start_project(workdir, venv, env, steps)
+    manage_steps(py, project, env)
+    refuses_a_broken_handler(py, project, env)
+    serve_and_exercise(py, project, env, workdir)
 
+
+def install(workdir: Path, venv: Path, wheel: Path, django: str, python: str) -> tuple[str, dict[str, str]]:
+    """The wheel, Django and uvicorn in ``venv``: its python and the environment to run it in."""
     py = str(venv / "bin" / "python")
     if not Path(py).exists():
         # Without pip (ensurepip is the slow part): this Python's pip installs into it.
@@ -454,7 +481,11 @@ def third_party_project(workdir: Path, venv: Path, wheel: Path, django: str, pyt
     for module_file in versions[3:]:
         if not Path(module_file).is_relative_to(venv) or "site-packages" not in Path(module_file).parts:
             raise StepFailed(f"{module_file} is not the installed wheel's (the source tree leaked in)")
+    return py, env
 
+
+def start_project(workdir: Path, venv: Path, env: dict[str, str], steps: ReadmeSteps) -> Path:
+    """``django-admin startproject``, then the README's settings and files applied to it."""
     project = workdir / PROJECT
     shutil.rmtree(project, ignore_errors=True)
     project.mkdir()
@@ -478,7 +509,11 @@ def third_party_project(workdir: Path, venv: Path, wheel: Path, django: str, pyt
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(code)
         log(f"README's {name} written")
+    return project
 
+
+def manage_steps(py: str, project: Path, env: dict[str, str]) -> None:
+    """check (clean), settings from the environment, migrate, createsuperuser."""
     manage = [py, "manage.py"]
     # Not a warning (a2a.W040 was one): the first check of a new project is clean.
     checked = run([*manage, "check", "--fail-level", "WARNING"], cwd=project, env=env, what="manage.py check")
@@ -504,8 +539,10 @@ def third_party_project(workdir: Path, venv: Path, wheel: Path, django: str, pyt
     }
     run([*manage, "createsuperuser", "--noinput"], cwd=project, env=admin_env, what="manage.py createsuperuser")
 
-    # A configuration error (here an unimportable handler, from the environment) stops
-    # uvicorn at start-up with the system check's message; it never serves -32603.
+
+def refuses_a_broken_handler(py: str, project: Path, env: dict[str, str]) -> None:
+    """A configuration error (here an unimportable handler, from the environment) stops
+    uvicorn at start-up with the system check's message; it never serves -32603."""
     command = [py, "-m", "uvicorn", f"{PROJECT}.asgi:application", "--host", "127.0.0.1", "--port", str(free_port())]
     broken = subprocess.run(
         command,
@@ -521,6 +558,9 @@ def third_party_project(workdir: Path, venv: Path, wheel: Path, django: str, pyt
         raise StepFailed(f"uvicorn with an unimportable A2A_HANDLER exited with {broken.returncode}:\n{said[-4000:]}")
     log(f"uvicorn with an unimportable A2A_HANDLER: exit {broken.returncode}, with the check's message")
 
+
+def serve_and_exercise(py: str, project: Path, env: dict[str, str], workdir: Path) -> None:
+    """uvicorn serves the project; :func:`exercise` uses it; it stops cleanly."""
     port = free_port()
     server_log = workdir / "uvicorn.log"
     command = [py, "-m", "uvicorn", f"{PROJECT}.asgi:application", "--host", "127.0.0.1", "--port", str(port)]

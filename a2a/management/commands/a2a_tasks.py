@@ -37,8 +37,26 @@ from a2a.conf import a2a_settings
 from a2a.handlers.llm import parts_text
 from a2a.ops import bulk as maintenance
 from stores.backends import get_task_store, resolve_store
-from stores.base import STATES, TERMINAL_STATES, Task, TaskStore, parse_timestamp
+from stores.base import STATES, TERMINAL_STATES, Task, TaskStore
 from stores.file import FileTaskStore
+from stores.timestamps import parse_timestamp
+
+
+def _selection(p: ArgumentParser, *, states_help: str = "only tasks in this state (repeatable)") -> None:
+    """The options that pick tasks: state, context, age."""
+    p.add_argument("--state", action="append", choices=STATES, default=[], help=states_help)
+    p.add_argument("--context", metavar="CONTEXT_ID", help="only tasks of this context")
+    p.add_argument("--older-than", metavar="AGE", help="last updated more than AGE ago (30d, 12h, 90m)")
+    p.add_argument("--newer-than", metavar="AGE", help="last updated less than AGE ago")
+
+
+def _progress(p: ArgumentParser) -> None:
+    p.add_argument(
+        "--progress",
+        action=argparse_bool(),
+        default=None,
+        help="show a progress bar on stderr (default: when stderr is a terminal)",
+    )
 
 
 class Command(BaseCommand):
@@ -53,22 +71,8 @@ class Command(BaseCommand):
                 p.add_argument("--store", metavar="SPEC", help="a TASK_STORE value (default: the configured store)")
             return p
 
-        def selection(p: ArgumentParser, *, states_help: str = "only tasks in this state (repeatable)") -> None:
-            p.add_argument("--state", action="append", choices=STATES, default=[], help=states_help)
-            p.add_argument("--context", metavar="CONTEXT_ID", help="only tasks of this context")
-            p.add_argument("--older-than", metavar="AGE", help="last updated more than AGE ago (30d, 12h, 90m)")
-            p.add_argument("--newer-than", metavar="AGE", help="last updated less than AGE ago")
-
-        def progress(p: ArgumentParser) -> None:
-            p.add_argument(
-                "--progress",
-                action=argparse_bool(),
-                default=None,
-                help="show a progress bar on stderr (default: when stderr is a terminal)",
-            )
-
         p = command("list", "List tasks, newest first.")
-        selection(p)
+        _selection(p)
         p.add_argument("--limit", type=int, default=100, help="at most this many (0: all; default 100)")
         p.add_argument("--json", action="store_true", help="one JSON task per line")
 
@@ -84,30 +88,30 @@ class Command(BaseCommand):
         p.add_argument("--context", metavar="CONTEXT_ID")
         p.add_argument("--older-than", metavar="AGE", help="not updated for AGE (default: A2A_STALE_AFTER, e.g. 1h)")
         p.add_argument("--dry-run", action="store_true", help="only list what would be failed")
-        progress(p)
+        _progress(p)
 
         p = command("prune", "Delete old tasks (finished ones unless --state says otherwise).")
-        selection(p, states_help="only tasks in this state (repeatable; default: the terminal states)")
+        _selection(p, states_help="only tasks in this state (repeatable; default: the terminal states)")
         p.add_argument("--dry-run", action="store_true", help="only count what would be deleted")
-        progress(p)
+        _progress(p)
 
         p = command("export", "Write tasks as JSON lines.")
-        selection(p)
+        _selection(p)
         p.add_argument("-o", "--output", default="-", help="a file (default: standard output)")
-        progress(p)
+        _progress(p)
 
         p = command("import", "Save tasks from JSON lines, or from a toolnexus-style task directory.")
         p.add_argument("source", help="a .jsonl file, '-' for standard input, or a directory of <id>.json files")
         p.add_argument("--overwrite", action="store_true", help="replace tasks the store already has")
-        progress(p)
+        _progress(p)
 
         p = command("copy", "Copy (or --move) tasks, with their push configs, from one store to another.", store=False)
         p.add_argument("--from", dest="source", metavar="SPEC", help="default: the configured store")
         p.add_argument("--to", dest="target", metavar="SPEC", help="default: the configured store")
-        selection(p)
+        _selection(p)
         p.add_argument("--overwrite", action="store_true", help="replace tasks the target has already")
         p.add_argument("--move", action="store_true", help="delete each task from the source once copied")
-        progress(p)
+        _progress(p)
 
     # --- Plumbing ---------------------------------------------------------------------------
 
@@ -225,7 +229,7 @@ class Command(BaseCommand):
 
     def do_fail_stale(self, store: str | None, dry_run: bool, **options: Any) -> None:
         target = self.store(store)
-        older = age(options.get("older_than")) or dt.timedelta(seconds=float(a2a_settings.STALE_AFTER))
+        older = age(options.get("older_than")) or dt.timedelta(seconds=a2a_settings.STALE_AFTER)
         states = tuple(options.get("state") or maintenance.STALE_STATES)
         selection = maintenance.Selection(states=states, context_id=options.get("context"), older_than=older)
         started = time.monotonic()

@@ -25,7 +25,6 @@ import uuid
 from typing import Any
 
 import httpx
-from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.types import (
     GetTaskPushNotificationConfigParams,
     Message,
@@ -41,6 +40,8 @@ from a2a.types import (
     TextPart,
     TransportProtocol,
 )
+
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 
 TERMINAL = {"completed", "failed", "canceled", "rejected"}
 

@@ -19,11 +19,12 @@ import json
 import sys
 
 import httpx
-from a2a.client import A2ACardResolver
 from a2a.client.card_resolver import parse_agent_card
 from a2a.utils import signing
 from cryptography.hazmat.primitives.serialization import load_pem_private_key, load_pem_public_key
 from google.protobuf.json_format import MessageToDict
+
+from a2a.client import A2ACardResolver
 
 
 async def verify(args: argparse.Namespace) -> dict:

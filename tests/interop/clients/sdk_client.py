@@ -31,7 +31,6 @@ from typing import Any
 
 import grpc
 import httpx
-from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.client.transports import jsonrpc as jsonrpc_transport
 from a2a.client.transports import rest as rest_transport
 from a2a.helpers import get_artifact_text, get_message_text, new_text_message
@@ -53,6 +52,8 @@ from a2a.types import (
     TaskState,
 )
 from google.protobuf import json_format
+
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 
 TERMINAL = {"completed", "failed", "canceled", "rejected"}
 SETTLED = TERMINAL | {"input-required", "auth-required"}

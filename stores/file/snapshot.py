@@ -1,6 +1,6 @@
 """The file store's listing index as it lies on disk: used in place, never loaded whole.
 
-A snapshot (``<dir>/.index/tasks``, format 2) holds every task's listing entry
+A snapshot (``<dir>/.index/tasks``) holds every task's listing entry
 (status timestamp and id, context, state, owner, the stamp of the file version
 indexed) as records already in listing order, with arrays of their offsets, of
 their positions by id and of their positions by context, and the counts per owner
@@ -12,12 +12,15 @@ It is checked as it is read, not up front: the header carries its own CRC-32 and
 the CRC-32 of every 4 KiB block of the rest; a block is checked the first time a
 record in it is read, and the records a walk reads must be in order. A failed check
 raises :class:`SnapshotDamaged` (the caller rebuilds the index from the task files).
-:class:`stores.index.MappedIndex` pages through one, with the changes made since.
+A file that is not of this format (:data:`MAGIC`) does not check out either: it is
+rebuilt the same way. :class:`stores.file.mapped.MappedIndex` pages through one, with
+the changes made since; :func:`load` and :func:`store` read and write one whole.
 """
 
 from __future__ import annotations
 
 import bisect
+import logging
 import mmap
 import os
 import struct
@@ -26,9 +29,14 @@ import zlib
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import orjson
+
+from stores.file import fsio
+
+logger = logging.getLogger(__name__)
 
 MAGIC = b"a2a-task-index 2\n"
 BLOCK = 4096
@@ -122,8 +130,21 @@ class Column:
         return self.get(i)
 
 
+def _counts(values: list[str], coded: Any, n: int) -> Counter[tuple[str | None, str | None]]:
+    """How many records match each (owner, state), either possibly None (any), from the
+    header's ``[owner code, state code, count]`` triples."""
+    counts: Counter[tuple[str | None, str | None]] = Counter()
+    for owner_code, state_code, k in coded:
+        owner, state = values[owner_code], values[state_code]
+        for key in ((owner, state), (owner, None), (None, state), (None, None)):
+            counts[key] += k
+    if counts[(None, None)] != n:
+        raise SnapshotDamaged("counts do not add up")
+    return counts
+
+
 class MappedSnapshot:
-    """A format-2 snapshot, mapped. See the module doc."""
+    """A snapshot, mapped. See the module doc."""
 
     def __init__(self, path: os.PathLike[str] | str) -> None:
         """Map ``path`` and check its header (FileNotFoundError when there is none,
@@ -175,14 +196,7 @@ class MappedSnapshot:
             if not all(isinstance(v, str) for v in self.values):
                 raise SnapshotDamaged("values not strings")
             self._codes = {value: i for i, value in enumerate(self.values)}
-            counts: Counter[tuple[str | None, str | None]] = Counter()
-            for owner_code, state_code, k in header["counts"]:
-                owner, state = self.values[owner_code], self.values[state_code]
-                for key in ((owner, state), (owner, None), (None, state), (None, None)):
-                    counts[key] += k
-            if counts[(None, None)] != n:
-                raise SnapshotDamaged("counts do not add up")
-            self.counts = counts
+            self.counts = _counts(self.values, header["counts"], n)
         except SnapshotDamaged:
             raise
         except (ValueError, TypeError, KeyError, IndexError, orjson.JSONDecodeError) as exc:
@@ -301,3 +315,59 @@ class MappedSnapshot:
         """Every record, in listing order."""
         for i in range(self.n):
             yield self.row(i)
+
+
+class StoredSnapshot(NamedTuple):
+    """A snapshot as :func:`load` finds it: the records and what its header says."""
+
+    #: The records, mapped.
+    base: MappedSnapshot
+    #: File name -> task id, where they differ.
+    odd: dict[str, str]
+    #: The journal position the records reflect (:meth:`stores.file.journal.Journal.position`).
+    journal: Any
+    #: [directory version, when read (ns)]: the directory agreed with the records then.
+    directory: Any
+    #: The id of the boot it was written in (None: unknown).
+    boot: str | None
+
+
+def load(path: Path) -> StoredSnapshot | None:
+    """The snapshot in ``path``; None when there is none, or when it is unreadable, not
+    of this format or its header does not check out (logged: the caller rebuilds it
+    from the task files)."""
+    try:
+        base = MappedSnapshot(path)
+        header = base.header
+        odd = header["odd"]
+        if not isinstance(odd, dict):
+            raise SnapshotDamaged("odd names not a mapping")
+        return StoredSnapshot(base, odd, header["journal"], header.get("directory"), header.get("boot"))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        logger.warning("task index snapshot %s unreadable (%s): rebuilding it", path, exc)
+    except (ValueError, TypeError, KeyError, IndexError, orjson.JSONDecodeError) as exc:
+        logger.warning("task index snapshot %s does not check out (%s): rebuilding it", path, exc)
+    return None
+
+
+def store(path: Path, rows: Iterable[Row], meta: dict[str, Any], *, fsync: bool) -> MappedSnapshot:
+    """Write a snapshot of ``rows`` to ``path`` whole or not at all (see
+    :func:`stores.file.fsio.atomic_write`), and return it mapped: the file written,
+    whoever renames over it next. Raises ValueError (and :class:`SnapshotDamaged`)
+    as :func:`write_snapshot` does, TypeError or ``orjson.JSONEncodeError`` for meta
+    that no JSON can hold."""
+    chunks = write_snapshot(rows, meta)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mapped: list[MappedSnapshot] = []
+    fsio.atomic_write(path, chunks, fsync=fsync, written=lambda tmp: mapped.append(MappedSnapshot(tmp)))
+    return mapped[0]
+
+
+def boot_id() -> str | None:
+    """This boot's id (Linux); None where there is none to read."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None

@@ -35,19 +35,11 @@ from django.utils import timezone
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from stores.base import (
-    MAX_PAGE_SIZE,
-    STATES,
-    TERMINAL_STATES,
-    Task,
-    TaskQuery,
-    TaskStore,
-    parse_timestamp,
-    task_state,
-    task_updated,
-)
+from stores.base import MAX_PAGE_SIZE, STATES, TERMINAL_STATES, Task, TaskQuery, TaskStore
+from stores.fields import task_state, task_updated
 from stores.models import TaskRecord
 from stores.orm import OrmTaskStore
+from stores.timestamps import parse_timestamp
 
 #: How many days the per-day charts cover.
 DAYS = 30

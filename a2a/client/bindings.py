@@ -1,0 +1,267 @@
+"""The two bindings the client speaks, without I/O: each A2A operation as a :class:`Call`
+(HTTP method, URL, body or query) and each answer, or SSE frame, as the canonical result.
+
+:class:`JsonRpc` posts ``{"jsonrpc", "id", "method", "params"}`` to the interface URL
+(method names of v1.0 or v0.3); :class:`Rest` addresses the operation by URL under the
+interface URL (v0.3 puts ``/v1`` before each path). The params are rendered, and the
+answers parsed, by the interface's dialect (:mod:`a2a.client.wire`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from a2a.client import wire
+from a2a.client.card import Interface
+from a2a.client.errors import CODE_OF, InvalidResponseError, RemoteAgentError, remote_error
+from a2a.protocol.model import Message, StreamItem, new_id
+
+#: JSON-RPC method of each operation: (v1.0, v0.3).
+METHODS = {
+    "send": ("SendMessage", "message/send"),
+    "stream": ("SendStreamingMessage", "message/stream"),
+    "get": ("GetTask", "tasks/get"),
+    "list": ("ListTasks", "tasks/list"),
+    "cancel": ("CancelTask", "tasks/cancel"),
+    "subscribe": ("SubscribeToTask", "tasks/resubscribe"),
+    "push_set": ("CreateTaskPushNotificationConfig", "tasks/pushNotificationConfig/set"),
+    "push_get": ("GetTaskPushNotificationConfig", "tasks/pushNotificationConfig/get"),
+    "push_list": ("ListTaskPushNotificationConfigs", "tasks/pushNotificationConfig/list"),
+    "push_delete": ("DeleteTaskPushNotificationConfig", "tasks/pushNotificationConfig/delete"),
+    "extended_card": ("GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard"),
+}
+#: Operations that change the agent's state: retried only when the request cannot have
+#: reached it (docs/client.md, "Retries").
+WRITES = frozenset({"send", "stream", "cancel", "push_set"})
+
+
+@dataclass
+class Call:
+    """One HTTP request of an operation, and how to read its answer."""
+
+    operation: str
+    method: str
+    url: str
+    parse: Callable[[Any], Any]
+    json: Any = None
+    params: dict[str, Any] = field(default_factory=dict)
+    stream: bool = False
+
+    @property
+    def write(self) -> bool:
+        return self.operation in WRITES
+
+
+class Binding:
+    """The operations over one interface; subclasses place them on the wire."""
+
+    def __init__(self, interface: Interface) -> None:
+        self.interface = interface
+        self.dialect = wire.dialect_of(interface.version, interface.binding)
+        self.v10 = interface.version == "1.0"
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"A2A-Version": self.interface.version}
+
+    def call(
+        self, op: str, params: dict[str, Any], parse: Callable[[Any], Any], *, path: str = "", query: bool = False
+    ) -> Call:
+        raise NotImplementedError
+
+    # --- operations ----------------------------------------------------------------------
+
+    def send(self, message: Message, **config: Any) -> Call:
+        d = self.dialect
+        return self.call("send", wire.render_send(d, message, **config), lambda r: wire.parse_send_result(d, r))
+
+    def stream(self, message: Message, **config: Any) -> Call:
+        d = self.dialect
+        call = self.call("stream", wire.render_send(d, message, **config), lambda r: wire.parse_event(d, r))
+        call.stream = True
+        return call
+
+    def get(self, task_id: str, *, history_length: int | None = None) -> Call:
+        params: dict[str, Any] = {} if history_length is None else {"historyLength": history_length}
+        return self._on_task("get", task_id, params, "", query=True)
+
+    def cancel(self, task_id: str, *, metadata: dict[str, Any] | None = None) -> Call:
+        return self._on_task("cancel", task_id, {"metadata": metadata} if metadata else {}, ":cancel")
+
+    def subscribe(self, task_id: str) -> Call:
+        d = self.dialect
+        call = self.call(
+            "subscribe", {"id": task_id}, lambda r: wire.parse_event(d, r), path=self._task(task_id, ":subscribe")
+        )
+        call.stream = True
+        return call
+
+    def _on_task(self, op: str, task_id: str, params: dict[str, Any], suffix: str, *, query: bool = False) -> Call:
+        d = self.dialect
+        return self.call(
+            op,
+            {"id": task_id, **params},
+            lambda r: wire.parse_task_result(d, r),
+            path=self._task(task_id, suffix),
+            query=query,
+        )
+
+    def list(self, **query: Any) -> Call:
+        d = self.dialect
+        return self.call(
+            "list", wire.render_list(d, **query), lambda r: wire.parse_list(d, r), path="tasks", query=True
+        )
+
+    def push_set(self, task_id: str, config: dict[str, Any]) -> Call:
+        d = self.dialect
+        params = wire.render_push_config(d, {**config, "taskId": task_id})
+        path = self._task(task_id, "/pushNotificationConfigs")
+        return self.call("push_set", params, lambda r: wire.parse_push_config(d, r), path=path)
+
+    def push_get(self, task_id: str, config_id: str) -> Call:
+        d = self.dialect
+        path = self._task(task_id, f"/pushNotificationConfigs/{quote(config_id, safe='')}")
+        return self.call(
+            "push_get",
+            self._config_ref(task_id, config_id),
+            lambda r: wire.parse_push_config(d, r),
+            path=path,
+            query=True,
+        )
+
+    def push_list(self, task_id: str) -> Call:
+        d = self.dialect
+        params = {"taskId": task_id} if self.v10 else {"id": task_id}
+        path = self._task(task_id, "/pushNotificationConfigs")
+        return self.call("push_list", params, lambda r: wire.parse_push_list(d, r), path=path, query=True)
+
+    def push_delete(self, task_id: str, config_id: str) -> Call:
+        path = self._task(task_id, f"/pushNotificationConfigs/{quote(config_id, safe='')}")
+        return self.call("push_delete", self._config_ref(task_id, config_id), lambda r: None, path=path, query=True)
+
+    def extended_card(self) -> Call:
+        return self.call("extended_card", {}, _card, path="extendedAgentCard" if self.v10 else "card", query=True)
+
+    def _config_ref(self, task_id: str, config_id: str) -> dict[str, Any]:
+        return (
+            {"taskId": task_id, "id": config_id} if self.v10 else {"id": task_id, "pushNotificationConfigId": config_id}
+        )
+
+    @staticmethod
+    def _task(task_id: str, suffix: str) -> str:
+        return f"tasks/{quote(task_id, safe='')}{suffix}"
+
+    # --- answers -------------------------------------------------------------------------
+
+    def result(self, call: Call, status: int, body: Any) -> Any:
+        """The canonical result of a (non-stream) answer; RemoteAgentError for an error."""
+        raise NotImplementedError
+
+    def event(self, call: Call, data: Any) -> StreamItem:
+        """One SSE frame's JSON as a stream item; RemoteAgentError for an error frame."""
+        raise NotImplementedError
+
+
+def _card(raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise InvalidResponseError("The agent's extended card is not a JSON object")
+    return raw
+
+
+class JsonRpc(Binding):
+    """JSON-RPC 2.0 over HTTP POST to the interface URL."""
+
+    def call(
+        self, op: str, params: dict[str, Any], parse: Callable[[Any], Any], *, path: str = "", query: bool = False
+    ) -> Call:
+        method = METHODS[op][0 if self.v10 else 1]
+        body = {"jsonrpc": "2.0", "id": new_id(), "method": method, "params": params}
+        return Call(op, "POST", self.interface.url, parse, json=body)
+
+    def result(self, call: Call, status: int, body: Any) -> Any:
+        return call.parse(self._unwrap(call, body, status))
+
+    def event(self, call: Call, data: Any) -> StreamItem:
+        return call.parse(self._unwrap(call, data, 200))
+
+    def _unwrap(self, call: Call, body: Any, status: int) -> Any:
+        where = METHODS[call.operation][0 if self.v10 else 1]
+        if not isinstance(body, dict) or ("result" not in body and "error" not in body):
+            raise InvalidResponseError(f"{where}: HTTP {status}, not a JSON-RPC response: {str(body)[:200]}")
+        if body.get("error") is not None:
+            error = body["error"] if isinstance(body["error"], dict) else {}
+            code = error.get("code")
+            message = str(error.get("message") or "")
+            raise remote_error(
+                code if isinstance(code, int) else -32603,
+                message,
+                data=error.get("data"),
+                http_status=status,
+                where=where,
+            )
+        return body["result"]
+
+
+class Rest(Binding):
+    """HTTP+JSON: the operation in the URL and HTTP method, the params as body or query."""
+
+    ROUTES = {
+        "send": ("POST", "message:send"),
+        "stream": ("POST", "message:stream"),
+        "cancel": ("POST", ""),
+        "subscribe": ("GET", ""),
+        "push_set": ("POST", ""),
+        "push_delete": ("DELETE", ""),
+    }
+
+    def call(
+        self, op: str, params: dict[str, Any], parse: Callable[[Any], Any], *, path: str = "", query: bool = False
+    ) -> Call:
+        method, fixed = self.ROUTES.get(op, ("GET", ""))
+        prefix = "" if self.v10 else "v1/"
+        url = f"{self.interface.url.rstrip('/')}/{prefix}{fixed or path}"
+        if method == "GET" or method == "DELETE":
+            # The task (and config) are in the path; what is left goes in the query.
+            rest = {k: v for k, v in params.items() if k not in ("id", "taskId", "pushNotificationConfigId")}
+            return Call(op, method, url, parse, params=_query(rest) if query else {})
+        body = {k: v for k, v in params.items() if k != "id"} if op == "cancel" else params
+        if op == "push_set":
+            body = {k: v for k, v in body.items() if k != "taskId"}
+        return Call(op, method, url, parse, json=body)
+
+    def result(self, call: Call, status: int, body: Any) -> Any:
+        if status >= 400:
+            raise self.error(call, status, body)
+        return call.parse(body)
+
+    def event(self, call: Call, data: Any) -> StreamItem:
+        if isinstance(data, dict) and isinstance(data.get("error"), dict):
+            raise self.error(call, 200, data)
+        return call.parse(data)
+
+    def error(self, call: Call, status: int, body: Any) -> RemoteAgentError:
+        """A ``google.rpc.Status`` error body as the A2A error it names (its ErrorInfo
+        ``reason``, or v0.3's ``type``)."""
+        error = body.get("error") if isinstance(body, dict) else None
+        where = f"{call.method} {call.url}"
+        if not isinstance(error, dict):
+            if isinstance(body, dict) and "code" in body and "message" in body:  # a JSON-RPC-style error object
+                return remote_error(int(body["code"]), str(body["message"]), http_status=status, where=where)
+            raise InvalidResponseError(f"{where}: HTTP {status}: {str(body)[:200]}")
+        reasons = [d.get("reason") for d in error.get("details") or () if isinstance(d, dict)]
+        code = next((CODE_OF[r] for r in [*reasons, body.get("type")] if r in CODE_OF), -32603)
+        return remote_error(
+            code, str(error.get("message") or body.get("message") or ""), data=error, http_status=status, where=where
+        )
+
+
+def _query(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: ("true" if v else "false") if isinstance(v, bool) else v for k, v in params.items()}
+
+
+def binding_for(interface: Interface) -> Binding:
+    """The binding of ``interface`` (JSON-RPC or HTTP+JSON)."""
+    return (Rest if interface.binding == "HTTP+JSON" else JsonRpc)(interface)

@@ -1,0 +1,378 @@
+"""What a handler is given: :class:`HandlerRequest`, with one call for every state an
+agent may set, artifacts, the conversation so far, and its cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from a2a.core import lifecycle
+from a2a.core.events import TaskEvent, with_chunk
+from a2a.handlers.results import Content, as_parts, plain_json, to_artifacts
+from a2a.protocol.model import (
+    Artifact,
+    Message,
+    Part,
+    Task,
+    agent_message,
+    message_text,
+    new_id,
+    set_status,
+)
+from stores.backends import get_task_store
+from stores.base import MAX_PAGE_SIZE, TaskQuery, TaskStore
+from stores.fields import task_updated
+from stores.scope import scope_key, task_owner, task_tenant
+
+logger = logging.getLogger(__name__)
+
+
+class Cancellation(threading.Event):
+    """``request.cancelled``: set when the task is canceled (by the client, or because
+    another process took it over). False until then, so ``if request.cancelled:``
+    reads as it should; ``is_set()`` and ``wait(timeout)`` work as on any
+    ``threading.Event``, and ``await wait_async(timeout)`` waits without a thread."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._waiters_lock = threading.Lock()
+
+    def __bool__(self) -> bool:
+        return self.is_set()
+
+    def set(self) -> None:
+        super().set()
+        with self._waiters_lock:
+            waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            loop.call_soon_threadsafe(_resolve, future)
+
+    async def wait_async(self, timeout: float | None = None) -> bool:
+        """Wait until canceled (True) or ``timeout`` seconds pass (False)."""
+        if self.is_set():
+            return True
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._waiters_lock:
+            self._waiters.append((loop, future))
+        if self.is_set():  # set between the first look and the registration
+            _resolve(future)
+        try:
+            await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            pass
+        finally:
+            with self._waiters_lock:
+                if (loop, future) in self._waiters:
+                    self._waiters.remove((loop, future))
+        return self.is_set()
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+@dataclass
+class HandlerRequest:
+    """What a handler gets: the message to answer, the task it belongs to, and how
+    the client called (from the call's context, kept on the task so a queue worker
+    knows it too)."""
+
+    message: Message
+    task_id: str
+    context_id: str
+    history: list[Message] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    cancelled: Cancellation = field(default_factory=Cancellation)
+    store: TaskStore | None = field(default=None, repr=False)
+    #: Who the task belongs to ("" without authentication): the context is theirs.
+    owner: str = ""
+    #: The tenant the task was created under ("" for none): the context is the owner's in it.
+    tenant: str = ""
+    #: The protocol version the client spoke: "1.0" or "0.3".
+    version: str = "1.0"
+    #: How it called: "jsonrpc", "rest", "grpc", "browser" (the browsable agent page), or
+    #: "internal" (this process's own code).
+    binding: str = "internal"
+    #: The A2A extensions the client asked for (the ``A2A-Extensions`` header).
+    extensions: tuple[str, ...] = ()
+    #: 1 for the message that created the task, 2 for the next one (after
+    #: ``input-required``), and so on.
+    turn: int = 1
+    _pending: Task | None = field(default=None, init=False, repr=False)
+    _on_create: Callable[[Task], None] | None = field(default=None, init=False, repr=False)
+    _settled: str | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.cancelled, Cancellation):  # a plain threading.Event: mirrored
+            self.cancelled = _Mirror(self.cancelled)
+
+    # --- who calls, and how -------------------------------------------------------
+
+    @property
+    def caller(self) -> str:
+        """The authenticated caller ("" without authentication): the task's owner."""
+        return self.owner
+
+    @property
+    def is_continuation(self) -> bool:
+        """Whether this message continues a task (the client answered ``input-required``
+        or ``auth-required``), rather than starting it."""
+        return self.turn > 1
+
+    @property
+    def text(self) -> str:
+        """The message's text parts, joined by newlines."""
+        return message_text(self.message)
+
+    @property
+    def parts(self) -> list[Part]:
+        return list(self.message.get("parts", ()))
+
+    @property
+    def settled(self) -> str | None:
+        """The state the handler settled the task in with a call (``complete()``...), or None."""
+        return self._settled
+
+    # --- cancellation -------------------------------------------------------------
+
+    def wait_cancelled(self, timeout: float | None = None) -> bool:
+        """Block until the task is canceled (True) or ``timeout`` seconds pass (False)."""
+        return self.cancelled.wait(timeout)
+
+    async def acancelled(self, timeout: float | None = None) -> bool:
+        """:meth:`wait_cancelled` for async handlers (no thread is held)."""
+        return await self.cancelled.wait_async(timeout)
+
+    # --- states: each saved at once; streams, pollers and push subscribers see it ----
+
+    def progress(self, message: Content | None = None) -> bool:
+        """A ``working`` status update, with ``message`` (text or parts) or without."""
+        return self._status("working", message)
+
+    def input_required(self, message: Content | None = None) -> bool:
+        """Ask the client for input: the task waits in ``input-required``; the
+        client's next message with this ``taskId`` calls the handler again
+        (``request.is_continuation``). Return from the handler after it."""
+        return self._settle("input-required", message, in_history=True)
+
+    def auth_required(self, message: Content | None = None) -> bool:
+        """Like :meth:`input_required`, in ``auth-required``."""
+        return self._settle("auth-required", message, in_history=True)
+
+    def complete(self, message: Content | None = None, *, artifacts: Any = None) -> bool:
+        """Complete the task: ``artifacts`` (anything a handler may return) added,
+        ``message`` as the status message (and in the history)."""
+        return self._settle("completed", message, in_history=True, artifacts=to_artifacts(artifacts))
+
+    def fail(self, message: Content | None = None) -> bool:
+        """Fail the task with ``message`` as the status message (as ``raise TaskFailed``)."""
+        return self._settle("failed", message)
+
+    def reject(self, message: Content | None = None) -> bool:
+        """Reject the task: the agent will not do it (``rejected``)."""
+        return self._settle("rejected", message)
+
+    def cancel(self, message: Content | None = None) -> bool:
+        """Cancel the task from the agent's side, e.g. to acknowledge
+        ``request.cancelled`` with a message. After a client's CancelTask the task is
+        already ``canceled`` (a terminal state is final): this returns False."""
+        return self._settle("canceled", message)
+
+    async def aprogress(self, message: Content | None = None) -> bool:
+        """:meth:`progress` for async handlers."""
+        return await asyncio.to_thread(self.progress, message)
+
+    async def ainput_required(self, message: Content | None = None) -> bool:
+        return await asyncio.to_thread(self.input_required, message)
+
+    async def aauth_required(self, message: Content | None = None) -> bool:
+        return await asyncio.to_thread(self.auth_required, message)
+
+    async def acomplete(self, message: Content | None = None, *, artifacts: Any = None) -> bool:
+        return await asyncio.to_thread(functools.partial(self.complete, message, artifacts=artifacts))
+
+    async def afail(self, message: Content | None = None) -> bool:
+        return await asyncio.to_thread(self.fail, message)
+
+    async def areject(self, message: Content | None = None) -> bool:
+        return await asyncio.to_thread(self.reject, message)
+
+    async def acancel(self, message: Content | None = None) -> bool:
+        return await asyncio.to_thread(self.cancel, message)
+
+    def _status(self, state: str, message: Content | None) -> bool:
+        parts = as_parts(message) if message is not None else None
+
+        def change(task: Task) -> Task | None:
+            if lifecycle.is_terminal(task):
+                return None
+            return set_status(task, state, agent_message(parts, task=task) if parts else None)
+
+        return self._save(change) is not None
+
+    def _settle(self, state: str, message: Content | None, *, in_history: bool = False, artifacts: Any = None) -> bool:
+        parts = as_parts(message) if message is not None else None
+        saved = self._save(lifecycle.settle(state, artifacts=artifacts, parts=parts, in_history=in_history))
+        self._settled = state
+        return saved is not None
+
+    def _save(self, change: lifecycle.Change, event: lifecycle.EventFor | None = None) -> Task | None:
+        """Save ``change`` to the task (creating it first if the handler answers
+        directly and this is its first task-visible act); None when not saved."""
+        if self._settled is not None:
+            logger.warning(
+                "task %s: the handler already set %s; a later update is ignored", self.task_id, self._settled
+            )
+            return None
+        self.create()
+        return lifecycle.transition_sync(self._store(), self.task_id, change, event)
+
+    # --- artifacts ------------------------------------------------------------------
+
+    def artifact(
+        self,
+        parts: list[Part] | str,
+        *,
+        artifact_id: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        append: bool = False,
+        last_chunk: bool = False,
+    ) -> str:
+        """Add an artifact now, or with ``append=True`` add ``parts`` to the artifact
+        ``artifact_id``; returns the artifact's id."""
+        chunk: Artifact = {"artifactId": artifact_id or new_id(), "parts": as_parts(parts)}
+        if name:
+            chunk["name"] = name
+        if description:
+            chunk["description"] = description
+        chunk = plain_json([chunk])[0]
+
+        def change(task: Task) -> Task | None:
+            if lifecycle.is_terminal(task):
+                return None
+            task["artifacts"] = with_chunk(task.get("artifacts"), chunk, append)  # as subscribers rebuild it
+            return task
+
+        def event(task: Task) -> TaskEvent:
+            return TaskEvent(task, kind="artifact", artifact=chunk, append=append, last_chunk=last_chunk)
+
+        self._save(change, event)
+        return chunk["artifactId"]
+
+    async def aartifact(self, parts: list[Part] | str, **kwargs: Any) -> str:
+        """:meth:`artifact` for async handlers."""
+        return await asyncio.to_thread(functools.partial(self.artifact, parts, **kwargs))
+
+    # --- the conversation -------------------------------------------------------------
+
+    def context_tasks(self, limit: int = 10) -> list[Task]:
+        """The latest ``limit`` other tasks of this context, oldest first: the earlier
+        conversation. Only the task owner's own tasks: another caller who sends the same
+        ``contextId`` has a conversation of its own there, which this one never sees."""
+        query = self._context_query(limit)
+        return self._earlier(self._store().list(query).tasks, limit) if query else []
+
+    async def acontext_tasks(self, limit: int = 10) -> list[Task]:
+        """:meth:`context_tasks` for async handlers."""
+        query = self._context_query(limit)
+        return self._earlier((await self._store().alist(query)).tasks, limit) if query else []
+
+    def _context_query(self, limit: int) -> TaskQuery | None:
+        if limit <= 0 or not self.context_id:
+            return None
+        owner = scope_key(self.tenant, self.owner)
+        return TaskQuery(context_id=self.context_id, owner=owner, page_size=min(limit + 1, MAX_PAGE_SIZE))
+
+    def _earlier(self, tasks: list[Task], limit: int) -> list[Task]:
+        earlier = [t for t in tasks if t["id"] != self.task_id][:limit]
+        return sorted(earlier, key=lambda t: (task_updated(t), t["id"]))
+
+    def _store(self) -> TaskStore:
+        return self.store or get_task_store()
+
+    # --- a direct answer: the task is created on the first task-visible act ---------
+
+    @property
+    def pending(self) -> bool:
+        """The handler answers directly (:func:`direct_reply`) and has not yet done
+        anything that needs a Task: none exists yet."""
+        return self._pending is not None
+
+    def defer(self, task: Task, on_create: Callable[[Task], None]) -> None:
+        """(The runner) ``task`` is not saved yet: save it (``working``) on the first
+        update, or with :meth:`create`, then call ``on_create`` with it."""
+        self._pending, self._on_create = task, on_create
+
+    def create(self) -> None:
+        """Save the deferred task now (``working``, leased to this process); a no-op
+        when it exists."""
+        with self._lock:
+            task = self._pending
+            if task is None:
+                return
+            saved = lifecycle.create_sync(self._store(), set_status(task, "working"), runs=1)
+            self._pending = None
+        if self._on_create is not None:
+            self._on_create(dict(saved))
+
+    @classmethod
+    def for_task(
+        cls, task: Task, cancelled: threading.Event | None = None, store: TaskStore | None = None
+    ) -> HandlerRequest:
+        history = list(task.get("history") or ())
+        message = next((m for m in reversed(history) if m.get("role") == "user"), None) or {"parts": []}
+        call: dict[str, Any] = task["_call"] if isinstance(task.get("_call"), dict) else {}
+        request = cls(
+            message=message,
+            task_id=task["id"],
+            context_id=task.get("contextId", ""),
+            history=history,
+            metadata=dict(task.get("metadata") or {}),
+            store=store,
+            owner=task_owner(task),
+            version=str(call.get("version") or "1.0"),
+            binding=str(call.get("binding") or "internal"),
+            extensions=tuple(call.get("extensions") or ()),
+            turn=int(call.get("turn") or 1),
+            tenant=task_tenant(task),
+        )
+        if cancelled is not None:
+            request.cancelled = cancelled if isinstance(cancelled, Cancellation) else _Mirror(cancelled)
+        return request
+
+
+class _Mirror(Cancellation):
+    """A :class:`Cancellation` that reads a plain ``threading.Event``."""
+
+    def __init__(self, event: threading.Event) -> None:
+        super().__init__()
+        self._event = event
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._event.wait(timeout)
+
+    def set(self) -> None:
+        self._event.set()
+        super().set()
+
+
+def call_record(version: str, binding: str, extensions: tuple[str, ...] | list[str], turn: int) -> dict[str, Any]:
+    """What the task keeps (``_call``) of the call that brought its latest message, for
+    :meth:`HandlerRequest.for_task` (on whichever process runs it)."""
+    record: dict[str, Any] = {"version": version, "binding": binding, "turn": turn}
+    if extensions:
+        record["extensions"] = list(extensions)
+    return record

@@ -1,0 +1,105 @@
+"""Every A2A method by name, as one function of (dialect, params, call context): parse
+the params in the caller's dialect, run the operation, render its result in the same
+dialect. The JSON-RPC binding routes each request's ``method`` here; the gRPC binding
+calls the same functions with the v1.0 dialect (its messages read as ProtoJSON), so a
+method is written once for both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from a2a.protocol import Dialect
+from a2a.protocol.model import StreamItem
+from a2a.service import operations, push_configs
+from a2a.service.card import extended_card
+from a2a.service.context import CallContext
+
+Method = Callable[[Dialect, Any, CallContext], Awaitable[Any]]
+
+
+async def send(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    return d.render_send_result(await operations.send_message(d.parse_send(params), ctx))
+
+
+async def get(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    return d.render_task(await operations.get_task(d.parse_get(params), ctx))
+
+
+async def cancel(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    return d.render_task(await operations.cancel_task(d.parse_cancel(params), ctx))
+
+
+async def list_tasks(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    query = d.parse_list(params)
+    page = await operations.list_tasks(query, ctx)
+    return d.render_list([d.render_task(t) for t in page.tasks], page.next_page_token, query.page_size, page.total_size)
+
+
+async def push_create(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    push_configs.ensure_enabled()
+    return d.render_push_config(await push_configs.create_config(ctx, d.parse_push_create(params)))
+
+
+async def push_get(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    push_configs.ensure_enabled()
+    return d.render_push_config(await push_configs.get_config(ctx, d.parse_push_get(params)))
+
+
+async def push_list(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    push_configs.ensure_enabled()
+    page = await push_configs.list_configs(ctx, d.parse_push_list(params))
+    return d.render_push_list(page.configs, page.next_page_token)
+
+
+async def push_delete(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    push_configs.ensure_enabled()
+    await push_configs.delete_config(ctx, d.parse_push_delete(params))
+    return d.render_push_deleted()
+
+
+class Stream:
+    """What a streaming method returns: the operation's items, rendered as SSE later."""
+
+    def __init__(self, items: AsyncIterator[StreamItem]) -> None:
+        self.items = items
+
+
+async def stream(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    return Stream(operations.stream_message(d.parse_send(params), ctx))
+
+
+async def subscribe(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    return Stream(operations.subscribe_to_task(d.parse_get(params), ctx))
+
+
+async def extended(d: Dialect, params: Any, ctx: CallContext) -> Any:
+    return extended_card(d, ctx)
+
+
+#: Method name (v1.0 and v0.3 spellings) -> implementation.
+METHODS: dict[str, Method] = {
+    "SendMessage": send,
+    "message/send": send,
+    "GetTask": get,
+    "tasks/get": get,
+    "CancelTask": cancel,
+    "tasks/cancel": cancel,
+    "ListTasks": list_tasks,
+    "tasks/list": list_tasks,
+    "SendStreamingMessage": stream,
+    "message/stream": stream,
+    "SubscribeToTask": subscribe,
+    "tasks/resubscribe": subscribe,
+    "CreateTaskPushNotificationConfig": push_create,
+    "GetTaskPushNotificationConfig": push_get,
+    "ListTaskPushNotificationConfigs": push_list,
+    "DeleteTaskPushNotificationConfig": push_delete,
+    "tasks/pushNotificationConfig/set": push_create,
+    "tasks/pushNotificationConfig/get": push_get,
+    "tasks/pushNotificationConfig/list": push_list,
+    "tasks/pushNotificationConfig/delete": push_delete,
+    "GetExtendedAgentCard": extended,
+    "agent/getAuthenticatedExtendedCard": extended,
+}

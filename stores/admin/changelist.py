@@ -1,0 +1,120 @@
+"""The change list of a store that is not the ORM one (memory, file, custom: no table
+to hand to Django's ``ChangeList``), read through the store.
+
+:class:`StoreChangeList` plays the part Django's ``ChangeList`` plays for the ORM
+store's table: it reads the query string (``?q=``, the filters of
+:mod:`stores.admin.filters`, ``?page_token=``), builds the filters, searches
+(:func:`~stores.admin.search.search_store`), lists one page by cursor and builds the
+rows; the page is ``admin/stores/task_list.html``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib.admin.utils import quote
+from django.http import HttpRequest
+from django.urls import reverse
+
+from stores.admin import search
+from stores.admin.display import preview_html, relative_time, state_badge, task_when, updated_text
+from stores.admin.filters import TaskFilter
+from stores.base import MAX_PAGE_SIZE, Task, TaskPage, TaskStore
+from stores.fields import task_state
+from stores.models import TaskRecord
+from stores.scope import task_owner
+
+
+class StoreChangeList:
+    """One page of the task list of ``store`` for ``request``: ``?q=`` (a task id, else
+    a context id, else words of the tasks' text), the filters of
+    ``model_admin.list_filter``, ``?page_token=`` (cursor pagination). An unknown filter
+    value or a page token from another list is shown as an error and ignored.
+
+    Offers the filters what Django's ``ChangeList`` does (``get_query_string``,
+    ``add_facets``), so they render with Django's own filter template."""
+
+    #: Facet counts need a queryset (the ORM's change list has them; this one does not).
+    add_facets = False
+
+    def __init__(self, request: HttpRequest, model_admin: Any, store: TaskStore | None, errors: list[str]) -> None:
+        self.model_admin = model_admin
+        self.store = store
+        self.errors = list(errors)
+        self.query = request.GET.get("q", "").strip()
+        self.token = request.GET.get("page_token", "")
+        self.filter_specs = self._filters(request)
+        #: The filters' values in use, by parameter: the state of the page its links keep.
+        self.params = {spec.parameter_name: value for spec in self.filter_specs if (value := spec.value())}
+        self.found = self._find() if store is not None else search.Found("", TaskPage(tasks=[]))
+
+    def _filters(self, request: HttpRequest) -> list[TaskFilter]:
+        values = {name: request.GET.get(name, "").strip() for name in request.GET if name not in ("q", "page_token")}
+        params = {name: [value] for name, value in values.items() if value}
+        specs = [spec(request, params, TaskRecord, self.model_admin) for spec in self.model_admin.list_filter]
+        self.errors += [error for spec in specs if (error := spec.refuse_unknown())]
+        return specs
+
+    def _find(self) -> search.Found:
+        assert self.store is not None
+        query: dict[str, Any] = {}
+        for spec in self.filter_specs:
+            query.update(spec.task_query())
+        size = min(self.model_admin.list_per_page, MAX_PAGE_SIZE)
+        try:
+            return search.search_store(self.store, self.query, query, self.token or None, size)
+        except ValueError:
+            if not self.token:
+                raise
+        self.errors.append("That page token is not valid (it may be from another list): showing the first page.")
+        self.token = ""
+        return search.search_store(self.store, self.query, query, None, size)
+
+    def get_query_string(self, new_params: dict[str, Any] | None = None, remove: list[str] | None = None) -> str:
+        """The link to this list with ``new_params`` set (None or "" drops one) and the
+        parameters starting with a name of ``remove`` dropped; always the first page."""
+        params: dict[str, Any] = {"q": self.query, **self.params}
+        for prefix in remove or []:
+            params = {name: value for name, value in params.items() if not name.startswith(prefix)}
+        params.update(new_params or {})
+        return "?" + urlencode({name: value for name, value in params.items() if value})
+
+    def row(self, task: Task) -> dict[str, Any]:
+        """What the list shows of ``task``."""
+        opts = self.model_admin.opts
+        context_id = task.get("contextId") or ""
+        return {
+            "id": task["id"],
+            "url": reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[quote(task["id"])]),
+            "state": task_state(task),
+            "badge": state_badge(task_state(task)),
+            "preview": preview_html(task),
+            "context_id": context_id,
+            "context_url": self.get_query_string({"context": context_id}, remove=["q"]),
+            "owner": task_owner(task),
+            "updated": updated_text(task),
+            "updated_ago": relative_time(task_when(task)),
+        }
+
+    def context(self) -> dict[str, Any]:
+        """The template's context for this page."""
+        page = self.found.page
+        return {
+            "cl": self,
+            "store": self.store,
+            "rows": [self.row(task) for task in page.tasks],
+            "total": page.total_size,
+            "q": self.query,
+            "mode": self.found.mode,
+            "scanned": self.found.scanned,
+            "scan_cut": self.found.cut,
+            "scan_limit": search.SEARCH_SCAN_LIMIT,
+            "errors": self.errors,
+            "filter_params": self.params,
+            "filter_specs": self.filter_specs,
+            "search_help": search.SEARCH_HELP,
+            "clear_url": self.get_query_string(remove=["q"]),
+            "next_url": self.get_query_string({"page_token": page.next_page_token}) if page.next_page_token else "",
+            "first_url": self.get_query_string() if self.token else "",
+        }

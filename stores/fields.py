@@ -1,0 +1,38 @@
+"""The fields of a stored task that the stores read: its id (:func:`check_task`),
+``_version``, ``status.state`` and ``status.timestamp``. Each accessor answers for a
+task of any shape (a default for a missing or mistyped field), never raising."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stores.base import Task
+
+
+def check_task(task: Any) -> str:
+    """Return the id of a savable task, or raise ValueError saying what is wrong."""
+    if not isinstance(task, dict):
+        raise ValueError(f"a task must be a dict, not {type(task).__name__}")
+    task_id = task.get("id")
+    if not isinstance(task_id, str) or not task_id:
+        raise ValueError("a task needs a non-empty string 'id'")
+    return task_id
+
+
+def task_version(task: Task | None) -> int:
+    """The task's ``_version`` (0 for None or a task saved without one)."""
+    version = task.get("_version", 0) if isinstance(task, dict) else 0
+    return version if isinstance(version, int) and not isinstance(version, bool) else 0
+
+
+def task_state(task: Task) -> str:
+    """The task's ``status.state`` ("unknown" when it has none)."""
+    status = task.get("status")
+    return status.get("state", "unknown") if isinstance(status, dict) else "unknown"
+
+
+def task_updated(task: Task) -> str:
+    """The task's last status change as an ISO string ("" when it has none)."""
+    status = task.get("status")
+    ts = status.get("timestamp") if isinstance(status, dict) else None
+    return ts if isinstance(ts, str) else ""

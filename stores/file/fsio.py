@@ -1,0 +1,345 @@
+"""The file store's file operations: every write, fsync and temp file goes through here.
+
+One write policy for task files, push configs, the journal and the index snapshot: a
+temp file made with ``mkstemp`` in the target's directory, named
+``.tmp-<host>.<pid>.<started>.<random>`` (:func:`temp_prefix`), written and fsynced,
+renamed over the target (:func:`atomic_write`) or linked into place
+(:func:`atomic_create`), then the directory fsynced (:func:`sync_directory`: a group
+commit the writes renamed meanwhile share). One cleanup policy for the temp files an
+interrupted write leaves (:func:`stale_temp_files`): a dead process of this host's at
+once, any other once it is older than a cutoff.
+
+Reads that fail for a reason that says nothing about the file (:data:`TRANSIENT_ERRNOS`)
+are the store's to turn into :class:`~stores.base.StoreUnavailable`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import re
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+TEMP_PREFIX = ".tmp-"
+#: Temp files older than this (seconds) are left-overs of a dead writer.
+STALE_TEMP_SECONDS = 60.0
+#: Read errors that say nothing about the file read: the process or the system is short
+#: of something right now.
+_TRANSIENT = "EMFILE ENFILE ENOMEM ENOBUFS EAGAIN EINTR EBUSY EIO ETIMEDOUT ESTALE ENOLCK EDEADLK"
+TRANSIENT_ERRNOS = frozenset(getattr(errno, name) for name in _TRANSIENT.split() if hasattr(errno, name))
+#: ``.tmp-<host>.<pid>.<started>.<random>``: whose temp file it is (see :func:`temp_prefix`).
+_TEMP_NAME = re.compile(r"^\.tmp-([0-9a-f]{8})\.(\d+)\.(\d+)\.")
+
+
+def describe(exc: OSError) -> str:
+    """What went wrong, for a message (the strerror, without the path)."""
+    return exc.strerror or str(exc)
+
+
+# --- temp files ---------------------------------------------------------------------------
+
+
+def _host_tag() -> str:
+    return hashlib.sha256(socket.gethostname().encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+
+def _started(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot, Linux); 0 where this
+    platform cannot tell; None when there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except FileNotFoundError:
+        return None if Path("/proc/self/stat").exists() else _alive_or_none(pid)
+    except OSError:
+        return 0
+    try:
+        return int(stat[stat.rindex(b")") + 2 :].split()[19])
+    except (ValueError, IndexError):
+        return 0
+
+
+def _alive_or_none(pid: int) -> int | None:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except OSError:  # EPERM: alive, another user's
+        pass
+    return 0
+
+
+#: (pid, its temp-file prefix): worked out once per process, not per write.
+_PREFIX: tuple[int, str] = (0, "")
+
+
+def temp_prefix() -> str:
+    """The prefix of this process's temp files, ``.tmp-<host>.<pid>.<started>.``: a
+    cleanup tells a dead writer's left-overs (no such process, or the pid now names a
+    process started later) from a live writer's file."""
+    global _PREFIX
+    pid = os.getpid()
+    if _PREFIX[0] != pid:  # a forked child: its own pid, its own start time
+        _PREFIX = (pid, f"{TEMP_PREFIX}{_host_tag()}.{pid}.{_started(pid) or 0}.")
+    return _PREFIX[1]
+
+
+def _writer_gone(pid: int, started: int) -> bool:
+    """Whether the process of this host that named a temp file so is gone."""
+    now = _started(pid)
+    return now is None or (started != 0 and now != 0 and now != started)
+
+
+def stale_temp_files(directory: str | os.PathLike[str], older_than: float = STALE_TEMP_SECONDS) -> list[Path]:
+    """The temp files (``.tmp-*``) in ``directory`` that interrupted writes left: those
+    of a process of this host that is gone (whatever their age), and any other one
+    ``older_than`` seconds old (a live writer finishes well within that). None when
+    the directory does not exist."""
+    cutoff = time.time() - older_than
+    host = _host_tag()
+    try:
+        with os.scandir(directory) as entries:
+            temps = [e for e in entries if e.name.startswith(TEMP_PREFIX) and e.is_file(follow_symlinks=False)]
+    except FileNotFoundError:
+        return []
+    stale = []
+    for entry in temps:
+        named = _TEMP_NAME.match(entry.name)
+        if named is not None and named.group(1) == host and _writer_gone(int(named.group(2)), int(named.group(3))):
+            stale.append(Path(entry.path))
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_mtime <= cutoff:
+                stale.append(Path(entry.path))
+        except FileNotFoundError:
+            continue
+    return stale
+
+
+def clean_temp_files(directory: str | os.PathLike[str], older_than: float = STALE_TEMP_SECONDS) -> list[Path]:
+    """Remove :func:`stale_temp_files`; return what was removed."""
+    removed = []
+    for path in stale_temp_files(directory, older_than):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            continue
+        removed.append(path)
+    return removed
+
+
+# --- reads --------------------------------------------------------------------------------
+
+
+def read_file(path: str | os.PathLike[str]) -> bytes:
+    """The file's bytes: ``Path.read_bytes`` without the buffered file object (whose
+    extra ``fstat``, ``ioctl`` and ``lseek`` each let go of the GIL, which a thread then
+    waits to take back while the event loop runs)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+#: What :func:`read_if_cached` answers when the read would wait for the disk.
+NOT_CACHED = object()
+
+
+def read_if_cached(path: str | os.PathLike[str]) -> bytes | object | None:
+    """The file's bytes when all of them are in the page cache (a ``preadv`` with
+    ``RWF_NOWAIT``, which never waits for the disk); None when there is no such file;
+    :data:`NOT_CACHED` when reading would block (or this platform cannot tell)."""
+    nowait = getattr(os, "RWF_NOWAIT", None)
+    if nowait is None:
+        return NOT_CACHED
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return NOT_CACHED
+    try:
+        size = os.fstat(fd).st_size
+        buffer = bytearray(size)
+        read = os.preadv(fd, [buffer], 0, nowait) if size else 0
+    except OSError:  # BlockingIOError: not (all) cached; EOPNOTSUPP: not on this filesystem
+        return NOT_CACHED
+    finally:
+        os.close(fd)
+    return bytes(buffer) if read == size else NOT_CACHED
+
+
+# --- writes -------------------------------------------------------------------------------
+
+
+def _write_temp(directory: str, chunks: Iterable[bytes], *, fsync: bool, mode: int | None) -> tuple[str, int]:
+    """A temp file in ``directory`` holding ``chunks`` (fsynced with ``fsync``; its
+    permissions ``mode`` less the umask, else ``mkstemp``'s): (its path, its inode)."""
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=temp_prefix(), suffix=".json")
+    try:
+        try:  # no buffered file object: fewer system calls, each of which lets go of the GIL
+            for chunk in chunks:
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view) :]
+            if mode is not None:
+                os.fchmod(fd, mode & ~_umask())
+            if fsync:
+                os.fsync(fd)
+            inode = os.fstat(fd).st_ino
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp, inode
+
+
+def atomic_write(
+    target: str | os.PathLike[str],
+    data: bytes | Iterable[bytes],
+    *,
+    fsync: bool = True,
+    written: Callable[[str], object] | None = None,
+) -> int:
+    """Write ``data`` (bytes, or chunks of them) to ``target`` atomically: a temp file
+    in the same directory, flushed and fsynced, ``os.replace``d over the target, then
+    the directory synced (:func:`sync_directory`). A reader sees the old file or the new
+    one, never a partial one; with ``fsync`` the new one survives power loss once this
+    returns. ``written(temp path)`` runs before the rename (what was written, whoever
+    renames over it next). Returns the new file's inode number."""
+    target = os.fspath(target)  # str operations: a Path's .parent is a new object
+    directory = os.path.dirname(target) or "."
+    tmp, inode = _write_temp(directory, [data] if isinstance(data, bytes) else data, fsync=fsync, mode=None)
+    try:
+        if written is not None:
+            written(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if fsync:
+        sync_directory(directory)
+    return inode
+
+
+def atomic_create(target: str | os.PathLike[str], data: bytes, *, mode: int = 0o666) -> bool:
+    """Create ``target`` holding ``data`` unless it exists: a temp file linked into
+    place, so no one ever sees it partly written. Its permissions are ``mode`` less the
+    umask. Whether this call created it (False: another writer did first)."""
+    target = os.fspath(target)
+    tmp, _ = _write_temp(os.path.dirname(target) or ".", [data], fsync=False, mode=mode)
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(tmp)
+    return True
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# --- directory fsync ----------------------------------------------------------------------
+
+
+def fsync_directory(directory: str | os.PathLike[str]) -> None:
+    """Make a rename or unlink in ``directory`` durable (one ``fsync`` of it, now)."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def sync_directory(directory: str | os.PathLike[str]) -> None:
+    """Make the renames and unlinks already done in ``directory`` durable: returns once
+    a :func:`fsync_directory` of it that *began after this call* has completed. Group
+    commit: the threads of this process that call it at once share one fsync
+    (:class:`DirectorySync`)."""
+    key = os.fspath(directory)
+    group = _SYNC_GROUPS.get(key)
+    if group is None:
+        with _SYNC_GROUPS_LOCK:
+            group = _SYNC_GROUPS.setdefault(key, DirectorySync(directory))
+    group.sync()
+
+
+class DirectorySync:
+    """Group commit of one directory's fsync.
+
+    The rule: a caller of :meth:`sync` (which has already renamed its file) returns
+    only after a directory fsync that *started after it called* has completed, since
+    an fsync already running may have read the directory before that rename. Fsyncs
+    are numbered (generations); a caller arriving when ``started`` fsyncs have begun
+    needs generation ``started + 1``. At most one runs at a time: a caller finding
+    none running starts the next one itself (for everyone waiting), else it waits on
+    the condition; one fsync thus covers every rename made before it began. A failed
+    fsync fails every caller it was to cover (its renames may not be on disk: Linux
+    may not report the error again to a retry) and the next caller starts another.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = directory
+        self._cond = threading.Condition(threading.Lock())
+        self._started = 0  # generations begun
+        self._done = 0  # the last generation completed
+        self._running = False
+        self._failed: tuple[int, OSError] | None = None  # the last failed generation
+
+    def sync(self) -> None:
+        """Return once a directory fsync that began after this call has completed
+        (raise the OSError of the one that was to cover it, when it failed)."""
+        with self._cond:
+            needed = self._started + 1
+            while True:
+                if self._failed is not None and self._failed[0] >= needed:  # even if a later one worked
+                    exc = self._failed[1]
+                    raise OSError(exc.errno, exc.strerror, os.fspath(self.directory))
+                if self._done >= needed:
+                    return
+                if not self._running:
+                    break
+                self._cond.wait()
+            self._running = True
+            self._started += 1
+            generation = self._started  # >= needed: _started never goes down
+        done, failure = False, None
+        try:
+            fsync_directory(self.directory)  # a module global: tests (and the shim) replace it
+            done = True
+        except OSError as exc:
+            failure = exc
+        finally:  # interrupted otherwise: neither done nor failed, the next caller starts one
+            with self._cond:
+                self._running = False
+                if done:
+                    self._done = generation
+                elif failure is not None:
+                    self._failed = (generation, failure)
+                self._cond.notify_all()
+        if failure is not None:
+            raise failure
+
+
+#: Directory (as given) -> its :class:`DirectorySync`, shared by every store of the process.
+_SYNC_GROUPS: dict[str, DirectorySync] = {}
+_SYNC_GROUPS_LOCK = threading.Lock()
+if hasattr(os, "register_at_fork"):  # a forked child starts with no fsync under way
+    os.register_at_fork(after_in_child=_SYNC_GROUPS.clear)

@@ -1,0 +1,22 @@
+"""Timestamps as A2A writes them: UTC, ISO 8601, millisecond precision, ``Z`` suffix."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+
+def now_iso() -> str:
+    """The current UTC time as A2A wants it: ISO 8601, milliseconds, ``Z`` suffix."""
+    return format_timestamp(dt.datetime.now(dt.UTC))
+
+
+def format_timestamp(when: dt.datetime) -> str:
+    """Format an aware datetime as ``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC."""
+    when = when.astimezone(dt.UTC)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+
+
+def parse_timestamp(value: str) -> dt.datetime:
+    """Parse an ISO 8601 timestamp; a naive one is taken as UTC. Raises ValueError."""
+    when = dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)

@@ -1,0 +1,81 @@
+"""The interop tests' fixtures: the clients' venvs, the webhook receiver, the site under uvicorn."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.interop.support import HERE, VENV, VENV03, Receiver, client_runner, server_env
+from tests.server import free_port, running_server
+
+# --- the interop venv and the clients ---------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def interop_python() -> Path:
+    """The interop venv's Python, the venv built (or brought up to date) first: the
+    setup script is idempotent and returns at once when the venv is current."""
+    try:
+        subprocess.run(["bash", str(HERE / "setup-venv.sh")], check=True, capture_output=True, text=True, timeout=900)
+    except subprocess.CalledProcessError as exc:
+        pytest.fail(f"could not build {VENV}:\n{exc.stdout}\n{exc.stderr}")
+    return VENV / "bin" / "python"
+
+
+@pytest.fixture(scope="session")
+def interop03_python() -> Path:
+    """.venv-interop03's Python (a2a-sdk 0.3), the venv built or brought up to date first."""
+    command = ["bash", str(HERE / "setup-venv.sh"), str(VENV03), str(HERE / "requirements-v03.txt")]
+    try:
+        subprocess.run(command, check=True, capture_output=True, text=True, timeout=900)
+    except subprocess.CalledProcessError as exc:
+        pytest.fail(f"could not build {VENV03}:\n{exc.stdout}\n{exc.stderr}")
+    return VENV03 / "bin" / "python"
+
+
+@pytest.fixture(scope="session")
+def run_client(interop_python, tmp_path_factory):
+    """Run a client of .venv-interop (a2a-sdk 1.x, toolnexus): see :func:`client_runner`."""
+    return client_runner(interop_python, tmp_path_factory.mktemp("clients"))  # no module of ours shadows theirs
+
+
+@pytest.fixture(scope="session")
+def run_client03(interop03_python, tmp_path_factory):
+    """Run a client of .venv-interop03 (a2a-sdk 0.3): see :func:`client_runner`."""
+    return client_runner(interop03_python, tmp_path_factory.mktemp("clients03"))
+
+
+@pytest.fixture(scope="module")
+def receiver():
+    receiver = Receiver()
+    yield receiver
+    receiver.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The site on the memory store, with the gRPC binding beside it in the same
+    process (A2A_GRPC_IN_ASGI), advertised on the card (A2A_GRPC_URL)."""
+    tmp = tmp_path_factory.mktemp("interop")
+    grpc_address = f"127.0.0.1:{free_port()}"
+    env = {
+        **server_env(tmp, "memory"),
+        "A2A_GRPC_IN_ASGI": "true",
+        "A2A_GRPC_ADDRESS": grpc_address,
+        "A2A_GRPC_URL": grpc_address,
+    }
+    with running_server(env, log=tmp / "server.log") as base:
+        base.log = tmp / "server.log"
+        yield base
+
+
+@pytest.fixture(scope="module")
+def file_server(tmp_path_factory):
+    """The site on the file store: ``(base URL, tasks directory)``."""
+    tmp = tmp_path_factory.mktemp("interop-file")
+    tasks = tmp / "tasks"
+    with running_server(server_env(tmp, f"file:{tasks}"), log=tmp / "server.log") as base:
+        base.log = tmp / "server.log"
+        yield base, tasks

@@ -1,0 +1,182 @@
+"""What the interop tests share: the clients run in .venv-interop, the webhook receiver, the servers' environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.server import ROOT, site_env
+
+HERE = Path(__file__).resolve().parent
+CLIENTS = HERE / "clients"
+VENV = ROOT / ".venv-interop"
+VENV03 = ROOT / ".venv-interop03"  # a2a-sdk 0.3 (tests/interop/requirements-v03.txt)
+CLIENT_TIMEOUT = 60  # seconds one client run may take (each scenario takes ~1-3 s)
+
+V10_JSONRPC = ("1.0", "JSONRPC")
+V10_REST = ("1.0", "HTTP+JSON")
+V10_GRPC = ("1.0", "GRPC")  # a2a.grpc, served beside the site (A2A_GRPC_IN_ASGI)
+V03_JSONRPC = ("0.3", "JSONRPC")
+V03_REST = ("0.3", "HTTP+JSON")
+
+
+def client_env() -> dict[str, str]:
+    """The environment of a client: no PYTHONPATH (nothing of this repository may be
+    importable there) and no Django settings."""
+    drop = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "DJANGO_SETTINGS_MODULE", "VIRTUAL_ENV")
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
+def client_runner(python: Path, cwd: Path):
+    """``run(script, base_url, scenario, *options)``: run a client scenario with
+    ``python`` in a subprocess and return the JSON it printed (failing the test with
+    its stderr when it exits non-zero)."""
+
+    def run(script: str, base_url: str, scenario: str, *options: str) -> dict[str, Any]:
+        args = [str(python), str(CLIENTS / script), base_url, scenario, *options]
+        try:
+            proc = subprocess.run(
+                args, capture_output=True, text=True, timeout=CLIENT_TIMEOUT, env=client_env(), cwd=cwd
+            )
+        except subprocess.TimeoutExpired as exc:
+            pytest.fail(f"{script} {scenario} {options} did not finish in {CLIENT_TIMEOUT}s:\n{exc.stderr}")
+        if proc.returncode != 0:
+            pytest.fail(
+                f"{script} {scenario} {options} failed ({proc.returncode}):\n{proc.stderr}{server_log(base_url)}"
+            )
+        observed = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert observed["scenario"] == scenario
+        return observed
+
+    return run
+
+
+def server_log(base_url: str) -> str:
+    """The end of the log of the server at ``base_url`` (for a failure message)."""
+    log = getattr(base_url, "log", None)
+    if log is None or not log.exists():
+        return ""
+    return "\n--- the end of the server's log ---\n" + log.read_text(errors="replace")[-4000:]
+
+
+def sdk(run_client, base: str, scenario: str, version: tuple[str, str], *options: str) -> dict[str, Any]:
+    protocol, binding = version
+    observed = run_client("sdk_client.py", base, scenario, "--protocol", protocol, "--binding", binding, *options)
+    # The SDK's own package, out of the interop venv, through the transport asked for.
+    assert observed["sdk"]["module"].startswith(str(VENV))
+    expected = {
+        V10_JSONRPC: "JsonRpcTransport",
+        V10_REST: "RestTransport",
+        V10_GRPC: "GrpcTransport",
+        V03_JSONRPC: "CompatJsonRpcTransport",
+        V03_REST: "CompatRestTransport",
+    }[version]
+    assert observed["sdk"]["transport"].split()[0] == expected
+    assert observed["sdk"]["agent"] == "toolnexus-agent"
+    return observed
+
+
+# --- the webhook receiver and the servers -------------------------------------------------------
+
+
+@dataclass
+class Hit:
+    path: str
+    headers: dict[str, str]
+    body: str
+
+    @property
+    def task(self) -> dict[str, Any]:
+        """The delivered task, in either dialect's shape (v1.0 wraps it in a StreamResponse)."""
+        body = json.loads(self.body)
+        return body.get("task", body)
+
+    @property
+    def state(self) -> str:
+        return self.task["status"]["state"]
+
+
+class Receiver:
+    """A webhook on 127.0.0.1 that records every POST and answers 200."""
+
+    def __init__(self) -> None:
+        self.hits: list[Hit] = []
+        self.cond = threading.Condition()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+                with receiver.cond:
+                    receiver.hits.append(Hit(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                    receiver.cond.notify_all()
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def hook(self) -> str:
+        """A fresh webhook base URL (the client adds a path per config)."""
+        return f"{self.url}/{uuid.uuid4().hex}"
+
+    def at(self, url: str) -> list[Hit]:
+        path = url.removeprefix(self.url)
+        with self.cond:
+            return [h for h in self.hits if h.path == path]
+
+    def wait_for(self, url: str, state: str, timeout: float = 15) -> list[Hit]:
+        """The hits at ``url`` once one reports ``state``."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                hits = self.at(url)
+                if any(h.state == state for h in hits):
+                    return hits
+                remaining = deadline - time.monotonic()
+                assert remaining > 0, f"no {state} delivery at {url}; got {[h.state for h in hits]}"
+                self.cond.wait(remaining)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def server_env(tmp: Path, store: str) -> dict[str, str]:
+    return site_env(
+        TASK_STORE=store,
+        DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}",
+        A2A_HANDLER="tests.handlers.scripted",
+        A2A_PUSH_ALLOW_PRIVATE_URLS="true",  # the receiver is on loopback
+        A2A_PUSH_RETRY_DELAY="0.1",
+    )
+
+
+BOTH_BINDINGS = pytest.mark.parametrize(  # every v1.0 binding
+    "version", [V10_JSONRPC, V10_REST, V10_GRPC], ids=["jsonrpc", "rest", "grpc"]
+)
+EVERY_TRANSPORT = pytest.mark.parametrize(
+    "version",
+    [V10_JSONRPC, V10_REST, V10_GRPC, V03_JSONRPC, V03_REST],
+    ids=["v1.0-jsonrpc", "v1.0-rest", "v1.0-grpc", "v0.3-jsonrpc", "v0.3-rest"],
+)
+
+
+def kinds(events: list[dict[str, Any]]) -> list[str]:
+    return [e["kind"] + (f":{e['state']}" if "state" in e else "") for e in events]

@@ -1,0 +1,51 @@
+"""The file store touches nothing on disk until it is used, and its check says up front
+when its directory cannot be used."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from stores.file import FileTaskStore
+
+
+def test_making_the_store_does_no_io(tmp_path):
+    directory = tmp_path / "a" / "tasks"
+    store = FileTaskStore(directory)
+    assert not (tmp_path / "a").exists()
+    assert store.check() == []  # safe on the instance, and creates nothing either
+    assert not (tmp_path / "a").exists()
+    assert store.get("t1") is None  # first use: the directory is made
+    assert directory.is_dir()
+
+
+def test_the_first_use_removes_dead_writers_temp_files_once(tmp_path):
+    stale = tmp_path / ".tmp-dead.json"
+    for where in (tmp_path, tmp_path / ".locks", tmp_path / ".index"):
+        where.mkdir(exist_ok=True)
+        (where / stale.name).write_bytes(b"{")
+        os.utime(where / stale.name, (0, 0))
+    store = FileTaskStore(tmp_path, fsync=False)
+    assert len(store.stale_temp_files()) == 3  # the tasks', the journal's and the snapshot's directories
+    store.list()
+    assert store.stale_temp_files() == []
+
+
+def test_a_directory_that_cannot_be_made_is_reported_by_the_check(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_bytes(b"")
+    store = FileTaskStore(blocker / "tasks")
+    [error] = store.check()
+    assert error.id == "stores.E003"
+    assert "is not a directory" in error.msg
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_a_read_only_directory_is_reported_by_the_check(tmp_path):
+    tmp_path.chmod(0o500)
+    try:
+        [error] = FileTaskStore(tmp_path / "tasks").check()
+    finally:
+        tmp_path.chmod(0o700)
+    assert "cannot be written" in error.msg
