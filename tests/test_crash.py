@@ -10,7 +10,7 @@ moments (seeded), restarted, then checked:
   stopped, one that was accepted but never started is leased by the new server and run
   (then terminal); no task ran its handler twice.
 
-CI runs 3 kills on the file store (about 40 s); the ORM store (on SQLite, and on
+CI runs 3 kills on the file store; the ORM store (on SQLite, and on
 PostgreSQL when A2A_TEST_POSTGRES_URL is set) and longer runs on demand::
 
     A2A_CRASH_STORES=file,orm-sqlite,orm-postgres pytest tests/test_crash.py
