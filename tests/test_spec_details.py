@@ -37,8 +37,8 @@ from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from tests.helpers import ASGI, sse, v03_message, v10_message
 from tests.helpers import live_rpc as rpc
+from tests.push.support import Receiver
 from tests.server import running_server, site_env
-from tests.test_push import Receiver
 
 HEADERS = {None: {}, "1.0": {"A2A-Version": "1.0"}}
 VERSIONS = [pytest.param(None, id="v0.3"), pytest.param("1.0", id="v1.0")]

@@ -296,7 +296,7 @@ def test_unsupported_version_as_query_parameter_and_in_a_batch():
     ],
 )
 def test_push_notification_methods_are_not_supported_when_disabled(method, version, settings):
-    settings.A2A_PUSH_NOTIFICATIONS = False  # enabled by default: tests/test_push.py covers them
+    settings.A2A_PUSH_NOTIFICATIONS = False  # enabled by default: tests/push/ covers them
     error = fails(method, {"taskId": "x"}, code=-32003, version=version)
     assert "Push notifications" in error["message"]
     if version == "1.0":
