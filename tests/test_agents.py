@@ -246,7 +246,7 @@ def test_the_llm_handler_reads_the_agents_settings(settings):
         ({"billing": {"LLM_TIMEOUT": "soon"}}, "A2A_AGENTS['billing']['LLM_TIMEOUT'] must be a number"),
         ({"billing": {"LLM_STYLE": "gemini"}}, "A2A_AGENTS['billing']['LLM_STYLE'] must be one of 'openai'"),
         ({"billing": []}, "A2A_AGENTS['billing'] must be a dict of options"),
-        ({"default": {"TASK_STORE": "memory"}}, "A2A_AGENTS['default']: the default agent's store is TASK_STORE"),
+        ({"billing": {"TASK_STORE": "memory"}}, "A2A_AGENTS['billing']: an agent's own TASK_STORE is not supported"),
         (
             {"billing": {"HANDLER": "nowhere.handle"}},
             "A2A_AGENTS['billing']: A2A_HANDLER 'nowhere.handle' cannot be used",
