@@ -271,3 +271,10 @@ def test_the_check_is_quiet_for_good_agents_and_repeats_no_project_message(setti
     assert check_agents() == []
     settings.A2A_AGENTS = "billing"  # not a dict: A2A_AGENTS's declaration says so, once
     assert [m.msg for m in check_agents()] == ["A2A_AGENTS must be a dict, not 'billing'."]
+
+
+def test_docs_name_every_option():
+    from a2a.agents import OPTIONS
+
+    page = (Path(__file__).parent.parent / "docs" / "agents.md").read_text()
+    assert [key for key in OPTIONS if f"`{key}`" not in page] == []
