@@ -278,3 +278,36 @@ def test_docs_name_every_option():
 
     page = (Path(__file__).parent.parent / "docs" / "agents.md").read_text()
     assert [key for key in OPTIONS if f"`{key}`" not in page] == []
+
+
+def test_the_direct_reply_path_runs_the_agents_handler(settings):
+    settings.A2A_AGENTS = {"billing": {**BILLING, "HANDLER": "tests.test_handler_api.pinger"}}
+    pong = rpc("billing", "SendMessage", {"message": message("ping")})["result"]
+    assert pong["message"]["parts"][0]["text"] == "pong" and len(settings.TASK_STORE) == 0  # no task
+    assert send("default", "ping")["status"]["state"] == "TASK_STATE_COMPLETED"  # scripted: a task
+    worked = send("billing", "work")
+    assert settings.TASK_STORE.get(worked["id"])["_agent"] == "billing"
+    assert rpc("default", "GetTask", {"id": worked["id"]})["error"]["code"] == -32001
+
+
+@pytest.mark.django_db(transaction=True)  # the authentication thread reads the token
+def test_the_extended_card_is_the_agents(settings, django_user_model):
+    from rest_framework.authtoken.models import Token
+
+    extended = {"skills": [{"id": "refunds", "name": "Refunds", "description": "For customers."}]}
+    settings.A2A_AGENTS = {
+        "billing": {
+            **BILLING,
+            "AUTHENTICATION_CLASSES": ["a2a.auth.BearerTokenAuthentication"],
+            "EXTENDED_CARD": extended,
+        }
+    }
+    token = Token.objects.create(user=django_user_model.objects.create_user("carol")).key
+    headers = {**V10, "Authorization": f"Bearer {token}"}
+    card = call("GET", "/agents/billing/a2a/rest/extendedAgentCard", headers=headers).json()
+    assert card["name"] == "Billing" and [s["id"] for s in card["skills"]] == ["invoice", "refunds"]
+    assert card["supportedInterfaces"][0]["url"] == "http://testserver/agents/billing/a2a/"
+    public = call("GET", "/agents/billing/.well-known/agent-card.json", headers=V10).json()
+    assert public["capabilities"]["extendedAgentCard"] is True
+    default = call("GET", "/.well-known/agent-card.json", headers=V10).json()
+    assert default["capabilities"]["extendedAgentCard"] is False
