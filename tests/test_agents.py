@@ -311,3 +311,15 @@ def test_the_extended_card_is_the_agents(settings, django_user_model):
     assert public["capabilities"]["extendedAgentCard"] is True
     default = call("GET", "/.well-known/agent-card.json", headers=V10).json()
     assert default["capabilities"]["extendedAgentCard"] is False
+
+
+def test_an_agent_no_route_serves_is_a_warning(settings):
+    settings.ROOT_URLCONF = "a2a.urls"  # the default agent's routes only
+    [warning] = check_agents()
+    assert warning.id == "a2a.W110" and "'billing'" in warning.msg and "a2a.urls.agents" in warning.hint
+
+
+def test_an_agent_name_of_none_is_the_agents_key(settings):
+    settings.A2A_AGENTS = {"billing": {"AGENT_NAME": None}, "default": {"AGENT_NAME": None}}
+    assert get_agent("billing").settings.AGENT_NAME == "billing"
+    assert default_agent().settings.AGENT_NAME == "toolnexus-agent"  # the project's, as without agents
