@@ -6,6 +6,7 @@ The two cards are written to /tmp/a2a-agents-cards.json for the closing note."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import grpc
@@ -19,6 +20,7 @@ from a2a.ops.checks import check_agents
 from a2a.service.context import CallContext
 from stores.memory import MemoryTaskStore
 from tests.agents_support import AGENTS, BILLING, PREFIX, V10, call, grpc_calls, message, rpc, send
+from tests.test_executor import queue  # noqa: F401  (the fixture)
 
 CARDS = Path("/tmp/a2a-agents-cards.json")
 
@@ -323,3 +325,20 @@ def test_an_agent_name_of_none_is_the_agents_key(settings):
     settings.A2A_AGENTS = {"billing": {"AGENT_NAME": None}, "default": {"AGENT_NAME": None}}
     assert get_agent("billing").settings.AGENT_NAME == "billing"
     assert default_agent().settings.AGENT_NAME == "toolnexus-agent"  # the project's, as without agents
+
+
+def test_a_queue_worker_runs_the_tasks_agents_handler(queue, settings):  # noqa: F811 (the fixture)
+    """With A2A_EXECUTOR = "tasks", the job names only the task: the worker reads its agent from it."""
+    from tests.test_executor import run_jobs
+
+    settings.A2A_AGENTS = AGENTS
+    task_id = rpc("billing", "SendMessage", {"message": message("hi"), "configuration": {"returnImmediately": True}})[
+        "result"
+    ]["task"]["id"]
+    assert run_jobs(queue) == [task_id]
+    for _ in range(500):
+        done = settings.TASK_STORE.get(task_id)
+        if done["status"]["state"] == "completed":
+            break
+        time.sleep(0.01)
+    assert done["artifacts"][-1]["parts"][0]["text"] == "billing: DONE: HI"
