@@ -13,10 +13,12 @@
 An agent's option keys are the per-agent settings' names without the ``A2A_`` prefix
 (:data:`PER_AGENT`), converted with the same declaration as the project-wide setting;
 an agent reads every setting it does not name from the project (:class:`AgentSettings`).
-Every agent's tasks live in ``TASK_STORE``, each agent's apart from the others' (its
-name is part of their scope key, :func:`stores.scope.scope_key`); an agent's own
-``TASK_STORE`` option is refused until the runner, the reaper, events and push find a
-task's store from its agent (:attr:`Agent.store` is where it will plug in).
+An agent's tasks live in its own ``TASK_STORE`` option (any form of the project's
+setting, built once per distinct store: ``stores.backends.task_stores.shared``), else in
+the project's ``TASK_STORE``, each agent's apart from the others' (its name is part of
+their scope key, :func:`stores.scope.scope_key`). Whatever finds a task by its id finds
+its store from its agent: :func:`store_of` the agent's name (which travels with the id:
+the executor's dispatch, the queue's job, the runner) or the task's ``_agent``.
 The registry is built once and forgotten when a test overrides a setting. The checks of
 ``A2A_AGENTS`` (a2a/ops/checks.py) report :func:`problems`, each naming its agent.
 """
@@ -29,12 +31,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.urls import reverse
 
 from a2a.conf import SETTINGS, a2a_settings
 from a2a.setting import Setting, SettingError
-from stores.backends import get_task_store
+from stores.backends import get_task_store, task_stores
 from stores.base import TaskStore
 
 #: The name of the agent the project's single-agent settings describe.
@@ -73,6 +76,7 @@ PER_AGENT: tuple[str, ...] = (
 #: The options only an agent has.
 AGENT_ONLY: dict[str, Setting] = {
     "LISTED": Setting(bool, True, check_id="a2a.E110", doc="Whether the discovery catalogs name the agent."),
+    "TASK_STORE": Setting(object, None, check_id="a2a.E110", doc="Where the agent's tasks live (else TASK_STORE)."),
 }
 
 #: Every option key an ``A2A_AGENTS`` entry may have -> its declaration.
@@ -123,6 +127,8 @@ class Agent:
     name: str
     settings: Any
     listed: bool = True
+    #: The agent's own ``TASK_STORE`` option (None: the project's store).
+    task_store: Any = None
 
     @property
     def is_default(self) -> bool:
@@ -144,9 +150,10 @@ class Agent:
 
     @property
     def store(self) -> TaskStore:
-        """Where the agent's tasks live: the project's ``TASK_STORE`` (every agent's, each
-        apart by its scope key)."""
-        return get_task_store()
+        """Where the agent's tasks live: its own ``TASK_STORE`` option's store (built once
+        for every agent naming it), else the project's ``TASK_STORE`` (each agent's tasks
+        apart by their scope key)."""
+        return get_task_store() if self.task_store is None else task_stores.shared(self.task_store)
 
 
 def problems() -> list[SettingError]:
@@ -170,26 +177,23 @@ def problems() -> list[SettingError]:
         if not isinstance(options, dict):
             found.append(SettingError(f"{where} must be a dict of options, not {options!r}.", "a2a.E110"))
             continue
-        if "TASK_STORE" in options:
-            found.append(
-                SettingError(
-                    f"{where}: an agent's own TASK_STORE is not supported; every agent's tasks live in "
-                    "TASK_STORE, each agent's apart from the others'.",
-                    "a2a.E110",
-                )
-            )
         for key, value in options.items():
-            if key == "TASK_STORE":
-                continue  # said above
             if key not in OPTIONS:
                 found.append(
                     SettingError(f"{where}: unknown option {key!r} (known: {', '.join(sorted(OPTIONS))}).", "a2a.E110")
                 )
                 continue
+            if key == "TASK_STORE" and name == DEFAULT_AGENT:
+                found.append(SettingError(f"{where}: the default agent's tasks live in TASK_STORE itself.", "a2a.E110"))
+                continue
             try:
                 OPTIONS[key].validate(f"{where}[{key!r}]", value)
+                if key == "TASK_STORE" and value is not None and not isinstance(value, TaskStore):
+                    task_stores.parse(value)
             except SettingError as exc:
                 found.append(exc)
+            except ImproperlyConfigured as exc:  # a TASK_STORE in none of the setting's forms
+                found.append(SettingError(f"{where}['TASK_STORE']: {exc}", "a2a.E110"))
     return found
 
 
@@ -197,7 +201,7 @@ def _build_agent(name: str, options: dict[str, Any]) -> Agent:
     where = f"A2A_AGENTS[{name!r}]"
     own = {key: OPTIONS[key].convert(f"{where}[{key!r}]", value) for key, value in options.items() if key in PER_AGENT}
     listed = AGENT_ONLY["LISTED"].convert(f"{where}['LISTED']", options.get("LISTED", True))
-    return Agent(name, AgentSettings(name, own), listed=listed)
+    return Agent(name, AgentSettings(name, own), listed=listed, task_store=options.get("TASK_STORE"))
 
 
 class _Registry:
@@ -229,6 +233,7 @@ class _Registry:
         if setting == "A2A_AGENTS":
             with self._lock:
                 self._agents = None
+            task_stores.forget_shared()  # the agents' own stores: the next use builds them again
 
 
 _registry = _Registry()
@@ -251,6 +256,26 @@ def get_agent(name: str) -> Agent:
 def default_agent() -> Agent:
     """The agent of the project's single-agent settings."""
     return agents()[DEFAULT_AGENT]
+
+
+def store_of(name: str | None) -> TaskStore:
+    """The store of the tasks of the agent named ``name`` (None, "" or "default": the
+    default agent, whose store is the project's, found without a look-up); the name a
+    task id travels with, or a task's ``_agent``. :class:`UnknownAgent` when none is
+    configured."""
+    if not name or name == DEFAULT_AGENT:
+        return get_task_store()
+    return get_agent(name).store
+
+
+def task_stores_in_use() -> list[TaskStore]:
+    """Every distinct store the agents' tasks live in, the project's first (what the
+    lease reaper scans)."""
+    found = [get_task_store()]
+    for agent in agents().values():
+        if agent.task_store is not None and all(agent.store is not store for store in found):
+            found.append(agent.store)
+    return found
 
 
 def agent_of(task: dict[str, Any]) -> Agent:

@@ -50,13 +50,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
+from a2a.agents import store_of
 from a2a.conf import a2a_settings
 from a2a.core import tracing
 from a2a.core.events import bus
 from a2a.core.loop import LoopThread
 from a2a.protocol import V03, V10
 from a2a.protocol.errors import InvalidParamsError
-from stores.backends import get_task_store
 from stores.base import Task
 from stores.push_configs import PushConfig, PushConfigStore
 
@@ -520,7 +520,7 @@ def on_task_saved(task: Task) -> None:
     if not a2a_settings.PUSH_NOTIFICATIONS:
         return
     try:
-        store = get_task_store().push_configs
+        store = store_of(task.get("_agent")).push_configs  # the configs beside the task, in its agent's store
         if store.cheap_has_configs and not store.has_configs(task["id"]):
             return  # an in-memory lookup (or a stat) says nobody is listening: no hand-off at all
         _delivery.notify(orjson.loads(orjson.dumps(task)), store)  # a snapshot: the caller may change the dict

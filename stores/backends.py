@@ -64,7 +64,8 @@ class BackendHandler(Generic[T]):
 
     def __init__(self) -> None:
         self._backend: T | None = None
-        self._lock = threading.Lock()
+        self._shared: dict[str, T] = {}  # a value's repr, and its (BACKEND, OPTIONS)' -> its backend
+        self._lock = threading.RLock()
         setting_changed.connect(self._on_setting_changed, weak=False)
 
     # --- Parsing -------------------------------------------------------------------------
@@ -142,6 +143,45 @@ class BackendHandler(Generic[T]):
                 backend = self._backend
         return backend
 
+    def shared(self, value: Any) -> T:
+        """The backend ``value`` (a value of the setting) names, for a part of the project
+        with a setting of its own (an agent's ``TASK_STORE``): built once for all the
+        values naming the same backend and options, and the project's own backend
+        (:meth:`get`) when they are the project's. ImproperlyConfigured as :meth:`build`."""
+        if isinstance(value, self.base):
+            return value  # type: ignore[return-value]
+        found = self._shared.get(raw := repr(value))
+        if found is not None:
+            return found
+        with self._lock:
+            backend, options = self.parse(value)
+            options = {**self.default_options(), **options}
+            spec = repr((backend, sorted(options.items())))
+            found = self._shared.get(spec)
+            if found is None:
+                found = self.get() if spec == self._project_spec() else self.instantiate(backend, options)
+            self._shared[spec] = self._shared[raw] = found
+        return found
+
+    def _project_spec(self) -> str:
+        """What :meth:`shared` keys the project's own backend by ("" when it is an instance)."""
+        project = self.configured()
+        if isinstance(project, self.base):
+            return ""
+        try:
+            backend, options = self.parse(project)
+        except ImproperlyConfigured:  # stores.E001 says why; the other values still build
+            return ""
+        return repr((backend, sorted({**self.default_options(), **options}.items())))
+
+    def forget_shared(self) -> None:
+        """Forget the backends :meth:`shared` built (the settings naming them changed);
+        :meth:`closed` hears each but the project's."""
+        with self._lock:
+            old, self._shared = self._shared, {}
+        for backend in {id(b): b for b in old.values() if b is not self._backend}.values():
+            self.closed(backend)
+
     @property
     def resolved(self) -> bool:
         """Whether the backend was built (and not reset since)."""
@@ -149,6 +189,7 @@ class BackendHandler(Generic[T]):
 
     def reset(self) -> None:
         """Forget the backend (the next :meth:`get` builds it again); :meth:`closed` hears the old one."""
+        self.forget_shared()  # one may be the project's
         with self._lock:
             old, self._backend = self._backend, None
         if old is not None:
@@ -172,8 +213,13 @@ class BackendHandler(Generic[T]):
             return [
                 Error(str(exc), hint=f"Fix the {self.setting} setting (or environment variable).", id=self.error_id)
             ]
-        own = getattr(backend, "check", None)
-        return list(own(**kwargs)) if callable(own) else []
+        return own_check(backend, **kwargs)
+
+
+def own_check(backend: Any, **kwargs: Any) -> list[CheckMessage]:
+    """What a backend's own ``check(**kwargs)`` reports (none when it has no ``check``)."""
+    own = getattr(backend, "check", None)
+    return list(own(**kwargs)) if callable(own) else []
 
 
 def _file_directory(path: str) -> Path:

@@ -248,7 +248,11 @@ def test_the_llm_handler_reads_the_agents_settings(settings):
         ({"billing": {"LLM_TIMEOUT": "soon"}}, "A2A_AGENTS['billing']['LLM_TIMEOUT'] must be a number"),
         ({"billing": {"LLM_STYLE": "gemini"}}, "A2A_AGENTS['billing']['LLM_STYLE'] must be one of 'openai'"),
         ({"billing": []}, "A2A_AGENTS['billing'] must be a dict of options"),
-        ({"billing": {"TASK_STORE": "memory"}}, "A2A_AGENTS['billing']: an agent's own TASK_STORE is not supported"),
+        ({"billing": {"TASK_STORE": "nosuch"}}, "A2A_AGENTS['billing']['TASK_STORE']: Unknown TASK_STORE 'nosuch'"),
+        ({"billing": {"TASK_STORE": "orm:elsewhere"}}, "A2A_AGENTS['billing']['TASK_STORE']: TASK_STORE \"orm:"),
+        ({"billing": {"TASK_STORE": {"BACKEND": 3}}}, "A2A_AGENTS['billing']['TASK_STORE']: TASK_STORE as a dict"),
+        ({"billing": {"TASK_STORE": "a2a.nowhere.Store"}}, "A2A_AGENTS['billing']['TASK_STORE']: TASK_STORE backend"),
+        ({"default": {"TASK_STORE": "memory"}}, "A2A_AGENTS['default']: the default agent's tasks live in TASK_STORE"),
         (
             {"billing": {"HANDLER": "nowhere.handle"}},
             "A2A_AGENTS['billing']: A2A_HANDLER 'nowhere.handle' cannot be used",

@@ -38,7 +38,7 @@ from django.utils.module_loading import import_string
 from a2a.conf import a2a_settings
 from a2a.protocol.errors import TaskNotFoundError
 from stores.backends import BackendHandler, get_task_store
-from stores.base import Task
+from stores.base import Task, TaskStore
 from stores.fields import task_version
 
 logger = logging.getLogger(__name__)
@@ -121,8 +121,16 @@ class Subscription:
     subscriber then checks the store now and then, see ``a2a.service.operations``).
     """
 
-    def __init__(self, task_id: str, *, remote: bool = False, listening: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        task_id: str,
+        *,
+        remote: bool = False,
+        listening: threading.Event | None = None,
+        store: TaskStore | None = None,
+    ) -> None:
         self.task_id = task_id
+        self.store = store  # where the task is read again (None: the project's store)
         self.remote = remote
         self.loop = asyncio.get_running_loop()
         self.queue: asyncio.Queue[TaskEvent | _Resync] = asyncio.Queue()
@@ -147,7 +155,7 @@ class Subscription:
 
     async def read(self) -> TaskEvent:
         """The task as stored now, as a "sync" event."""
-        task = await get_task_store().aget(self.task_id)
+        task = await (self.store or get_task_store()).aget(self.task_id)
         if task is None:
             raise TaskNotFoundError(self.task_id)
         return TaskEvent(task, kind="sync")
@@ -181,12 +189,14 @@ class EventBus:
                 self._listeners.remove(listener)
 
     @contextmanager
-    def subscribe(self, task_id: str) -> Iterator[Subscription]:
+    def subscribe(self, task_id: str, store: TaskStore | None = None) -> Iterator[Subscription]:
         """Hear every task version published while the ``with`` block is open, by this
         process or (with a shared event backend) any other: from other processes once
-        ``await subscription.ready()`` returns (read the snapshot after it)."""
+        ``await subscription.ready()`` returns (read the snapshot after it). ``store``:
+        the task's (its agent's), where a subscriber that may have missed events reads it."""
         backend = get_event_backend()
-        sub = Subscription(task_id, remote=backend.remote, listening=getattr(backend, "listening", None))
+        listening = getattr(backend, "listening", None)
+        sub = Subscription(task_id, remote=backend.remote, listening=listening, store=store)
         with self._lock:
             self._subscribers.setdefault(task_id, set()).add(sub)
         try:

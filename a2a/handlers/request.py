@@ -25,7 +25,6 @@ from a2a.protocol.model import (
     new_id,
     set_status,
 )
-from stores.backends import get_task_store
 from stores.base import MAX_PAGE_SIZE, TaskQuery, TaskStore
 from stores.fields import task_updated
 from stores.scope import scope_key, task_agent, task_owner, task_tenant
@@ -307,7 +306,7 @@ class HandlerRequest:
         return sorted(earlier, key=lambda t: (task_updated(t), t["id"]))
 
     def _store(self) -> TaskStore:
-        return self.store or get_task_store()
+        return self.store or self.agent.store
 
     # --- a direct answer: the task is created on the first task-visible act ---------
 

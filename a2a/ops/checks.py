@@ -34,7 +34,7 @@ from a2a.protocol.signing import SigningError
 from a2a.runtime.executors import executors
 from a2a.service import card
 from a2a.setting import SettingError
-from stores.backends import task_stores
+from stores.backends import get_task_store, own_check, task_stores
 from stores.base import MAX_PAGE_SIZE
 
 Messages = list[CheckMessage]
@@ -390,7 +390,30 @@ def check_agents() -> Messages:
     for agent in agents().values():
         for body in bodies:
             messages += [_naming(m, agent) for m in _quietly(body, agent) if m.msg not in project]
-    return messages + _unrouted()
+    return messages + agent_stores() + _unrouted()
+
+
+def agent_stores(**kwargs: Any) -> Messages:
+    """``a2a.E110``: an agent's own ``TASK_STORE`` cannot be built; then what each distinct
+    store of the agents reports of itself (its ``check(**kwargs)``), naming the first agent
+    that uses it. The project's store is ``stores.E001``'s (and start-up's)."""
+    try:
+        checked = [get_task_store()]
+    except ImproperlyConfigured:
+        checked = []
+    messages: Messages = []
+    for agent in agents().values():
+        if agent.task_store is None:
+            continue
+        try:
+            store = agent.store
+        except ImproperlyConfigured as exc:
+            messages.append(Error(f"A2A_AGENTS[{agent.name!r}]['TASK_STORE']: {exc}", id="a2a.E110"))
+            continue
+        if all(store is not other for other in checked):
+            checked.append(store)
+            messages += [_naming(m, agent) for m in own_check(store, **kwargs)]
+    return messages
 
 
 def _unrouted() -> Messages:
@@ -484,7 +507,7 @@ def startup_errors() -> list[CheckMessage]:
     (``stores.E002``: the ORM store's migrations are not applied), which ``manage.py
     check`` and ``migrate`` skip. Silenced checks (``SILENCED_SYSTEM_CHECKS``) stay silent."""
     messages = run_checks(include_deployment_checks=False)
-    messages += task_stores.check(databases=list(connections))
+    messages += task_stores.check(databases=list(connections)) + agent_stores(databases=list(connections))
     found: list[CheckMessage] = []
     for message in messages:
         if message.is_serious(ERROR) and not message.is_silenced() and message not in found:

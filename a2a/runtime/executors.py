@@ -34,7 +34,7 @@ from stores.backends import BackendHandler
 class Submits(Protocol):
     """What an executor hands a task to in this process (a runner)."""
 
-    def submit(self, task_id: str) -> Any: ...
+    def submit(self, task_id: str, agent: str = "") -> Any: ...
 
 
 class Executor:
@@ -43,14 +43,15 @@ class Executor:
 
     queued: bool = False
 
-    def dispatch(self, task_id: str, runner: Submits | None = None) -> None:
+    def dispatch(self, task_id: str, runner: Submits | None = None, agent: str = "") -> None:
         """Have the task fulfilled (by ``runner`` where the executor runs tasks in
-        this process); returns at once. Callable from any thread."""
+        this process); returns at once. Callable from any thread. ``agent``: the name
+        of the task's agent ("" or "default": the default agent), whose store holds it."""
         raise NotImplementedError
 
-    async def adispatch(self, task_id: str) -> None:
+    async def adispatch(self, task_id: str, agent: str = "") -> None:
         """:meth:`dispatch` without blocking the event loop."""
-        await asyncio.to_thread(self.dispatch, task_id)
+        await asyncio.to_thread(self.dispatch, task_id, None, agent)
 
     def check(self) -> list[CheckMessage]:
         """System-check messages about this executor."""
@@ -95,11 +96,11 @@ def get_executor() -> Executor:
     return executors.get()
 
 
-def dispatch(task_id: str, runner: Submits | None = None) -> None:
+def dispatch(task_id: str, runner: Submits | None = None, agent: str = "") -> None:
     """Have the task fulfilled by this process's executor (see :meth:`Executor.dispatch`)."""
-    get_executor().dispatch(task_id, runner)
+    get_executor().dispatch(task_id, runner, agent)
 
 
-async def adispatch(task_id: str) -> None:
+async def adispatch(task_id: str, agent: str = "") -> None:
     """:func:`dispatch` without blocking the event loop."""
-    await get_executor().adispatch(task_id)
+    await get_executor().adispatch(task_id, agent)

@@ -37,8 +37,10 @@ import logging
 import random
 import time
 from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any, Protocol
 
+from a2a.agents import store_of, task_stores_in_use
 from a2a.conf import a2a_settings
 from a2a.core import lifecycle
 from a2a.core.leases import (
@@ -58,7 +60,6 @@ from a2a.core.leases import (
 )
 from a2a.protocol.model import agent_message, set_status
 from a2a.runtime.executors import Submits, get_executor
-from stores.backends import get_task_store
 from stores.base import Task, TaskStore
 from stores.fields import task_state
 
@@ -71,6 +72,8 @@ class Runs(Submits, Protocol):
     def task_ids(self) -> set[str]: ...
 
     def cancel(self, task_id: str) -> None: ...
+
+    def agent_name(self, task_id: str) -> str: ...
 
 
 # --- The reaper --------------------------------------------------------------------------
@@ -112,7 +115,8 @@ def reap(
             outcome = "skipped"
         done.append(Reaped(found["id"], outcome, when, state))
         if outcome == "requeued" and runner is not None:
-            get_executor().dispatch(found["id"], runner)  # to this process's runner, or onto the queue again
+            # to this process's runner, or onto the queue again; its agent says which store holds it
+            get_executor().dispatch(found["id"], runner, found.get("_agent") or "")
         if outcome == "requeued" and is_queued(found) and state == "submitted":
             logger.info("task %s still waits on the queue (lease expired at %s): enqueued again", found["id"], when)
         elif outcome != "skipped":
@@ -156,37 +160,50 @@ def _settle(store: TaskStore, task_id: str, now: dt.datetime, *, runner: Runs | 
 
 async def maintain(runner: Runs) -> None:
     """Run for the life of ``runner``'s loop: reap once now, renew the leases of the
-    runner's tasks every third of the lease, reap every ``A2A_LEASE_CHECK_INTERVAL``."""
+    runner's tasks every third of the lease, reap every ``A2A_LEASE_CHECK_INTERVAL``.
+    Every distinct store of the agents' tasks is reaped; each task is renewed in its agent's."""
     next_check = 0.0
     while True:
         try:
-            store = get_task_store()
-        except Exception:  # misconfigured: stores.E001 says why; try again later
+            stores = task_stores_in_use()
+        except Exception:  # misconfigured: stores.E001 (or a2a.E110) says why; try again later
             logger.exception("the task store cannot be used for lease checks")
             await asyncio.sleep(lease_seconds() / 3)
             continue
         interval = a2a_settings.LEASE_CHECK_INTERVAL
         if time.monotonic() >= next_check:
-            try:
-                await _io(store, reap, store, runner=runner)
-            except Exception:
-                logger.exception("checking for expired task leases failed")
+            for store in stores:
+                try:
+                    await _io(store, reap, store, runner=runner)
+                except Exception:
+                    logger.exception("checking for expired task leases failed")
             # jitter: the workers of one server do not all scan at once
             next_check = time.monotonic() + interval * random.uniform(0.8, 1.2) if interval > 0 else float("inf")
         try:
-            await heartbeat(runner, store)
+            for store, task_ids in _by_store(runner):
+                await heartbeat(runner, store, task_ids)
         except Exception:
             logger.exception("renewing task leases failed")
         tick = lease_seconds() / 3
         await asyncio.sleep(max(0.05, min(tick, next_check - time.monotonic())))
 
 
-async def heartbeat(runner: Runs, store: TaskStore) -> None:
-    """Renew the lease of each task the runner holds; stop the handler of any that was
-    settled (canceled through another process), deleted or taken over meanwhile. A
-    task that cannot be read or saved now (StoreUnavailable, a database error) is left
-    running: nothing is known about it, and the next heartbeat tries again."""
+def _by_store(runner: Runs) -> list[tuple[TaskStore, list[str]]]:
+    """The runner's tasks by the store that holds them (their agent's)."""
+    groups: dict[int, tuple[TaskStore, list[str]]] = {}
     for task_id in runner.task_ids():
+        store = store_of(runner.agent_name(task_id))
+        groups.setdefault(id(store), (store, []))[1].append(task_id)
+    return list(groups.values())
+
+
+async def heartbeat(runner: Runs, store: TaskStore, task_ids: Iterable[str] | None = None) -> None:
+    """Renew the lease of each task the runner holds (``task_ids``: those of them that
+    ``store`` holds; None: all); stop the handler of any that was settled (canceled
+    through another process), deleted or taken over meanwhile. A task that cannot be
+    read or saved now (StoreUnavailable, a database error) is left running: nothing is
+    known about it, and the next heartbeat tries again."""
+    for task_id in runner.task_ids() if task_ids is None else task_ids:
         try:
             renewed = await lifecycle.transition(store, task_id, renew, publish=False, durable=False)
             if renewed is None and task_id in runner.task_ids():

@@ -32,7 +32,7 @@ from asgiref.sync import iscoroutinefunction
 from django.db import DataError, IntegrityError, NotSupportedError, close_old_connections
 
 from a2a import push
-from a2a.agents import agent_of
+from a2a.agents import agent_of, store_of
 from a2a.conf import a2a_settings
 from a2a.core import leases, lifecycle, tracing
 from a2a.core.events import bus, get_event_backend
@@ -54,7 +54,6 @@ from a2a.protocol.model import Message, set_status, text_part
 from a2a.runtime import reaper
 from a2a.runtime.direct import DirectReply
 from a2a.runtime.executors import Executor, Submits
-from stores.backends import get_task_store
 from stores.base import StaleTaskError, Task, TaskStore
 from stores.fields import task_state, task_version
 
@@ -201,6 +200,7 @@ class Runner:
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._jobs: dict[str, asyncio.Task[None]] = {}
+        self._agents: dict[str, str] = {}  # task id -> the name of its agent (whose store holds it)
         self._running: dict[str, _Running] = {}
         self._deferred: set[str] = set()  # direct handlers' tasks not created yet
         self._hooks: set[asyncio.Future[None]] = set()  # AgentHandler.cancel() calls running
@@ -226,9 +226,9 @@ class Runner:
         # Lease heartbeats and expired-lease checks (a2a.runtime.reaper), for the loop's life.
         self._maintenance = asyncio.run_coroutine_threadsafe(reaper.maintain(self), loop)
 
-    def submit(self, task_id: str) -> concurrent.futures.Future[None]:
-        """Queue the task for fulfilment; returns at once."""
-        return self._thread.submit(self._enqueue(task_id, functools.partial(self._fulfil, task_id)))
+    def submit(self, task_id: str, agent: str = "") -> concurrent.futures.Future[None]:
+        """Queue the task of agent ``agent`` ("": the default agent) for fulfilment; returns at once."""
+        return self._thread.submit(self._enqueue(task_id, functools.partial(self._fulfil, task_id, agent), agent))
 
     def answer(self, task: Task) -> concurrent.futures.Future[Task | Message]:
         """Run a :func:`~a2a.handlers.direct_reply` handler on the unsaved new ``task``:
@@ -237,12 +237,13 @@ class Runner:
         created (``working``) the moment it was, the handler going on as for any task."""
         direct = DirectReply(task, on_created=lambda created: self._deferred.discard(created["id"]))
         self._deferred.add(task["id"])
-        job = self._thread.submit(self._enqueue(task["id"], functools.partial(self._answer, direct)))
+        run = functools.partial(self._answer, direct)
+        job = self._thread.submit(self._enqueue(task["id"], run, task.get("_agent") or ""))
         job.add_done_callback(direct.ended)  # never leave the caller waiting
         return direct.answer
 
-    async def _enqueue(self, task_id: str, run: Callable[[], Awaitable[None]]) -> None:
-        """``run()`` the task's job when a worker is free."""
+    async def _enqueue(self, task_id: str, run: Callable[[], Awaitable[None]], agent: str) -> None:
+        """``run()`` the task's job (of agent ``agent``) when a worker is free."""
         job = asyncio.current_task()
         assert job is not None
         # A second job for a task this process already has (the queue executor may hold
@@ -252,6 +253,7 @@ class Runner:
         while (earlier := self._jobs.get(task_id)) is not None:
             await asyncio.wait([earlier])
         self._jobs[task_id] = job
+        self._agents[task_id] = agent
         try:
             if self._semaphore is None:
                 self._semaphore = asyncio.Semaphore(self.workers)
@@ -261,10 +263,11 @@ class Runner:
             logger.exception("fulfilling task %s failed outside the handler", task_id)
         finally:
             self._jobs.pop(task_id, None)
+            self._agents.pop(task_id, None)
             self._deferred.discard(task_id)
 
-    async def _fulfil(self, task_id: str) -> None:
-        store = get_task_store()
+    async def _fulfil(self, task_id: str, agent: str) -> None:
+        store = store_of(agent)
         # A store that cannot be reached (or a save whose outcome was lost) is tried
         # again: the task is not given up as "not started" while it may have started.
         task = await _persist(store, task_id, _start_working, _resume_start, "start")
@@ -273,7 +276,7 @@ class Runner:
 
     async def _answer(self, direct: DirectReply) -> None:
         try:
-            await self._run(get_task_store(), direct.task, direct)
+            await self._run(store_of(direct.task.get("_agent")), direct.task, direct)
         except Exception as exc:
             direct.fail(exc)
             raise
@@ -285,7 +288,8 @@ class Runner:
         running = self._running[task_id] = _Running()
         began = time.monotonic()
         # A task not saved yet has no events to watch (once saved, the heartbeat looks).
-        watch = asyncio.ensure_future(self._watch(task)) if direct is None and _hears_other_processes() else None
+        hears = direct is None and _hears_other_processes()
+        watch = asyncio.ensure_future(self._watch(store, task)) if hears else None
         try:
             change = await self._outcome(store, task, running, direct)
         finally:
@@ -356,7 +360,7 @@ class Runner:
         call = functools.partial(ctx.run, _call_sync, handler, request)
         return asyncio.get_running_loop().run_in_executor(self._pool, call)
 
-    async def _watch(self, working: Task) -> None:
+    async def _watch(self, store: TaskStore, working: Task) -> None:
         """While the handler runs: stop it as soon as an event from any process shows
         the task settled (canceled through another web process) or taken over, rather
         than at the next lease heartbeat (a third of ``A2A_LEASE_SECONDS``). Events of
@@ -364,7 +368,7 @@ class Runner:
         broker: their lease is the one before ours."""
         task_id, version = working["id"], task_version(working)
         try:
-            with bus.subscribe(task_id) as events:
+            with bus.subscribe(task_id, store) as events:
                 while True:
                     event = await events.get()
                     if event.version <= version:
@@ -425,7 +429,7 @@ class Runner:
         push.shutdown()  # deliver (or drop) the push notifications of the last transitions
 
     async def _drain(self, grace: float) -> None:
-        jobs = dict(self._jobs)
+        jobs, agents = dict(self._jobs), dict(self._agents)  # a canceled job forgets its agent
         if not jobs:
             return
         _, pending = await asyncio.wait(jobs.values(), timeout=grace)
@@ -434,11 +438,11 @@ class Runner:
         for job in pending:
             job.cancel()
         await asyncio.wait(pending, timeout=5)
-        store = get_task_store()
         unfinished = [task_id for task_id, job in jobs.items() if job in pending]
         logger.warning("shutting down with %d unfinished task(s); saving them as failed", len(unfinished))
         for task_id in unfinished:
             try:
+                store = store_of(agents.get(task_id))
                 await lifecycle.transition(store, task_id, _finish("failed", parts=[text_part(SHUTDOWN_MESSAGE)]))
             except Exception:
                 logger.exception("could not save task %s as failed at shutdown", task_id)
@@ -447,6 +451,10 @@ class Runner:
         """The tasks submitted here and not yet settled (running or waiting); a direct
         handler's task counts once it exists."""
         return set(self._jobs) - self._deferred
+
+    def agent_name(self, task_id: str) -> str:
+        """The name of the agent of a task submitted here ("": the default agent's, or unknown here)."""
+        return self._agents.get(task_id, "")
 
     @property
     def active(self) -> int:
@@ -478,8 +486,8 @@ class ThreadExecutor(Executor):
     def __repr__(self) -> str:
         return "<ThreadExecutor>"
 
-    def dispatch(self, task_id: str, runner: Submits | None = None) -> None:
-        (runner or get_runner()).submit(task_id)
+    def dispatch(self, task_id: str, runner: Submits | None = None, agent: str = "") -> None:
+        (runner or get_runner()).submit(task_id, agent)
 
-    async def adispatch(self, task_id: str) -> None:
-        self.dispatch(task_id)  # a submit only schedules on the runner's loop
+    async def adispatch(self, task_id: str, agent: str = "") -> None:
+        self.dispatch(task_id, None, agent)  # a submit only schedules on the runner's loop

@@ -28,6 +28,7 @@ from django.core.checks import CheckMessage, Error, Warning
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connections
 
+from a2a.agents import DEFAULT_AGENT
 from a2a.conf import a2a_settings
 from a2a.runtime.executors import Executor, Submits, executors
 from a2a.runtime.runner import get_runner
@@ -79,12 +80,13 @@ def _alias() -> str:
     return str(options.get("backend", "default")) if path.endswith(".TasksExecutor") else "default"
 
 
-def fulfil(task_id: str) -> str:
-    """Run A2A task ``task_id`` through this process's runner (returns once handed over)."""
+def fulfil(task_id: str, agent: str = "") -> str:
+    """Run A2A task ``task_id`` of agent ``agent`` ("": the default agent) through this
+    process's runner (returns once handed over)."""
     slots = _free_slot()
     slots.acquire()
     try:
-        future = get_runner().submit(task_id)
+        future = get_runner().submit(task_id, agent)
     except BaseException:
         slots.release()
         raise
@@ -99,7 +101,7 @@ with contextlib.suppress(ExecutorError):
 
 
 def job() -> Any:
-    """The Tasks framework's handle on :func:`fulfil` (``.using(...).enqueue(task_id)``)."""
+    """The Tasks framework's handle on :func:`fulfil` (``.using(...).enqueue(task_id, agent)``)."""
     tasks_api()  # ExecutorError naming the package when the framework is missing
     return fulfil
 
@@ -123,12 +125,15 @@ class TasksExecutor(Executor):
         except Exception as exc:  # InvalidTaskBackend(Error): not in TASKS, or cannot be imported
             raise ExecutorError(f"TASKS backend {self.backend!r} cannot be used: {exc}") from None
 
-    def dispatch(self, task_id: str, runner: Submits | None = None) -> None:
+    def dispatch(self, task_id: str, runner: Submits | None = None, agent: str = "") -> None:
         # A database queue writes from this thread, which no request signal reaches:
         # drop a connection the database closed (a restart) first, as the task store does.
         for connection in connections.all(initialized_only=True):
             refresh_connection(connection.alias)
-        job().using(backend=self.backend).enqueue(task_id)
+        # The default agent's job keeps the one argument it always had (jobs queued by an
+        # earlier release still run); another agent's names it, its worker reads its store.
+        args = (task_id,) if not agent or agent == DEFAULT_AGENT else (task_id, agent)
+        job().using(backend=self.backend).enqueue(*args)
 
     def check(self) -> list[CheckMessage]:
         """``a2a.E070``: the queue cannot be used; ``a2a.W070``: events do not leave a process."""

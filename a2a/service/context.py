@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from a2a.agents import DEFAULT_AGENT, Agent, get_agent
+from a2a.agents import DEFAULT_AGENT, Agent, get_agent, store_of
 from a2a.protocol.errors import InvalidParamsError
 from a2a.protocol.model import shown
-from stores.base import Task
+from stores.base import Task, TaskStore
 from stores.scope import SCOPE_SEPARATOR, scope_key, task_scope
 
 #: The longest tenant taken (the stores keep the tenant and the caller in 255 characters).
@@ -54,6 +54,12 @@ class CallContext:
     def agent(self) -> Agent:
         """The agent this call is for (the default agent unless the route named another)."""
         return get_agent(self.agent_name)
+
+    @property
+    def store(self) -> TaskStore:
+        """Where this call's agent keeps its tasks (:attr:`Agent.store`; the project's
+        store for the default agent, found without looking the agent up)."""
+        return store_of(self.agent_name)
 
     @property
     def scope(self) -> str:

@@ -47,7 +47,6 @@ from a2a.runtime.executors import adispatch, get_executor
 from a2a.runtime.runner import get_runner
 from a2a.service import push_configs
 from a2a.service.context import INTERNAL, CallContext
-from stores.backends import get_task_store
 from stores.base import TaskPage, TaskQuery
 from stores.fields import task_version
 
@@ -77,10 +76,10 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
     if message.get("taskId"):
         task = await _continue(ctx, message)
     else:
-        task = await lifecycle.create(get_task_store(), _new_task(ctx, params), queued=get_executor().queued)
+        task = await lifecycle.create(ctx.store, _new_task(ctx, params), queued=get_executor().queued)
     tracing.annotate(task)
     if push_config is not None:  # saved before the runner starts: it hears every later transition
-        await push_configs.attach_config(task["id"], push_config)
+        await push_configs.attach_config(ctx, task["id"], push_config)
     return task
 
 
@@ -98,7 +97,7 @@ async def _direct_answer(ctx: CallContext, params: SendParams) -> AsyncIterator[
     subscription to the task's events (open before the task can exist, so none slips
     by) and the answer, the handler's Message or the task once created."""
     task = _new_task(ctx, params)
-    with bus.subscribe(task["id"]) as events:
+    with bus.subscribe(task["id"], ctx.store) as events:
         await events.ready()
         check_input_modes(params.message, ctx.agent.settings.INPUT_MODES)
         yield events, await asyncio.wrap_future(get_runner().answer(task))
@@ -125,19 +124,19 @@ async def _send(ctx: CallContext, params: SendParams) -> Task | Message:
         async with _direct_answer(ctx, params) as (events, answer):
             if _is_message(answer) or not params.blocking:
                 return answer if _is_message(answer) else with_history(answer, params.history_length)
-            return await _settled(events, answer["id"], params)
+            return await _settled(ctx, events, answer["id"], params)
     task = await _start(ctx, params)
     task_id = task["id"]
     if not params.blocking:
-        await adispatch(task_id)
+        await adispatch(task_id, ctx.agent_name)
         return with_history(task, params.history_length)
-    with bus.subscribe(task_id) as events:  # subscribe first: no transition can slip by
+    with bus.subscribe(task_id, ctx.store) as events:  # subscribe first: no transition can slip by
         await events.ready()
-        await adispatch(task_id)
-        return await _settled(events, task_id, params)
+        await adispatch(task_id, ctx.agent_name)
+        return await _settled(ctx, events, task_id, params)
 
 
-async def _settled(events: Subscription, task_id: str, params: SendParams) -> Task | Message:
+async def _settled(ctx: CallContext, events: Subscription, task_id: str, params: SendParams) -> Task | Message:
     """The task once it settles (or ``A2A_BLOCKING_TIMEOUT`` passed), as stored; the
     handler's reply Message if it answered with one."""
     try:
@@ -147,7 +146,7 @@ async def _settled(events: Subscription, task_id: str, params: SendParams) -> Ta
     except TimeoutError:
         pass  # answer with the task as it stands; it goes on in the background
     with tracing.store("get", task_id):
-        settled = await get_task_store().aget(task_id)
+        settled = await ctx.store.aget(task_id)
     if settled is None:
         raise TaskNotFoundError(task_id)
     if settled.get("_reply") and settled["status"].get("message"):
@@ -185,9 +184,9 @@ async def stream_message(params: SendParams, ctx: CallContext = INTERNAL) -> Asy
         return
     with tracing.operation("SendStreamingMessage", ctx):  # the setup: a span cannot stay current across yields
         task = await _start(ctx, params)
-    with bus.subscribe(task["id"]) as events:
+    with bus.subscribe(task["id"], ctx.store) as events:
         await events.ready()
-        await adispatch(task["id"])
+        await adispatch(task["id"], ctx.agent_name)
         async for item in _follow(events, task, params.history_length, until=SETTLED_STATES):
             yield item
 
@@ -199,7 +198,7 @@ async def subscribe_to_task(params: GetParams, ctx: CallContext = INTERNAL) -> A
     ``input-required`` or ``auth-required`` keeps it open (spec 3.1.6: "can be used
     with any task that is not in a terminal state; the stream MUST terminate when the
     task reaches a terminal state"), and it carries the follow-up turns too."""
-    with bus.subscribe(params.id) as events:  # before the snapshot: nothing falls between
+    with bus.subscribe(params.id, ctx.store) as events:  # before the snapshot: nothing falls between
         await events.ready()
         with tracing.operation("SubscribeToTask", ctx, params.id):
             task = await load_task(params.id, ctx)
@@ -347,7 +346,7 @@ async def _continue(ctx: CallContext, message: Message) -> Task:
             task[tracing.TRACE_KEY] = trace
         return set_status(task, "submitted")
 
-    task = await lifecycle.transition(get_task_store(), task_id, change)
+    task = await lifecycle.transition(ctx.store, task_id, change)
     if task is None:
         raise TaskNotFoundError(task_id)
     return task
@@ -357,7 +356,7 @@ async def load_task(task_id: str, ctx: CallContext = INTERNAL) -> Task:
     """The task as stored, if the caller may see it; else TaskNotFoundError (another
     caller's task, or one of another tenant or agent, answers exactly like an unknown one)."""
     with tracing.store("get", task_id):
-        task = await get_task_store().aget(task_id)
+        task = await ctx.store.aget(task_id)
     if task is None or not ctx.owns(task):
         raise TaskNotFoundError(task_id)
     tracing.annotate(task)
@@ -387,7 +386,7 @@ async def _cancel(params: CancelParams, ctx: CallContext) -> Task:
             )
         return set_status(task, "canceled")
 
-    task = await lifecycle.transition(get_task_store(), params.id, change)
+    task = await lifecycle.transition(ctx.store, params.id, change)
     if task is None:
         raise TaskNotFoundError(params.id)
     tracing.annotate(task)
@@ -411,7 +410,7 @@ async def _list(params: ListParams, ctx: CallContext) -> TaskPage:
             owner=ctx.scope,  # the caller's own tasks, in the request's tenant
         )
         with tracing.store("list"):
-            page = await get_task_store().alist(query)
+            page = await ctx.store.alist(query)
     except ValueError as exc:
         raise InvalidParamsError(str(exc), field="pageToken" if "token" in str(exc) else None) from None
     tasks = []

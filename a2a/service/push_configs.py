@@ -14,15 +14,14 @@ from a2a.core import tracing
 from a2a.protocol.errors import A2AError, InvalidParamsError, PushNotificationNotSupportedError, TaskNotFoundError
 from a2a.protocol.model import PushConfigListParams, PushConfigParams, PushConfigRef, new_id
 from a2a.service.context import CallContext
-from stores.backends import get_task_store
 from stores.cursors import decode_cursor, encode_cursor
 from stores.push_configs import PushConfig, PushConfigStore, config_order
 from stores.timestamps import now_iso
 
 
-def push_configs() -> PushConfigStore:
-    """The push configs of the project's task store."""
-    return get_task_store().push_configs
+def push_configs(ctx: CallContext) -> PushConfigStore:
+    """The push configs of the task store of the call's agent."""
+    return ctx.store.push_configs
 
 
 class PushConfigNotFoundError(TaskNotFoundError):
@@ -56,9 +55,9 @@ def ensure_enabled() -> None:
 
 async def _require_task(ctx: CallContext, task_id: str) -> None:
     """TaskNotFoundError unless the task exists and the caller may see it (another
-    caller's task, or one of another tenant, answers exactly like an unknown one)."""
+    caller's task, or one of another tenant or agent, answers exactly like an unknown one)."""
     with tracing.store("get", task_id):
-        task = await get_task_store().aget(task_id)
+        task = await ctx.store.aget(task_id)
     if task is None or not ctx.owns(task):
         raise TaskNotFoundError(task_id)
     tracing.annotate(task)
@@ -75,11 +74,11 @@ async def _create_config(ctx: CallContext, params: PushConfigParams) -> PushConf
     ensure_enabled()
     await _require_task(ctx, params.task_id)
     await push.check_url(params.url)
-    config = await _save(params)
-    if await get_task_store().aget(params.task_id) is None:
+    config = await _save(ctx, params)
+    if await ctx.store.aget(params.task_id) is None:
         # The task was deleted while the URL was checked: its store's delete removed
         # its configs before this one was saved, so remove it too (no orphan config).
-        await push_configs().adelete_push_config(params.task_id, config["id"])
+        await push_configs(ctx).adelete_push_config(params.task_id, config["id"])
         raise TaskNotFoundError(params.task_id)
     return config
 
@@ -93,7 +92,7 @@ async def get_config(ctx: CallContext, params: PushConfigRef) -> PushConfig:
 async def _get_config(ctx: CallContext, params: PushConfigRef) -> PushConfig:
     ensure_enabled()
     await _require_task(ctx, params.task_id)
-    store = push_configs()
+    store = push_configs(ctx)
     if params.id is None:
         configs = await store.alist_push_configs(params.task_id)
         config = configs[0] if configs else None
@@ -113,7 +112,7 @@ async def list_configs(ctx: CallContext, params: PushConfigListParams) -> PushCo
 async def _list_configs(ctx: CallContext, params: PushConfigListParams) -> PushConfigPage:
     ensure_enabled()
     await _require_task(ctx, params.task_id)
-    configs = await push_configs().alist_push_configs(params.task_id)
+    configs = await push_configs(ctx).alist_push_configs(params.task_id)
     if params.page_token:
         try:
             after = decode_cursor(params.page_token)
@@ -140,7 +139,7 @@ async def _delete_config(ctx: CallContext, params: PushConfigRef) -> bool:
     await _require_task(ctx, params.task_id)
     if params.id is None:
         raise InvalidParamsError("is required", field="id")
-    deleted = await push_configs().adelete_push_config(params.task_id, params.id)
+    deleted = await push_configs(ctx).adelete_push_config(params.task_id, params.id)
     push.forget(params.task_id, params.id)
     return deleted
 
@@ -155,13 +154,13 @@ async def check_send_config(params: PushConfigParams | None) -> PushConfigParams
     return params
 
 
-async def attach_config(task_id: str, params: PushConfigParams) -> PushConfig:
+async def attach_config(ctx: CallContext, task_id: str, params: PushConfigParams) -> PushConfig:
     """Save a SendMessage's (checked) push config for the task it created or continued."""
-    return await _save(dataclasses.replace(params, task_id=task_id))
+    return await _save(ctx, dataclasses.replace(params, task_id=task_id))
 
 
-async def _save(params: PushConfigParams) -> PushConfig:
-    store = push_configs()
+async def _save(ctx: CallContext, params: PushConfigParams) -> PushConfig:
+    store = push_configs(ctx)
     config_id = params.id or new_id()
     existing = await store.aget_push_config(params.task_id, config_id) if params.id else None
     config: PushConfig = {"taskId": params.task_id, "id": config_id, "url": params.url}
