@@ -7,19 +7,24 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import io
 import uuid
 
 import pytest
 from django.core.checks import Warning
+from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from a2a import push
 from a2a.agents import get_agent, store_of, task_stores_in_use
 from a2a.core import leases, lifecycle
+from a2a.core.events import bus
 from a2a.ops.checks import agent_stores, check_agents
-from a2a.protocol.model import new_task, set_status
+from a2a.protocol.model import GetParams, SendParams, new_task, set_status
 from a2a.runtime import reaper
 from a2a.runtime.runner import get_runner
+from a2a.service.context import CallContext
+from a2a.service.operations import send_message, subscribe_to_task
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from stores.timestamps import format_timestamp
@@ -266,3 +271,34 @@ def test_an_unknown_agents_task_is_not_handed_on(caplog):
     """A saved task whose agent is no longer configured: push delivery logs and goes on."""
     push.on_task_saved({"id": "t", "_agent": "gone", "status": {"state": "working"}})
     assert "could not queue push notifications" in caplog.text
+
+
+def test_a_stream_that_may_have_missed_events_reads_the_task_from_its_agents_store():
+    """A resync (the event backend reconnected) makes the stream read its task again: from
+    the agent's store, where it is, so the stream goes on to the end."""
+    ctx = CallContext(agent_name="billing")
+    task_id = send("billing")["id"]
+
+    async def follow() -> list[str]:
+        stream = subscribe_to_task(GetParams(id=task_id), ctx)
+        seen = [(await anext(stream)).kind]
+        bus.resync(task_id)
+        await send_message(SendParams(message=message("ok", "0.3", taskId=task_id), blocking=False), ctx)
+        seen += [item.kind async for item in stream if item.kind != "keepalive"]
+        return seen
+
+    kinds = asyncio.run(follow())
+    assert kinds[0] == "task" and kinds[-1] == "status", kinds
+    assert only_in("billing", task_id)["status"]["state"] == "completed"
+
+
+def test_the_leases_command_settles_every_agents_store():
+    lost = {agent: _lost(get_agent(agent).store, agent, "working") for agent in OWN}
+    out, err = io.StringIO(), io.StringIO()
+    call_command("a2a_leases", stdout=out, stderr=err)
+    assert "Failed 2 tasks" in err.getvalue()
+    for agent, task_id in lost.items():
+        assert only_in(agent, task_id)["status"]["state"] == "failed"
+    with override_settings(A2A_AGENTS={"billing": {"TASK_STORE": "stores.nowhere.Store"}}):
+        with pytest.raises(CommandError, match="stores.nowhere.Store"):
+            call_command("a2a_leases")

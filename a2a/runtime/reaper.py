@@ -36,8 +36,8 @@ import datetime as dt
 import logging
 import random
 import time
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from a2a.agents import store_of, task_stores_in_use

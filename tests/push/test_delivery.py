@@ -165,7 +165,7 @@ def test_the_listener_never_raises_into_the_publisher(memory, monkeypatch, caplo
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("a2a.push.get_task_store", broken)
+    monkeypatch.setattr("a2a.push.store_of", broken)
     push.on_task_saved({"id": "t1", "status": {"state": "working"}})
     assert "could not queue push notifications" in caplog.text
 

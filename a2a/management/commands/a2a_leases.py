@@ -4,7 +4,9 @@ Every server process does this by itself at start and every
 ``A2A_LEASE_CHECK_INTERVAL`` seconds (see :mod:`a2a.core.leases`); the command does it
 once, e.g. from cron when no server runs, or to look (``--dry-run``). It has no
 server to re-run tasks in, so it saves every expired one as ``failed``, its status
-message saying that the process running it stopped and when its lease expired::
+message saying that the process running it stopped and when its lease expired. It
+looks in every store the agents' tasks live in (the project's ``TASK_STORE`` and each
+agent's own, see docs/agents.md), or in the one ``--store`` names::
 
     manage.py a2a_leases [--store SPEC] [--dry-run]
 """
@@ -16,23 +18,24 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from a2a.agents import task_stores_in_use
 from a2a.runtime import reaper
-from stores.backends import get_task_store, resolve_store
+from stores.backends import resolve_store
 
 
 class Command(BaseCommand):
     help = "Fail the submitted/working tasks whose lease expired (the process running them died)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--store", metavar="SPEC", help="a TASK_STORE value (default: the configured store)")
+        parser.add_argument("--store", metavar="SPEC", help="a TASK_STORE value (default: the configured stores)")
         parser.add_argument("--dry-run", action="store_true", help="only list the tasks whose lease expired")
 
     def handle(self, *args: Any, store: str | None = None, dry_run: bool = False, **options: Any) -> None:
         try:
-            target = get_task_store() if store is None else resolve_store(store)
+            targets = task_stores_in_use() if store is None else [resolve_store(store)]
         except ImproperlyConfigured as exc:
             raise CommandError(str(exc)) from None
-        reaped = reaper.reap(target, dry_run=dry_run)
+        reaped = [item for target in targets for item in reaper.reap(target, dry_run=dry_run)]
         for item in reaped:
             if item.outcome == "skipped":
                 continue
