@@ -26,6 +26,7 @@ from a2a.runtime.runner import get_runner
 from a2a.service.context import CallContext
 from a2a.service.operations import send_message, subscribe_to_task
 from stores.backends import get_task_store
+from stores.base import TaskQuery
 from stores.memory import MemoryTaskStore
 from stores.timestamps import format_timestamp
 from tests.agents_support import (
@@ -299,6 +300,16 @@ def test_the_leases_command_settles_every_agents_store():
     assert "Failed 2 tasks" in err.getvalue()
     for agent, task_id in lost.items():
         assert only_in(agent, task_id)["status"]["state"] == "failed"
-    with override_settings(A2A_AGENTS={"billing": {"TASK_STORE": "stores.nowhere.Store"}}):
-        with pytest.raises(CommandError, match="stores.nowhere.Store"):
-            call_command("a2a_leases")
+    unusable = override_settings(A2A_AGENTS={"billing": {"TASK_STORE": "stores.nowhere.Store"}})
+    with unusable, pytest.raises(CommandError, match=r"stores\.nowhere\.Store"):
+        call_command("a2a_leases")
+
+
+def test_a_direct_reply_handlers_task_is_created_in_its_agents_store(settings, tmp_path):
+    pinger = {**BILLING, "HANDLER": "tests.test_handler_api.pinger", "TASK_STORE": f"file:{tmp_path / 'b'}"}
+    settings.A2A_AGENTS = {**settings.A2A_AGENTS, "billing": pinger}
+    pong = rpc("billing", "SendMessage", {"message": message("ping")})["result"]
+    assert pong["message"]["parts"][0]["text"] == "pong"  # no task
+    assert get_agent("billing").store.list(TaskQuery(all_owners=True)).tasks == []
+    worked = send("billing", "work")
+    assert only_in("billing", worked["id"])["_agent"] == "billing"

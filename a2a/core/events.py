@@ -155,7 +155,8 @@ class Subscription:
 
     async def read(self) -> TaskEvent:
         """The task as stored now, as a "sync" event."""
-        task = await (self.store or get_task_store()).aget(self.task_id)
+        store = self.store if self.store is not None else get_task_store()  # an empty store is falsy (len)
+        task = await store.aget(self.task_id)
         if task is None:
             raise TaskNotFoundError(self.task_id)
         return TaskEvent(task, kind="sync")

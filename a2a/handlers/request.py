@@ -306,7 +306,7 @@ class HandlerRequest:
         return sorted(earlier, key=lambda t: (task_updated(t), t["id"]))
 
     def _store(self) -> TaskStore:
-        return self.store or self.agent.store
+        return self.store if self.store is not None else self.agent.store  # an empty store is falsy (len)
 
     # --- a direct answer: the task is created on the first task-visible act ---------
 
