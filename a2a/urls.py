@@ -2,7 +2,7 @@
 
 from django.urls import include, path, re_path
 
-from a2a.http import browse, openapi, rest, views
+from a2a.http import browse, discovery, openapi, rest, views
 from a2a.http import health as ops_views
 
 app_name = "a2a"
@@ -19,6 +19,9 @@ urlpatterns = [
     path("metrics", ops_views.metrics, name="metrics"),
     path(".well-known/agent-card.json", views.agent_card, name="agent-card"),
     path(".well-known/agent.json", views.agent_card),  # the pre-0.3 location
+    # Discovery of every listed agent (a2a/http/discovery.py): the AI Catalog and RFC 9727's API catalog.
+    path(".well-known/ai-catalog.json", discovery.ai_catalog, name="ai-catalog"),
+    path(".well-known/api-catalog", discovery.api_catalog, name="api-catalog"),
     # The browsable agent (a2a/http/browse.py, A2A_BROWSABLE_AGENT): a namespace of its own
     # ("a2a:browse"), so A2A_DIRECT_ASGI never takes it past the session and CSRF middleware.
     path("a2a/browse/", include((browse_patterns, "browse"))),
