@@ -1,0 +1,48 @@
+"""The agent of a task as the admin shows and selects it: the ``_agent`` the A2A server
+stamps on a task of any agent but the default one (:func:`stores.scope.task_agent`),
+and for the ORM store's table the scope key it is folded into (the ``owner`` column).
+Read from the stored task, so the admin needs no registry of agents."""
+
+from __future__ import annotations
+
+from django.db.models import Q
+
+from stores.base import Task
+from stores.scope import AGENT_SEPARATOR, task_agent
+
+#: The admin's name for the tasks without an ``_agent``: the name the A2A server gives
+#: the agent of the project's single-agent settings (``a2a.agents.DEFAULT_AGENT``).
+DEFAULT_AGENT = "default"
+#: The search box's prefix for "this agent's tasks" (``agent:billing refund``).
+SEARCH_PREFIX = "agent:"
+
+
+def agent_of(task: Task) -> str:
+    """The name of the agent ``task`` belongs to (:data:`DEFAULT_AGENT` without an ``_agent``)."""
+    return task_agent(task) or DEFAULT_AGENT
+
+
+def agent_of_scope(scope: str) -> str:
+    """The name of the agent in a scope key (the ORM store's ``owner`` column)."""
+    agent, separator, _ = scope.partition(AGENT_SEPARATOR)
+    return agent if separator and agent else DEFAULT_AGENT
+
+
+def orm_agent_condition(name: str) -> Q:
+    """The rows of agent ``name`` in the ORM store's table: their scope key starts with
+    the agent (the indexed ``owner`` column), or for the default agent names none."""
+    if name == DEFAULT_AGENT:
+        return ~Q(owner__contains=AGENT_SEPARATOR)
+    return Q(owner__startswith=name + AGENT_SEPARATOR)
+
+
+def split_search(term: str) -> tuple[str, str]:
+    """The agent an ``agent:<name>`` word of a search names ("" for none) and the rest of the search."""
+    agent = ""
+    rest = []
+    for word in term.split():
+        if word.startswith(SEARCH_PREFIX) and len(word) > len(SEARCH_PREFIX):
+            agent = word[len(SEARCH_PREFIX) :]
+        else:
+            rest.append(word)
+    return agent, " ".join(rest)
