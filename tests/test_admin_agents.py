@@ -10,6 +10,7 @@ import pytest
 
 from a2a.agents import DEFAULT_AGENT
 from stores.admin import agents, dashboard, search
+from stores.scope import DEFAULT_AGENT as STORES_DEFAULT_AGENT
 from tests.test_admin_find import DASHBOARD, TASK_LIST, ago, ids, make, store  # noqa: F401 (the store fixture)
 
 
@@ -23,7 +24,7 @@ def two_agents(store):  # noqa: F811 (the store fixture above)
 
 
 def test_the_admin_names_the_default_agent_as_a2a_does():
-    assert agents.DEFAULT_AGENT == DEFAULT_AGENT
+    assert STORES_DEFAULT_AGENT == DEFAULT_AGENT
 
 
 def test_the_agent_filter(admin_client, two_agents):

@@ -44,14 +44,13 @@ from typing import Any
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry
 from prometheus_client import generate_latest as _generate_latest
 
-from a2a.agents import DEFAULT_AGENT
 from a2a.core.events import bus
 from a2a.core.metrics import RUNNER_ACTIVE, STATE_SECONDS, TASK_SECONDS, TRANSITIONS
 from a2a.runtime.runner import current_runner
 from stores.backends import get_task_store
 from stores.base import TERMINAL_STATES, Task
 from stores.fields import task_state
-from stores.scope import task_agent
+from stores.scope import agent_name
 from stores.timestamps import now_iso
 
 task_logger = logging.getLogger("a2a.tasks")
@@ -119,7 +118,7 @@ def _observe(task: Task) -> None:
     if previous == state:
         task_logger.debug("task update task_id=%s state=%s", task["id"], state)
         return
-    agent = task_agent(task) or DEFAULT_AGENT
+    agent = agent_name(task)
     TRANSITIONS.labels(state, agent).inc()
     if previous is not None and in_previous is not None:
         STATE_SECONDS.labels(previous, agent).observe(in_previous)

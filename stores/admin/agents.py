@@ -1,25 +1,16 @@
-"""The agent of a task as the admin shows and selects it: the ``_agent`` the A2A server
-stamps on a task of any agent but the default one (:func:`stores.scope.task_agent`),
-and for the ORM store's table the scope key it is folded into (the ``owner`` column).
-Read from the stored task, so the admin needs no registry of agents."""
+"""The agent of a task as the admin selects it: on a store other than the ORM one, the
+``_agent`` the A2A server stamps on a task of any agent but the default one
+(:func:`stores.scope.agent_name`); in the ORM store's table, the scope key it is folded
+into (the ``owner`` column). Read from the stored tasks: the admin needs no registry of agents."""
 
 from __future__ import annotations
 
 from django.db.models import Q
 
-from stores.base import Task
-from stores.scope import AGENT_SEPARATOR, task_agent
+from stores.scope import AGENT_SEPARATOR, DEFAULT_AGENT
 
-#: The admin's name for the tasks without an ``_agent``: the name the A2A server gives
-#: the agent of the project's single-agent settings (``a2a.agents.DEFAULT_AGENT``).
-DEFAULT_AGENT = "default"
 #: The search box's prefix for "this agent's tasks" (``agent:billing refund``).
 SEARCH_PREFIX = "agent:"
-
-
-def agent_of(task: Task) -> str:
-    """The name of the agent ``task`` belongs to (:data:`DEFAULT_AGENT` without an ``_agent``)."""
-    return task_agent(task) or DEFAULT_AGENT
 
 
 def agent_of_scope(scope: str) -> str:

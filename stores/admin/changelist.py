@@ -18,13 +18,13 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 from stores.admin import search
-from stores.admin.agents import agent_of, split_search
+from stores.admin.agents import split_search
 from stores.admin.display import preview_html, relative_time, state_badge, task_when, updated_text
 from stores.admin.filters import TaskFilter
 from stores.base import MAX_PAGE_SIZE, Task, TaskPage, TaskStore
 from stores.fields import task_state
 from stores.models import TaskRecord
-from stores.scope import task_owner
+from stores.scope import agent_name, task_owner
 
 
 class StoreChangeList:
@@ -62,7 +62,7 @@ class StoreChangeList:
         specs = [spec for spec in self.filter_specs if spec.value()]
         if not specs and not agent:
             return None
-        return lambda task: all(spec.keeps(task) for spec in specs) and (not agent or agent_of(task) == agent)
+        return lambda task: all(spec.keeps(task) for spec in specs) and (not agent or agent_name(task) == agent)
 
     def _find(self) -> search.Found:
         assert self.store is not None

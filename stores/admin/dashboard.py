@@ -5,10 +5,11 @@ numbers (:func:`collect`) and as pictures drawn on the server as inline SVG
 Bounded work, whatever the store:
 
 - The ORM store asks the database for aggregates: a count per state and per agent
-  (the start of the scope key) over the table, a count per day of creation, the failure reasons (the first text part of a failed
-  task's status message) grouped and counted, and the p50/p95 time from creation to a
-  terminal state per day, with ``percentile_cont`` on PostgreSQL; on another database
-  (SQLite has no percentile function) the durations of at most :data:`SCAN_LIMIT` of
+  (the start of the scope key) over the table, a count per day of creation, the
+  failure reasons (the first text part of a failed task's status message) grouped
+  and counted, and the p50/p95 time from creation to a terminal state per day, with
+  ``percentile_cont`` on PostgreSQL; on another database (SQLite has no percentile
+  function) the durations of at most :data:`SCAN_LIMIT` of
   the window's newest terminal tasks are read and ranked here.
 - Any other store (memory, file, custom) is read: the :data:`SCAN_LIMIT` most recently
   updated tasks, newest first through ``list``, and the numbers are those of that
@@ -35,12 +36,11 @@ from django.utils import timezone
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from stores.admin.agents import DEFAULT_AGENT, agent_of
 from stores.base import MAX_PAGE_SIZE, STATES, TERMINAL_STATES, Task, TaskQuery, TaskStore
 from stores.fields import task_state, task_updated
 from stores.models import TaskRecord
 from stores.orm import OrmTaskStore
-from stores.scope import AGENT_SEPARATOR
+from stores.scope import AGENT_SEPARATOR, DEFAULT_AGENT, agent_name
 from stores.timestamps import parse_timestamp
 
 #: How many days the per-day charts cover.
@@ -151,7 +151,7 @@ def collect_tasks(tasks: Iterable[Task], now: dt.datetime | None = None) -> Stat
         stats.scanned = (stats.scanned or 0) + 1
         state = task_state(task)
         stats.per_state[state] = stats.per_state.get(state, 0) + 1
-        agent = agent_of(task)
+        agent = agent_name(task)
         stats.per_agent[agent] = stats.per_agent.get(agent, 0) + 1
         updated = _when(task_updated(task))
         created = _when(task.get("_created")) or updated

@@ -18,11 +18,11 @@ from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
-from stores.admin.agents import agent_of, agent_of_scope, orm_agent_condition
+from stores.admin.agents import agent_of_scope, orm_agent_condition
 from stores.admin.source import configured_store
 from stores.base import MAX_PAGE_SIZE, STATES, Task, TaskQuery
 from stores.orm import OrmTaskStore
-from stores.scope import AGENT_SEPARATOR, SCOPE_SEPARATOR, task_owner
+from stores.scope import AGENT_SEPARATOR, SCOPE_SEPARATOR, agent_name, task_owner
 
 #: The "updated" filter: value -> (label, how recent; None: since midnight, local time).
 UPDATED_CHOICES: dict[str, tuple[str, dt.timedelta | None]] = {
@@ -211,7 +211,7 @@ class AgentFilter(RecentValuesFilter):
         return super().recent_values(request, model_admin)
 
     def task_value(self, task: Task) -> str:
-        return agent_of(task)
+        return agent_name(task)
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         return queryset.filter(orm_agent_condition(self.value())) if self.value() else queryset
@@ -220,7 +220,7 @@ class AgentFilter(RecentValuesFilter):
         return {}
 
     def keeps(self, task: Task) -> bool:
-        return not self.value() or agent_of(task) == self.value()
+        return not self.value() or agent_name(task) == self.value()
 
 
 #: The task list's filters, in the order the page shows them.

@@ -155,7 +155,8 @@ def search_store(
             return Found("context", store.list(TaskQuery(**in_context, page_size=size, page_token=token)))
     if term:
         words = search_words(term)
-        return Found("text", *scan_search(store, query, _both(lambda task: text_matches(task, words), keep), token, size))
+        match = _both(lambda task: text_matches(task, words), keep)
+        return Found("text", *scan_search(store, query, match, token, size))
     if keep is not None:
         return Found("", *scan_search(store, query, keep, token, size))
     return Found("", store.list(TaskQuery(**query, page_size=size, page_token=token)))
