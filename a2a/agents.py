@@ -27,6 +27,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.signals import setting_changed
+from django.urls import reverse
 
 from a2a.conf import SETTINGS, a2a_settings
 from a2a.setting import Setting, SettingError
@@ -35,6 +36,8 @@ from stores.base import TaskStore
 
 #: The name of the agent the project's single-agent settings describe.
 DEFAULT_AGENT = "default"
+#: The URL namespace of the other agents' routes (``a2a.urls.agents``).
+AGENTS_NAMESPACE = "a2a_agents"
 
 #: The settings an agent may set for itself (``A2A_AGENTS`` option keys, ``A2A_`` dropped).
 PER_AGENT: tuple[str, ...] = (
@@ -131,6 +134,14 @@ class Agent:
         (its tasks keep the key they had before agents existed), else its name."""
         return "" if self.is_default else self.name
 
+    def path(self, route: str) -> str:
+        """The path of one of the agent's routes (``"jsonrpc"``, ``"rest"``, ``"agent-card"``,
+        ``"browse:stream"``...): ``a2a.urls``'s for the default agent, ``a2a.urls.agents``'s
+        (``<prefix>/<name>/...``) for another."""
+        if self.is_default:
+            return reverse(f"a2a:{route}")
+        return reverse(f"{AGENTS_NAMESPACE}:{route}", kwargs={"agent": self.name})
+
     @property
     def store(self) -> TaskStore:
         """Where the agent's tasks live: its own ``TASK_STORE``, else the project's."""
@@ -165,9 +176,7 @@ def problems() -> list[SettingError]:
         for key, value in options.items():
             if key not in OPTIONS:
                 found.append(
-                    SettingError(
-                        f"{where}: unknown option {key!r} (known: {', '.join(sorted(OPTIONS))}).", "a2a.E110"
-                    )
+                    SettingError(f"{where}: unknown option {key!r} (known: {', '.join(sorted(OPTIONS))}).", "a2a.E110")
                 )
                 continue
             try:
@@ -179,11 +188,7 @@ def problems() -> list[SettingError]:
 
 def _build_agent(name: str, options: dict[str, Any]) -> Agent:
     where = f"A2A_AGENTS[{name!r}]"
-    own = {
-        key: OPTIONS[key].convert(f"{where}[{key!r}]", value)
-        for key, value in options.items()
-        if key in PER_AGENT
-    }
+    own = {key: OPTIONS[key].convert(f"{where}[{key!r}]", value) for key, value in options.items() if key in PER_AGENT}
     listed = AGENT_ONLY["LISTED"].convert(f"{where}['LISTED']", options.get("LISTED", True))
     return Agent(name, AgentSettings(name, own), listed=listed, store_spec=options.get("TASK_STORE"))
 
@@ -248,3 +253,10 @@ def get_agent(name: str) -> Agent:
 def default_agent() -> Agent:
     """The agent of the project's single-agent settings."""
     return agents()[DEFAULT_AGENT]
+
+
+def agent_of(task: dict[str, Any]) -> Agent:
+    """The agent that created ``task`` (its ``_agent``; none: the default agent);
+    :class:`UnknownAgent` when that agent is no longer configured."""
+    name = task.get("_agent")
+    return get_agent(name) if isinstance(name, str) and name else default_agent()

@@ -11,13 +11,13 @@ from urllib.parse import urlsplit
 
 import orjson
 from django.http import HttpRequest, HttpResponse
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from a2a import auth
 from a2a.agents import Agent
 from a2a.conf import a2a_settings
-from a2a.http.common import origin, public_url
+from a2a.http.common import origin
 from a2a.protocol import V03
 from a2a.protocol.errors import A2AError, InvalidRequestError
 from a2a.service import discovery
@@ -25,16 +25,9 @@ from a2a.service import discovery
 JSON = "application/json"
 
 
-def agent_url(request: HttpRequest, agent: Agent, name: str) -> str:
-    """The absolute URL of the A2A route ``name`` (``"agent-card"``, ``"jsonrpc"``) of
-    ``agent``: the project's own routes for the default agent, else its routes under
-    the agents' prefix."""
-    if agent.is_default:
-        return public_url(request, f"a2a:{name}")
-    try:
-        return origin(request) + reverse(f"a2a:agent-{name}", kwargs={"agent": agent.name})
-    except NoReverseMatch:
-        return origin(request) + reverse(f"a2a:{name}", kwargs={"agent": agent.name})
+def agent_url(request: HttpRequest, agent: Agent, route: str) -> str:
+    """The absolute URL of the route ``route`` (``"agent-card"``, ``"jsonrpc"``) of ``agent``."""
+    return origin(request) + agent.path(route)
 
 
 def listings(request: HttpRequest) -> list[discovery.Listing]:
@@ -95,6 +88,6 @@ async def api_catalog(request: HttpRequest) -> HttpResponse:
     header (``rel="api-catalog"``, section 2) and no body."""
     if refused := await _refused(request):
         return refused
-    anchor = public_url(request, "a2a:api-catalog")
+    anchor = origin(request) + reverse("a2a:api-catalog")
     link = {"Link": f'<{anchor}>; rel="api-catalog"'}
     return _document(request, discovery.api_catalog(anchor, listings(request)), discovery.API_CATALOG_MEDIA_TYPE, link)
