@@ -167,6 +167,7 @@ def test_a_single_agent_project_lists_its_one_card(client):
     assert [entry["url"] for entry in entries] == ["http://testserver/.well-known/agent-card.json"]
 
 
+@pytest.mark.django_db(transaction=True)  # the token is read by authentication's own thread
 def test_the_catalogs_can_require_authentication(client, two_agents):
     two_agents.A2A_AUTHENTICATION_CLASSES = ["a2a.auth.BearerTokenAuthentication"]
     two_agents.A2A_CATALOG_AUTHENTICATION = True
