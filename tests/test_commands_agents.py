@@ -4,12 +4,15 @@ tasks (in its own store when it has one), its endpoint, its card."""
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 
+import httpx
 import pytest
-from django.core.management import CommandError
+from django.core.management import CommandError, call_command
 
 from stores.memory import MemoryTaskStore
+from tests.test_card_signing import EC_KEY, pem, public_pem
 from tests.test_commands import make_task, run
 
 pytestmark = pytest.mark.django_db(databases="__all__")
@@ -70,3 +73,48 @@ def test_an_agents_own_store(agents_tasks, settings):
 def test_an_unknown_agent_is_an_error(agents_tasks):
     with pytest.raises(CommandError, match="No agent named 'nobody'"):
         run("list", "--agent", "nobody")
+
+
+# --- manage.py a2a_card --agent ---------------------------------------------------------------
+
+
+def card_command(*args: str) -> str:
+    out = io.StringIO()
+    call_command("a2a_card", *args, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+@pytest.fixture
+def billing(settings):
+    settings.A2A_AGENTS = {"billing": {"AGENT_NAME": "Billing", "AGENT_DESCRIPTION": "Invoices and refunds."}}
+    settings.A2A_PUBLIC_URL = "https://agents.example.com"
+
+
+def test_show_prints_the_agents_card(billing):
+    shown = json.loads(card_command("show", "--agent", "billing", "--version", "1.0"))
+    assert (shown["name"], shown["description"]) == ("Billing", "Invoices and refunds.")
+    urls = {i["url"] for i in shown["supportedInterfaces"]}
+    assert urls == {
+        "https://agents.example.com/agents/billing/a2a/",
+        "https://agents.example.com/agents/billing/a2a/rest",
+    }
+    assert json.loads(card_command("show"))["name"] != "Billing"  # the default agent's
+    with pytest.raises(CommandError, match="No agent named 'nobody'"):
+        card_command("show", "--agent", "nobody")
+
+
+def test_sign_and_verify_the_agents_card(billing, settings, tmp_path, monkeypatch):
+    signed = json.loads(card_command("sign", "--agent", "billing", "--key", pem(EC_KEY), "--kid", "k"))
+    assert signed["name"] == "Billing" and signed["signatures"][0]["protected"]
+    seen = {}
+
+    def fake_get(url, headers, **kwargs):
+        seen["url"] = url
+        return httpx.Response(200, content=json.dumps(signed).encode(), request=httpx.Request("GET", url))
+
+    monkeypatch.setattr(httpx, "get", fake_get)
+    out = card_command("verify", "--agent", "billing", "--key", public_pem(EC_KEY))
+    assert "valid (covers the card)" in out
+    assert seen["url"] == "https://agents.example.com/agents/billing/.well-known/agent-card.json"
+    with pytest.raises(CommandError, match="or --agent NAME"):
+        card_command("verify", "--key", public_pem(EC_KEY))
