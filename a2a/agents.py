@@ -6,7 +6,6 @@
             "AGENT_NAME": "Billing",
             "HANDLER": "billing.agent.handle",
             "SKILLS_DIR": "billing/skills",
-            "TASK_STORE": "orm:billing",   # optional: its own store
             "LISTED": False,               # optional: left out of the catalogs
         },
     }
@@ -14,6 +13,10 @@
 An agent's option keys are the per-agent settings' names without the ``A2A_`` prefix
 (:data:`PER_AGENT`), converted with the same declaration as the project-wide setting;
 an agent reads every setting it does not name from the project (:class:`AgentSettings`).
+Every agent's tasks live in ``TASK_STORE``, each agent's apart from the others' (its
+name is part of their scope key, :func:`stores.scope.scope_key`); an agent's own
+``TASK_STORE`` option is refused until the runner, the reaper, events and push find a
+task's store from its agent (:attr:`Agent.store` is where it will plug in).
 The registry is built once and forgotten when a test overrides a setting. The checks of
 ``A2A_AGENTS`` (a2a/ops/checks.py) report :func:`problems`, each naming its agent.
 """
@@ -31,7 +34,7 @@ from django.urls import reverse
 
 from a2a.conf import SETTINGS, a2a_settings
 from a2a.setting import Setting, SettingError
-from stores.backends import get_task_store, resolve_store
+from stores.backends import get_task_store
 from stores.base import TaskStore
 
 #: The name of the agent the project's single-agent settings describe.
@@ -69,9 +72,6 @@ PER_AGENT: tuple[str, ...] = (
 
 #: The options only an agent has.
 AGENT_ONLY: dict[str, Setting] = {
-    "TASK_STORE": Setting(
-        object, None, check_id="a2a.E110", doc="The agent's own task store (a TASK_STORE value); None: the project's."
-    ),
     "LISTED": Setting(bool, True, check_id="a2a.E110", doc="Whether the discovery catalogs name the agent."),
 }
 
@@ -116,13 +116,12 @@ class AgentSettings:
 @dataclass(frozen=True)
 class Agent:
     """One agent of the project: its name (:data:`DEFAULT_AGENT` for the project's
-    single-agent settings), its settings (:class:`AgentSettings`), whether the
-    catalogs list it, and its own ``TASK_STORE`` value (None: the project's store)."""
+    single-agent settings), its settings (:class:`AgentSettings`) and whether the
+    catalogs list it."""
 
     name: str
     settings: Any
     listed: bool = True
-    store_spec: Any = None
 
     @property
     def is_default(self) -> bool:
@@ -144,10 +143,9 @@ class Agent:
 
     @property
     def store(self) -> TaskStore:
-        """Where the agent's tasks live: its own ``TASK_STORE``, else the project's."""
-        if self.store_spec is None:
-            return get_task_store()
-        return _registry.store(self)
+        """Where the agent's tasks live: the project's ``TASK_STORE`` (every agent's, each
+        apart by its scope key)."""
+        return get_task_store()
 
 
 def problems() -> list[SettingError]:
@@ -171,9 +169,17 @@ def problems() -> list[SettingError]:
         if not isinstance(options, dict):
             found.append(SettingError(f"{where} must be a dict of options, not {options!r}.", "a2a.E110"))
             continue
-        if name == DEFAULT_AGENT and "TASK_STORE" in options:
-            found.append(SettingError(f"{where}: the default agent's store is TASK_STORE itself.", "a2a.E110"))
+        if "TASK_STORE" in options:
+            found.append(
+                SettingError(
+                    f"{where}: an agent's own TASK_STORE is not supported; every agent's tasks live in "
+                    "TASK_STORE, each agent's apart from the others'.",
+                    "a2a.E110",
+                )
+            )
         for key, value in options.items():
+            if key == "TASK_STORE":
+                continue  # said above
             if key not in OPTIONS:
                 found.append(
                     SettingError(f"{where}: unknown option {key!r} (known: {', '.join(sorted(OPTIONS))}).", "a2a.E110")
@@ -190,7 +196,7 @@ def _build_agent(name: str, options: dict[str, Any]) -> Agent:
     where = f"A2A_AGENTS[{name!r}]"
     own = {key: OPTIONS[key].convert(f"{where}[{key!r}]", value) for key, value in options.items() if key in PER_AGENT}
     listed = AGENT_ONLY["LISTED"].convert(f"{where}['LISTED']", options.get("LISTED", True))
-    return Agent(name, AgentSettings(name, own), listed=listed, store_spec=options.get("TASK_STORE"))
+    return Agent(name, AgentSettings(name, own), listed=listed)
 
 
 class _Registry:
@@ -198,7 +204,6 @@ class _Registry:
 
     def __init__(self) -> None:
         self._agents: dict[str, Agent] | None = None
-        self._stores: dict[str, TaskStore] = {}
         self._lock = threading.Lock()
 
     def agents(self) -> dict[str, Agent]:
@@ -219,18 +224,10 @@ class _Registry:
         built.update({name: _build_agent(name, options) for name, options in configured.items()})
         return built
 
-    def store(self, agent: Agent) -> TaskStore:
-        with self._lock:
-            store = self._stores.get(agent.name)
-            if store is None:
-                store = self._stores[agent.name] = resolve_store(agent.store_spec)
-        return store
-
     def reset(self, *, setting: str = "", **kwargs: Any) -> None:
-        if setting in ("A2A_AGENTS", "TASK_STORE"):
+        if setting == "A2A_AGENTS":
             with self._lock:
                 self._agents = None
-                self._stores = {}
 
 
 _registry = _Registry()

@@ -86,3 +86,10 @@ def journaled(request: HandlerRequest) -> str:
     request.cancelled.wait(float(arg) if verb == "sleep" else 0.05)
     note("end")
     return f"done: {request.text}"
+
+
+def loud(request: HandlerRequest) -> object:
+    """:func:`scripted`, its final answer in capitals and naming the agent it ran for:
+    the second agent's handler in the agents' tests (a2a.agents)."""
+    answer = scripted(request)
+    return f"{request.agent.name}: {answer.upper()}" if isinstance(answer, str) else answer

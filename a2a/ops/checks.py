@@ -40,6 +40,8 @@ Messages = list[CheckMessage]
 
 #: Setting name -> the name of the check that reports a value not fitting its declaration.
 OWNERS: dict[str, str] = {}
+#: Check name -> its body (what :func:`concern` registers wraps it).
+BODIES: dict[str, Callable[..., Messages]] = {}
 
 
 def concern(*names: str) -> Callable[[Callable[[], Messages]], Callable[..., Messages]]:
@@ -50,6 +52,7 @@ def concern(*names: str) -> Callable[[Callable[[], Messages]], Callable[..., Mes
 
     def wrap(body: Callable[[], Messages]) -> Callable[..., Messages]:
         OWNERS.update(dict.fromkeys(names, body.__name__))
+        BODIES[body.__name__] = body
 
         def check(app_configs: Any = None, **kwargs: Any) -> Messages:
             errors: Messages = [Error(str(p), id=p.check_id) for n in names if (p := a2a_settings.problem(n))]
@@ -381,8 +384,8 @@ def check_card_signing() -> Messages:
     return []
 
 
-#: The checks of the settings an agent may set for itself (a2a.agents.PER_AGENT).
-_PER_AGENT_CHECKS = (check_handler, check_card, check_authentication, check_llm, check_skills)
+#: The checks of the settings an agent may set for itself (a2a.agents.PER_AGENT): each body takes the agent.
+_PER_AGENT_CHECKS = ("check_handler", "check_card", "check_authentication", "check_llm", "check_skills")
 
 
 @concern("A2A_AGENTS")
@@ -395,12 +398,21 @@ def check_agents() -> Messages:
     found = agent_problems()
     if found:
         return [Error(str(problem), id=problem.check_id) for problem in found]
-    project = {message.msg for body in _PER_AGENT_CHECKS for message in body()}
+    bodies = [BODIES[name] for name in _PER_AGENT_CHECKS]
+    project = {message.msg for body in bodies for message in _quietly(body)}
     messages: Messages = []
     for agent in agents().values():
-        for body in _PER_AGENT_CHECKS:
-            messages += [_naming(m, agent) for m in body(agent) if m.msg not in project]
+        for body in bodies:
+            messages += [_naming(m, agent) for m in _quietly(body, agent) if m.msg not in project]
     return messages
+
+
+def _quietly(body: Callable[..., Messages], agent: Agent | None = None) -> Messages:
+    """``body``'s messages; none when a setting it reads is of the wrong type (its own check says so)."""
+    try:
+        return body(agent)
+    except SettingError:
+        return []
 
 
 def _conf(agent: Agent | None) -> Any:
