@@ -1,5 +1,5 @@
-"""``manage.py a2a_tasks``, ``a2a_send`` and ``a2a_card`` with ``--agent``: one agent's
-tasks (in its own store when it has one), its endpoint, its card."""
+"""``manage.py a2a_tasks`` and ``a2a_card`` with ``--agent``: one agent's tasks, its card
+(``a2a_send --agent`` is in test_a2a_send.py, against the real site)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import httpx
 import pytest
 from django.core.management import CommandError, call_command
 
-from stores.memory import MemoryTaskStore
 from tests.test_card_signing import EC_KEY, pem, public_pem
 from tests.test_commands import make_task, run
 
@@ -60,14 +59,6 @@ def test_fail_stale_and_prune_keep_to_the_agent(agents_tasks):
     } == {"s-1"}
     run("prune", "--older-than", "1h", "--state", "failed", "--agent", "billing")
     assert agents_tasks.get("s-1") is not None  # support's, not billing's
-
-
-def test_an_agents_own_store(agents_tasks, settings):
-    own = MemoryTaskStore()
-    settings.A2A_AGENTS = {"billing": {"TASK_STORE": own}}
-    own.save({**make_task("own-1"), "_agent": "billing"})
-    assert listed("--agent", "billing") == {"own-1"}
-    assert listed() == {"d-1", "b-1", "b-2", "s-1"}  # the project's store
 
 
 def test_an_unknown_agent_is_an_error(agents_tasks):

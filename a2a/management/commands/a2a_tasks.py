@@ -3,8 +3,7 @@ copy tasks, on any store.
 
 Every subcommand works on the configured store (``TASK_STORE``) or on ``--store SPEC``
 (any ``TASK_STORE`` value: ``file:./tasks``, ``orm``, ``orm:other``). ``--agent NAME``
-works on one agent's tasks (``A2A_AGENTS``; ``default`` for the single-agent settings'),
-in that agent's store unless ``--store`` names another. Selections take ``--state``
+works on one agent's tasks (``A2A_AGENTS``; ``default`` for the single-agent settings'). Selections take ``--state``
 (repeatable), ``--context`` and ``--older-than``/``--newer-than`` ages (``30d``,
 ``12h``, ``90m``, ``1h30m``)::
 
