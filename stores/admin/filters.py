@@ -214,7 +214,8 @@ class AgentFilter(RecentValuesFilter):
         return agent_name(task)
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        return queryset.filter(orm_agent_condition(self.value())) if self.value() else queryset
+        agent = self.value()
+        return queryset.filter(orm_agent_condition(agent)) if agent else queryset
 
     def task_query(self) -> dict[str, Any]:
         return {}
