@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import orjson
+from prometheus_client import REGISTRY
 
 from a2a.asgi import get_asgi_application
 from stores.base import StoreUnavailable, Task, TaskStore
@@ -100,3 +101,14 @@ def sse(
                 if on_first is not None and len(events) == 1:
                     on_first()
     return events
+
+
+def metric_sample(name: str, **labels: str) -> float:
+    """The sum of the Prometheus samples of ``name`` whose labels include ``labels`` (over
+    every agent unless ``agent`` is one of them)."""
+    return sum(
+        s.value
+        for family in REGISTRY.collect()
+        for s in family.samples
+        if s.name == name and labels.items() <= s.labels.items()
+    )

@@ -9,7 +9,6 @@ import json
 import logging
 
 import pytest
-from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
 from a2a.core.events import TaskEvent
@@ -19,19 +18,9 @@ from a2a.service import operations
 from stores.base import TaskPage, TaskQuery, TaskStore
 from stores.memory import MemoryTaskStore
 from tests.conftest import ALL_DATABASES
+from tests.helpers import metric_sample as sample
 
 pytestmark = ALL_DATABASES
-
-
-def sample(name: str, **labels: str) -> float:
-    """The sum of the samples of ``name`` whose labels include ``labels`` (over every agent
-    unless ``agent`` is one of them)."""
-    return sum(
-        s.value
-        for family in REGISTRY.collect()
-        for s in family.samples
-        if s.name == name and labels.items() <= s.labels.items()
-    )
 
 
 def send(text: str = "hi", context: str | None = None) -> dict:

@@ -26,7 +26,15 @@ RUNNER_ACTIVE = Gauge(
     "a2a_runner_active_tasks", "Tasks this process is fulfilling or has queued.", multiprocess_mode="livesum"
 )
 LLM_REQUESTS = Counter(
-    "a2a_llm_requests", "HTTP requests to the model endpoint, by outcome (ok, retry, error).", ["outcome"]
+    "a2a_llm_requests",
+    "HTTP requests to the model endpoint, by outcome (ok, retry, error) and the agent asking.",
+    ["outcome", "agent"],
 )
-LLM_SECONDS = Histogram("a2a_llm_request_seconds", "Seconds one model request took.", buckets=_BUCKETS)
-LLM_TOKENS = Counter("a2a_llm_tokens", "Tokens the model endpoint reported, by kind (input, output).", ["kind"])
+LLM_SECONDS = Histogram(
+    "a2a_llm_request_seconds", "Seconds one model request took, by the agent asking.", ["agent"], buckets=_BUCKETS
+)
+LLM_TOKENS = Counter(
+    "a2a_llm_tokens",
+    "Tokens the model endpoint reported, by kind (input, output) and the agent asking.",
+    ["kind", "agent"],
+)
