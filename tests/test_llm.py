@@ -20,9 +20,11 @@ from a2a.protocol.model import SendParams
 from a2a.service import operations
 from a2a.service.card import skills as card_skills
 from a2a.service.context import CallContext
+from a2a.testing.fake_model import Reply, anthropic_reply, openai_reply
+from a2a.testing.fake_model import fake_model as stub_model
 from tests.conftest import ALL_DATABASES
 from tests.helpers import metric_sample as counter
-from tests.stubs import Reply, anthropic_reply, openai_reply, stub_model
+from tests.helpers import send_direct
 
 pytestmark = ALL_DATABASES
 
@@ -75,7 +77,7 @@ def send(text: str, *, metadata: dict | None = None, message_metadata: dict | No
     if message_metadata:
         message["metadata"] = message_metadata
     message.update(extra)
-    return asyncio.run(operations.send_message(SendParams(message=message, blocking=True, metadata=metadata)))
+    return send_direct(message, metadata=metadata)
 
 
 # --- OpenAI style ---------------------------------------------------------------------

@@ -17,8 +17,9 @@ from a2a.core.events import bus
 from a2a.protocol.model import GetParams, SendParams
 from a2a.service import operations
 from tests.conftest import ALL_DATABASES
+from tests.helpers import live_rpc as rpc
 from tests.helpers import sse, v03_message, v10_message
-from tests.server import running_server, site_env
+from tests.server import scripted_site
 
 pytestmark = pytest.mark.slow
 
@@ -27,14 +28,7 @@ V10 = {"A2A-Version": "1.0"}
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("streaming")
-    env = site_env(
-        TASK_STORE="memory",
-        DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}",
-        A2A_HANDLER="tests.handlers.scripted",
-        A2A_STREAM_KEEPALIVE="0.2",
-    )
-    with running_server(env, log=tmp / "server.log") as base:
+    with scripted_site(tmp_path_factory.mktemp("streaming"), A2A_STREAM_KEEPALIVE="0.2") as base:
         yield base
 
 
@@ -52,11 +46,6 @@ def stream(
     ``on_first`` once the first one is in)."""
     body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
     return sse("POST", f"{base}/a2a/", json=body, headers=headers or {}, raw=raw, on_first=on_first)
-
-
-def rpc(base: str, method: str, params: dict, headers: dict | None = None) -> dict:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return httpx.post(f"{base}/a2a/", json=body, headers=headers or {}, timeout=15).json()
 
 
 def kinds_v10(events: list[dict]) -> list[str]:
