@@ -7,6 +7,7 @@ a caller ``A2A_AUTHENTICATION_CLASSES`` does not accept gets 401 and a
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
@@ -57,7 +58,9 @@ async def _refused(request: HttpRequest) -> HttpResponse | None:
     return None
 
 
-def _document(request: HttpRequest, document: dict, content_type: str, headers: dict[str, str]) -> HttpResponse:
+def _document(
+    request: HttpRequest, document: dict[str, Any], content_type: str, headers: dict[str, str]
+) -> HttpResponse:
     body = orjson.dumps(document)
     etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
     private = a2a_settings.CATALOG_AUTHENTICATION
@@ -69,7 +72,7 @@ def _document(request: HttpRequest, document: dict, content_type: str, headers: 
     }
     if etag in request.headers.get("If-None-Match", ""):
         return HttpResponse(status=304, headers=headers)
-    return HttpResponse(b"" if request.method == "HEAD" else body, content_type=content_type, headers=headers)
+    return HttpResponse(body, content_type=content_type, headers=headers)  # a HEAD's body is the server's to drop
 
 
 @csrf_exempt  # read-only: any other method gets 405, not CSRF's 403
@@ -84,8 +87,8 @@ async def ai_catalog(request: HttpRequest) -> HttpResponse:
 
 @csrf_exempt
 async def api_catalog(request: HttpRequest) -> HttpResponse:
-    """The RFC 9727 API catalog of the listed agents; a HEAD answers with its ``Link``
-    header (``rel="api-catalog"``, section 2) and no body."""
+    """The RFC 9727 API catalog of the listed agents, with its ``Link`` header
+    (``rel="api-catalog"``), which a HEAD answers with (section 2)."""
     if refused := await _refused(request):
         return refused
     anchor = origin(request) + reverse("a2a:api-catalog")
