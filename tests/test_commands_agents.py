@@ -61,6 +61,16 @@ def test_fail_stale_and_prune_keep_to_the_agent(agents_tasks):
     assert agents_tasks.get("s-1") is not None  # support's, not billing's
 
 
+def test_import_keeps_the_agents_tasks(agents_tasks, tmp_path):
+    exported, _ = run("export")
+    lines = tmp_path / "tasks.jsonl"
+    lines.write_text(exported)
+    for task_id in ("d-1", "b-1", "b-2", "s-1"):
+        agents_tasks.delete(task_id)
+    run("import", str(lines), "--agent", "billing")
+    assert listed() == {"b-1", "b-2"}
+
+
 def test_an_unknown_agent_is_an_error(agents_tasks):
     with pytest.raises(CommandError, match="No agent named 'nobody'"):
         run("list", "--agent", "nobody")

@@ -328,6 +328,8 @@ class Command(BaseCommand):
             for item in items:
                 if isinstance(item, maintenance.Problem):
                     tally.problems.append(item)
+                elif self.mine(item) is None:  # another agent's (--agent)
+                    pass
                 elif maintenance.put(target, item, overwrite=overwrite):
                     tally.done += 1
                 else:
