@@ -13,11 +13,13 @@ from __future__ import annotations
 import jsonschema
 import pytest
 from django.contrib.auth.models import User
+from django.core.checks import run_checks
 from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 
 from a2a.agents import agents
 from stores.memory import MemoryTaskStore
+from tests.helpers import call
 
 pytestmark = pytest.mark.django_db
 
@@ -205,9 +207,20 @@ def test_a_revalidation_gets_304(client, two_agents):
 def test_catalog_authentication_without_classes_is_a_warning(settings):
     settings.A2A_CATALOG_AUTHENTICATION = True
     settings.A2A_AUTHENTICATION_CLASSES = []
-    from django.core.checks import run_checks
-
     assert "a2a.W120" in {message.id for message in run_checks()}
     settings.A2A_AUTHENTICATION_CLASSES = ["a2a.auth.BearerTokenAuthentication"]
     assert "a2a.W120" not in {message.id for message in run_checks()}
     call_command("check")  # a warning, not an error
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("direct", [False, True], ids=["middleware", "direct-asgi"])
+def test_the_catalogs_through_the_asgi_application(two_agents, direct):
+    """Served by a2a.asgi as the cards are: through the MIDDLEWARE, or on A2A_DIRECT_ASGI's fast path."""
+    two_agents.A2A_DIRECT_ASGI = direct
+    catalog = call("GET", "/.well-known/ai-catalog.json")
+    assert catalog.status_code == 200 and catalog.headers["content-type"] == "application/ai-catalog+json"
+    assert [entry["url"] for entry in catalog.json()["entries"]][1] == (
+        "http://testserver/agents/billing/.well-known/agent-card.json"
+    )
+    assert call("HEAD", "/.well-known/api-catalog").headers["link"].endswith('rel="api-catalog"')
