@@ -98,8 +98,9 @@ class AgentSettings:
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("_"):
             raise AttributeError(attr)
-        if attr in self._own:
-            return self._own[attr]
+        own = self._own.get(attr)
+        if own is not None or (attr in self._own and attr != "AGENT_NAME"):  # AGENT_NAME None: the derived name
+            return own
         if attr == "AGENT_NAME" and self._name != DEFAULT_AGENT:
             return self._name
         return getattr(a2a_settings, attr)

@@ -6,6 +6,7 @@ The two cards are written to /tmp/a2a-agents-cards.json for the closing note."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import grpc
@@ -19,6 +20,7 @@ from a2a.ops.checks import check_agents
 from a2a.service.context import CallContext
 from stores.memory import MemoryTaskStore
 from tests.agents_support import AGENTS, BILLING, PREFIX, V10, call, grpc_calls, message, rpc, send
+from tests.test_executor import queue  # noqa: F401  (the fixture)
 
 CARDS = Path("/tmp/a2a-agents-cards.json")
 
@@ -278,3 +280,65 @@ def test_docs_name_every_option():
 
     page = (Path(__file__).parent.parent / "docs" / "agents.md").read_text()
     assert [key for key in OPTIONS if f"`{key}`" not in page] == []
+
+
+def test_the_direct_reply_path_runs_the_agents_handler(settings):
+    settings.A2A_AGENTS = {"billing": {**BILLING, "HANDLER": "tests.test_handler_api.pinger"}}
+    pong = rpc("billing", "SendMessage", {"message": message("ping")})["result"]
+    assert pong["message"]["parts"][0]["text"] == "pong" and len(settings.TASK_STORE) == 0  # no task
+    assert send("default", "ping")["status"]["state"] == "TASK_STATE_COMPLETED"  # scripted: a task
+    worked = send("billing", "work")
+    assert settings.TASK_STORE.get(worked["id"])["_agent"] == "billing"
+    assert rpc("default", "GetTask", {"id": worked["id"]})["error"]["code"] == -32001
+
+
+@pytest.mark.django_db(transaction=True)  # the authentication thread reads the token
+def test_the_extended_card_is_the_agents(settings, django_user_model):
+    from rest_framework.authtoken.models import Token
+
+    extended = {"skills": [{"id": "refunds", "name": "Refunds", "description": "For customers."}]}
+    settings.A2A_AGENTS = {
+        "billing": {
+            **BILLING,
+            "AUTHENTICATION_CLASSES": ["a2a.auth.BearerTokenAuthentication"],
+            "EXTENDED_CARD": extended,
+        }
+    }
+    token = Token.objects.create(user=django_user_model.objects.create_user("carol")).key
+    headers = {**V10, "Authorization": f"Bearer {token}"}
+    card = call("GET", "/agents/billing/a2a/rest/extendedAgentCard", headers=headers).json()
+    assert card["name"] == "Billing" and [s["id"] for s in card["skills"]] == ["invoice", "refunds"]
+    assert card["supportedInterfaces"][0]["url"] == "http://testserver/agents/billing/a2a/"
+    public = call("GET", "/agents/billing/.well-known/agent-card.json", headers=V10).json()
+    assert public["capabilities"]["extendedAgentCard"] is True
+    default = call("GET", "/.well-known/agent-card.json", headers=V10).json()
+    assert default["capabilities"]["extendedAgentCard"] is False
+
+
+def test_an_agent_no_route_serves_is_a_warning(settings):
+    settings.ROOT_URLCONF = "a2a.urls"  # the default agent's routes only
+    [warning] = check_agents()
+    assert warning.id == "a2a.W110" and "'billing'" in warning.msg and "a2a.urls.agents" in warning.hint
+
+
+def test_an_agent_name_of_none_is_the_agents_key(settings):
+    settings.A2A_AGENTS = {"billing": {"AGENT_NAME": None}, "default": {"AGENT_NAME": None}}
+    assert get_agent("billing").settings.AGENT_NAME == "billing"
+    assert default_agent().settings.AGENT_NAME == "toolnexus-agent"  # the project's, as without agents
+
+
+def test_a_queue_worker_runs_the_tasks_agents_handler(queue, settings):  # noqa: F811 (the fixture)
+    """With A2A_EXECUTOR = "tasks", the job names only the task: the worker reads its agent from it."""
+    from tests.test_executor import run_jobs
+
+    settings.A2A_AGENTS = AGENTS
+    task_id = rpc("billing", "SendMessage", {"message": message("hi"), "configuration": {"returnImmediately": True}})[
+        "result"
+    ]["task"]["id"]
+    assert run_jobs(queue) == [task_id]
+    for _ in range(500):
+        done = settings.TASK_STORE.get(task_id)
+        if done["status"]["state"] == "completed":
+            break
+        time.sleep(0.01)
+    assert done["artifacts"][-1]["parts"][0]["text"] == "billing: DONE: HI"

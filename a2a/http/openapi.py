@@ -1,7 +1,7 @@
 """The OpenAPI 3.2 description of the HTTP+JSON binding, served at ``a2a/rest/openapi.json``.
 
 Generated from the binding's own route table (:data:`a2a.http.rest.ROUTES`, which
-``a2a/urls.py`` makes the URL patterns from): every route and method, its A2A operation,
+``a2a/urls/`` makes the URL patterns from): every route and method, its A2A operation,
 and the request and response schemas of the specification's JSON Schema bundle
 (``a2a/protocol/a2a.schema.json``, the A2A v1.0 ``a2a.schema.json``, Apache-2.0, copied
 as published), renamed into ``components/schemas``. It describes the v1.0 dialect (the

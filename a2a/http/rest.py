@@ -2,7 +2,7 @@
 addressed by URL and HTTP method.
 
 Routes (under the app's ``a2a/rest`` prefix, the interface URL the card names; the
-table is :data:`ROUTES`, from which ``a2a/urls.py`` and the OpenAPI description are made):
+table is :data:`ROUTES`, from which ``a2a/urls/`` and the OpenAPI description are made):
 ``POST message:send``, ``POST message:stream``, ``GET tasks``, ``GET tasks/{id}``,
 ``POST tasks/{id}:cancel``, ``POST|GET tasks/{id}:subscribe`` (the spec text says POST,
 a2a.proto says GET), ``POST|GET tasks/{id}/pushNotificationConfigs``,

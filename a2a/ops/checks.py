@@ -17,9 +17,10 @@ from django.conf import settings
 from django.core.checks import ERROR, CheckMessage, Error, Warning, register, run_checks
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connections
+from django.urls import NoReverseMatch
 from rest_framework.authentication import TokenAuthentication
 
-from a2a.agents import Agent, agents
+from a2a.agents import DEFAULT_AGENT, Agent, agents, get_agent
 from a2a.agents import problems as agent_problems
 from a2a.auth import authenticators
 from a2a.client import remote
@@ -404,7 +405,24 @@ def check_agents() -> Messages:
     for agent in agents().values():
         for body in bodies:
             messages += [_naming(m, agent) for m in _quietly(body, agent) if m.msg not in project]
-    return messages
+    return messages + _unrouted()
+
+
+def _unrouted() -> Messages:
+    """``a2a.W110``: agents that no route serves (``a2a.urls.agents`` is not included)."""
+    names = [name for name in agents() if name != DEFAULT_AGENT]
+    try:
+        if names:
+            get_agent(names[0]).path("jsonrpc")
+    except NoReverseMatch:
+        return [
+            Warning(
+                f"A2A_AGENTS names {', '.join(map(repr, names))}, but no URL pattern serves them (only gRPC does).",
+                hint='Add path("agents/", include("a2a.urls.agents")) to the root URLconf.',
+                id="a2a.W110",
+            )
+        ]
+    return []
 
 
 def _quietly(body: Callable[..., Messages], agent: Agent | None = None) -> Messages:
