@@ -127,6 +127,13 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             "to the public ones); None: no extended card.",
         ),
         "A2A_CARD_MAX_AGE": Setting(int, 300, min=0, doc="Agent Card max-age for HTTP caching (seconds)."),
+        "A2A_CATALOG_AUTHENTICATION": Setting(
+            bool,
+            False,
+            doc="Whether the discovery catalogs (/.well-known/ai-catalog.json and /.well-known/api-catalog, "
+            "docs/agents.md) answer only callers A2A_AUTHENTICATION_CLASSES accept (401 with WWW-Authenticate "
+            "otherwise). False: anyone may read them, as anyone may read the agent cards they list.",
+        ),
         "A2A_BROWSABLE_AGENT": Setting(
             object,
             "staff",

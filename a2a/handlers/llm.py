@@ -29,11 +29,12 @@ import json
 import logging
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
 
+from a2a.agents import DEFAULT_AGENT
 from a2a.conf import SETTINGS, a2a_settings
 from a2a.core import metrics
 from a2a.handlers import HandlerRequest, Result, TaskFailed
@@ -76,6 +77,8 @@ class LLMClient:
     backoff: float = 1.0
     max_tokens: int = 0
     transport: httpx.AsyncBaseTransport | None = None
+    #: The agent asking (its name labels the model metrics).
+    agent: str = DEFAULT_AGENT
 
     @classmethod
     def from_settings(cls, conf: Any = a2a_settings) -> LLMClient:
@@ -176,31 +179,31 @@ class LLMClient:
                     error = LLMError(f"Cannot reach the model endpoint {url}: {exc or type(exc).__name__}")
                     delay = None
                 else:
-                    metrics.LLM_SECONDS.observe(time.perf_counter() - started)
+                    metrics.LLM_SECONDS.labels(self.agent).observe(time.perf_counter() - started)
                     if response.is_success:
                         try:
                             result = self.parse(response.json())
                         except ValueError:
-                            metrics.LLM_REQUESTS.labels("error").inc()
+                            metrics.LLM_REQUESTS.labels("error", self.agent).inc()
                             raise LLMError(
                                 f"The model endpoint answered HTTP {response.status_code} with something that is "
                                 f"not JSON: {response.text[:200]}"
                             ) from None
-                        metrics.LLM_REQUESTS.labels("ok").inc()
-                        metrics.LLM_TOKENS.labels("input").inc(result.input_tokens)
-                        metrics.LLM_TOKENS.labels("output").inc(result.output_tokens)
+                        metrics.LLM_REQUESTS.labels("ok", self.agent).inc()
+                        metrics.LLM_TOKENS.labels("input", self.agent).inc(result.input_tokens)
+                        metrics.LLM_TOKENS.labels("output", self.agent).inc(result.output_tokens)
                         return result
                     error = LLMError(
                         f"The model endpoint answered HTTP {response.status_code}: {provider_error(response)}"
                     )
                     if response.status_code not in RETRY_STATUSES:
-                        metrics.LLM_REQUESTS.labels("error").inc()
+                        metrics.LLM_REQUESTS.labels("error", self.agent).inc()
                         raise error
                     delay = retry_after(response)
                 if last:
-                    metrics.LLM_REQUESTS.labels("error").inc()
+                    metrics.LLM_REQUESTS.labels("error", self.agent).inc()
                     raise error
-                metrics.LLM_REQUESTS.labels("retry").inc()
+                metrics.LLM_REQUESTS.labels("retry", self.agent).inc()
                 wait = self._backoff(attempt) if delay is None else min(delay, MAX_BACKOFF)
                 logger.info("model request failed (%s); retry %d/%d in %.2fs", error, attempt + 1, attempts - 1, wait)
                 await asyncio.sleep(wait)
@@ -342,7 +345,7 @@ class LLMHandler:
 
     async def __call__(self, request: HandlerRequest) -> Result:
         conf = request.agent.settings
-        client = self.client(conf)
+        client = replace(self.client(conf), agent=request.agent.name)
         skill = self.skill_for(request)
         result = await client.chat(self.system_prompt(skill, conf), await self.conversation(request))
         before = (request.metadata.get("llm") or {}).get("usage") or {}

@@ -152,6 +152,21 @@ def check_authentication(agent: Agent | None = None) -> Messages:
     return []
 
 
+@concern("A2A_CATALOG_AUTHENTICATION")
+def check_catalogs() -> Messages:
+    """``a2a.W120``: the catalogs should require authentication, but no class authenticates."""
+    if a2a_settings.CATALOG_AUTHENTICATION and not a2a_settings.AUTHENTICATION_CLASSES:
+        return [
+            Warning(
+                "A2A_CATALOG_AUTHENTICATION is on but A2A_AUTHENTICATION_CLASSES is empty: "
+                "every caller is accepted, so the catalogs stay open.",
+                hint="List the authentication classes the catalogs' callers use in A2A_AUTHENTICATION_CLASSES.",
+                id="a2a.W120",
+            )
+        ]
+    return []
+
+
 @concern(
     "A2A_PUSH_NOTIFICATIONS",
     "A2A_PUSH_ALLOW_PRIVATE_URLS",
