@@ -8,6 +8,9 @@ from django.conf import settings
 from stores.backends import get_task_store, resolve_store
 from stores.base import TaskStore
 
+#: The test kit's fixtures (a2a_client, fake_model, fake_agent), as an installed package loads them.
+pytest_plugins = ["a2a.testing.plugin"]
+
 #: Store kinds every contract test runs on; "orm-postgres" only when it is configured.
 STORE_KINDS = ["memory", "file", "orm-sqlite"] + (["orm-postgres"] if "postgres" in settings.DATABASES else [])
 

@@ -14,6 +14,7 @@ import pytest
 
 from a2a.asgi import get_asgi_application
 from a2a.runtime.runner import get_runner
+from a2a.testing import WireClient
 from stores.memory import MemoryTaskStore
 from stores.timestamps import now_iso
 
@@ -92,12 +93,11 @@ class Client:
         params: Any = None,
     ) -> Answer:
         async def go() -> Answer:
-            transport = httpx.ASGITransport(app=self.app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-                response = await asyncio.wait_for(
-                    client.request(method, url, content=content, headers=headers, params=params), 30
-                )
-                return Answer(response.status_code, response.headers, response.content)
+            client = WireClient(app=self.app, version=None)
+            response = await asyncio.wait_for(
+                client.arequest(method, url, content=content, headers=headers, params=params), 30
+            )
+            return Answer(response.status_code, response.headers, response.content)
 
         return self.loop.run_until_complete(go())
 

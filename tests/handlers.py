@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from typing import Any
 
 from a2a.handlers import AuthRequired, HandlerRequest, InputRequired, Reply, TaskFailed
 
@@ -86,3 +87,12 @@ def journaled(request: HandlerRequest) -> str:
     request.cancelled.wait(float(arg) if verb == "sleep" else 0.05)
     note("end")
     return f"done: {request.text}"
+
+
+def demo(request: HandlerRequest) -> list[dict[str, Any]]:
+    """A handler for tests that drive a real server: "fail..." fails; anything else is
+    echoed, with the skill the message named as a data part."""
+    if request.text.startswith("fail"):
+        raise TaskFailed(f"asked to fail: {request.text}")
+    skill = (request.message.get("metadata") or {}).get("skill")
+    return [{"kind": "text", "text": f"echo: {request.text}"}, {"kind": "data", "data": {"skill": skill}}]

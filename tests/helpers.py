@@ -1,19 +1,20 @@
-"""What many tests need, one copy each: waiting for a task or a condition, HTTP
-requests to the project's ASGI application in this process, and the reference listing
-the stores' indexes are checked against (:func:`page_in_memory`)."""
+"""What many tests need, one copy each: waiting for a task or a condition, and HTTP
+requests to the project's ASGI application in this process or to a live server (the
+test kit's :class:`~a2a.testing.client.WireClient`, which also builds the messages)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import Callable, Collection
 from typing import Any
 
 import httpx
-import orjson
 
-from a2a.asgi import get_asgi_application
+from a2a.protocol.model import SendParams
+from a2a.service import operations
+from a2a.service.context import CallContext
+from a2a.testing.client import WireClient, v03_message, v10_message
 from stores.base import StoreUnavailable, Task, TaskStore
 
 
@@ -45,42 +46,59 @@ def wait_until(predicate: Callable[[], Any], *, timeout: float = 5.0, what: str 
         time.sleep(0.01)
 
 
-_app: Any = None
+#: Requests to the project's ASGI application in this process (built once), through the
+#: test kit's wire client; no ``A2A-Version`` header unless a request names one.
+ASGI = WireClient(version=None)
 
 
 def asgi_app() -> Any:
     """The project's ASGI application (``a2a.asgi``), built once."""
-    global _app
-    if _app is None:
-        _app = get_asgi_application()
-    return _app
+    return ASGI.application()
 
 
 def http(method: str, path: str, *, content: Any = None, headers: dict[str, str] | None = None) -> httpx.Response:
     """One request to :func:`asgi_app`, through httpx's ASGI transport (no server)."""
-
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=asgi_app())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.request(method, path, content=content, headers=headers)
-
-    return asyncio.run(go())
+    return ASGI.request(method, path, content=content, headers=headers)
 
 
-def v10_message(text: str, **extra: Any) -> dict:
-    """A v1.0 user message with one text part."""
-    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}], **extra}
+def call(method: str, path: str, **kwargs: Any) -> httpx.Response:
+    """One request to a newly built ASGI application, so that the settings the test
+    changed (``MIDDLEWARE`` among them) apply; ``json=``, ``headers=``, ``content=``."""
+    return WireClient(version=None).request(method, path, **kwargs)
 
 
-def v03_message(text: str, **extra: Any) -> dict:
-    """A v0.3 user message with one text part."""
-    return {
-        "kind": "message",
-        "messageId": str(uuid.uuid4()),
-        "role": "user",
-        "parts": [{"kind": "text", "text": text}],
-        **extra,
-    }
+def rpc10(method: str, params: Any, headers: dict[str, str] | None = None) -> Any:
+    """A v1.0 JSON-RPC call to a newly built ASGI application: the whole envelope."""
+    return WireClient().rpc(method, params, headers=headers)
+
+
+def live_rpc(base: str, method: str, params: Any, headers: dict[str, str] | None = None) -> Any:
+    """A JSON-RPC call to the live server at ``base`` (no ``A2A-Version`` unless in
+    ``headers``): the whole envelope."""
+    return WireClient(base_url=base, version=None).rpc(method, params, headers=headers)
+
+
+def live_result(base: str, method: str, params: Any, http: httpx.Client | None = None) -> Any:
+    """A v1.0 JSON-RPC call to the live server at ``base`` (on ``http``'s connections when
+    given): its result; AssertionError with the envelope when it is an error."""
+    return WireClient(base_url=base, http=http, timeout=20).result(method, params)
+
+
+def live_submit(base: str, text: str, http: httpx.Client | None = None) -> str:
+    """A non-blocking v1.0 SendMessage to the live server at ``base``: the task's id,
+    once the answer says it is submitted."""
+    task = WireClient(base_url=base, http=http, timeout=20).send(text, blocking=False)["task"]
+    assert task["status"]["state"] == "TASK_STATE_SUBMITTED"
+    return task["id"]
+
+
+def send_direct(
+    message: dict, *, blocking: bool = True, metadata: dict | None = None, ctx: CallContext | None = None
+) -> dict:
+    """SendMessage through the operation itself, no binding (as the bindings call it):
+    the task (or message) as answered."""
+    params = SendParams(message=message, blocking=blocking, metadata=metadata)
+    return asyncio.run(operations.send_message(params, ctx) if ctx else operations.send_message(params))
 
 
 def sse(
@@ -88,15 +106,18 @@ def sse(
 ) -> list[dict]:
     """Every SSE data frame of a streaming request to a live server, until it closes the
     stream (calling ``on_first`` once the first frame is in; every line into ``raw``)."""
-    events: list[dict] = []
-    with httpx.stream(method, url, timeout=15, **kwargs) as response:
-        assert response.status_code == 200, response.read()
-        assert response.headers["content-type"].startswith("text/event-stream")
-        for line in response.iter_lines():
-            if raw is not None:
-                raw.append(line)
-            if line.startswith("data: "):
-                events.append(orjson.loads(line[6:]))
-                if on_first is not None and len(events) == 1:
-                    on_first()
-    return events
+    return WireClient(base_url=url, version=None).stream(method, url, on_first=on_first, raw=raw, **kwargs)
+
+
+__all__ = [
+    "ASGI",
+    "asgi_app",
+    "call",
+    "http",
+    "rpc10",
+    "sse",
+    "v03_message",
+    "v10_message",
+    "wait_for_state",
+    "wait_until",
+]

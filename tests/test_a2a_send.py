@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def agent(tmp_path_factory):
     log = tmp_path_factory.mktemp("a2a-send") / "server.log"
-    env = site_env(TASK_STORE="memory", A2A_HANDLER="tests.stubs.demo_handler", A2A_INPUT_MODES='["*/*"]')
+    env = site_env(TASK_STORE="memory", A2A_HANDLER="tests.handlers.demo", A2A_INPUT_MODES='["*/*"]')
     with running_server(env, log=log) as base:
         yield base
 

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from a2a.asgi import get_asgi_application
+from a2a.testing import WireClient
 
 SEND = {
     "jsonrpc": "2.0",
@@ -19,9 +20,7 @@ SEND = {
 
 
 async def call(method: str, path: str, **kwargs) -> httpx.Response:
-    transport = httpx.ASGITransport(app=get_asgi_application())
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-        return await client.request(method, path, **kwargs)
+    return await WireClient(version=None).arequest(method, path, **kwargs)
 
 
 @pytest.mark.parametrize("direct", [True, False])

@@ -3,19 +3,18 @@ tasks, another caller's task answers like an unknown one; the extended card."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import uuid
 
-import httpx
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from rest_framework.authtoken.models import Token
 
-from a2a.asgi import get_asgi_application
+from a2a.testing import v10_message as message
 from stores.memory import MemoryTaskStore
+from tests.helpers import call
+from tests.helpers import rpc10 as rpc
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -31,24 +30,6 @@ def agent(settings):
     alice = Token.objects.create(user=User.objects.create_user("alice")).key
     bob = Token.objects.create(user=User.objects.create_user("bob")).key
     return {"alice": {"Authorization": f"Bearer {alice}"}, "bob": {"X-API-Key": bob}}
-
-
-def call(method: str, path: str, **kwargs) -> httpx.Response:
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=get_asgi_application())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.request(method, path, **kwargs)
-
-    return asyncio.run(go())
-
-
-def rpc(method: str, params: dict, headers: dict) -> dict:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return call("POST", "/a2a/", json=body, headers={**V10, **headers}).json()
-
-
-def message(text: str, **extra) -> dict:
-    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}], **extra}
 
 
 def test_no_credentials_is_401_with_a_challenge(agent):

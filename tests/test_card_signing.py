@@ -5,7 +5,6 @@ tests/interop/test_card_signing_interop.py."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 import io
@@ -22,10 +21,10 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from a2a.asgi import get_asgi_application
 from a2a.ops.checks import check_card_signing
 from a2a.protocol import signing
 from a2a.service import card
+from tests.helpers import call
 
 CARD = "/.well-known/agent-card.json"
 V10 = {"A2A-Version": "1.0"}
@@ -50,12 +49,7 @@ RSA_KEY = rsa.generate_private_key(65537, 2048)
 
 
 def get(path: str, headers: dict[str, str] | None = None) -> httpx.Response:
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=get_asgi_application())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.get(path, headers=headers)
-
-    return asyncio.run(go())
+    return call("GET", path, headers=headers)
 
 
 def header_of(signature: dict) -> dict:

@@ -31,6 +31,8 @@ import httpx
 import pytest
 
 from deploy.cluster import Cluster, drop_database
+from tests.helpers import live_result as rpc
+from tests.helpers import live_submit as send
 
 pytestmark = pytest.mark.slow
 
@@ -38,20 +40,6 @@ TASKS = int(os.environ.get("A2A_DISTRIBUTED_TASKS", "40"))
 LEASE = 3.0
 TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
 HEADERS = {"A2A-Version": "1.0"}
-
-
-def rpc(base: str, method: str, params: dict, http: httpx.Client) -> dict:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    answer = http.post(f"{base}/a2a/", json=body, headers=HEADERS, timeout=20).json()
-    assert "result" in answer, answer
-    return answer["result"]
-
-
-def send(base: str, text: str, http: httpx.Client) -> str:
-    message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": text}]}
-    result = rpc(base, "SendMessage", {"message": message, "configuration": {"returnImmediately": True}}, http)
-    assert result["task"]["status"]["state"] == "TASK_STATE_SUBMITTED"
-    return result["task"]["id"]
 
 
 def journal(path: Path) -> dict[str, list[tuple[str, int, float, bool]]]:

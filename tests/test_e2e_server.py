@@ -12,6 +12,7 @@ import httpx
 import pytest
 from django.conf import settings
 
+from a2a.testing import WireClient
 from stores.file import FileTaskStore
 from tests.server import manage, postgres_database, running_server, site_env
 
@@ -19,10 +20,8 @@ pytestmark = pytest.mark.slow
 
 
 def rpc(endpoint: str, method: str, params: dict, **headers: str) -> dict:
-    body = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
-    response = httpx.post(endpoint, json=body, headers=headers, timeout=10)
-    assert response.status_code == 200, response.text
-    return response.json()
+    client = WireClient(base_url=endpoint, version=None, timeout=10)
+    return client.rpc(method, params, request_id=str(uuid.uuid4()), headers=headers, path=endpoint, status=200)
 
 
 def toolnexus_round_trip(base: str, text: str) -> tuple[str, dict]:

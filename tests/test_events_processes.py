@@ -22,6 +22,8 @@ import orjson
 import pytest
 from django.conf import settings
 
+from a2a.testing import WireClient
+from tests.helpers import live_result as rpc
 from tests.server import ServerURL, manage, postgres_database, running_server, site_env
 from tests.test_push import Receiver
 
@@ -60,16 +62,8 @@ def servers(request, tmp_path_factory) -> Iterator[tuple[ServerURL, ServerURL]]:
         yield a, b
 
 
-def rpc(base: str, method: str, params: dict) -> dict:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    answer = httpx.post(f"{base}/a2a/", json=body, headers=V10, timeout=15).json()
-    assert "result" in answer, answer
-    return answer["result"]
-
-
 def send(base: str, text: str) -> dict:
-    message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]}
-    return rpc(base, "SendMessage", {"message": message, "configuration": {"returnImmediately": True}})["task"]
+    return WireClient(base_url=base).send(text, blocking=False)["task"]
 
 
 def wait_state(base: str, task_id: str, state: str) -> dict:

@@ -5,7 +5,6 @@ runs real `manage.py db_worker` processes)."""
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import time
 
@@ -14,13 +13,12 @@ from django.core.checks import run_checks
 from django.core.exceptions import ImproperlyConfigured
 
 from a2a.core import leases, lifecycle
-from a2a.protocol.model import SendParams, set_status
+from a2a.protocol.model import set_status
 from a2a.runtime import executors, reaper, worker
 from a2a.runtime.runner import get_runner
-from a2a.service import operations
 from stores.backends import get_task_store
 from stores.timestamps import format_timestamp
-from tests.helpers import wait_for_state
+from tests.helpers import send_direct, wait_for_state
 
 pytestmark = pytest.mark.django_db
 
@@ -71,7 +69,7 @@ def run_jobs(backend) -> list[str]:
 
 def send(text: str) -> dict:
     """A non-blocking SendMessage, as a web process answers it."""
-    return asyncio.run(operations.send_message(SendParams(message=message(text), blocking=False)))
+    return send_direct(message(text), blocking=False)
 
 
 def wait_for(task_id: str, states: set[str], timeout: float = 10.0) -> dict:

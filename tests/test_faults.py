@@ -4,7 +4,6 @@ files (read as missing, logged once, set aside by ``manage.py a2a_repair``)."""
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import io
 import json
@@ -16,33 +15,19 @@ import time
 import uuid
 from pathlib import Path
 
-import httpx
 import pytest
 from django.core.management import call_command
 
-from a2a.asgi import get_asgi_application
 from stores.base import StaleTaskError
 from stores.file import FileTaskStore
 from stores.timestamps import now_iso
+from tests.helpers import ASGI
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 
-_app = None
-
 
 def rpc(method: str, params: dict) -> dict:
-    global _app
-    _app = _app or get_asgi_application()
-
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=_app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-            return await client.post("/a2a/", json=body)
-
-    response = asyncio.run(go())
-    assert response.status_code == 200, response.text  # never an HTTP 500
-    return response.json()
+    return ASGI.rpc(method, params, status=200)  # never an HTTP 500
 
 
 def send(text: str = "hello") -> dict:

@@ -6,7 +6,6 @@ system check's message. The fresh ``startproject`` itself: tests/thirdparty/."""
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -15,9 +14,9 @@ import httpx
 import pytest
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 
-from a2a.asgi import get_asgi_application
 from a2a.conf import a2a_settings, from_environment, project_name
 from stores.orm import OrmTaskStore
+from tests.helpers import call
 from tests.server import ROOT, free_port, manage, running_server, site_env
 
 SEND = {
@@ -27,16 +26,6 @@ SEND = {
     "params": {"message": {"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "hi"}]}},
 }
 V10 = {"A2A-Version": "1.0"}
-
-
-async def _call(method: str, path: str, **kwargs) -> httpx.Response:
-    transport = httpx.ASGITransport(app=get_asgi_application())
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-        return await client.request(method, path, **kwargs)
-
-
-def call(method: str, path: str, **kwargs) -> httpx.Response:
-    return asyncio.run(_call(method, path, **kwargs))
 
 
 def seen_by_project_middleware(get_response):

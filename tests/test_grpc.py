@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import httpx
 import pytest
 from django.contrib.auth.models import User
 from google.rpc import error_details_pb2, status_pb2
@@ -28,6 +27,7 @@ from a2a.grpc import a2a_pb2 as pb
 from a2a.grpc import a2a_pb2_grpc
 from a2a.grpc.server import start
 from a2a.service import card
+from a2a.testing import WireClient
 from stores.memory import MemoryTaskStore
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -458,10 +458,7 @@ def test_served_beside_the_asgi_app_on_its_lifespan(settings):
         assert (await outbox.get())["type"] == "lifespan.startup.complete"
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
             sent = await a2a_pb2_grpc.A2AServiceStub(channel).SendMessage(send("beside"), timeout=30)
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": sent.task.id}}
-            got = (await client.post("/a2a/", json=body, headers={"A2A-Version": "1.0"})).json()
+        got = await WireClient(app=app).arpc("GetTask", {"id": sent.task.id})
         await inbox.put({"type": "lifespan.shutdown"})
         assert (await outbox.get())["type"] == "lifespan.shutdown.complete"
         await lifespan

@@ -11,10 +11,8 @@ import threading
 import time
 from typing import Any
 
-import httpx
 import pytest
 
-from a2a.asgi import get_asgi_application
 from a2a.handlers import (
     AgentHandler,
     Cancellation,
@@ -30,8 +28,10 @@ from a2a.protocol.model import CancelParams, GetParams, SendParams
 from a2a.runtime.runner import get_runner
 from a2a.service import operations
 from a2a.service.context import CallContext
+from a2a.testing import WireClient
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
+from tests.helpers import send_direct
 
 HERE = __name__
 
@@ -55,8 +55,7 @@ def message(text: str, **extra: Any) -> dict[str, Any]:
 
 
 def send(text: str, ctx: CallContext | None = None, *, blocking: bool = True, **extra: Any) -> dict[str, Any]:
-    params = SendParams(message=message(text, **extra), blocking=blocking)
-    return asyncio.run(operations.send_message(params, ctx) if ctx else operations.send_message(params))
+    return send_direct(message(text, **extra), blocking=blocking, ctx=ctx)
 
 
 def stream(text: str, **extra: Any) -> list[Any]:
@@ -311,22 +310,9 @@ def test_direct_reply_over_json_rpc(settings, store):
     headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}
     v10 = {"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "ping"}]}
 
-    async def go() -> tuple[httpx.Response, httpx.Response]:
-        transport = httpx.ASGITransport(app=get_asgi_application())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            sent = await client.post(
-                "/a2a/",
-                json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": v10}},
-                headers=headers,
-            )
-            streamed = await client.post(
-                "/a2a/",
-                json={"jsonrpc": "2.0", "id": 2, "method": "SendStreamingMessage", "params": {"message": v10}},
-                headers=headers,
-            )
-            return sent, streamed
-
-    sent, streamed = asyncio.run(go())
+    client = WireClient(version=None)
+    sent = client.rpc_response("SendMessage", {"message": v10}, request_id=1, headers=headers)
+    streamed = client.rpc_response("SendStreamingMessage", {"message": v10}, request_id=2, headers=headers)
     assert set(sent.json()["result"]) == {"message"}
     events = [json.loads(line[6:]) for line in streamed.text.splitlines() if line.startswith("data: ")]
     assert len(events) == 1 and events[0]["result"]["message"]["parts"] == [{"text": "pong"}]
@@ -419,12 +405,7 @@ def test_private_call_record_is_not_rendered(settings):
         "params": {"message": {"role": "ROLE_USER", "messageId": "m", "parts": [{"text": "x"}]}},
     }
 
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=get_asgi_application())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.post("/a2a/", json=body, headers=headers)
-
-    result = asyncio.run(go()).json()["result"]["task"]
+    result = WireClient(version=None).request("POST", "/a2a/", json=body, headers=headers).json()["result"]["task"]
     assert "_call" not in json.dumps(result)
     stored = get_task_store().get(result["id"])
     assert stored["_call"]["binding"] == "jsonrpc" and stored["_call"]["extensions"] == ["urn:x-ext"]

@@ -10,7 +10,6 @@ both bindings (JSON-RPC, HTTP+JSON) in both versions (v1.0, v0.3)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from dataclasses import dataclass
@@ -24,10 +23,11 @@ from rest_framework.authtoken.models import Token
 from a2a.handlers import HandlerRequest, InputRequired
 from a2a.ops.bulk import Selection
 from a2a.protocol.model import message_text
+from a2a.testing.fake_model import fake_model as stub_model
+from a2a.testing.fake_model import openai_reply
 from stores.base import TaskQuery
 from tests.conftest import STORE_KINDS, make_store
-from tests.helpers import asgi_app
-from tests.stubs import openai_reply, stub_model
+from tests.helpers import ASGI
 
 CLASSES = ["a2a.auth.BearerTokenAuthentication", "a2a.auth.APIKeyAuthentication"]
 
@@ -70,12 +70,7 @@ def remembering(request: HandlerRequest) -> str:
 
 
 def http(method: str, path: str, headers: dict[str, str], body: Any = None, **params: Any) -> httpx.Response:
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=asgi_app())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.request(method, path, json=body, headers=headers, params=params or None)
-
-    return asyncio.run(go())
+    return ASGI.request(method, path, json=body, headers=headers, params=params or None)
 
 
 @dataclass(frozen=True)

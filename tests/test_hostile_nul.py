@@ -13,7 +13,6 @@ failed as "the process stopped"."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
@@ -24,20 +23,18 @@ import httpx
 import pytest
 from django.db import DataError, IntegrityError, OperationalError
 
-from a2a.asgi import get_asgi_application
 from a2a.handlers import HandlerRequest
 from a2a.runtime.runner import UNSAVABLE_MESSAGE
 from stores.base import StoreError
 from stores.models import NUL_WRAPPER, NulSafeDecoder, NulSafeEncoder
 from tests.db_marks import store_params
+from tests.helpers import ASGI
 
 NUL = "\x00"
 TEXT = f"before{NUL}after"
 DATA = {f"key{NUL}": [f"value{NUL}", {"deep": NUL}]}
 METADATA = {"note": f"meta{NUL}data", f"k{NUL}": 1}
 BINDINGS = ["jsonrpc-1.0", "jsonrpc-0.3", "rest-1.0", "rest-0.3"]
-
-_app = None
 
 
 @pytest.fixture(params=store_params(transaction=True))
@@ -56,17 +53,9 @@ def _quick(settings):
 
 
 def http(method: str, path: str, body: Any = None, *, version: str, params: dict | None = None) -> httpx.Response:
-    global _app
-    _app = _app or get_asgi_application()
     content = None if body is None else json.dumps(body).encode()
-    headers = {"Content-Type": "application/json", "A2A-Version": version}
-
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=_app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.request(method, path, content=content, headers=headers, params=params)
-
-    return asyncio.run(go())
+    headers = {"Content-Type": "application/json"}
+    return ASGI.request(method, path, content=content, headers=headers, version=version, params=params)
 
 
 def message(binding: str, text: str = "hello", data: Any = None, **ids: str) -> dict[str, Any]:

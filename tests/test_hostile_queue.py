@@ -51,6 +51,8 @@ from a2a.runtime.runner import get_runner
 from a2a.service import operations
 from deploy.cluster import Cluster
 from tests.db_marks import store_params
+from tests.helpers import live_result as rpc
+from tests.helpers import live_submit as send
 from tests.server import free_port, postgres_database
 
 POSTGRES_URL = os.environ.get("A2A_TEST_POSTGRES_URL", "")
@@ -60,20 +62,6 @@ HEADERS = {"A2A-Version": "1.0"}
 LEASE = 3.0
 
 needs_postgres = pytest.mark.skipif(not POSTGRES_URL, reason="A2A_TEST_POSTGRES_URL is not set")
-
-
-def rpc(base: str, method: str, params: dict, http: httpx.Client | None = None) -> dict:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    answer = (http or httpx).post(f"{base}/a2a/", json=body, headers=HEADERS, timeout=20).json()
-    assert "result" in answer, answer
-    return answer["result"]
-
-
-def send(base: str, text: str, http: httpx.Client) -> str:
-    message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": text}]}
-    result = rpc(base, "SendMessage", {"message": message, "configuration": {"returnImmediately": True}}, http)
-    assert result["task"]["status"]["state"] == "TASK_STATE_SUBMITTED"
-    return result["task"]["id"]
 
 
 def settle_all(base: str, task_ids: list[str], http: httpx.Client, bound: float) -> tuple[dict[str, dict], float]:

@@ -28,6 +28,7 @@ from a2a.core.events import bus
 from a2a.protocol.model import new_task
 from a2a.runtime import reaper
 from a2a.runtime.runner import Runner
+from a2a.testing import WireClient
 from stores.base import StoreUnavailable, TaskQuery, TaskStore
 from stores.file import NOT_CACHED, FileTaskStore
 from stores.file import fsio as file_module
@@ -145,21 +146,11 @@ def test_a_read_error_while_a_handler_runs_never_ends_the_task(use_store, settin
 
 
 def rpc(app, method: str, params: dict) -> httpx.Response:
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.post("/a2a/", json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-
-    return asyncio.run(go())
+    return WireClient(app=app, version=None).rpc_response(method, params)
 
 
 def rest_get(app, path: str) -> httpx.Response:
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.get(path)
-
-    return asyncio.run(go())
+    return WireClient(app=app, version=None).request("GET", path)
 
 
 def test_get_task_while_the_store_cannot_read_is_unavailable_not_not_found(use_store, monkeypatch):

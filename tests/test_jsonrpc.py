@@ -27,9 +27,11 @@ import pytest
 from a2a.handlers import HandlerRequest
 from a2a.protocol.model import agent_message, new_task, set_status
 from a2a.runtime.runner import get_runner
+from a2a.testing.client import UNSET
+from a2a.testing.client import rpc_body as request
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
-from tests.helpers import http, wait_until
+from tests.helpers import ASGI, http, wait_until
 
 ENDPOINT = "/a2a/"
 CARD = "/.well-known/agent-card.json"
@@ -38,7 +40,7 @@ ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest"
 #: The A2A v1.0 JSON schema, as the package ships it (a copy of the specification's).
 V10_SCHEMA = Path(__file__).resolve().parent.parent / "a2a" / "protocol" / "a2a.schema.json"
-NO_PARAMS: Any = object()  # "send no params key at all"
+NO_PARAMS: Any = UNSET  # "send no params key at all"
 
 
 # --- HTTP plumbing -------------------------------------------------------------------
@@ -47,10 +49,7 @@ NO_PARAMS: Any = object()  # "send no params key at all"
 def post(body: Any, *, version: str | None = None, path: str = ENDPOINT) -> httpx.Response:
     """POST ``body`` (bytes as they are, anything else as JSON) to the endpoint."""
     content = body if isinstance(body, bytes) else json.dumps(body).encode()
-    headers = {"Content-Type": "application/json"}
-    if version is not None:
-        headers["A2A-Version"] = version
-    return http("POST", path, content=content, headers=headers)
+    return ASGI.request("POST", path, content=content, headers={"Content-Type": "application/json"}, version=version)
 
 
 def envelope(response: httpx.Response) -> Any:
@@ -58,13 +57,6 @@ def envelope(response: httpx.Response) -> Any:
     assert response.status_code == 200, (response.status_code, response.text)
     assert response.headers["content-type"] == "application/json"
     return response.json()
-
-
-def request(method: str, params: Any = NO_PARAMS, request_id: Any = 1) -> dict[str, Any]:
-    payload: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-    if params is not NO_PARAMS:
-        payload["params"] = params
-    return payload
 
 
 def call(method: str, params: Any = NO_PARAMS, *, version: str | None = None, request_id: Any = 1) -> dict[str, Any]:

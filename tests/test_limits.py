@@ -19,6 +19,7 @@ from django.core.checks import run_checks
 
 from a2a.conf import DEFAULTS, from_environment
 from a2a.runtime.runner import get_runner
+from a2a.testing.client import rpc_body
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from tests.helpers import http
@@ -61,7 +62,7 @@ class Way:
         if self.binding == "rest":
             return json.dumps(params).encode()
         method = "SendMessage" if self.v10 else "message/send"
-        return json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+        return json.dumps(rpc_body(method, params)).encode()
 
     def post_send(self, body: Any) -> httpx.Response:
         path = "/a2a/" if self.binding == "jsonrpc" else "/a2a/rest/message:send"
@@ -73,14 +74,14 @@ class Way:
     def get(self, task_id: str) -> httpx.Response:
         if self.binding == "rest":
             return http("GET", f"/a2a/rest/tasks/{task_id}", headers=self.headers())
-        body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask" if self.v10 else "tasks/get", "params": {"id": task_id}}
+        body = rpc_body("GetTask" if self.v10 else "tasks/get", {"id": task_id})
         return http("POST", "/a2a/", content=json.dumps(body).encode(), headers=self.headers())
 
     def list(self, **params: Any) -> httpx.Response:
         if self.binding == "rest":
             query = "&".join(f"{k}={v}" for k, v in params.items())
             return http("GET", f"/a2a/rest/tasks?{query}", headers=self.headers())
-        body = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks" if self.v10 else "tasks/list", "params": params}
+        body = rpc_body("ListTasks" if self.v10 else "tasks/list", params)
         return http("POST", "/a2a/", content=json.dumps(body).encode(), headers=self.headers())
 
     # --- answers -------------------------------------------------------------------

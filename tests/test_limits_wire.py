@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from a2a.testing import WireClient
 from tests.server import running_server, site_env
 
 pytestmark = pytest.mark.slow
@@ -59,8 +60,8 @@ def path(rest: bool) -> str:
 
 
 def post(base: str, rest: bool, content: bytes | Iterator[bytes]) -> httpx.Response:
-    headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}
-    return httpx.post(f"{base}{path(rest)}", content=content, headers=headers, timeout=60)
+    client = WireClient(base_url=base, timeout=60)
+    return client.request("POST", path(rest), content=content, headers={"Content-Type": "application/json"})
 
 
 def chunks(body: bytes) -> Iterator[bytes]:

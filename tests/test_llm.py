@@ -20,8 +20,10 @@ from a2a.handlers.skills import SkillError, parse_skill, requested_skill, scan
 from a2a.protocol.model import SendParams
 from a2a.service import operations
 from a2a.service.card import skills as card_skills
+from a2a.testing.fake_model import Reply, anthropic_reply, openai_reply
+from a2a.testing.fake_model import fake_model as stub_model
 from tests.conftest import ALL_DATABASES
-from tests.stubs import Reply, anthropic_reply, openai_reply, stub_model
+from tests.helpers import send_direct
 
 pytestmark = ALL_DATABASES
 
@@ -74,7 +76,7 @@ def send(text: str, *, metadata: dict | None = None, message_metadata: dict | No
     if message_metadata:
         message["metadata"] = message_metadata
     message.update(extra)
-    return asyncio.run(operations.send_message(SendParams(message=message, blocking=True, metadata=metadata)))
+    return send_direct(message, metadata=metadata)
 
 
 def counter(name: str, **labels: str) -> float:

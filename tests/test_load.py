@@ -17,6 +17,7 @@ import httpx
 import pytest
 from django.conf import settings
 
+from a2a.testing import WireClient
 from bench import load
 
 pytestmark = pytest.mark.slow
@@ -41,8 +42,8 @@ def server(request, tmp_path_factory):
 def rpc(http: httpx.Client, base: str, method: str, params: dict) -> dict:
     """One request on a new connection: uvicorn's workers share the listening socket, so
     requests land on either (the pids that ran the handlers show it)."""
-    body = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
-    return http.post(f"{base}/a2a/", json=body, timeout=10, headers={"Connection": "close"}).json()
+    client = WireClient(base_url=base, version=None, http=http, timeout=10)
+    return client.rpc(method, params, request_id=str(uuid.uuid4()), headers={"Connection": "close"})
 
 
 def send(http: httpx.Client, base: str, text: str, *, context: str | None = None) -> dict:

@@ -14,11 +14,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from a2a.core.events import TaskEvent
 from a2a.ops import observability
-from a2a.protocol.model import SendParams
-from a2a.service import operations
 from stores.base import TaskPage, TaskQuery, TaskStore
 from stores.memory import MemoryTaskStore
 from tests.conftest import ALL_DATABASES
+from tests.helpers import send_direct
 
 pytestmark = ALL_DATABASES
 
@@ -31,7 +30,7 @@ def send(text: str = "hi", context: str | None = None) -> dict:
     message = {"kind": "message", "messageId": f"m-{text}", "role": "user", "parts": [{"kind": "text", "text": text}]}
     if context:
         message["contextId"] = context
-    return asyncio.run(operations.send_message(SendParams(message=message, blocking=True)))
+    return send_direct(message)
 
 
 @pytest.fixture(autouse=True)

@@ -6,34 +6,23 @@ run (marked slow) that finds no server error and no answer off the description."
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
-import httpx
 import jsonschema
 import pytest
 import referencing
 from django.urls import URLPattern, get_resolver, resolve
 from openapi_spec_validator import validate
 
-from a2a.asgi import get_asgi_application
 from a2a.http import openapi, rest
+from tests.helpers import call
 from tests.server import running_server, site_env
 
 URL = "/a2a/rest/openapi.json"
 V10 = {"A2A-Version": "1.0"}
-
-
-def call(method: str, path: str, **kwargs) -> httpx.Response:
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=get_asgi_application())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.request(method, path, **kwargs)
-
-    return asyncio.run(go())
 
 
 @pytest.fixture(scope="module")

@@ -168,8 +168,9 @@ def test_the_wheel_installs_into_a_fresh_virtualenv_and_every_module_imports(tmp
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = str(venv / "bin" / "python")
     pip = [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-compile"]
-    # With the `grpc` extra: a2a.grpc (and the command serving it) import its packages at the top.
-    subprocess.run([*pip, f"{run.built_dist().wheel}[grpc]"], check=True, capture_output=True)
+    # With the `grpc` and `testing` extras: a2a.grpc (and the command serving it) and the test
+    # kit's plugin (a2a.testing.plugin: pytest) import their packages at the top.
+    subprocess.run([*pip, f"{run.built_dist().wheel}[grpc,testing]"], check=True, capture_output=True)
     script = textwrap.dedent(
         """
         import importlib, importlib.metadata, pkgutil, sys

@@ -20,16 +20,16 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import httpx
 import pytest
 
 from a2a import push
-from a2a.asgi import get_asgi_application
 from a2a.core import lifecycle
 from a2a.protocol.model import new_task, set_status
+from a2a.testing import WireClient
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from tests.conftest import ALL_DATABASES, STORE_KINDS
+from tests.helpers import ASGI
 
 V10, V03 = "1.0", None  # the A2A-Version header each dialect sends
 DIALECTS = [V10, V03]
@@ -173,25 +173,10 @@ def closed_port() -> int:
 
 # --- JSON-RPC plumbing ---------------------------------------------------------------------
 
-_app: Any = None
-
 
 def rpc(method: str, params: Any, *, version: str | None = None) -> dict:
     """One JSON-RPC call through the ASGI app; the whole envelope."""
-    global _app
-    if _app is None:
-        _app = get_asgi_application()
-    headers = {"Content-Type": "application/json", **({"A2A-Version": version} if version else {})}
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
-
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=_app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.post("/a2a/", content=body, headers=headers)
-
-    response = asyncio.run(go())
-    assert response.status_code == 200, response.text
-    return response.json()
+    return ASGI.rpc(method, params, version=version, status=200)
 
 
 def ok(method: str, params: Any, *, version: str | None = None) -> Any:
@@ -532,10 +517,10 @@ def test_disabled_answers_push_not_supported(memory, settings, version, receiver
 
 def test_card_advertises_the_setting(settings):
     async def card(version: str | None) -> dict:
-        transport = httpx.ASGITransport(app=get_asgi_application())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            response = await client.get("/.well-known/agent-card.json", headers={"A2A-Version": version or ""})
-            return response.json()
+        client = WireClient(version=None)
+        return (
+            await client.arequest("GET", "/.well-known/agent-card.json", headers={"A2A-Version": version or ""})
+        ).json()
 
     assert asyncio.run(card(None))["capabilities"]["pushNotifications"] is True
     assert asyncio.run(card(V10))["capabilities"]["pushNotifications"] is True
@@ -871,11 +856,7 @@ def test_another_callers_task_answers_like_an_unknown_one(settings, receiver):
     alice, bob = (Token.objects.create(user=User.objects.create_user(name)).key for name in ("alice", "bob"))
 
     async def call(token: str, method: str, params: dict) -> dict:
-        headers = {"A2A-Version": "1.0", "Authorization": f"Bearer {token}"}
-        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-        transport = httpx.ASGITransport(app=get_asgi_application())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return (await client.post("/a2a/", json=body, headers=headers)).json()
+        return await WireClient().arpc(method, params, headers={"Authorization": f"Bearer {token}"})
 
     params = {
         "message": message(V10),

@@ -9,6 +9,8 @@ import uuid
 import httpx
 import pytest
 
+from a2a.testing import WireClient
+from a2a.testing import v10_message as message
 from tests.helpers import sse
 from tests.server import running_server, site_env
 
@@ -30,12 +32,10 @@ def rest(tmp_path_factory):
         yield f"{base}/a2a/rest"
 
 
-def message(text: str, **extra) -> dict:
-    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}], **extra}
-
-
 def send(rest: str, text: str, **config) -> dict:
-    response = httpx.post(f"{rest}/message:send", json={"message": message(text), "configuration": config}, headers=V10)
+    response = WireClient(base_url=rest).request(
+        "POST", f"{rest}/message:send", json={"message": message(text), "configuration": config}
+    )
     assert response.status_code == 200, response.text
     assert response.headers["content-type"] == "application/a2a+json"
     return response.json()["task"]

@@ -8,7 +8,6 @@ tests/interop drives the same routes with the SDK's own v0.3 REST client.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import threading
@@ -23,7 +22,7 @@ from a2a.core.events import bus
 from a2a.protocol import V03_REST, V10, rest_dialect_for
 from a2a.protocol.errors import VersionNotSupportedError
 from stores.memory import MemoryTaskStore
-from tests.helpers import asgi_app, wait_until
+from tests.helpers import ASGI, wait_until
 
 V1 = "/a2a/rest/v1"
 V03 = {"A2A-Version": "0.3"}
@@ -42,13 +41,7 @@ def http(method: str, path: str, body: Any = None, *, headers: dict[str, str] | 
     content = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
     if content and not any(name.lower() == "content-type" for name in headers or {}):
         headers = {**(headers or {}), "Content-Type": "application/json"}  # as the v0.3 clients send it
-
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=asgi_app())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.request(method, path, content=content, headers=headers, params=params or None)
-
-    return asyncio.run(go())
+    return ASGI.request(method, path, content=content, headers=headers, params=params or None, version=None)
 
 
 def message(text: str, **extra: Any) -> dict[str, Any]:

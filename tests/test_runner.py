@@ -11,12 +11,12 @@ import pytest
 
 from a2a.handlers import handler_instance
 from a2a.protocol.errors import TaskNotCancelableError, UnsupportedOperationError
-from a2a.protocol.model import CancelParams, GetParams, SendParams
+from a2a.protocol.model import CancelParams, GetParams
 from a2a.runtime import runner as runner_module
 from a2a.runtime.runner import SHUTDOWN_MESSAGE, Runner, get_runner
 from a2a.service import operations
 from tests.conftest import ALL_DATABASES
-from tests.helpers import wait_for_state, wait_until
+from tests.helpers import send_direct, wait_for_state, wait_until
 
 pytestmark = ALL_DATABASES
 
@@ -87,7 +87,7 @@ def message(text: str = "hi", **extra) -> dict:
 
 
 def send(text: str = "hi", *, blocking: bool = False, **extra) -> dict:
-    return asyncio.run(operations.send_message(SendParams(message=message(text, **extra), blocking=blocking)))
+    return send_direct(message(text, **extra), blocking=blocking)
 
 
 def test_blocking_send_runs_submitted_working_completed(use_store):

@@ -18,7 +18,6 @@ the ASGI app in-process.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 from typing import Any
@@ -28,7 +27,6 @@ import orjson
 import pytest
 
 from a2a import push
-from a2a.asgi import get_asgi_application
 from a2a.protocol import V03, V10, dialect_for
 from a2a.protocol import errors as e
 from a2a.protocol.model import new_task, set_status
@@ -37,7 +35,8 @@ from a2a.service.card import extended_card
 from a2a.service.context import INTERNAL
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
-from tests.helpers import sse, v03_message, v10_message
+from tests.helpers import ASGI, sse, v03_message, v10_message
+from tests.helpers import live_rpc as rpc
 from tests.server import running_server, site_env
 from tests.test_push import Receiver
 
@@ -79,11 +78,6 @@ def server(tmp_path_factory):
     )
     with running_server(env, log=tmp / "server.log") as base:
         yield base
-
-
-def rpc(base: str, method: str, params: dict, headers: dict | None = None) -> dict:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return httpx.post(f"{base}/a2a/", json=body, headers=headers or {}, timeout=15).json()
 
 
 def subscribe(base: str, binding: str, version: str | None, task_id: str, *, on_first=None) -> list[dict]:
@@ -153,22 +147,10 @@ def test_a_message_stream_closes_when_its_turn_pauses(server, binding, version):
 
 # === in-process: the ASGI app ======================================================================
 
-_app: Any = None
-
 
 def call(method: str, path: str, *, body: Any = None, headers: dict | None = None) -> httpx.Response:
-    global _app
-    if _app is None:
-        _app = get_asgi_application()
     content = None if body is None else json.dumps(body).encode()
-    all_headers = {"Content-Type": "application/json", **(headers or {})}
-
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=_app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.request(method, path, content=content, headers=all_headers)
-
-    return asyncio.run(go())
+    return ASGI.request(method, path, content=content, headers={"Content-Type": "application/json", **(headers or {})})
 
 
 def jsonrpc(method: str, params: Any, version: str | None = None) -> httpx.Response:

@@ -17,6 +17,7 @@ from a2a.core.events import bus
 from a2a.protocol.model import GetParams, SendParams
 from a2a.service import operations
 from tests.conftest import ALL_DATABASES
+from tests.helpers import live_rpc as rpc
 from tests.helpers import sse, v03_message, v10_message
 from tests.server import running_server, site_env
 
@@ -52,11 +53,6 @@ def stream(
     ``on_first`` once the first one is in)."""
     body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
     return sse("POST", f"{base}/a2a/", json=body, headers=headers or {}, raw=raw, on_first=on_first)
-
-
-def rpc(base: str, method: str, params: dict, headers: dict | None = None) -> dict:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return httpx.post(f"{base}/a2a/", json=body, headers=headers or {}, timeout=15).json()
 
 
 def kinds_v10(events: list[dict]) -> list[str]:

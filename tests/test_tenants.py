@@ -4,19 +4,19 @@ and any task under an unknown tenant, answers like an unknown task, on both bind
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 
-import httpx
 import pytest
 
-from a2a.asgi import get_asgi_application
 from a2a.handlers import HandlerRequest
 from a2a.service.context import CallContext
+from a2a.testing import v10_message as message
 from stores.backends import get_task_store
 from stores.base import TaskQuery
 from stores.scope import SCOPE_SEPARATOR, scope_key, task_scope
 from tests.conftest import ALL_DATABASES, STORE_KINDS
+from tests.helpers import call
+from tests.helpers import rpc10 as rpc
 
 V10 = {"A2A-Version": "1.0"}
 NOT_FOUND = -32001
@@ -28,24 +28,6 @@ def _agent(settings):
     settings.A2A_HANDLER = "tests.handlers.scripted"
     settings.A2A_PUSH_NOTIFICATIONS = True
     settings.A2A_PUSH_ALLOW_PRIVATE_URLS = True  # configs on a loopback URL (never delivered to)
-
-
-def call(method: str, path: str, **kwargs) -> httpx.Response:
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=get_asgi_application())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.request(method, path, **kwargs)
-
-    return asyncio.run(go())
-
-
-def rpc(method: str, params: dict) -> dict:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return call("POST", "/a2a/", json=body, headers=V10).json()
-
-
-def message(text: str, **extra) -> dict:
-    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}], **extra}
 
 
 def send(tenant: str | None, text: str = "ask:more?", **extra) -> dict:

@@ -8,7 +8,6 @@ import asyncio
 import threading
 import uuid
 
-import httpx
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
@@ -16,12 +15,14 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from a2a import push
-from a2a.asgi import get_asgi_application
 from a2a.core import tracing
 from a2a.handlers import HandlerRequest
 from a2a.protocol.model import CancelParams
 from a2a.service import operations
+from a2a.testing import WireClient
 from stores.backends import get_task_store
+from tests.helpers import call
+from tests.helpers import rpc10 as rpc
 from tests.test_executor import queue, run_jobs  # noqa: F401 (queue is a fixture)
 from tests.test_push import Receiver
 
@@ -64,20 +65,6 @@ def spans(settings):
     _EXPORTER.clear()
     yield _EXPORTER
     _EXPORTER.clear()
-
-
-def call(method: str, path: str, **kwargs) -> httpx.Response:
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=get_asgi_application())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.request(method, path, **kwargs)
-
-    return asyncio.run(go())
-
-
-def rpc(method: str, params: dict, headers: dict | None = None) -> dict:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return call("POST", "/a2a/", json=body, headers={**V10, **(headers or {})}).json()
 
 
 def message(text: str = "hi") -> dict:
@@ -255,9 +242,7 @@ def test_streams_have_their_spans(spans, use_store, settings):
         # (the task waits for input) until the cancel, made from another thread, ends it.
         canceler = threading.Timer(0.5, lambda: asyncio.run(operations.cancel_task(CancelParams(id=task_id))))
         canceler.start()
-        transport = httpx.ASGITransport(app=get_asgi_application())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            response = await client.post("/a2a/", json=body, headers=V10)
+        response = await WireClient(version=None).arequest("POST", "/a2a/", json=body, headers=V10)
         canceler.join()
         return response.text
 

@@ -1,6 +1,7 @@
-"""A stub model server on a loopback port that speaks the chat-completions format
-(OpenAI) and the Messages format (Anthropic), as the seeds' example stubs the model:
-the tests never reach the internet."""
+"""A fake model server on a loopback port (a real HTTP server in a thread, never the
+internet) that speaks the chat-completions format (OpenAI-compatible) and the Messages
+format (Anthropic): scripted replies, tool calls among them, and every request recorded.
+The built-in LLM handler reads ``A2A_LLM_BASE_URL``; :attr:`FakeModel.url` is the value."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from a2a.handlers import TaskFailed
+from a2a.testing.loopback import QuietHandler, Seen, serving
 
 
 @dataclass
 class Reply:
+    """One scripted answer: HTTP status, JSON body (or raw bytes/str), headers, delay."""
+
     status: int = 200
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
@@ -25,6 +28,7 @@ class Reply:
 
 
 def openai_reply(text: str, *, prompt_tokens: int = 7, completion_tokens: int = 3, model: str = "mock") -> Reply:
+    """A chat-completions answer with ``text`` and token usage."""
     return Reply(
         body={
             "id": "chatcmpl-1",
@@ -41,6 +45,7 @@ def openai_reply(text: str, *, prompt_tokens: int = 7, completion_tokens: int = 
 
 
 def anthropic_reply(text: str, *, input_tokens: int = 11, output_tokens: int = 5) -> Reply:
+    """A Messages answer with ``text`` and token usage."""
     return Reply(
         body={
             "id": "msg_1",
@@ -54,14 +59,42 @@ def anthropic_reply(text: str, *, input_tokens: int = 11, output_tokens: int = 5
     )
 
 
-@dataclass
-class Seen:
-    path: str
-    headers: dict[str, str]
-    body: Any
+def openai_tool_call(name: str, arguments: dict[str, Any], *, call_id: str = "call_1") -> Reply:
+    """A chat-completions answer that calls the function ``name`` with ``arguments``."""
+    call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+    return Reply(
+        body={
+            "id": "chatcmpl-tool",
+            "object": "chat.completion",
+            "model": "mock",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                    "finish_reason": "tool_calls",
+                }
+            ],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+        }
+    )
 
 
-class StubModel:
+def anthropic_tool_use(name: str, tool_input: dict[str, Any], *, use_id: str = "toolu_1") -> Reply:
+    """A Messages answer that uses the tool ``name`` with ``tool_input``."""
+    return Reply(
+        body={
+            "id": "msg_tool",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-mock",
+            "content": [{"type": "tool_use", "id": use_id, "name": name, "input": tool_input}],
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 11, "output_tokens": 5},
+        }
+    )
+
+
+class FakeModel:
     """Answers each POST with the next queued :class:`Reply` (the last one repeats),
     or with ``responder(seen)`` when set; records every request in ``requests``."""
 
@@ -74,10 +107,12 @@ class StubModel:
 
     @property
     def url(self) -> str:
+        """The base URL for ``A2A_LLM_BASE_URL`` (``http://127.0.0.1:<port>/v1``)."""
         assert self.server is not None
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def queue(self, *replies: Reply) -> None:
+        """Answer the next requests with ``replies`` in order (the last one repeats)."""
         self.replies = list(replies)
 
     def _next(self, seen: Seen) -> Reply:
@@ -88,57 +123,23 @@ class StubModel:
             return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
 
     def handler_class(self) -> type[BaseHTTPRequestHandler]:
+        """The ``http.server`` handler that answers for this fake."""
         stub = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                try:
-                    body = json.loads(raw)
-                except ValueError:
-                    body = raw.decode("utf-8", "replace")
-                reply = stub._next(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                reply = stub._next(self.seen())
                 if reply.delay:
                     time.sleep(reply.delay)
-                data = reply.body if isinstance(reply.body, bytes | str) else json.dumps(reply.body)
-                data = data.encode() if isinstance(data, str) else data
-                try:
-                    self.send_response(reply.status)
-                    headers = {"Content-Type": "application/json", **reply.headers}
-                    for key, value in headers.items():
-                        self.send_header(key, value)
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a timeout test)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
+                self.answer(reply.status, reply.body, reply.headers)
 
         return Handler
 
 
 @contextlib.contextmanager
-def stub_model() -> Iterator[StubModel]:
-    stub = StubModel()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), stub.handler_class())
-    server.daemon_threads = True
-    stub.server = server
-    thread = threading.Thread(target=server.serve_forever, name="stub-model", daemon=True)
-    thread.start()
-    try:
+def fake_model() -> Iterator[FakeModel]:
+    """A :class:`FakeModel` serving on 127.0.0.1 (a random port) until the block ends."""
+    stub = FakeModel()
+    with serving(stub.handler_class(), "fake-model") as server:
+        stub.server = server
         yield stub
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
-
-
-def demo_handler(request: Any) -> list[dict[str, Any]]:
-    """A handler for tests that drive a real server: "fail..." fails; anything else is
-    echoed, with the skill the message named as a data part."""
-    if request.text.startswith("fail"):
-        raise TaskFailed(f"asked to fail: {request.text}")
-    skill = (request.message.get("metadata") or {}).get("skill")
-    return [{"kind": "text", "text": f"echo: {request.text}"}, {"kind": "data", "data": {"skill": skill}}]
