@@ -64,12 +64,12 @@ class DelegationFailed(TaskFailed):
     not be reached, refused the credentials or the card, or ran past the timeout. As a
     :class:`TaskFailed`, an unhandled one fails the local task with its text.
     ``agent``: the remote agent's name; ``task``: the remote task as last seen (None
-    when it was never created); ``state``: its state (``failed``, ``rejected``...)
-    or ``""`` when the remote task is unknown."""
+    when it was never created); ``remote_state``: its state (``failed``,
+    ``rejected``...), ``""`` when it did not fail or reject it itself."""
 
-    def __init__(self, text: str, *, agent: str, task: Task | None = None, state: str = "") -> None:
+    def __init__(self, text: str, *, agent: str, task: Task | None = None, remote_state: str = "") -> None:
         super().__init__(text)
-        self.agent, self.task, self.state = agent, task, state
+        self.agent, self.task, self.remote_state = agent, task, remote_state
 
 
 class Local(Protocol):
@@ -472,7 +472,7 @@ class _Run:
         """DelegationFailed saying "The remote agent 'billing' <why>"."""
         state = self.state if self.state in ("failed", "rejected") else ""
         text = f"The remote agent {self.agent!r} {why}"
-        return DelegationFailed(text, agent=self.agent, task=self.remote, state=state)
+        return DelegationFailed(text, agent=self.agent, task=self.remote, remote_state=state)
 
     def _ended(self) -> Task:
         remote = self.remote or {}
