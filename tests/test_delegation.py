@@ -253,3 +253,50 @@ def test_a_chunked_artifact_interrupted_mid_stream_arrives_whole(fake_agent):
     assert done["status"]["state"] == "completed"
     assert [p["text"] for p in done["artifacts"][0]["parts"]] == ["a", "b"]
     assert "GetTask" in sent_methods(fake_agent)
+
+
+# --- the caller's credentials ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("forward", [True, False])
+def test_the_callers_credentials_go_only_where_the_agent_opts_in(settings, fake_agent, a2a_client, forward):
+    settings.A2A_REMOTE_AGENTS = {"remote": {"URL": fake_agent.url, "FORWARD_CALLER_CREDENTIALS": forward}}
+    fake_agent.script([artifact("hi"), completed()])
+    caller = a2a_client.with_(headers={"Authorization": "Bearer caller-token", "X-API-Key": "caller-key"})
+    answer = caller.send("go")
+    task = wait_for_state(get_task_store(), answer["task"]["id"], {"completed", "failed"})
+    assert task["status"]["state"] == "completed"
+    [sent] = [r for r in fake_agent.requests if (r.body or {}).get("method") == "SendStreamingMessage"]
+    if forward:
+        assert sent.headers["authorization"] == "Bearer caller-token" and sent.headers["x-api-key"] == "caller-key"
+    else:
+        assert "authorization" not in sent.headers and "x-api-key" not in sent.headers
+    assert "caller-token" not in repr(task)  # never saved with the task
+
+
+def test_credentials_are_kept_only_for_an_opted_in_agent(settings, fake_agent):
+    from a2a.handlers.delegation import credential_headers, hold_credentials, take_credentials
+
+    headers = {"Authorization": "Bearer t", "X-API-Key": "k"}.get
+    settings.A2A_REMOTE_AGENTS = {"remote": {"URL": fake_agent.url}}
+    assert credential_headers(headers) == {}
+    settings.A2A_REMOTE_AGENTS = {"remote": {"URL": fake_agent.url, "FORWARD_CALLER_CREDENTIALS": True}}
+    assert credential_headers(headers) == {"Authorization": "Bearer t", "X-API-Key": "k"}
+    hold_credentials("t1", {"Authorization": "Bearer t"})
+    assert take_credentials("t1") == {"Authorization": "Bearer t"}
+    assert take_credentials("t1") == {}  # one run's
+
+
+def test_the_trace_goes_along(settings, fake_agent, a2a_client):
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+
+    if not isinstance(trace.get_tracer_provider(), TracerProvider):  # the first (and only) one of this process
+        trace.set_tracer_provider(TracerProvider())
+    settings.A2A_TRACING = True
+    fake_agent.script([artifact("hi"), completed()])
+    trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+    answer = a2a_client.with_(headers={"traceparent": f"00-{trace_id}-00f067aa0ba902b7-01"}).send("go")
+    wait_for_state(get_task_store(), answer["task"]["id"], {"completed"})
+    sent = [r for r in fake_agent.requests if (r.body or {}).get("method") == "SendStreamingMessage"]
+    assert sent[0].headers["traceparent"].split("-")[1] == trace_id  # the remote agent joins the caller's trace
