@@ -98,7 +98,7 @@ def test_a_remote_task_is_brought_into_the_local_one(fake_agent):
     asyncio.run(stream())
     task = wait_for_state(get_task_store(), events[0].task["id"], {"completed"})
     record = task["metadata"][METADATA_KEY]
-    assert [(r["agent"], r["state"], r["url"]) for r in record] == [("remote", "completed", fake_agent.url)]
+    assert [(r["agent"], r["state"], r["url"]) for r in record] == [("remote", "completed", fake_agent.card_url)]
     remote_id = record[0]["taskId"]
     assert record[0]["contextId"] == fake_agent.tasks[remote_id]["contextId"]
     [mirrored] = task["artifacts"]

@@ -37,6 +37,7 @@ from a2a.client import (
     remote_client,
     user_message,
 )
+from a2a.client.card import card_urls
 from a2a.client.events import apply
 from a2a.conf import a2a_settings
 from a2a.core import lifecycle
@@ -44,14 +45,16 @@ from a2a.core.events import TaskEvent, with_chunk
 from a2a.handlers.results import AuthRequired, InputRequired, Interrupt, TaskFailed, TaskOutcome
 from a2a.protocol.model import Message, Part, StreamItem, Task, agent_message, message_text, new_id, set_status
 from stores.base import TERMINAL_STATES, TaskStore
+from stores.fields import DELEGATIONS
 
 logger = logging.getLogger(__name__)
 
 #: The local task's metadata key listing the remote tasks it started, oldest first: each
 #: ``{"agent", "url", "taskId", "contextId", "state"}`` (the agent's name in
-#: ``A2A_REMOTE_AGENTS``, its card or base URL, the remote task and context, the state
-#: the remote task was last seen in).
-METADATA_KEY = "a2a.delegations"
+#: ``A2A_REMOTE_AGENTS``, its card's URL, the remote task and context, the state the
+#: remote task was last seen in). Reserved: a client's metadata never sets it (a forged
+#: record could make the next turn resume another remote task).
+METADATA_KEY = DELEGATIONS
 #: The remote states that pause the local task until its client answers.
 WAITING = frozenset({"input-required", "auth-required"})
 _INTERRUPTS: dict[str, type[Interrupt]] = {"input-required": InputRequired, "auth-required": AuthRequired}
@@ -447,7 +450,7 @@ class _Run:
         """Save the remote task's id and ``state`` in the local task's metadata."""
         record = {
             "agent": self.agent,
-            "url": self.client.url,
+            "url": card_urls(self.client.url)[0],
             "taskId": self.remote_id,
             "contextId": str((self.remote or {}).get("contextId") or ""),
             "state": state,

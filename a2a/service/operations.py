@@ -48,14 +48,16 @@ from a2a.service import push_configs
 from a2a.service.context import INTERNAL, CallContext
 from stores.backends import get_task_store
 from stores.base import TaskPage, TaskQuery
-from stores.fields import task_version
+from stores.fields import DELEGATIONS, task_version
 
 
 def _new_task(ctx: CallContext, params: SendParams) -> Task:
     """The task for a new message, not saved yet: the caller owns it, and it keeps
-    how the caller called (``_call``) for the handler, wherever it runs."""
+    how the caller called (``_call``) for the handler, wherever it runs. Its metadata is
+    the client's, but for the key delegation reserves (:data:`stores.fields.DELEGATIONS`)."""
     message = params.message
-    task = new_task(message, context_id=message.get("contextId") or new_id(), metadata=params.metadata)
+    metadata = {k: v for k, v in params.metadata.items() if k != DELEGATIONS} if params.metadata else None
+    task = new_task(message, context_id=message.get("contextId") or new_id(), metadata=metadata)
     if ctx.caller:
         task["_owner"] = ctx.caller
     if ctx.tenant:
