@@ -275,7 +275,7 @@ def test_the_callers_credentials_go_only_where_the_agent_opts_in(settings, fake_
 
 
 def test_credentials_are_kept_only_for_an_opted_in_agent(settings, fake_agent):
-    from a2a.handlers.delegation import credential_headers, hold_credentials, take_credentials
+    from a2a.handlers.credentials import credential_headers, hold_credentials, take_credentials
 
     headers = {"Authorization": "Bearer t", "X-API-Key": "k"}.get
     settings.A2A_REMOTE_AGENTS = {"remote": {"URL": fake_agent.url}}

@@ -39,7 +39,6 @@ from a2a.client import (
 )
 from a2a.client.card import card_urls
 from a2a.client.events import apply
-from a2a.conf import a2a_settings
 from a2a.core import lifecycle
 from a2a.core.events import TaskEvent, with_chunk
 from a2a.handlers.results import AuthRequired, InputRequired, Interrupt, TaskFailed, TaskOutcome
@@ -131,52 +130,6 @@ def local_artifact_id(remote_task_id: str, remote_artifact_id: str) -> str:
     turn, so the chunks of one remote artifact (and a resumed remote task's) extend one
     local artifact."""
     return f"{remote_task_id}/{remote_artifact_id}"
-
-
-# --- the caller's credentials (FORWARD_CALLER_CREDENTIALS) ---------------------------------
-
-#: The credentials kept for tasks about to run in this process: never saved with the task.
-_held: dict[str, tuple[float, dict[str, str]]] = {}
-_held_lock = threading.Lock()
-#: Seconds a credential waits for its task's handler before it is dropped.
-_HOLD_SECONDS = 600.0
-
-
-def forwarding_wanted() -> bool:
-    """Whether some remote agent's settings say ``FORWARD_CALLER_CREDENTIALS``: only
-    then are a caller's credentials kept (in memory) for its task's delegations."""
-    agents = a2a_settings.REMOTE_AGENTS or {}
-    return any(isinstance(e, dict) and e.get("FORWARD_CALLER_CREDENTIALS") for e in agents.values())
-
-
-def credential_headers(header: Callable[[str], str | None]) -> dict[str, str]:
-    """The caller's credential headers of a request (``Authorization`` and the
-    ``A2A_API_KEY_HEADER``), read with ``header(name)``; empty unless
-    :func:`forwarding_wanted`."""
-    if not forwarding_wanted():
-        return {}
-    names = ("Authorization", a2a_settings.API_KEY_HEADER)
-    return {name: value for name in names if (value := header(name))}
-
-
-def hold_credentials(task_id: str, headers: dict[str, str]) -> None:
-    """Keep ``headers`` for the next run of ``task_id``'s handler in this process
-    (:func:`take_credentials`); they are never saved with the task."""
-    if not headers:
-        return
-    now = time.monotonic()
-    with _held_lock:
-        for stale in [k for k, (at, _) in _held.items() if now - at > _HOLD_SECONDS]:
-            del _held[stale]
-        _held[task_id] = (now, dict(headers))
-
-
-def take_credentials(task_id: str) -> dict[str, str]:
-    """The credentials held for ``task_id`` (removed: they serve one run); empty when none
-    (no agent opts in, the caller sent none, or the task runs in another process)."""
-    with _held_lock:
-        held = _held.pop(task_id, None)
-    return held[1] if held else {}
 
 
 # --- delegation -----------------------------------------------------------------------------

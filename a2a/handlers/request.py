@@ -14,6 +14,7 @@ from typing import Any
 from a2a.core import lifecycle
 from a2a.core.events import TaskEvent, with_chunk
 from a2a.handlers import delegation
+from a2a.handlers.credentials import take_credentials as held_credentials
 from a2a.handlers.results import Content, as_parts, plain_json, to_artifacts
 from a2a.protocol.model import (
     Artifact,
@@ -368,7 +369,7 @@ class HandlerRequest:
             extensions=tuple(call.get("extensions") or ()),
             turn=int(call.get("turn") or 1),
             tenant=task_tenant(task),
-            credentials=delegation.take_credentials(task["id"]),
+            credentials=held_credentials(task["id"]),
         )
         if cancelled is not None:
             request.cancelled = cancelled if isinstance(cancelled, Cancellation) else _Mirror(cancelled)
