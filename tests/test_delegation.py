@@ -69,11 +69,14 @@ def message(text: str, **extra: Any) -> dict[str, Any]:
             "parts": [{"kind": "text", "text": text}], **extra}  # fmt: skip
 
 
+SETTLED = {"completed", "failed", "canceled", "rejected", "input-required", "auth-required"}
+
+
 def run(text: str = "go", **options: Any) -> dict[str, Any]:
-    """Send ``text`` (blocking) and return the local task once it settles."""
+    """Send ``text`` (blocking) for :func:`delegator` to delegate with ``options``; the
+    local task once it settles."""
     task = send_direct(message(text), metadata={"options": options} if options else None)
-    return wait_for_state(get_task_store(), task["id"], {"completed", "failed", "canceled", "rejected",
-                                                          "input-required", "auth-required"})  # fmt: skip
+    return wait_for_state(get_task_store(), task["id"], SETTLED, timeout=20)
 
 
 def status_text(task: dict[str, Any]) -> str:
@@ -169,6 +172,23 @@ def test_a_5xx_that_outlasts_the_retries(fake_agent):
     assert task["status"]["state"] == "failed"
     assert status_text(task).startswith("The remote agent 'remote' answered with an error: SendStreamingMessage")
     assert sent_methods(fake_agent).count("SendStreamingMessage") == 3  # RETRIES (default 3), then given up
+
+
+def test_the_remote_agent_refuses_the_credentials(fake_agent):
+    fake_agent.fail_next(401, body={"error": "who are you?"})
+    task = run()
+    assert task["status"]["state"] == "failed"
+    assert status_text(task).startswith("The remote agent 'remote' refused the credentials: remote: POST")
+    assert "HTTP 401" in status_text(task)
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [({"timeout": 0}, "ValueError"), ({"poll_interval": -1}, "ValueError"), ({"retries": 2}, "TypeError")],
+)
+def test_bad_options_are_the_handlers_error(options, error):
+    task = run(**options)
+    assert task["status"]["state"] == "failed" and status_text(task) == f"The agent failed: {error}"
 
 
 def test_remote_input_required_answered(fake_agent):

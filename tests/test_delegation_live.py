@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -15,10 +14,9 @@ from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from tests.helpers import send_direct, wait_for_state, wait_until
 from tests.server import running_server, site_env
+from tests.test_delegation import message, run
 
 pytestmark = pytest.mark.slow
-
-SETTLED = {"completed", "failed", "canceled", "rejected", "input-required", "auth-required"}
 
 
 @pytest.fixture(scope="module")
@@ -33,16 +31,6 @@ def local(settings, remote):
     settings.TASK_STORE = MemoryTaskStore()
     settings.A2A_HANDLER = "tests.test_delegation.delegator"
     settings.A2A_REMOTE_AGENTS = {"remote": {"URL": remote, "TIMEOUT": 10}}
-
-
-def message(text: str, **extra):
-    return {"kind": "message", "messageId": f"m-{time.monotonic_ns()}", "role": "user",
-            "parts": [{"kind": "text", "text": text}], **extra}  # fmt: skip
-
-
-def run(text: str, **options):
-    task = send_direct(message(text), metadata={"options": options} if options else None)
-    return wait_for_state(get_task_store(), task["id"], SETTLED, timeout=20)
 
 
 @pytest.mark.parametrize("stream", [True, False])

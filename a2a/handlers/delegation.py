@@ -21,7 +21,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 from a2a.client import (
@@ -123,6 +123,21 @@ class Options:
     context_id: str | None = None
     #: Metadata sent with the message.
     metadata: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.timeout is not None and not self.timeout > 0:
+            raise ValueError(f"delegate(timeout=...) must be a positive number of seconds, not {self.timeout!r}")
+        if not self.poll_interval > 0:
+            raise ValueError(f"delegate(poll_interval=...) must be a positive number, not {self.poll_interval!r}")
+
+    @classmethod
+    def of(cls, options: dict[str, Any]) -> Options:
+        """The options of ``delegate(**options)``; TypeError naming an unknown one."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise TypeError(f"delegate() has no option {unknown[0]!r} (options: {', '.join(sorted(known))})")
+        return cls(**options)
 
 
 def local_artifact_id(remote_task_id: str, remote_artifact_id: str) -> str:

@@ -290,7 +290,7 @@ class HandlerRequest:
         could not be run. ``options``: :class:`a2a.handlers.delegation.Options`
         (``timeout``, ``stream``, ``poll_interval``, ``surface``, ``resume``,
         ``progress``, ``artifacts``, ``context_id``, ``metadata``)."""
-        return delegation.delegate(self, agent, message, delegation.Options(**options))
+        return delegation.delegate(self, agent, message, delegation.Options.of(options))
 
     async def adelegate(self, agent: str, message: str | list[Part] | Message, **options: Any) -> Task:
         """:meth:`delegate` for async handlers (the delegation runs on a thread, in the

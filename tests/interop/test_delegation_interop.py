@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 
 import pytest
 
@@ -19,10 +18,9 @@ from stores.memory import MemoryTaskStore
 from tests.helpers import send_direct, wait_for_state, wait_until
 from tests.interop.support import HERE
 from tests.server import free_port, running_process
+from tests.test_delegation import message, run
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop]
-
-SETTLED = {"completed", "failed", "canceled", "rejected", "input-required", "auth-required"}
 
 
 def serve(interop_python, tmp_path_factory, script: str):
@@ -49,16 +47,6 @@ def toolnexus_agent(interop_python, tmp_path_factory):
 def local(settings):
     settings.TASK_STORE = MemoryTaskStore()
     settings.A2A_HANDLER = "tests.test_delegation.delegator"
-
-
-def message(text: str, **extra):
-    return {"kind": "message", "messageId": f"m-{time.monotonic_ns()}", "role": "user",
-            "parts": [{"kind": "text", "text": text}], **extra}  # fmt: skip
-
-
-def run(text: str, **options):
-    task = send_direct(message(text), metadata={"options": options} if options else None)
-    return wait_for_state(get_task_store(), task["id"], SETTLED, timeout=20)
 
 
 @pytest.mark.parametrize(("binding", "version"), [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3")])
