@@ -87,6 +87,7 @@ def _generate(kind: str, store: Any, start: int, stop: int) -> None:
     elif kind == "file":
         import orjson
 
+        store.open()  # its directory exists from the first use on (the constructor does no I/O)
         directory = store.directory
         for i in range(start, stop):
             (directory / f"{_task_id(i)}.json").write_bytes(orjson.dumps(lean_task(i)))

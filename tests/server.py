@@ -32,6 +32,21 @@ def site_env(**overrides: str) -> dict[str, str]:
     return env
 
 
+@contextlib.contextmanager
+def scripted_site(tmp: Path, store: str = "memory", **settings: str) -> Iterator[ServerURL]:
+    """The site under uvicorn with ``tests.handlers.scripted`` (a message's text scripts
+    the task), on ``store``, its database and log in ``tmp``; ``settings`` more of its
+    environment."""
+    env = site_env(
+        TASK_STORE=store,
+        DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}",
+        A2A_HANDLER="tests.handlers.scripted",
+        **settings,
+    )
+    with running_server(env, log=tmp / "server.log") as base:
+        yield base
+
+
 def manage(*args: str, env: dict[str, str]) -> None:
     subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], env=env, check=True, cwd=ROOT, capture_output=True)
 

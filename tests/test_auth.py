@@ -91,7 +91,7 @@ def test_card_declares_the_schemes(agent):
 def test_v10_card_with_security_validates_against_the_schema(agent):
     jsonschema = pytest.importorskip("jsonschema")
     referencing = pytest.importorskip("referencing")
-    from tests.test_jsonrpc import V10_SCHEMA
+    from tests.jsonrpc.support import V10_SCHEMA
 
     schema = json.loads(V10_SCHEMA.read_text())
     resources = [

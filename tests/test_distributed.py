@@ -11,8 +11,8 @@ per start and end of a run, tests.handlers.journaled) must show that no task ran
 twice at once, and that every task that was not on the killed worker ran once.
 
 Needs A2A_TEST_POSTGRES_URL (the test makes and drops a database of its own beside
-it) and Redis on 127.0.0.1:6379 (.ci/run starts both). CI sends 40 tasks (about 30
-s); a longer run on demand: ``A2A_DISTRIBUTED_TASKS=1000 pytest tests/test_distributed.py``.
+it) and Redis on 127.0.0.1:6379 (.ci/run starts both). CI sends 40 tasks; a longer run on
+demand: ``A2A_DISTRIBUTED_TASKS=1000 pytest tests/test_distributed.py``.
 """
 
 from __future__ import annotations
@@ -117,6 +117,61 @@ def cluster(database_url, tmp_path):
         yield running
 
 
+def kill_a_busy_worker(runs: Path, *, spare: str) -> tuple[int, float]:
+    """kill -9 a worker while it runs tasks (not the one running the task ``spare``):
+    its pid and when."""
+    deadline = time.monotonic() + 30
+    while not journal(runs).get(spare) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert journal(runs).get(spare), "the task to cancel never started"
+    spared = journal(runs)[spare][0][1]
+    victim = None
+    while victim is None and time.monotonic() < deadline:
+        running = [entries[-1][1] for entries in journal(runs).values() if entries[-1][0] == "start"]
+        victim = next((pid for pid in running if pid != spared), None)
+        time.sleep(0.02)
+    assert victim is not None, "only one worker ever ran tasks"
+    os.kill(victim, signal.SIGKILL)
+    return victim, time.time()
+
+
+def wait_terminal(webs: tuple[str, str], everything: list[str], http: httpx.Client) -> dict[str, dict]:
+    """Every task of ``everything`` once it is terminal, asked of either web process (a
+    killed run is re-run after its lease)."""
+    deadline = time.monotonic() + 60 + TASKS * 0.05
+    pending = set(everything)
+    final: dict[str, dict] = {}
+    while pending and time.monotonic() < deadline:
+        for task_id in sorted(pending):
+            task = rpc(webs[hash(task_id) % 2], "GetTask", {"id": task_id}, http)
+            if task["status"]["state"] in TERMINAL:
+                final[task_id] = task
+                pending.discard(task_id)
+        time.sleep(0.2)
+    assert not pending, f"{len(pending)} tasks never ended: {sorted(pending)[:5]}"
+    return final
+
+
+def ran_again(task_id: str, entries: list, victim: int, killed_at: float) -> int:
+    """1 when the task ran twice (only after the killed worker lost it), 0 when once."""
+    runs: list[list[tuple]] = []  # each run: [start] or [start, end]
+    for entry in entries:
+        if entry[0] == "start":
+            if runs and len(runs[-1]) == 1:  # a run still open: only the killed worker's
+                assert runs[-1][0][1] == victim and entry[2] >= killed_at, f"two runs at once: {entries}"
+            runs.append([entry])
+        else:
+            assert runs and len(runs[-1]) == 1 and runs[-1][0][1] == entry[1], entries
+            runs[-1].append(entry)
+    assert len(runs[-1]) == 2, f"the run that completed {task_id} has no end: {entries}"
+    if len(runs) == 1:
+        return 0
+    # Run again only after the killed worker lost it: its run was cut, or it
+    # finished but died before saving the outcome. Never more than twice.
+    assert len(runs) == 2 and runs[0][0][1] == victim and runs[1][0][2] >= killed_at, entries
+    return 1
+
+
 def test_tasks_on_two_web_processes_and_two_workers_survive_a_killed_worker(cluster):
     web_a, web_b = cluster.urls
     runs: Path = cluster.runs
@@ -133,38 +188,14 @@ def test_tasks_on_two_web_processes_and_two_workers_survive_a_killed_worker(clus
         for i in range(TASKS):
             acknowledged.append(send((web_a, web_b)[i % 2], f"sleep:{0.05 + (i % 5) * 0.05:.2f}", http))
 
-        # kill -9 a worker while it runs tasks (not the one running the task canceled below).
-        deadline = time.monotonic() + 30
-        while not journal(runs).get(to_cancel) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert journal(runs).get(to_cancel), "the task to cancel never started"
-        spared = journal(runs)[to_cancel][0][1]
-        victim = None
-        while victim is None and time.monotonic() < deadline:
-            running = [entries[-1][1] for entries in journal(runs).values() if entries[-1][0] == "start"]
-            victim = next((pid for pid in running if pid != spared), None)
-            time.sleep(0.02)
-        assert victim is not None, "only one worker ever ran tasks"
-        os.kill(victim, signal.SIGKILL)
-        killed_at = time.time()
+        victim, killed_at = kill_a_busy_worker(runs, spare=to_cancel)
 
         # Cancel a task running on the other worker, through a web process.
         state = rpc(web_a, "CancelTask", {"id": to_cancel}, http)["status"]["state"]
         assert state == "TASK_STATE_CANCELED"
 
         # Every acknowledged task ends terminal (a killed run is re-run after its lease).
-        everything = [*acknowledged, to_cancel, subscribed]
-        deadline = time.monotonic() + 60 + TASKS * 0.05
-        pending = set(everything)
-        final: dict[str, dict] = {}
-        while pending and time.monotonic() < deadline:
-            for task_id in sorted(pending):
-                task = rpc((web_a, web_b)[hash(task_id) % 2], "GetTask", {"id": task_id}, http)
-                if task["status"]["state"] in TERMINAL:
-                    final[task_id] = task
-                    pending.discard(task_id)
-            time.sleep(0.2)
-        assert not pending, f"{len(pending)} tasks never ended: {sorted(pending)[:5]}"
+        final = wait_terminal((web_a, web_b), [*acknowledged, to_cancel, subscribed], http)
         streamed, _ = streamer.communicate(timeout=30)
 
     # The stream and the subscription (third process) saw the worker's events in order.
@@ -185,21 +216,6 @@ def test_tasks_on_two_web_processes_and_two_workers_survive_a_killed_worker(clus
     assert final[to_cancel]["status"]["state"] == "TASK_STATE_CANCELED"
     rerun = 0
     for task_id in [*acknowledged, subscribed]:
-        entries = journals[task_id]
         assert final[task_id]["status"]["state"] == "TASK_STATE_COMPLETED", final[task_id]["status"]
-        runs: list[list[tuple]] = []  # each run: [start] or [start, end]
-        for entry in entries:
-            if entry[0] == "start":
-                if runs and len(runs[-1]) == 1:  # a run still open: only the killed worker's
-                    assert runs[-1][0][1] == victim and entry[2] >= killed_at, f"two runs at once: {entries}"
-                runs.append([entry])
-            else:
-                assert runs and len(runs[-1]) == 1 and runs[-1][0][1] == entry[1], entries
-                runs[-1].append(entry)
-        assert len(runs[-1]) == 2, f"the run that completed {task_id} has no end: {entries}"
-        if len(runs) > 1:
-            # Run again only after the killed worker lost it: its run was cut, or it
-            # finished but died before saving the outcome. Never more than twice.
-            rerun += 1
-            assert len(runs) == 2 and runs[0][0][1] == victim and runs[1][0][2] >= killed_at, entries
+        rerun += ran_again(task_id, journals[task_id], victim, killed_at)
     assert rerun >= 1, "no task was running on the killed worker"

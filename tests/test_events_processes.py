@@ -24,8 +24,8 @@ from django.conf import settings
 
 from a2a.testing import WireClient
 from tests.helpers import live_result as rpc
+from tests.push.support import Receiver
 from tests.server import ServerURL, manage, postgres_database, running_server, site_env
-from tests.test_push import Receiver
 
 pytestmark = pytest.mark.slow
 

@@ -20,9 +20,9 @@ import pytest
 from a2a import push
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
-from tests.test_push import PUSH_METHODS, V03, V10, a_task, fails, message, ok
+from tests.push.support import PUSH_METHODS, V03, V10, a_task, fails, message, ok
 
-PUBLIC = "93.184.216.34"  # a public address (as in tests/test_push.py); never connected to
+PUBLIC = "93.184.216.34"  # a public address (as in tests/push/); never connected to
 
 # IPv6 forms of private IPv4 addresses (and the private IPv4 address each carries).
 EMBEDDED_PRIVATE = [

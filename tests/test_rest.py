@@ -12,7 +12,7 @@ import pytest
 from a2a.testing import WireClient
 from a2a.testing import v10_message as message
 from tests.helpers import sse
-from tests.server import running_server, site_env
+from tests.server import scripted_site
 
 pytestmark = pytest.mark.slow
 
@@ -22,13 +22,7 @@ V10 = {"A2A-Version": "1.0"}
 @pytest.fixture(scope="module")
 def rest(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("rest")
-    env = site_env(
-        TASK_STORE=f"file:{tmp / 'tasks'}",
-        DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}",
-        A2A_HANDLER="tests.handlers.scripted",
-        A2A_PUSH_ALLOW_PRIVATE_URLS="true",
-    )
-    with running_server(env, log=tmp / "server.log") as base:
+    with scripted_site(tmp, f"file:{tmp / 'tasks'}", A2A_PUSH_ALLOW_PRIVATE_URLS="true") as base:
         yield f"{base}/a2a/rest"
 
 

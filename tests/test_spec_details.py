@@ -37,8 +37,8 @@ from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from tests.helpers import ASGI, sse, v03_message, v10_message
 from tests.helpers import live_rpc as rpc
-from tests.server import running_server, site_env
-from tests.test_push import Receiver
+from tests.push.support import Receiver
+from tests.server import scripted_site
 
 HEADERS = {None: {}, "1.0": {"A2A-Version": "1.0"}}
 VERSIONS = [pytest.param(None, id="v0.3"), pytest.param("1.0", id="v1.0")]
@@ -69,14 +69,7 @@ def final_of(event: dict) -> bool | None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("spec-details")
-    env = site_env(
-        TASK_STORE="memory",
-        DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}",
-        A2A_HANDLER="tests.handlers.scripted",
-        A2A_STREAM_KEEPALIVE="0.2",
-    )
-    with running_server(env, log=tmp / "server.log") as base:
+    with scripted_site(tmp_path_factory.mktemp("spec-details"), A2A_STREAM_KEEPALIVE="0.2") as base:
         yield base
 
 

@@ -19,7 +19,7 @@ from a2a.service import operations
 from tests.conftest import ALL_DATABASES
 from tests.helpers import live_rpc as rpc
 from tests.helpers import sse, v03_message, v10_message
-from tests.server import running_server, site_env
+from tests.server import scripted_site
 
 pytestmark = pytest.mark.slow
 
@@ -28,14 +28,7 @@ V10 = {"A2A-Version": "1.0"}
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("streaming")
-    env = site_env(
-        TASK_STORE="memory",
-        DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}",
-        A2A_HANDLER="tests.handlers.scripted",
-        A2A_STREAM_KEEPALIVE="0.2",
-    )
-    with running_server(env, log=tmp / "server.log") as base:
+    with scripted_site(tmp_path_factory.mktemp("streaming"), A2A_STREAM_KEEPALIVE="0.2") as base:
         yield base
 
 

@@ -151,6 +151,7 @@ def test_the_fake_agent_serves_a_card_and_plays_its_scripts(fake_agent):
     done = remote.send(answer)["task"]
     assert done["id"] == asked["id"] and artifact_text(done) == "refunded"
     assert_task_state(remote.result("GetTask", {"id": asked["id"]}), "completed")
+    assert remote.rpc("SendMessage", {"message": answer})["error"]["code"] == -32004  # terminal: no more turns
     assert remote.rpc("GetTask", {"id": "unknown"})["error"]["code"] == -32001
 
 

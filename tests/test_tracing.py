@@ -23,8 +23,8 @@ from a2a.testing import WireClient
 from stores.backends import get_task_store
 from tests.helpers import call
 from tests.helpers import rpc10 as rpc
+from tests.push.support import Receiver
 from tests.test_executor import queue, run_jobs  # noqa: F401 (queue is a fixture)
-from tests.test_push import Receiver
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,8 @@
 """A wire-level A2A client for tests: the real protocol, byte for byte, to the project's
-ASGI application in this process (httpx's ASGI transport, no server) or to a live base
-URL. It hands back what the server said (status codes, headers, envelopes, SSE frames)
-so that a test can check the wire itself; it never hides an error.
+ASGI application in this process (httpx's ASGI transport, no server; a sync call runs
+the async one on an event loop of its own) or to a live base URL. It hands back what
+the server said (status codes, headers, envelopes, SSE frames) so that a test can check
+the wire itself; it never hides an error.
 
 One :class:`WireClient` speaks JSON-RPC (v1.0 with the ``A2A-Version: 1.0`` header, v0.3
 without it), HTTP+JSON and SSE streams, sync and async (the ``a``-prefixed methods).
@@ -163,7 +164,7 @@ class WireClient:
 
     def send_request(self, request: httpx.Request) -> httpx.Response:
         """Send a built request and read the whole answer."""
-        if not self.base_url:
+        if not self.base_url:  # the async path on a loop of its own: a body may be an async iterator
             return asyncio.run(self.asend_request(request))
         if self.http is not None:
             return self.http.send(request)
@@ -173,7 +174,7 @@ class WireClient:
     @contextmanager
     def _stream(self, request: httpx.Request) -> Iterator[Iterable[str]]:
         if not self.base_url:  # the ASGI transport hands over the body once the app is done
-            response = asyncio.run(self.asend_request(request))
+            response = self.send_request(request)
             check_stream(response)
             yield response.text.splitlines()
             return

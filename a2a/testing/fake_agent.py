@@ -175,6 +175,8 @@ class FakeAgent:
                 task = {"id": task_id, "contextId": context, "artifacts": [], "history": [],
                         "status": {"state": proto_state("submitted"), "timestamp": _now()}}  # fmt: skip
                 self.tasks[task_id] = task
+            elif task["status"]["state"] in {proto_state(s) for s in TERMINAL}:
+                raise RpcError(-32004, f"Task {task['id']} is in a terminal state")
             else:  # the client's answer to input-required: the task moves on
                 task["status"] = {"state": proto_state("working"), "timestamp": _now()}
             task["history"].append(message)
