@@ -13,7 +13,7 @@ from a2a.service import operations
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from tests.helpers import send_direct, wait_for_state, wait_until
-from tests.server import running_server, site_env
+from tests.server import scripted_site
 from tests.test_delegation import message, run
 
 pytestmark = pytest.mark.slow
@@ -21,8 +21,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def remote(tmp_path_factory):
-    log = tmp_path_factory.mktemp("delegation-live") / "server.log"
-    with running_server(site_env(TASK_STORE="memory", A2A_HANDLER="tests.handlers.scripted"), log=log) as base:
+    with scripted_site(tmp_path_factory.mktemp("delegation-live")) as base:
         yield base
 
 
