@@ -210,6 +210,26 @@ def test_remote_input_required_answered(fake_agent):
     assert done["artifacts"][0]["parts"][0]["text"] == "paid"
 
 
+def test_a_resumed_remote_task_goes_on_with_the_same_local_artifact(fake_agent):
+    fake_agent.script(
+        [artifact("part 1", last_chunk=False), input_required("More?")],
+        [artifact("part 2", append=True), completed()],
+    )
+    task = run()
+    assert task["status"]["state"] == "input-required"
+    send_direct(message("yes", taskId=task["id"], contextId=task["contextId"]))
+    done = wait_for_state(get_task_store(), task["id"], {"completed", "failed"})
+    assert [[p["text"] for p in a["parts"]] for a in done["artifacts"]] == [["part 1", "part 2"]]
+
+
+def test_a_remote_agent_that_never_answers(fake_agent):
+    fake_agent.script([pause(3)])
+    fake_agent.fail_next(503, times=50)  # the send is never taken
+    task = run(timeout=0.5)
+    assert task["status"]["state"] == "failed"
+    assert status_text(task).startswith("The remote agent 'remote' did not start the task within 0.5s")
+
+
 def test_remote_auth_required(fake_agent):
     fake_agent.script([auth_required("Sign in at https://billing.example.com/login")])
     task = run()

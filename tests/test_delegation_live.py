@@ -71,3 +71,10 @@ def test_a_local_cancel_cancels_the_remote_task(remote):
     asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
     with Client(remote) as client:
         wait_until(lambda: client.get_task(remote_id)["status"]["state"] == "canceled", timeout=10, what="cancel")
+
+
+def test_a_remote_answer_in_its_status_message_is_the_local_answer():
+    task = run("reply:hello there")  # the remote task completes with its answer as the status message
+    assert task["status"]["state"] == "completed"
+    assert task["status"]["message"]["parts"][0]["text"] == "hello there"
+    assert [r["state"] for r in task["metadata"][METADATA_KEY]] == ["completed"]

@@ -62,6 +62,7 @@ from a2a.handlers.results import (
     TaskOutcome,
     TaskRejected,
     failure_message,
+    result_message,
     to_artifacts,
     with_result_metadata,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "handler_instance",
     "load_handler",
     "loaded_handler",
+    "result_message",
     "to_artifacts",
     "upper",
     "with_result_metadata",

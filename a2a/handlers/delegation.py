@@ -306,12 +306,15 @@ class _Run:
         if self.local.cancelled.is_set():
             self._cancel_remote()
             raise _Stop("canceled")
-        if self.deadline is not None and time.monotonic() >= self.deadline:
+        settled = self.state in TERMINAL_STATES | WAITING  # (then only reading it once more)
+        if self.deadline is not None and time.monotonic() >= self.deadline and not settled:
             self._cancel_remote()
-            raise self._failure(
-                f"did not finish within {self.options.timeout:g}s"
-                + (f"; its task {self.remote_id} was canceled" if self.remote_id else "")
-            )
+            if not self.remote_id:
+                raise self._failure(f"did not start the task within {self.options.timeout:g}s")
+            limit = f"did not finish within {self.options.timeout:g}s; its task {self.remote_id}"
+            if self.state == "canceled":
+                raise self._failure(f"{limit} was canceled")
+            raise self._failure(f"{limit} is still {self.state or 'running'} (canceling it failed)")
 
     def _cancel_remote(self) -> None:
         if not self.remote_id or self.state in TERMINAL_STATES:

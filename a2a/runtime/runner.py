@@ -41,11 +41,11 @@ from a2a.handlers import (
     Cancellation,
     HandlerRequest,
     Reply,
-    Result,
     TaskOutcome,
     failure_message,
     handler_instance,
     loaded_handler,
+    result_message,
     to_artifacts,
     with_result_metadata,
 )
@@ -122,7 +122,7 @@ def _result_change(result: object) -> lifecycle.Change:
     """The change that saves what the handler returned."""
     if isinstance(result, Reply):
         return _finish("completed", parts=result.parts, in_history=True, reply=True)
-    message = result.message_parts if isinstance(result, Result) else None
+    message = result_message(result)
     change = _finish("completed", artifacts=to_artifacts(result), parts=message, in_history=True)
     return with_result_metadata(change, result)
 
