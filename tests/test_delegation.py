@@ -270,13 +270,21 @@ def test_canceling_the_local_task_cancels_the_remote_one(fake_agent):
     assert store.get(task["id"])["status"]["state"] == "canceled"
 
 
-def test_an_unsigned_card_when_signatures_are_required(settings, fake_agent):
+BAD_SIGNATURE = {"protected": "eyJhbGciOiJFUzI1NiJ9", "signature": "c2lnbmVkIGJ5IG5vYm9keQ"}
+
+
+@pytest.mark.parametrize(("signatures", "reason"), [(None, "is not signed"), ([BAD_SIGNATURE], "verif")])
+def test_an_unsigned_or_badly_signed_card_when_signatures_are_required(settings, fake_agent, signatures, reason):
     public = ec.generate_private_key(ec.SECP256R1()).public_key()
     pem = public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
     settings.A2A_REMOTE_AGENTS = {"remote": {"URL": fake_agent.url, "VERIFY_SIGNATURE": True, "SIGNATURE_KEYS": pem}}
+    if signatures:
+        card = fake_agent.card
+        fake_agent.card = lambda: {**card(), "signatures": signatures}
     task = run()
     assert task["status"]["state"] == "failed"
-    assert "has no card this server accepts" in status_text(task) and "not signed" in status_text(task)
+    assert status_text(task).startswith("The remote agent 'remote' has no card this server accepts: ")
+    assert reason in status_text(task)
     assert "SendStreamingMessage" not in sent_methods(fake_agent)  # nothing was sent to it
 
 
