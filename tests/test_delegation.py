@@ -170,7 +170,10 @@ def test_a_5xx_that_outlasts_the_retries(fake_agent):
     fake_agent.fail_next(503, times=5)
     task = run()
     assert task["status"]["state"] == "failed"
-    assert status_text(task).startswith("The remote agent 'remote' answered with an error: SendStreamingMessage")
+    assert status_text(task) == (
+        "The remote agent 'remote' answered with an error: SendStreamingMessage: "
+        "the agent answered error -32603: fake failure"
+    )
     assert sent_methods(fake_agent).count("SendStreamingMessage") == 3  # RETRIES (default 3), then given up
 
 
