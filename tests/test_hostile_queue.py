@@ -148,6 +148,53 @@ def test_a_second_job_for_a_running_task_leaves_it_running(use_store, settings, 
 # --- 1. Workers killed under load ---------------------------------------------------------------
 
 
+def kill_busy_workers(cl: Cluster, runs: Path, kills: int) -> set[int]:
+    """kill -9 ``kills`` live workers, each while it runs handlers (an open "start" in the
+    journal), one every 1.5 s: their pids."""
+    killed: set[int] = set()
+    deadline = time.monotonic() + 45
+    while len(killed) < kills and time.monotonic() < deadline:
+        live = {p.pid for p in cl.worker_processes if p.popen is not None and p.popen.poll() is None}
+        running = {entries[-1][1] for entries in journal(runs).values() if entries[-1][0] == "start"}
+        victims = sorted((running & live) - killed)
+        if not victims:
+            time.sleep(0.05)
+            continue
+        os.kill(victims[0], signal.SIGKILL)
+        killed.add(victims[0])
+        time.sleep(1.5)  # the supervisor restarts it a second later; more tasks start meanwhile
+    return killed
+
+
+def count_runs(task_id: str, entries: list[tuple[str, int]], killed: set[int]) -> int:
+    """How many runs the journal shows. Each run: a start, then its end unless a kill cut
+    it. A run starts only once the one before it ended, or its worker was killed (then
+    the lease expired first)."""
+    previous: list[tuple[str, int]] = []
+    starts = 0
+    for what, pid in entries:
+        if what == "start":
+            starts += 1
+            if previous and previous[-1][0] == "start":
+                assert previous[-1][1] in killed, f"two runs of {task_id} at once: {entries}"
+        else:
+            assert previous and previous[-1] == ("start", pid), entries
+        previous.append((what, pid))
+    return starts
+
+
+def check_lost_run(task_id: str, status: dict, entries: list, reaped: dict, killed: set[int], retry: bool) -> None:
+    """A task not completed: only a run a kill cut (or whose outcome the kill kept from
+    being saved) fails, with the lease's message; a task no worker started is re-run."""
+    assert status["state"] == "TASK_STATE_FAILED", status
+    assert not retry, f"task {task_id} failed though lost runs are retried: {status} {entries}"
+    # (a kill between the save of "working" and the handler's first line leaves no journal)
+    assert reaped.get(task_id) in killed, f"task {task_id} failed, not on a killed worker: {status} {entries}"
+    assert not entries or entries[0][1] == reaped[task_id], entries
+    text = status["message"]["parts"][0]["text"]
+    assert text.startswith("The process running this task stopped"), text
+
+
 @pytest.mark.slow
 @needs_postgres
 @pytest.mark.parametrize("retry", [False, True], ids=["retry-off", "retry-on"])
@@ -174,19 +221,7 @@ def test_workers_killed_under_load_lose_nothing_and_run_nothing_twice(database, 
     ):
         (web,) = cl.urls
         acknowledged = [send(web, f"sleep:{0.6 + (i % 4) * 0.2:.1f}", http) for i in range(count)]
-        killed: set[int] = set()
-        deadline = time.monotonic() + 45
-        while len(killed) < kills and time.monotonic() < deadline:
-            # kill -9 a live worker while it runs handlers (an open "start" in the journal)
-            live = {p.pid for p in cl.worker_processes if p.popen is not None and p.popen.poll() is None}
-            running = {entries[-1][1] for entries in journal(runs).values() if entries[-1][0] == "start"}
-            victims = sorted((running & live) - killed)
-            if not victims:
-                time.sleep(0.05)
-                continue
-            os.kill(victims[0], signal.SIGKILL)
-            killed.add(victims[0])
-            time.sleep(1.5)  # the supervisor restarts it a second later; more tasks start meanwhile
+        killed = kill_busy_workers(cl, runs, kills)
         last_kill = time.monotonic()
         assert len(killed) == kills, f"only {len(killed)} kills: the load ended too soon"
         final, _ = settle_all(web, acknowledged, http, bound=30 + LEASE * 4)
@@ -199,18 +234,7 @@ def test_workers_killed_under_load_lose_nothing_and_run_nothing_twice(database, 
     for task_id in acknowledged:
         entries = journals.get(task_id, [])
         status = final[task_id]["status"]
-        # Each run: a start, then its end unless a kill cut it. A run starts only once the
-        # one before it ended, or its worker was killed (then the lease expired first).
-        previous: list[tuple[str, int]] = []
-        starts = 0
-        for what, pid in entries:
-            if what == "start":
-                starts += 1
-                if previous and previous[-1][0] == "start":
-                    assert previous[-1][1] in killed, f"two runs of {task_id} at once: {entries}"
-            else:
-                assert previous and previous[-1] == ("start", pid), entries
-            previous.append((what, pid))
+        starts = count_runs(task_id, entries, killed)
         if starts > 1:
             rerun += 1
             assert retry, f"task {task_id} ran {starts} times: {entries}"
@@ -219,16 +243,8 @@ def test_workers_killed_under_load_lose_nothing_and_run_nothing_twice(database, 
             completed += 1
             assert len(entries) >= 2 and entries[-2:] == [("start", entries[-1][1]), ("end", entries[-1][1])], entries
             continue
-        # Not completed: only a run a kill cut (or whose outcome the kill kept from being
-        # saved) fails, with the lease's message; a task no worker started is re-run.
         failed += 1
-        assert status["state"] == "TASK_STATE_FAILED", status
-        assert not retry, f"task {task_id} failed though lost runs are retried: {status} {entries}"
-        # (a kill between the save of "working" and the handler's first line leaves no journal)
-        assert reaped.get(task_id) in killed, f"task {task_id} failed, not on a killed worker: {status} {entries}"
-        assert not entries or entries[0][1] == reaped[task_id], entries
-        text = status["message"]["parts"][0]["text"]
-        assert text.startswith("The process running this task stopped"), text
+        check_lost_run(task_id, status, entries, reaped, killed, retry)
     assert restarts >= kills, f"{restarts} worker restarts for {kills} kills"
     assert completed + failed == count
     assert failed >= 1 or rerun >= 1, "no kill cut a run"
@@ -335,6 +351,56 @@ class Stream(threading.Thread):
 KEEPALIVE = 20.0
 
 
+def streams_and_subscribers(web_a: str, web_b: str, script: str) -> tuple[list[Stream], list[Stream]]:
+    """Six streaming sends on the two web processes, and a subscriber to each on the other
+    one (every event it hears crossed Redis), all started."""
+    streams = [Stream((web_a, web_b)[i % 2], text=script) for i in range(6)]
+    for stream in streams:
+        stream.start()
+    deadline = time.monotonic() + 15
+    while not all(s.task_id for s in streams) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(s.task_id for s in streams), "a stream never showed its task"
+    subscribers = [Stream((web_b, web_a)[i % 2], task_id=s.task_id) for i, s in enumerate(streams)]
+    for subscriber in subscribers:
+        subscriber.start()
+    return streams, subscribers
+
+
+def stream_endings(everyone: list[Stream], final: dict, restarted: float) -> tuple[dict[str, int], list[float]]:
+    """How the streams ended (each on its task's terminal event), and how long after its
+    task completed (or Redis was back) each did."""
+    outcomes: dict[str, int] = defaultdict(int)
+    lags = []
+    for stream in everyone:
+        outcomes[stream.ended] += 1
+        assert stream.ended == "terminal", (stream.ended, stream.states)
+        task = final[stream.task_id]
+        assert stream.states[-1] == task["status"]["state"] == "TASK_STATE_COMPLETED", (stream.states, task["status"])
+        # on the events, not on the keepalive's look at the store
+        completed = datetime.fromisoformat(task["status"]["timestamp"]).timestamp()
+        lags.append(stream.ended_at - max(completed, restarted))
+    return outcomes, lags
+
+
+def start_during_the_outage(web_a: str, web_b: str, script: str) -> tuple[list[Stream], threading.Thread, dict]:
+    """While Redis is down: new streams, and a blocking SendMessage (each waits a while
+    for the listener, then goes on: the store has what they missed). The streams, the
+    sender's thread and where its answer goes."""
+    late = [Stream(web_a, text=script), Stream(web_b, text="progress:x;sleep:0.5;progress:y")]
+    for stream in late:
+        stream.start()
+    blocking: dict[str, dict] = {}
+
+    def send_blocking() -> None:
+        message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": "sleep:1"}]}
+        blocking["task"] = rpc(web_b, "SendMessage", {"message": message})["task"]
+
+    sender = threading.Thread(target=send_blocking, daemon=True)
+    sender.start()
+    return late, sender, blocking
+
+
 @pytest.mark.slow
 @needs_postgres
 @pytest.mark.parametrize("outage", [2.0, 8.0], ids=["2s-down", "8s-down"])
@@ -360,33 +426,11 @@ def test_a_redis_restart_mid_stream_ends_every_stream_and_every_task(database, t
         httpx.Client() as http,
     ):
         web_a, web_b = cl.urls
-        streams = [Stream((web_a, web_b)[i % 2], text=script) for i in range(6)]
-        for stream in streams:
-            stream.start()
-        deadline = time.monotonic() + 15
-        while not all(s.task_id for s in streams) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert all(s.task_id for s in streams), "a stream never showed its task"
-        # Subscribers on the other web process: every event they hear crossed Redis.
-        subscribers = [Stream((web_b, web_a)[i % 2], task_id=s.task_id) for i, s in enumerate(streams)]
-        for subscriber in subscribers:
-            subscriber.start()
+        streams, subscribers = streams_and_subscribers(web_a, web_b, script)
         time.sleep(1.5)
 
         redis.kill()
-        # While Redis is down: a new stream, and a blocking SendMessage (each waits a
-        # while for the listener, then goes on: the store has what they missed).
-        late = [Stream(web_a, text=script), Stream(web_b, text="progress:x;sleep:0.5;progress:y")]
-        for stream in late:
-            stream.start()
-        blocking: dict[str, dict] = {}
-
-        def send_blocking() -> None:
-            message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": "sleep:1"}]}
-            blocking["task"] = rpc(web_b, "SendMessage", {"message": message})["task"]
-
-        sender = threading.Thread(target=send_blocking, daemon=True)
-        sender.start()
+        late, sender, blocking = start_during_the_outage(web_a, web_b, script)
         time.sleep(outage)
         redis.start()
         restarted = time.time()
@@ -401,16 +445,7 @@ def test_a_redis_restart_mid_stream_ends_every_stream_and_every_task(database, t
 
         task_ids = sorted({s.task_id for s in everyone if s.task_id})
         final, _ = settle_all(web_b, task_ids, http, bound=30)
-    outcomes: dict[str, int] = defaultdict(int)
-    lags = []
-    for stream in everyone:
-        outcomes[stream.ended] += 1
-        assert stream.ended == "terminal", (stream.ended, stream.states)
-        task = final[stream.task_id]
-        assert stream.states[-1] == task["status"]["state"] == "TASK_STATE_COMPLETED", (stream.states, task["status"])
-        # on the events, not on the keepalive's look at the store
-        completed = datetime.fromisoformat(task["status"]["timestamp"]).timestamp()
-        lags.append(stream.ended_at - max(completed, restarted))
+    outcomes, lags = stream_endings(everyone, final, restarted)
     assert max(lags) < KEEPALIVE / 2, f"a stream ended {max(lags):.1f}s after its task completed and Redis was back"
     assert blocking["task"]["status"]["state"] == "TASK_STATE_COMPLETED", blocking["task"]["status"]
     report(
