@@ -338,6 +338,16 @@ def test_credentials_are_kept_only_for_an_opted_in_agent(settings, fake_agent):
     assert take_credentials("t1") == {}  # one run's
 
 
+def test_credentials_no_handler_takes_are_dropped(monkeypatch):
+    from a2a.handlers import credentials
+
+    monkeypatch.setattr(credentials, "_HOLD_SECONDS", -1.0)  # every held one is stale at the next hold
+    credentials.hold_credentials("never-run", {"Authorization": "Bearer t"})
+    credentials.hold_credentials("next", {"Authorization": "Bearer u"})
+    assert credentials.take_credentials("never-run") == {}
+    assert credentials.take_credentials("next") == {"Authorization": "Bearer u"}
+
+
 def test_the_trace_goes_along(settings, fake_agent, a2a_client):
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 
 from a2a.conf import a2a_settings
 
 #: The credentials kept for tasks about to run in this process: never saved with the task.
-_held: dict[str, tuple[float, dict[str, str]]] = {}
+#: Oldest first (insertion order), so the stale ones are dropped from the front.
+_held: OrderedDict[str, tuple[float, dict[str, str]]] = OrderedDict()
 _held_lock = threading.Lock()
 #: Seconds a credential waits for its task's handler before it is dropped.
 _HOLD_SECONDS = 600.0
@@ -47,14 +49,17 @@ def hold_credentials(task_id: str, headers: dict[str, str]) -> None:
         return
     now = time.monotonic()
     with _held_lock:
-        for stale in [k for k, (at, _) in _held.items() if now - at > _HOLD_SECONDS]:
-            del _held[stale]
+        while _held and now - next(iter(_held.values()))[0] > _HOLD_SECONDS:
+            _held.popitem(last=False)
+        _held.pop(task_id, None)  # a later turn's credentials: at the end, as the newest
         _held[task_id] = (now, dict(headers))
 
 
 def take_credentials(task_id: str) -> dict[str, str]:
     """The credentials held for ``task_id`` (removed: they serve one run); empty when none
     (no agent opts in, the caller sent none, or the task runs in another process)."""
+    if not _held:  # (nothing held: no lock taken on each task's run)
+        return {}
     with _held_lock:
         held = _held.pop(task_id, None)
     return held[1] if held else {}
