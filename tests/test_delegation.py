@@ -361,3 +361,17 @@ def test_the_trace_goes_along(settings, fake_agent, a2a_client):
     wait_for_state(get_task_store(), answer["task"]["id"], {"completed"})
     sent = [r for r in fake_agent.requests if (r.body or {}).get("method") == "SendStreamingMessage"]
     assert sent[0].headers["traceparent"].split("-")[1] == trace_id  # the remote agent joins the caller's trace
+
+
+def test_the_grpc_binding_reads_them_from_its_metadata(settings, fake_agent):
+    pytest.importorskip("grpc")
+    from a2a.grpc.service import call_context
+
+    class Context:
+        def invocation_metadata(self):
+            return [("authorization", "Bearer g"), ("x-other", "no")]
+
+    settings.A2A_REMOTE_AGENTS = {"remote": {"URL": fake_agent.url, "FORWARD_CALLER_CREDENTIALS": True}}
+    assert dict(asyncio.run(call_context(Context())).credentials) == {"Authorization": "Bearer g"}
+    settings.A2A_REMOTE_AGENTS = {"remote": {"URL": fake_agent.url}}
+    assert asyncio.run(call_context(Context())).credentials == ()
