@@ -233,6 +233,13 @@ def test_a_remote_agent_that_never_answers(fake_agent):
     assert status_text(task).startswith("The remote agent 'remote' did not start the task within 0.5s")
 
 
+def test_surface_false_returns_the_waiting_remote_task(fake_agent):
+    fake_agent.script([input_required("Which account?")])
+    task = run(surface=False)  # the handler returns it: the local task completes, the question its message
+    assert task["status"]["state"] == "completed" and status_text(task) == "Which account?"
+    assert task["metadata"][METADATA_KEY][0]["state"] == "input-required"
+
+
 def test_remote_auth_required(fake_agent):
     fake_agent.script([auth_required("Sign in at https://billing.example.com/login")])
     task = run()
