@@ -27,7 +27,8 @@ What it adds to Django's own ``get_asgi_application()``:
   request ids, error reporting see them). With ``A2A_DIRECT_ASGI`` their exact paths are
   served by the async view straight away, skipping ``MIDDLEWARE`` and the request
   signals: a real ``ASGIRequest`` in, the view's ``HttpResponse`` out, ``ALLOWED_HOSTS``
-  still enforced. Under ASGI Django runs each ``MiddlewareMixin`` hook through a
+  still enforced; the routes of the other agents (``a2a.urls.agents``) too. Under ASGI
+  Django runs each ``MiddlewareMixin`` hook through a
   ``sync_to_async`` thread hop, which is what the fast path saves (measured in
   docs/deployment.md, "Middleware and the fast path").
 """
@@ -52,6 +53,7 @@ from django.db import connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.urls import Resolver404, resolve, set_script_prefix
 
+from a2a.agents import AGENTS_NAMESPACE
 from a2a.conf import a2a_settings
 from a2a.core.events import close_event_backend
 from a2a.http.common import checked_host
@@ -139,7 +141,7 @@ class A2AASGIHandler(ASGIHandler):
             match = resolve(path)
         except Resolver404:
             return None
-        if match.app_name != "a2a":
+        if match.app_name not in ("a2a", AGENTS_NAMESPACE):  # the browsable page's "a2a:browse" is neither
             return None
         view = match.func
         if not iscoroutinefunction(view):

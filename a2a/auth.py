@@ -30,6 +30,7 @@ from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.request import Request
 
+from a2a.agents import Agent
 from a2a.conf import a2a_settings
 from a2a.protocol.errors import A2AError
 
@@ -80,9 +81,11 @@ def _load(paths: tuple[str, ...]) -> list[Any]:
     return [import_string(path)() for path in paths]
 
 
-def authenticators() -> list[Any]:
-    """The configured authentication class instances (built once per setting value)."""
-    return _load(tuple(a2a_settings.AUTHENTICATION_CLASSES))
+def authenticators(agent: Agent | None = None) -> list[Any]:
+    """The authentication class instances of ``agent`` (its ``AUTHENTICATION_CLASSES``;
+    None: the project's), built once per setting value."""
+    conf = a2a_settings if agent is None else agent.settings
+    return _load(tuple(conf.AUTHENTICATION_CLASSES))
 
 
 def _authenticate_sync(request: HttpRequest, classes: list[Any]) -> str:
@@ -101,15 +104,15 @@ def _authenticate_sync(request: HttpRequest, classes: list[Any]) -> str:
     )
 
 
-async def authenticate(request: HttpRequest) -> str:
-    """The caller's principal (``""`` when no authentication is configured);
-    AuthenticationRequiredError when authentication is configured and the request has
-    no valid credentials."""
-    classes = authenticators()
+async def authenticate(request: HttpRequest, agent: Agent | None = None) -> str:
+    """The caller's principal for ``agent`` (None: the default agent; ``""`` when it
+    has no authentication); AuthenticationRequiredError when authentication is
+    configured and the request has no valid credentials."""
+    classes = authenticators(agent)
     return await sync_to_async(_authenticate_sync, thread_sensitive=False)(request, classes) if classes else ""
 
 
-async def authenticate_headers(headers: Iterable[tuple[str, str]]) -> str:
+async def authenticate_headers(headers: Iterable[tuple[str, str]], agent: Agent | None = None) -> str:
     """:func:`authenticate` for a binding without an HTTP request (gRPC metadata):
     the same classes read the same headers (``authorization``, ``x-api-key``...) from
     a request made of ``headers`` (names in any case)."""
@@ -117,18 +120,18 @@ async def authenticate_headers(headers: Iterable[tuple[str, str]]) -> str:
     request.method = "POST"
     for name, value in headers:
         request.META["HTTP_" + name.upper().replace("-", "_")] = value
-    return await authenticate(request)
+    return await authenticate(request, agent)
 
 
-def challenge() -> str:
-    """The ``WWW-Authenticate`` value for a 401."""
+def challenge(agent: Agent | None = None) -> str:
+    """The ``WWW-Authenticate`` value for a 401 (of ``agent``; None: the default agent)."""
     request = Request(HttpRequest())
-    return ", ".join(a.authenticate_header(request) or type(a).__name__ for a in authenticators())
+    return ", ".join(a.authenticate_header(request) or type(a).__name__ for a in authenticators(agent))
 
 
-def card_security(version: str) -> dict[str, Any]:
-    """The card's securitySchemes and requirements for the configured classes."""
-    schemes = {a.scheme_name: a.schemes[version] for a in authenticators() if hasattr(a, "schemes")}
+def card_security(version: str, agent: Agent | None = None) -> dict[str, Any]:
+    """The card's securitySchemes and requirements for ``agent``'s classes (None: the default agent's)."""
+    schemes = {a.scheme_name: a.schemes[version] for a in authenticators(agent) if hasattr(a, "schemes")}
     if not schemes:
         return {}
     if version == "1.0":

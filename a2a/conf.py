@@ -399,6 +399,18 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             "the project sets up the SDK and an exporter. Off: no cost.",
         ),
     },
+    "Agents (a2a/agents.py, docs/agents.md)": {
+        "A2A_AGENTS": Setting(
+            dict,
+            {},
+            check_id="a2a.E110",
+            doc='More agents served by this project, by name: {"billing": {"AGENT_NAME": "Billing", "HANDLER": '
+            '"billing.agent.handle", "SKILLS_DIR": "billing/skills", "LISTED": True, ...}}: '
+            "each option is a per-agent setting without its A2A_ prefix (every one: docs/agents.md); an agent "
+            "reads the settings it does not name from the project. The single-agent settings are the default "
+            "agent's. Each agent's tasks live in TASK_STORE, apart from the other agents'. Checked: a2a.E110.",
+        ),
+    },
     "Remote agents (a2a.client, docs/client.md)": {
         "A2A_REMOTE_AGENTS": Setting(
             dict,

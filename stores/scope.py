@@ -1,4 +1,4 @@
-"""Whose a task is: its owner and tenant, and the scope key the stores index and
+"""Whose a task is: its agent, owner and tenant, and the scope key the stores index and
 filter tasks by (``TaskQuery.owner``)."""
 
 from __future__ import annotations
@@ -7,6 +7,8 @@ from stores.base import Task
 
 #: Between the tenant and the owner in a scope key (a tenant never contains it).
 SCOPE_SEPARATOR = "\x1f"
+#: After the agent in a scope key (an agent's name never contains it).
+AGENT_SEPARATOR = "\x1e"
 
 
 def task_owner(task: Task) -> str:
@@ -21,15 +23,23 @@ def task_tenant(task: Task) -> str:
     return tenant if isinstance(tenant, str) else ""
 
 
-def scope_key(tenant: str, owner: str) -> str:
+def task_agent(task: Task) -> str:
+    """The agent the task was created by: its ``_agent`` ("" for the default agent)."""
+    agent = task.get("_agent", "")
+    return agent if isinstance(agent, str) else ""
+
+
+def scope_key(tenant: str, owner: str, agent: str = "") -> str:
     """The key the stores scope tasks by (``TaskQuery.owner``): the owner, preceded by
-    the tenant and :data:`SCOPE_SEPARATOR` when there is a tenant. Without tenants it
-    is the owner itself, so tasks saved before tenants existed keep their key."""
-    return f"{tenant}{SCOPE_SEPARATOR}{owner}" if tenant else owner
+    the tenant and :data:`SCOPE_SEPARATOR` when there is a tenant, and by the agent and
+    :data:`AGENT_SEPARATOR` for an agent other than the default one (``agent`` ""). For
+    the default agent without tenants it is the owner itself, so tasks saved before
+    tenants and agents existed keep their key."""
+    key = f"{tenant}{SCOPE_SEPARATOR}{owner}" if tenant else owner
+    return f"{agent}{AGENT_SEPARATOR}{key}" if agent else key
 
 
 def task_scope(task: Task) -> str:
-    """The scope key of a task (:func:`scope_key` of its tenant and owner): what the
-    stores index and filter as its owner."""
-    tenant = task.get("_tenant")
-    return scope_key(tenant, task_owner(task)) if tenant and isinstance(tenant, str) else task_owner(task)
+    """The scope key of a task (:func:`scope_key` of its tenant, owner and agent): what
+    the stores index and filter as its owner."""
+    return scope_key(task_tenant(task), task_owner(task), task_agent(task))

@@ -96,3 +96,10 @@ def demo(request: HandlerRequest) -> list[dict[str, Any]]:
         raise TaskFailed(f"asked to fail: {request.text}")
     skill = (request.message.get("metadata") or {}).get("skill")
     return [{"kind": "text", "text": f"echo: {request.text}"}, {"kind": "data", "data": {"skill": skill}}]
+
+
+def loud(request: HandlerRequest) -> object:
+    """:func:`scripted`, its final answer in capitals and naming the agent it ran for:
+    the second agent's handler in the agents' tests (a2a.agents)."""
+    answer = scripted(request)
+    return f"{request.agent.name}: {answer.upper()}" if isinstance(answer, str) else answer

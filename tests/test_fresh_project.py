@@ -137,8 +137,13 @@ def start_and_fail(env: dict[str, str], tmp_path: Path) -> str:
     [
         ("TASK_STORE", "nowhere", "(stores.E001) Unknown TASK_STORE 'nowhere'."),
         ("A2A_HANDLER", "myproject.missing.handle", "(a2a.E001) A2A_HANDLER 'myproject.missing.handle' cannot be used"),
+        (
+            "A2A_AGENTS",
+            '{"billing": {"HANDLER": "billing.missing.handle"}}',
+            "(a2a.E001) A2A_AGENTS['billing']: A2A_HANDLER 'billing.missing.handle' cannot be used",
+        ),
     ],
-    ids=["task-store", "handler"],
+    ids=["task-store", "handler", "agent"],
 )
 def test_a_configuration_error_stops_uvicorn_at_start_up_with_the_checks_message(tmp_path, setting, value, message):
     output = start_and_fail(site_env(**{setting: value}), tmp_path)

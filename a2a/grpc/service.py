@@ -26,12 +26,14 @@ from google.protobuf.message import Message as ProtoMessage
 from google.rpc import error_details_pb2, status_pb2
 
 from a2a import auth
+from a2a.agents import DEFAULT_AGENT, Agent, UnknownAgent, get_agent
 from a2a.conf import a2a_settings
 from a2a.grpc import a2a_pb2 as pb
 from a2a.grpc import a2a_pb2_grpc
 from a2a.handlers.credentials import credential_headers
 from a2a.protocol import V10, dialect_for
-from a2a.protocol.errors import A2AError, VersionNotSupportedError
+from a2a.protocol.errors import A2AError, InvalidRequestError, VersionNotSupportedError
+from a2a.protocol.model import shown
 from a2a.service.context import CallContext
 from a2a.service.errors import client_error
 from a2a.service.methods import METHODS, Stream
@@ -71,9 +73,21 @@ def to_message(value: dict[str, Any], message_class: type[Response]) -> Response
     return json_format.ParseDict(value, message_class(), ignore_unknown_fields=True)
 
 
+def call_agent(values: dict[str, str]) -> Agent:
+    """The agent a call is for: the one its ``a2a-agent`` metadata names (the name a route
+    of ``a2a.urls.agents`` carries; "default" or none: the default agent). One server
+    serves every agent; an unknown name is INVALID_ARGUMENT."""
+    name = values.get("a2a-agent", "").strip() or DEFAULT_AGENT
+    try:
+        return get_agent(name)
+    except UnknownAgent:
+        raise InvalidRequestError(f"No agent named {shown(name, 64)} here (metadata a2a-agent)") from None
+
+
 async def call_context(context: grpc.aio.ServicerContext) -> CallContext:
-    """The service layer's context of this call: the caller (the authentication classes
-    reading the metadata), v1.0, the extensions asked for."""
+    """The service layer's context of this call: the agent (``a2a-agent`` metadata), the
+    caller (that agent's authentication classes reading the metadata), v1.0, the
+    extensions asked for."""
     metadata = [(key.lower(), value) for key, value in context.invocation_metadata() or () if isinstance(value, str)]
     values = dict(metadata)
     version = values.get("a2a-version", "").strip()
@@ -82,12 +96,19 @@ async def call_context(context: grpc.aio.ServicerContext) -> CallContext:
             f"A2A version {version} has no gRPC binding here; this service is A2A 1.0's a2a.proto",
             metadata={"requestedVersion": version, "supportedVersions": "1.0"},
         )
-    caller = await auth.authenticate_headers(metadata)
+    agent = call_agent(values)
+    caller = await auth.authenticate_headers(metadata, agent)
     extensions = tuple(uri.strip() for uri in values.get("a2a-extensions", "").split(",") if uri.strip())
     origin = (a2a_settings.PUBLIC_URL or "").rstrip("/")
     credentials = tuple(credential_headers(lambda name: values.get(name.lower())).items())
     return CallContext(
-        caller=caller, version="1.0", binding="grpc", origin=origin, extensions=extensions, credentials=credentials
+        caller=caller,
+        version="1.0",
+        binding="grpc",
+        origin=origin,
+        extensions=extensions,
+        agent_name=agent.name,
+        credentials=credentials,
     )
 
 

@@ -78,21 +78,22 @@ class LLMClient:
     transport: httpx.AsyncBaseTransport | None = None
 
     @classmethod
-    def from_settings(cls) -> LLMClient:
-        if not a2a_settings.LLM_BASE_URL or not a2a_settings.LLM_MODEL:
+    def from_settings(cls, conf: Any = a2a_settings) -> LLMClient:
+        """The client of the ``A2A_LLM_*`` settings of ``conf`` (an agent's, else the project's)."""
+        if not conf.LLM_BASE_URL or not conf.LLM_MODEL:
             raise LLMError(
                 "The model is not configured: set A2A_LLM_BASE_URL and A2A_LLM_MODEL "
                 "(and A2A_LLM_API_KEY if the endpoint needs one)."
             )
         return cls(
-            base_url=a2a_settings.LLM_BASE_URL,
-            model=a2a_settings.LLM_MODEL,
-            api_key=a2a_settings.LLM_API_KEY,
-            style=a2a_settings.LLM_STYLE,
-            timeout=a2a_settings.LLM_TIMEOUT,
-            max_retries=a2a_settings.LLM_MAX_RETRIES,
-            backoff=a2a_settings.LLM_RETRY_BACKOFF,
-            max_tokens=a2a_settings.LLM_MAX_TOKENS,
+            base_url=conf.LLM_BASE_URL,
+            model=conf.LLM_MODEL,
+            api_key=conf.LLM_API_KEY,
+            style=conf.LLM_STYLE,
+            timeout=conf.LLM_TIMEOUT,
+            max_retries=conf.LLM_MAX_RETRIES,
+            backoff=conf.LLM_RETRY_BACKOFF,
+            max_tokens=conf.LLM_MAX_TOKENS,
         )
 
     # --- The two wire styles --------------------------------------------------------
@@ -296,29 +297,32 @@ class LLMHandler:
     """The handler (``a2a.handlers.llm.handle`` is an instance). Subclass it to change
     the prompt (:meth:`system_prompt`) or the conversation (:meth:`conversation`)."""
 
-    def client(self) -> LLMClient:
-        return LLMClient.from_settings()
+    def client(self, conf: Any = a2a_settings) -> LLMClient:
+        """The model client of ``conf``: the agent's settings (the project's by default)."""
+        return LLMClient.from_settings(conf)
 
     def skill_for(self, request: HandlerRequest) -> Skill | None:
         """The skill the message targets; LLMError naming the known ones if it is unknown."""
         skill_id = requested_skill(request.message, request.metadata)
         if skill_id is None:
             return None
-        skill = get_skill(skill_id)
+        conf = request.agent.settings
+        skill = get_skill(skill_id, conf)
         if skill is None:
-            known = ", ".join(s.id for s in get_skills()) or "none"
+            known = ", ".join(s.id for s in get_skills(conf)) or "none"
             raise LLMError(f"Unknown skill {skill_id!r}; this agent's skills: {known}.")
         return skill
 
-    def system_prompt(self, skill: Skill | None) -> str:
-        base = a2a_settings.LLM_SYSTEM_PROMPT or (
-            f"You are {a2a_settings.AGENT_NAME}, an agent that other agents and people reach over the A2A "
-            f"protocol. {a2a_settings.AGENT_DESCRIPTION}"
+    def system_prompt(self, skill: Skill | None, conf: Any = a2a_settings) -> str:
+        """The system prompt of the agent whose settings are ``conf``, with ``skill``'s instructions."""
+        base = conf.LLM_SYSTEM_PROMPT or (
+            f"You are {conf.AGENT_NAME}, an agent that other agents and people reach over the A2A "
+            f"protocol. {conf.AGENT_DESCRIPTION}"
         )
         if skill is not None:
             instructions = skill.instructions or skill.description
             return f"{base}\n\n# Skill: {skill.title or skill.id}\n{skill.description}\n\n{instructions}".rstrip()
-        skills = get_skills()
+        skills = get_skills(conf)
         if skills:
             listing = "\n".join(f"- {s.id}: {s.description}" for s in skills)
             return f"{base}\n\nYour skills:\n{listing}"
@@ -328,7 +332,7 @@ class LLMHandler:
         """The earlier tasks of this context (oldest first; the task owner's own: a context
         is per owner), then this task's messages."""
         turns: list[dict[str, str]] = []
-        limit = a2a_settings.LLM_CONTEXT_TASKS
+        limit = request.agent.settings.LLM_CONTEXT_TASKS
         for task in await request.acontext_tasks(limit):  # the owner's own tasks only
             turns += task_turns(task)
         turns += task_turns({"history": request.history or [request.message]})
@@ -337,9 +341,10 @@ class LLMHandler:
         return turns
 
     async def __call__(self, request: HandlerRequest) -> Result:
-        client = self.client()
+        conf = request.agent.settings
+        client = self.client(conf)
         skill = self.skill_for(request)
-        result = await client.chat(self.system_prompt(skill), await self.conversation(request))
+        result = await client.chat(self.system_prompt(skill, conf), await self.conversation(request))
         before = (request.metadata.get("llm") or {}).get("usage") or {}
         tokens_in = int(before.get("inputTokens") or 0) + result.input_tokens
         tokens_out = int(before.get("outputTokens") or 0) + result.output_tokens

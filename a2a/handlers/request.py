@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from a2a.agents import DEFAULT_AGENT, Agent, get_agent
 from a2a.core import lifecycle
 from a2a.core.events import TaskEvent, with_chunk
 from a2a.handlers import delegation
@@ -29,7 +30,7 @@ from a2a.protocol.model import (
 from stores.backends import get_task_store
 from stores.base import MAX_PAGE_SIZE, TaskQuery, TaskStore
 from stores.fields import task_updated
-from stores.scope import scope_key, task_owner, task_tenant
+from stores.scope import scope_key, task_agent, task_owner, task_tenant
 
 logger = logging.getLogger(__name__)
 
@@ -111,6 +112,8 @@ class HandlerRequest:
     #: The caller's own credential headers, for delegations to remote agents whose settings
     #: say ``FORWARD_CALLER_CREDENTIALS`` (empty unless one does; never saved with the task).
     credentials: dict[str, str] = field(default_factory=dict, repr=False)
+    #: The name of the agent the task belongs to (:attr:`agent` is that agent).
+    agent_name: str = DEFAULT_AGENT
     _pending: Task | None = field(default=None, init=False, repr=False)
     _on_create: Callable[[Task], None] | None = field(default=None, init=False, repr=False)
     _settled: str | None = field(default=None, init=False, repr=False)
@@ -126,6 +129,12 @@ class HandlerRequest:
     def caller(self) -> str:
         """The authenticated caller ("" without authentication): the task's owner."""
         return self.owner
+
+    @property
+    def agent(self) -> Agent:
+        """The agent the task belongs to: ``request.agent.settings.SKILLS`` and the like
+        are its own settings (``request.agent.name`` is "default" for the project's)."""
+        return get_agent(self.agent_name)
 
     @property
     def is_continuation(self) -> bool:
@@ -314,7 +323,7 @@ class HandlerRequest:
     def _context_query(self, limit: int) -> TaskQuery | None:
         if limit <= 0 or not self.context_id:
             return None
-        owner = scope_key(self.tenant, self.owner)
+        owner = scope_key(self.tenant, self.owner, self.agent.scope)
         return TaskQuery(context_id=self.context_id, owner=owner, page_size=min(limit + 1, MAX_PAGE_SIZE))
 
     def _earlier(self, tasks: list[Task], limit: int) -> list[Task]:
@@ -370,6 +379,7 @@ class HandlerRequest:
             turn=int(call.get("turn") or 1),
             tenant=task_tenant(task),
             credentials=held_credentials(task["id"]),
+            agent_name=task_agent(task) or DEFAULT_AGENT,
         )
         if cancelled is not None:
             request.cancelled = cancelled if isinstance(cancelled, Cancellation) else _Mirror(cancelled)

@@ -169,9 +169,10 @@ def _load(directory: Path, signature: tuple[tuple[str, int], ...]) -> tuple[Skil
     return tuple(skills)
 
 
-def skills_dir() -> Path | None:
-    """``A2A_SKILLS_DIR`` as a path (relative to ``BASE_DIR``), or None when unset."""
-    value = a2a_settings.SKILLS_DIR
+def skills_dir(conf: Any = a2a_settings) -> Path | None:
+    """``A2A_SKILLS_DIR`` (of ``conf``: an agent's settings, else the project's) as a
+    path (relative to ``BASE_DIR``), or None when unset."""
+    value = conf.SKILLS_DIR
     if not value:
         return None
     directory = Path(value).expanduser()
@@ -180,23 +181,23 @@ def skills_dir() -> Path | None:
     return directory
 
 
-def get_skills() -> list[Skill]:
-    """The skills of ``A2A_SKILLS_DIR``, filtered by ``A2A_SKILLS_ENABLED``; files are
-    re-read when they change. Invalid files are skipped (logged; ``manage.py check``
-    reports them)."""
-    directory = skills_dir()
+def get_skills(conf: Any = a2a_settings) -> list[Skill]:
+    """The skills of ``A2A_SKILLS_DIR``, filtered by ``A2A_SKILLS_ENABLED`` (of ``conf``:
+    an agent's settings, else the project's); files are re-read when they change.
+    Invalid files are skipped (logged; ``manage.py check`` reports them)."""
+    directory = skills_dir(conf)
     if directory is None or not directory.is_dir():
         return []
     skills = list(_load(directory, _signature(directory)))
-    enabled = enabled_ids()
+    enabled = enabled_ids(conf)
     if enabled is not None:
         skills = [s for s in skills if s.id in enabled]
     return skills
 
 
-def enabled_ids() -> list[str] | None:
-    """``A2A_SKILLS_ENABLED`` as a list of ids (a comma-separated string is split), or None."""
-    enabled = a2a_settings.SKILLS_ENABLED
+def enabled_ids(conf: Any = a2a_settings) -> list[str] | None:
+    """``A2A_SKILLS_ENABLED`` (of ``conf``) as a list of ids (a comma-separated string is split), or None."""
+    enabled = conf.SKILLS_ENABLED
     if enabled is None:
         return None
     if isinstance(enabled, str):
@@ -204,8 +205,8 @@ def enabled_ids() -> list[str] | None:
     return [str(item) for item in enabled]
 
 
-def get_skill(skill_id: str) -> Skill | None:
-    return next((s for s in get_skills() if s.id == skill_id), None)
+def get_skill(skill_id: str, conf: Any = a2a_settings) -> Skill | None:
+    return next((s for s in get_skills(conf) if s.id == skill_id), None)
 
 
 def requested_skill(message: dict[str, Any], metadata: dict[str, Any] | None = None) -> str | None:

@@ -33,7 +33,7 @@ from django.urls import NoReverseMatch, reverse
 
 from a2a import auth
 from a2a.conf import a2a_settings
-from a2a.http.common import event_stream, origin, public_url
+from a2a.http.common import event_stream, origin, public_url, request_agent
 from a2a.http.sse import sse_stream
 from a2a.protocol import V10
 from a2a.protocol.errors import A2AError, InvalidParamsError
@@ -85,7 +85,8 @@ async def _visitor(request: HttpRequest, *, sending: bool) -> CallContext | None
         if sending and user.is_authenticated:
             raise _Refused(HttpResponse("Staff only", status=403, content_type="text/plain"))
         raise _Refused(_login_redirect(request))
-    authenticated_agent = bool(auth.authenticators())
+    agent = request_agent(request)
+    authenticated_agent = bool(auth.authenticators(agent))
     if authenticated_agent and not staff:
         # A public page on an agent with authentication: anyone sees the card; only
         # staff send (an anonymous visitor has no principal to own the task).
@@ -93,7 +94,7 @@ async def _visitor(request: HttpRequest, *, sending: bool) -> CallContext | None
             raise _Refused(HttpResponse("Sign in as staff to talk to this agent", status=403))
         return None
     caller = str(user.pk) if authenticated_agent else ""
-    return CallContext(caller=caller, version="1.0", binding="browser", origin=origin(request))
+    return CallContext(caller=caller, version="1.0", binding="browser", origin=origin(request), agent_name=agent.name)
 
 
 # --- Reading the form --------------------------------------------------------------------
@@ -177,7 +178,9 @@ def task_view(task: Task | Message) -> dict[str, Any]:
 
 
 def _card_view(request: HttpRequest) -> dict[str, Any]:
-    agent = card.build_card(public_url(request, "a2a:jsonrpc"), version="1.0", rest=public_url(request, "a2a:rest"))
+    agent = card.build_card(
+        public_url(request, "jsonrpc"), version="1.0", rest=public_url(request, "rest"), agent=request_agent(request)
+    )
     return {
         **agent,
         "capability_list": sorted((agent.get("capabilities") or {}).items()),
@@ -201,10 +204,10 @@ def _page(
         "caller": ctx.caller if ctx else "",
         "task": task_view(task) if task is not None else None,
         "error": error,
-        "stream_url": reverse("a2a:browse:stream"),
-        "cancel_url": reverse("a2a:browse:cancel"),
+        "stream_url": request_agent(request).path("browse:stream"),
+        "cancel_url": request_agent(request).path("browse:cancel"),
         "admin_url_template": admin_url("TASKID"),
-        "card_url": reverse("a2a:agent-card"),
+        "card_url": request_agent(request).path("agent-card"),
     }
     return render(request, "a2a/agent.html", context, status=status)
 

@@ -1,15 +1,18 @@
 """What the HTTP views and both bindings share: the requested version, SSE responses,
-the public URLs the card advertises, the call context."""
+the agent a route names, the public URLs the card advertises, the call context."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import functools
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
+import orjson
 from django.core.signals import setting_changed
-from django.http import HttpRequest, StreamingHttpResponse
-from django.urls import reverse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 
+from a2a.agents import DEFAULT_AGENT, Agent, agents, default_agent
 from a2a.conf import a2a_settings
 from a2a.core import tracing
 from a2a.handlers.credentials import credential_headers
@@ -65,9 +68,40 @@ def origin(request: HttpRequest) -> str:
     return base.rstrip("/") if base else f"{request.scheme}://{checked_host(request)}"
 
 
-def public_url(request: HttpRequest, name: str) -> str:
-    """The absolute URL of a named A2A route, as the card advertises it."""
-    return origin(request) + reverse(name)
+#: The request attribute the agent of an ``a2a.urls.agents`` route is kept in.
+_AGENT_ATTR = "a2a_agent"
+
+AsyncView = Callable[..., Coroutine[Any, Any, HttpResponseBase]]
+
+
+def request_agent(request: HttpRequest) -> Agent:
+    """The agent the request's route names (:func:`for_agent`); the default agent on
+    ``a2a.urls``'s routes."""
+    agent: Agent | None = getattr(request, _AGENT_ATTR, None)
+    return default_agent() if agent is None else agent
+
+
+def for_agent(view: AsyncView) -> AsyncView:
+    """``view`` serving the agent its route's ``<agent>`` names (``a2a.urls.agents``):
+    a 404 for a name ``A2A_AGENTS`` does not configure, and for "default", whose routes
+    are ``a2a.urls``'s (one URL per agent)."""
+
+    @functools.wraps(view)
+    async def wrapped(request: HttpRequest, agent: str, **kwargs: Any) -> HttpResponseBase:
+        found = agents().get(agent) if agent != DEFAULT_AGENT else None
+        if found is None:
+            body = {"error": {"code": 404, "status": "NOT_FOUND", "message": f"No agent named {agent!r} here"}}
+            return HttpResponse(orjson.dumps(body), content_type="application/json", status=404)
+        setattr(request, _AGENT_ATTR, found)
+        return await view(request, **kwargs)
+
+    return wrapped
+
+
+def public_url(request: HttpRequest, route: str) -> str:
+    """The absolute URL of one of the request's agent's routes (``"jsonrpc"``, ``"rest"``),
+    as its card advertises it."""
+    return origin(request) + request_agent(request).path(route)
 
 
 def call_context(
@@ -91,4 +125,5 @@ def call_context(
         method=method,
         trace=trace,
         credentials=tuple(credentials.items()),
+        agent_name=request_agent(request).name,
     )

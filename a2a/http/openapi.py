@@ -1,7 +1,7 @@
 """The OpenAPI 3.2 description of the HTTP+JSON binding, served at ``a2a/rest/openapi.json``.
 
 Generated from the binding's own route table (:data:`a2a.http.rest.ROUTES`, which
-``a2a/urls.py`` makes the URL patterns from): every route and method, its A2A operation,
+``a2a/urls/`` makes the URL patterns from): every route and method, its A2A operation,
 and the request and response schemas of the specification's JSON Schema bundle
 (``a2a/protocol/a2a.schema.json``, the A2A v1.0 ``a2a.schema.json``, Apache-2.0, copied
 as published), renamed into ``components/schemas``. It describes the v1.0 dialect (the
@@ -19,11 +19,10 @@ from typing import Any
 
 import orjson
 from django.http import HttpRequest, HttpResponse
-from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from a2a.conf import a2a_settings
-from a2a.http.common import origin
+from a2a.http.common import origin, request_agent
 from a2a.http.rest import A2A_JSON, PARAM, ROUTES, Route
 
 OPENAPI_VERSION = "3.2.0"  # 3.2 describes each event of an SSE stream (itemSchema)
@@ -215,7 +214,8 @@ async def openapi_json(request: HttpRequest) -> HttpResponse:
     """GET the OpenAPI description of the HTTP+JSON binding (public, like the card)."""
     if request.method not in ("GET", "HEAD"):
         return HttpResponse(status=405, headers={"Allow": "GET, HEAD"})
-    doc = document(origin(request) + reverse("a2a:rest"), a2a_settings.AGENT_NAME, a2a_settings.AGENT_VERSION)
+    agent = request_agent(request)
+    doc = document(origin(request) + agent.path("rest"), agent.settings.AGENT_NAME, agent.settings.AGENT_VERSION)
     return HttpResponse(
         orjson.dumps(doc),
         content_type="application/json",

@@ -2,7 +2,7 @@
 addressed by URL and HTTP method.
 
 Routes (under the app's ``a2a/rest`` prefix, the interface URL the card names; the
-table is :data:`ROUTES`, from which ``a2a/urls.py`` and the OpenAPI description are made):
+table is :data:`ROUTES`, from which ``a2a/urls/`` and the OpenAPI description are made):
 ``POST message:send``, ``POST message:stream``, ``GET tasks``, ``GET tasks/{id}``,
 ``POST tasks/{id}:cancel``, ``POST|GET tasks/{id}:subscribe`` (the spec text says POST,
 a2a.proto says GET), ``POST|GET tasks/{id}/pushNotificationConfigs``,
@@ -32,8 +32,9 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from a2a import auth
+from a2a.agents import Agent
 from a2a.core import tracing
-from a2a.http.common import call_context, event_stream
+from a2a.http.common import call_context, event_stream, request_agent
 from a2a.http.sse import sse_stream
 from a2a.protocol import V10, Dialect, limits, rest_dialect_for
 from a2a.protocol.errors import (
@@ -90,7 +91,9 @@ def _error_response(dialect: Dialect, error: A2AError) -> HttpResponse:
     return HttpResponse(body, status=error.http_status, content_type=_content_type(dialect))
 
 
-def _failure_response(dialect: Dialect, error: A2AError, methods: tuple[str, ...]) -> HttpResponse:
+def _failure_response(
+    dialect: Dialect, error: A2AError, methods: tuple[str, ...], agent: Agent | None = None
+) -> HttpResponse:
     """``error`` as this binding answers it: a method the route does not serve is 405
     with ``Allow``, missing credentials are 401 with a challenge."""
     if isinstance(error, MethodNotFoundError):
@@ -100,7 +103,7 @@ def _failure_response(dialect: Dialect, error: A2AError, methods: tuple[str, ...
     if isinstance(error, MethodNotFoundError):
         response["Allow"] = ", ".join(methods)
     elif isinstance(error, auth.AuthenticationRequiredError):
-        response["WWW-Authenticate"] = auth.challenge()
+        response["WWW-Authenticate"] = auth.challenge(agent)
     return response
 
 
@@ -152,13 +155,14 @@ def endpoint(
             limits.check_body_size(request)  # a GET's body too: the handler may have cut it off
             if request.method == "POST":  # 415 unless JSON (an empty body may have no Content-Type)
                 limits.check_media_type(request, limits.read_body(request))
-            caller = await auth.authenticate(request)
+            caller = await auth.authenticate(request, request_agent(request))
             tenant = check_tenant(kwargs.pop("tenant", None))  # /{tenant}/tasks/...: scopes the request's tasks
             method = f"{request.method} {route}" if tracing.enabled() else ""
             ctx = call_context(request, caller, "rest", dialect.version, tenant=tenant, method=method)
             result = await operation(dialect, request, kwargs, ctx)
         except Exception as exc:
-            return _failure_response(dialect, client_error(exc, f"REST {request.path}"), methods)
+            error = client_error(exc, f"REST {request.path}")
+            return _failure_response(dialect, error, methods, request_agent(request))
         if isinstance(result, HttpResponseBase):
             return result
         return HttpResponse(_dumps(result), content_type=_content_type(dialect))

@@ -12,7 +12,7 @@ from django.views.decorators.csrf import csrf_exempt
 from a2a import auth
 from a2a.conf import a2a_settings
 from a2a.http import jsonrpc
-from a2a.http.common import call_context, event_stream, public_url, requested_version
+from a2a.http.common import call_context, event_stream, public_url, request_agent, requested_version
 from a2a.protocol import V03, dialect_for, limits
 from a2a.protocol.errors import A2AError, InvalidRequestError
 from a2a.service import card
@@ -41,13 +41,13 @@ async def jsonrpc_endpoint(request: HttpRequest) -> HttpResponseBase:
             status=error.http_status,
         )
     try:
-        caller = await auth.authenticate(request)
+        caller = await auth.authenticate(request, request_agent(request))
     except auth.AuthenticationRequiredError as exc:
         return HttpResponse(
             orjson.dumps({"jsonrpc": "2.0", "id": None, "error": V03.render_error(exc)}),
             content_type=JSON,
             status=401,
-            headers={"WWW-Authenticate": auth.challenge()},
+            headers={"WWW-Authenticate": auth.challenge(request_agent(request))},
         )
     payload = await jsonrpc.handle(body, requested_version(request), call_context(request, caller, "jsonrpc"))
     if payload is None:
@@ -72,7 +72,9 @@ async def agent_card(request: HttpRequest) -> HttpResponse:
         version = dialect_for(requested_version(request)).version
     except A2AError as exc:
         return HttpResponse(orjson.dumps({"error": V03.render_error(exc)}), content_type=JSON, status=400)
-    public = card.build_card(public_url(request, "a2a:jsonrpc"), version=version, rest=public_url(request, "a2a:rest"))
+    public = card.build_card(
+        public_url(request, "jsonrpc"), version=version, rest=public_url(request, "rest"), agent=request_agent(request)
+    )
     body = orjson.dumps(public)
     etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
     headers = {

@@ -13,11 +13,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.apps import apps
+from django.conf import settings
 from django.core.checks import ERROR, CheckMessage, Error, Warning, register, run_checks
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connections
+from django.urls import NoReverseMatch
 from rest_framework.authentication import TokenAuthentication
 
+from a2a.agents import DEFAULT_AGENT, Agent, agents, get_agent
+from a2a.agents import problems as agent_problems
 from a2a.auth import authenticators
 from a2a.client import remote
 from a2a.conf import a2a_settings
@@ -37,6 +41,8 @@ Messages = list[CheckMessage]
 
 #: Setting name -> the name of the check that reports a value not fitting its declaration.
 OWNERS: dict[str, str] = {}
+#: Check name -> its body (what :func:`concern` registers wraps it).
+BODIES: dict[str, Callable[..., Messages]] = {}
 
 
 def concern(*names: str) -> Callable[[Callable[[], Messages]], Callable[..., Messages]]:
@@ -47,6 +53,7 @@ def concern(*names: str) -> Callable[[Callable[[], Messages]], Callable[..., Mes
 
     def wrap(body: Callable[[], Messages]) -> Callable[..., Messages]:
         OWNERS.update(dict.fromkeys(names, body.__name__))
+        BODIES[body.__name__] = body
 
         def check(app_configs: Any = None, **kwargs: Any) -> Messages:
             errors: Messages = [Error(str(p), id=p.check_id) for n in names if (p := a2a_settings.problem(n))]
@@ -70,9 +77,9 @@ def concern(*names: str) -> Callable[[Callable[[], Messages]], Callable[..., Mes
     "A2A_STREAM_KEEPALIVE",
     "A2A_DIRECT_ASGI",
 )
-def check_handler() -> Messages:
+def check_handler(agent: Agent | None = None) -> Messages:
     """``a2a.E001``: ``A2A_HANDLER`` names no callable; and how the runner runs it."""
-    handler = a2a_settings.HANDLER
+    handler = _conf(agent).HANDLER
     try:
         load_handler(handler)
     except Exception as exc:
@@ -101,11 +108,12 @@ def check_handler() -> Messages:
     "A2A_CARD_MAX_AGE",
     "A2A_BROWSABLE_AGENT",
 )
-def check_card() -> Messages:
+def check_card(agent: Agent | None = None) -> Messages:
     """The Agent Card: skills with ids (``a2a.E003``), an absolute public URL
     (``a2a.E004``), media types (``a2a.E030``), a name (``a2a.E031``)."""
     errors: Messages = []
-    if not all(isinstance(s, dict) and isinstance(s.get("id"), str) and s["id"] for s in a2a_settings.SKILLS):
+    conf = _conf(agent)
+    if not all(isinstance(s, dict) and isinstance(s.get("id"), str) and s["id"] for s in conf.SKILLS):
         errors.append(
             Error(
                 "A2A_SKILLS must be a list of dicts, each with a non-empty string 'id' "
@@ -117,20 +125,20 @@ def check_card() -> Messages:
     if public_url and not public_url.startswith(("http://", "https://")):
         errors.append(Error(f"A2A_PUBLIC_URL must be an absolute http(s) URL, not {public_url!r}.", id="a2a.E004"))
     for name in ("A2A_INPUT_MODES", "A2A_OUTPUT_MODES"):
-        modes = a2a_settings.get(name)
+        modes = conf.get(name)
         if not modes or not all(isinstance(m, str) and "/" in m for m in modes):
             errors.append(Error(f"{name} must be a non-empty list of media types, not {modes!r}.", id="a2a.E030"))
-    if not a2a_settings.AGENT_NAME.strip():
+    if not conf.AGENT_NAME.strip():
         errors.append(Error("A2A_AGENT_NAME must be a non-empty string.", id="a2a.E031"))
     return errors
 
 
 @concern("A2A_AUTHENTICATION_CLASSES", "A2A_API_KEY_HEADER")
-def check_authentication() -> Messages:
+def check_authentication(agent: Agent | None = None) -> Messages:
     """``a2a.E005``: the authentication classes cannot be loaded; ``a2a.E006``: DRF
     tokens without their app."""
     try:
-        classes = authenticators()
+        classes = authenticators(agent)
     except Exception as exc:
         return [Error(f"A2A_AUTHENTICATION_CLASSES cannot be loaded: {exc}", id="a2a.E005")]
     if any(isinstance(a, TokenAuthentication) for a in classes) and not apps.is_installed("rest_framework.authtoken"):
@@ -160,9 +168,9 @@ def _loopback(url: str) -> bool:
     return (urlsplit(url).hostname or "") in ("localhost", "127.0.0.1", "::1")
 
 
-def _uses_llm() -> bool:
+def _uses_llm(conf: Any) -> bool:
     try:
-        return isinstance(load_handler(a2a_settings.HANDLER), LLMHandler)
+        return isinstance(load_handler(conf.HANDLER), LLMHandler)
     except Exception:
         return False  # check_handler reports it
 
@@ -179,15 +187,16 @@ def _uses_llm() -> bool:
     "A2A_LLM_SYSTEM_PROMPT",
     "A2A_LLM_CONTEXT_TASKS",
 )
-def check_llm() -> Messages:
+def check_llm(agent: Agent | None = None) -> Messages:
     """The model-backed handler: an absolute base URL (``a2a.E011``), and when it is the
     handler, a base URL and a model (``a2a.E012``) and a key for a remote model (``a2a.W010``)."""
-    base_url = a2a_settings.LLM_BASE_URL
+    conf = _conf(agent)
+    base_url = conf.LLM_BASE_URL
     if base_url and not base_url.startswith(("http://", "https://")):
         return [Error(f"A2A_LLM_BASE_URL must be an absolute http(s) URL, not {base_url!r}.", id="a2a.E011")]
-    if not _uses_llm():
+    if not _uses_llm(conf):
         return []
-    missing = [n for n in ("A2A_LLM_BASE_URL", "A2A_LLM_MODEL") if not a2a_settings.get(n)]
+    missing = [n for n in ("A2A_LLM_BASE_URL", "A2A_LLM_MODEL") if not conf.get(n)]
     if missing:
         return [
             Error(
@@ -197,7 +206,7 @@ def check_llm() -> Messages:
                 id="a2a.E012",
             )
         ]
-    if not a2a_settings.LLM_API_KEY and not _loopback(base_url):
+    if not conf.LLM_API_KEY and not _loopback(base_url):
         return [
             Warning(
                 f"A2A_LLM_API_KEY is empty, so requests to {base_url} carry no key.",
@@ -209,16 +218,17 @@ def check_llm() -> Messages:
 
 
 @concern("A2A_SKILLS_DIR", "A2A_SKILLS_ENABLED")
-def check_skills() -> Messages:
+def check_skills(agent: Agent | None = None) -> Messages:
     """The skills directory: it exists (``a2a.E020``), its skills load (``a2a.E021``), it
     has some (``a2a.W020``), and ``A2A_SKILLS_ENABLED`` names ids (``a2a.E022``) of them
     (``a2a.E023``)."""
-    enabled_setting = a2a_settings.SKILLS_ENABLED
+    conf = _conf(agent)
+    enabled_setting = conf.SKILLS_ENABLED
     if isinstance(enabled_setting, list) and not all(isinstance(i, str) for i in enabled_setting):
         return [
             Error(f"A2A_SKILLS_ENABLED must be None or a list of skill ids, not {enabled_setting!r}.", id="a2a.E022")
         ]
-    directory = skills_dir()
+    directory = skills_dir(conf)
     if directory is None:
         return [Error("A2A_SKILLS_ENABLED is set but A2A_SKILLS_DIR is not.", id="a2a.E023")] if enabled_setting else []
     if not directory.is_dir():
@@ -234,12 +244,12 @@ def check_skills() -> Messages:
             )
         )
     found = {s.id for s in skills}
-    return errors + _unknown_skills(found) + _skills_listed_twice(found)
+    return errors + _unknown_skills(found, conf) + _skills_listed_twice(found, conf)
 
 
-def _unknown_skills(found: set[str]) -> Messages:
+def _unknown_skills(found: set[str], conf: Any) -> Messages:
     """``a2a.E023``: ``A2A_SKILLS_ENABLED`` names skills the directory does not have."""
-    unknown = [i for i in enabled_ids() or () if i not in found]
+    unknown = [i for i in enabled_ids(conf) or () if i not in found]
     if not unknown:
         return []
     return [
@@ -251,9 +261,9 @@ def _unknown_skills(found: set[str]) -> Messages:
     ]
 
 
-def _skills_listed_twice(found: set[str]) -> Messages:
+def _skills_listed_twice(found: set[str], conf: Any) -> Messages:
     """``a2a.W021``: a skill of the directory is in ``A2A_SKILLS`` too."""
-    listed = {s.get("id") for s in a2a_settings.SKILLS if isinstance(s, dict)}
+    listed = {s.get("id") for s in conf.SKILLS if isinstance(s, dict)}
     return [
         Warning(
             f"Skill {skill_id!r} is both in A2A_SKILLS and in A2A_SKILLS_DIR; the card lists the A2A_SKILLS one.",
@@ -358,6 +368,63 @@ def check_card_signing() -> Messages:
             )
         ]
     return []
+
+
+#: The checks of the settings an agent may set for itself (a2a.agents.PER_AGENT): each body takes the agent.
+_PER_AGENT_CHECKS = ("check_handler", "check_card", "check_authentication", "check_llm", "check_skills")
+
+
+@concern("A2A_AGENTS")
+def check_agents() -> Messages:
+    """``a2a.E110``: ``A2A_AGENTS`` is not a dict of agent name -> options, a name is not a
+    URL segment, an option is unknown or does not fit its setting's declaration; then each
+    agent's settings checked as the project's are. Every message names its agent."""
+    if not isinstance(getattr(settings, "A2A_AGENTS", None) or {}, dict):
+        return []  # the declaration's own message says so
+    found = agent_problems()
+    if found:
+        return [Error(str(problem), id=problem.check_id) for problem in found]
+    bodies = [BODIES[name] for name in _PER_AGENT_CHECKS]
+    project = {message.msg for body in bodies for message in _quietly(body)}
+    messages: Messages = []
+    for agent in agents().values():
+        for body in bodies:
+            messages += [_naming(m, agent) for m in _quietly(body, agent) if m.msg not in project]
+    return messages + _unrouted()
+
+
+def _unrouted() -> Messages:
+    """``a2a.W110``: agents that no route serves (``a2a.urls.agents`` is not included)."""
+    names = [name for name in agents() if name != DEFAULT_AGENT]
+    try:
+        if names:
+            get_agent(names[0]).path("jsonrpc")
+    except NoReverseMatch:
+        return [
+            Warning(
+                f"A2A_AGENTS names {', '.join(map(repr, names))}, but no URL pattern serves them (only gRPC does).",
+                hint='Add path("agents/", include("a2a.urls.agents")) to the root URLconf.',
+                id="a2a.W110",
+            )
+        ]
+    return []
+
+
+def _quietly(body: Callable[..., Messages], agent: Agent | None = None) -> Messages:
+    """``body``'s messages; none when a setting it reads is of the wrong type (its own check says so)."""
+    try:
+        return body(agent)
+    except SettingError:
+        return []
+
+
+def _conf(agent: Agent | None) -> Any:
+    return a2a_settings if agent is None else agent.settings
+
+
+def _naming(message: CheckMessage, agent: Agent) -> CheckMessage:
+    """``message`` about one agent's settings, saying which agent."""
+    return CheckMessage(message.level, f"A2A_AGENTS[{agent.name!r}]: {message.msg}", hint=message.hint, id=message.id)
 
 
 @concern("A2A_REMOTE_AGENTS")

@@ -32,6 +32,7 @@ from asgiref.sync import iscoroutinefunction
 from django.db import DataError, IntegrityError, NotSupportedError, close_old_connections
 
 from a2a import push
+from a2a.agents import agent_of
 from a2a.conf import a2a_settings
 from a2a.core import leases, lifecycle, tracing
 from a2a.core.events import bus, get_event_backend
@@ -323,7 +324,7 @@ class Runner:
         self, store: TaskStore, task: Task, running: _Running, direct: DirectReply | None
     ) -> lifecycle.Change | None:
         """Load the handler, call it on ``task`` and turn what it returned into a change."""
-        path = a2a_settings.HANDLER
+        path = agent_of(task).settings.HANDLER  # the handler of the agent that created the task
         instance = loaded_handler(path) or await asyncio.to_thread(handler_instance, path)
         running.instance = instance
         request = running.request = HandlerRequest.for_task(task, running.cancelled, store)

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.urls import reverse
 
 from a2a import auth
+from a2a.agents import Agent
 from a2a.conf import a2a_settings
 from a2a.handlers.skills import get_skills
 from a2a.protocol import Dialect
@@ -31,13 +31,19 @@ from a2a.service.context import CallContext
 V03_PROTOCOL_VERSION = "0.3.0"
 
 
-def skills() -> list[dict[str, Any]]:
-    """The configured skills in card shape (``tags`` always present): ``A2A_SKILLS``,
-    then the ``SKILL.md`` skills of ``A2A_SKILLS_DIR`` (see :mod:`a2a.handlers.skills`)."""
-    out = [normalize_skill(skill) for skill in a2a_settings.SKILLS]
+def skills(agent: Agent | None = None) -> list[dict[str, Any]]:
+    """The skills of ``agent`` (None: the default agent) in card shape (``tags`` always
+    present): its ``SKILLS``, then the ``SKILL.md`` skills of its ``SKILLS_DIR`` (see
+    :mod:`a2a.handlers.skills`)."""
+    conf = _conf(agent)
+    out = [normalize_skill(skill) for skill in conf.SKILLS]
     listed = {entry["id"] for entry in out}
-    out += [skill.card_entry() for skill in get_skills() if skill.id not in listed]
+    out += [skill.card_entry() for skill in get_skills(conf) if skill.id not in listed]
     return out
+
+
+def _conf(agent: Agent | None) -> Any:
+    return a2a_settings if agent is None else agent.settings
 
 
 def normalize_skill(skill: dict[str, Any]) -> dict[str, Any]:
@@ -75,17 +81,19 @@ def signed(card: dict[str, Any]) -> dict[str, Any]:
     return card_signer.sign(card) if card_signer else card
 
 
-def build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict[str, Any]:
-    """The card for the JSON-RPC ``endpoint`` and the HTTP+JSON base URL ``rest``
-    (absolute URLs) in dialect ``version``, signed when a signing key is configured."""
-    return signed(_build_card(endpoint, version=version, rest=rest))
+def build_card(endpoint: str, *, version: str, rest: str | None = None, agent: Agent | None = None) -> dict[str, Any]:
+    """The card of ``agent`` (None: the default agent) for the JSON-RPC ``endpoint`` and
+    the HTTP+JSON base URL ``rest`` (absolute URLs) in dialect ``version``, signed when a
+    signing key is configured."""
+    return signed(_build_card(endpoint, version=version, rest=rest, agent=agent))
 
 
-def _build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict[str, Any]:
+def _build_card(endpoint: str, *, version: str, rest: str | None = None, agent: Agent | None = None) -> dict[str, Any]:
+    conf = _conf(agent)
     interfaces = [("JSONRPC", endpoint)] + ([("HTTP+JSON", rest)] if rest else [])
     card: dict[str, Any] = {
-        "name": a2a_settings.AGENT_NAME,
-        "description": a2a_settings.AGENT_DESCRIPTION,
+        "name": conf.AGENT_NAME,
+        "description": conf.AGENT_DESCRIPTION,
         # Both bindings in both versions (v0.3's HTTP+JSON is the ProtoJSON of its gRPC
         # messages, served under the same URL: its clients put "/v1" before each path).
         "supportedInterfaces": [
@@ -93,27 +101,24 @@ def _build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict
             for protocol in ("1.0", "0.3")
             for binding, url in interfaces
         ],
-        "version": a2a_settings.AGENT_VERSION,
+        "version": conf.AGENT_VERSION,
         "capabilities": {"streaming": True, "pushNotifications": a2a_settings.PUSH_NOTIFICATIONS},
-        "defaultInputModes": list(a2a_settings.INPUT_MODES),
-        "defaultOutputModes": list(a2a_settings.OUTPUT_MODES),
-        "skills": skills(),
+        "defaultInputModes": list(conf.INPUT_MODES),
+        "defaultOutputModes": list(conf.OUTPUT_MODES),
+        "skills": skills(agent),
     }
     if a2a_settings.GRPC_URL:  # the gRPC binding (a2a.grpc) speaks v1.0's a2a.proto only
         card["supportedInterfaces"].append(
             {"url": a2a_settings.GRPC_URL, "protocolBinding": "GRPC", "protocolVersion": "1.0"}
         )
-    if a2a_settings.PROVIDER_ORGANIZATION:
-        card["provider"] = {
-            "organization": a2a_settings.PROVIDER_ORGANIZATION,
-            "url": a2a_settings.PROVIDER_URL,
-        }
-    if a2a_settings.DOCUMENTATION_URL:
-        card["documentationUrl"] = a2a_settings.DOCUMENTATION_URL
-    extended = extended_card_available()
+    if conf.PROVIDER_ORGANIZATION:
+        card["provider"] = {"organization": conf.PROVIDER_ORGANIZATION, "url": conf.PROVIDER_URL}
+    if conf.DOCUMENTATION_URL:
+        card["documentationUrl"] = conf.DOCUMENTATION_URL
+    extended = extended_card_available(agent)
     if version == "1.0":
         card["capabilities"]["extendedAgentCard"] = extended
-        card.update(auth.card_security("1.0"))
+        card.update(auth.card_security("1.0", agent))
         return card
     card.update(
         protocolVersion=V03_PROTOCOL_VERSION,
@@ -123,7 +128,7 @@ def _build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict
         supportsAuthenticatedExtendedCard=extended,
     )
     # One card for both generations: each scheme carries its v1.0 (oneof) and v0.3 keys.
-    v10, v03 = auth.card_security("1.0"), auth.card_security("0.3")
+    v10, v03 = auth.card_security("1.0", agent), auth.card_security("0.3", agent)
     if v10:
         card["securitySchemes"] = {
             name: {**v10["securitySchemes"][name], **scheme} for name, scheme in v03["securitySchemes"].items()
@@ -133,16 +138,20 @@ def _build_card(endpoint: str, *, version: str, rest: str | None = None) -> dict
     return card
 
 
-def extended_card_available() -> bool:
-    """An extended card is served when one is configured and callers authenticate."""
-    return a2a_settings.EXTENDED_CARD is not None and a2a_settings.AUTHENTICATION_CLASSES != []
+def extended_card_available(agent: Agent | None = None) -> bool:
+    """An extended card is served when one is configured and callers authenticate (for ``agent``)."""
+    conf = _conf(agent)
+    return conf.EXTENDED_CARD is not None and conf.AUTHENTICATION_CLASSES != []
 
 
-def build_extended_card(endpoint: str, *, version: str, rest: str | None = None) -> dict[str, Any]:
-    """The public card with ``A2A_EXTENDED_CARD``'s fields over it (its ``skills`` are
-    added to the public ones), signed when a signing key is configured."""
-    card = _build_card(endpoint, version=version, rest=rest)
-    extra = dict(a2a_settings.EXTENDED_CARD or {})
+def build_extended_card(
+    endpoint: str, *, version: str, rest: str | None = None, agent: Agent | None = None
+) -> dict[str, Any]:
+    """The public card with the ``EXTENDED_CARD``'s fields of ``agent`` (None: the default
+    agent) over it (its ``skills`` are added to the public ones), signed when a signing
+    key is configured."""
+    card = _build_card(endpoint, version=version, rest=rest, agent=agent)
+    extra = dict(_conf(agent).EXTENDED_CARD or {})
     extra_skills = [normalize_skill(s) for s in extra.pop("skills", [])]
     card.update(extra)
     card["skills"] = [*card["skills"], *extra_skills]
@@ -156,15 +165,16 @@ def extended_card(dialect: Dialect, ctx: CallContext) -> dict[str, Any]:
     ``A2A_EXTENDED_CARD``, or no authentication to serve it behind), the operation is
     unsupported (-32004); ExtendedAgentCardNotConfiguredError (-32007) is for a card
     that declares the capability with no extended card to give this caller."""
-    if not extended_card_available():
+    agent = ctx.agent
+    if not extended_card_available(agent):
         raise UnsupportedOperationError(
             "This agent has no extended agent card (capabilities.extendedAgentCard is false)"
-            if a2a_settings.EXTENDED_CARD is None
+            if agent.settings.EXTENDED_CARD is None
             else "This agent has no extended agent card: it is only served to authenticated callers, "
             "and this agent has no authentication (capabilities.extendedAgentCard is false)"
         )
     if not ctx.caller:
         raise ExtendedAgentCardNotConfiguredError("The extended agent card is only served to authenticated callers")
     return build_extended_card(
-        ctx.origin + reverse("a2a:jsonrpc"), version=dialect.version, rest=ctx.origin + reverse("a2a:rest")
+        ctx.origin + agent.path("jsonrpc"), version=dialect.version, rest=ctx.origin + agent.path("rest"), agent=agent
     )

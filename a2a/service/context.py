@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from a2a.agents import DEFAULT_AGENT, Agent, get_agent
 from a2a.protocol.errors import InvalidParamsError
 from a2a.protocol.model import shown
 from stores.base import Task
@@ -37,6 +38,9 @@ class CallContext:
     ``credentials``: the caller's own credential headers, kept only when a remote agent's
     settings say ``FORWARD_CALLER_CREDENTIALS`` (:mod:`a2a.handlers.delegation`), for the
     task's delegations; never saved.
+    ``agent_name``: which of the project's agents the request reached (its route, or
+    gRPC's ``a2a-agent`` metadata); :attr:`agent` is that agent, whose settings, handler
+    and tasks the operations use.
     """
 
     caller: str = ""
@@ -48,15 +52,21 @@ class CallContext:
     method: str = ""
     trace: Any = None
     credentials: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    agent_name: str = DEFAULT_AGENT
+
+    @property
+    def agent(self) -> Agent:
+        """The agent this call is for (the default agent unless the route named another)."""
+        return get_agent(self.agent_name)
 
     @property
     def scope(self) -> str:
-        """The stores' scope key of this caller in this tenant (``TaskQuery.owner``)."""
-        return scope_key(self.tenant, self.caller)
+        """The stores' scope key of this caller in this tenant of this agent (``TaskQuery.owner``)."""
+        return scope_key(self.tenant, self.caller, "" if self.agent_name == DEFAULT_AGENT else self.agent_name)
 
     def owns(self, task: Task) -> bool:
-        """Whether this caller may see ``task``: its own, in this request's tenant
-        (another caller's task, or one of another tenant, answers like an unknown one)."""
+        """Whether this caller may see ``task``: its own, in this request's tenant and agent
+        (another caller's task, or one of another tenant or agent, answers like an unknown one)."""
         return task_scope(task) == self.scope
 
 

@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Iterator
 
+from a2a.agents import DEFAULT_AGENT
 from a2a.conf import a2a_settings
 from a2a.core import leases, lifecycle, tracing
 from a2a.core.events import Subscription, TaskEvent, artifacts_shape, bus, with_chunk
@@ -63,6 +64,8 @@ def _new_task(ctx: CallContext, params: SendParams) -> Task:
         task["_owner"] = ctx.caller
     if ctx.tenant:
         task["_tenant"] = ctx.tenant
+    if ctx.agent_name != DEFAULT_AGENT:  # the default agent's tasks stay as they were before agents
+        task["_agent"] = ctx.agent_name
     if (trace := tracing.carrier()) is not None:  # the handler's run joins this request's trace
         task[tracing.TRACE_KEY] = trace
     task["_call"] = call_record(ctx.version, ctx.binding, ctx.extensions, turn=1)
@@ -71,7 +74,7 @@ def _new_task(ctx: CallContext, params: SendParams) -> Task:
 
 async def _start(ctx: CallContext, params: SendParams) -> Task:
     """Create the task for a new message, or resubmit the interrupted task it continues."""
-    check_input_modes(params.message)
+    check_input_modes(params.message, ctx.agent.settings.INPUT_MODES)
     push_config = await push_configs.check_send_config(params.push_config)  # refused before any task exists
     message = params.message
     if message.get("taskId"):
@@ -85,10 +88,12 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
     return task
 
 
-def _direct(params: SendParams) -> bool:
-    """Whether the handler runs before any task exists (it is marked
+def _direct(ctx: CallContext, params: SendParams) -> bool:
+    """Whether the agent's handler runs before any task exists (it is marked
     ``direct_reply``): a new message, with no push-notification config to attach."""
-    return not params.message.get("taskId") and params.push_config is None and answers_directly(a2a_settings.HANDLER)
+    if params.message.get("taskId") or params.push_config is not None:
+        return False
+    return answers_directly(ctx.agent.settings.HANDLER)
 
 
 @contextlib.asynccontextmanager
@@ -100,7 +105,7 @@ async def _direct_answer(ctx: CallContext, params: SendParams) -> AsyncIterator[
     hold_credentials(task["id"], dict(ctx.credentials))
     with bus.subscribe(task["id"]) as events:
         await events.ready()
-        check_input_modes(params.message)
+        check_input_modes(params.message, ctx.agent.settings.INPUT_MODES)
         yield events, await asyncio.wrap_future(get_runner().answer(task))
 
 
@@ -121,7 +126,7 @@ async def send_message(params: SendParams, ctx: CallContext = INTERNAL) -> Task 
 
 
 async def _send(ctx: CallContext, params: SendParams) -> Task | Message:
-    if _direct(params):
+    if _direct(ctx, params):
         async with _direct_answer(ctx, params) as (events, answer):
             if _is_message(answer) or not params.blocking:
                 return answer if _is_message(answer) else with_history(answer, params.history_length)
@@ -175,7 +180,7 @@ async def stream_message(params: SendParams, ctx: CallContext = INTERNAL) -> Asy
     stream. Errors (bad input, unknown task) are raised before the first item. A
     ``direct_reply`` handler that answers at once: exactly that one Message.
     """
-    if _direct(params):
+    if _direct(ctx, params):
         async with _direct_answer(ctx, params) as (events, answer):
             if _is_message(answer):
                 yield StreamItem("message", message=answer)
@@ -297,10 +302,11 @@ def _catch_up(last: Task, task: Task, *, settled: bool) -> Iterator[StreamItem]:
         yield StreamItem("status", task=task, final=settled)
 
 
-def check_input_modes(message: Message) -> None:
+def check_input_modes(message: Message, accepted: list[str] | None = None) -> None:
     """ContentTypeNotSupportedError for a part whose media type the agent does not take
-    (``A2A_INPUT_MODES``; ``*/*`` and ``type/*`` are wildcards)."""
-    accepted = a2a_settings.INPUT_MODES
+    (``accepted``: the agent's ``INPUT_MODES``, else ``A2A_INPUT_MODES``; ``*/*`` and
+    ``type/*`` are wildcards)."""
+    accepted = a2a_settings.INPUT_MODES if accepted is None else accepted
     for i, part in enumerate(message.get("parts", ())):
         kind = part.get("kind")
         media = (
@@ -354,7 +360,7 @@ async def _continue(ctx: CallContext, message: Message) -> Task:
 
 async def load_task(task_id: str, ctx: CallContext = INTERNAL) -> Task:
     """The task as stored, if the caller may see it; else TaskNotFoundError (another
-    caller's task, or one of another tenant, answers exactly like an unknown one)."""
+    caller's task, or one of another tenant or agent, answers exactly like an unknown one)."""
     with tracing.store("get", task_id):
         task = await get_task_store().aget(task_id)
     if task is None or not ctx.owns(task):

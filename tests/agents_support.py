@@ -1,0 +1,232 @@
+"""What the agents' tests (tests/test_agents*.py) share: two agents, and one call of every
+task operation on each binding and version, its answer reduced to what a client sees."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from typing import Any
+
+import grpc
+import httpx
+from google.protobuf import json_format
+
+from a2a.asgi import get_asgi_application
+from a2a.grpc import a2a_pb2 as pb
+from a2a.grpc import a2a_pb2_grpc
+from a2a.grpc.server import start
+
+#: The second agent: another handler (tests.handlers.loud), name, skills and input modes.
+BILLING = {
+    "AGENT_NAME": "Billing",
+    "AGENT_DESCRIPTION": "Answers billing questions.",
+    "AGENT_VERSION": "2.0.0",
+    "HANDLER": "tests.handlers.loud",
+    "SKILLS": [{"id": "invoice", "name": "Invoices", "description": "Finds an invoice.", "tags": ["billing"]}],
+    "INPUT_MODES": ["text/plain"],
+    "PROVIDER_ORGANIZATION": "Example Billing",
+    "PROVIDER_URL": "https://billing.example.com",
+}
+AGENTS = {"billing": BILLING}
+#: Where each agent's routes start.
+PREFIX = {"default": "", "billing": "/agents/billing"}
+V10 = {"A2A-Version": "1.0"}
+HOOK = "http://127.0.0.1:9/hook"
+
+#: The operations the isolation matrix asks about another agent's task.
+OPERATIONS = [
+    "GetTask",
+    "ListTasks",
+    "CancelTask",
+    "SubscribeToTask",
+    "SendMessage (continuation)",
+    "CreatePushConfig",
+    "GetPushConfig",
+    "ListPushConfigs",
+    "DeletePushConfig",
+]
+#: (binding, version) pairs: JSON-RPC and HTTP+JSON in both versions, gRPC in v1.0.
+BINDINGS = [("jsonrpc", "1.0"), ("jsonrpc", "0.3"), ("rest", "1.0"), ("rest", "0.3"), ("grpc", "1.0")]
+
+
+def call(method: str, path: str, **kwargs: Any) -> httpx.Response:
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=get_asgi_application())
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            return await client.request(method, path, **kwargs)
+
+    return asyncio.run(go())
+
+
+def message(text: str, version: str = "1.0", **extra: Any) -> dict[str, Any]:
+    """A user message in the JSON-RPC shape of ``version``."""
+    if version == "0.3":
+        return {
+            "kind": "message",
+            "messageId": str(uuid.uuid4()),
+            "role": "user",
+            "parts": [{"kind": "text", "text": text}],
+            **extra,
+        }
+    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}], **extra}
+
+
+def rpc(agent: str, method: str, params: dict[str, Any], version: str = "1.0") -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    headers = V10 if version == "1.0" else {}
+    response = call("POST", f"{PREFIX[agent]}/a2a/", json=body, headers=headers)
+    if response.headers["content-type"].startswith("text/event-stream"):  # v0.3: an error as the stream's event
+        return json.loads(response.text.split("data: ", 1)[1].split("\n", 1)[0])
+    return response.json()
+
+
+def send(agent: str, text: str = "ask:more?", **extra: Any) -> dict[str, Any]:
+    """A v1.0 JSON-RPC SendMessage to ``agent``: its task (or the error)."""
+    answer = rpc(agent, "SendMessage", {"message": message(text, **extra)})
+    return answer["result"]["task"] if "result" in answer else answer
+
+
+# --- one operation, on one binding and version, as the client sees its answer -------------
+
+
+def _jsonrpc(agent: str, version: str, operation: str, task_id: str) -> Any:
+    v03 = version == "0.3"
+    names = {
+        "GetTask": ("tasks/get" if v03 else "GetTask", {"id": task_id}),
+        "ListTasks": ("tasks/list" if v03 else "ListTasks", {}),
+        "CancelTask": ("tasks/cancel" if v03 else "CancelTask", {"id": task_id}),
+        "SubscribeToTask": ("tasks/resubscribe" if v03 else "SubscribeToTask", {"id": task_id}),
+        "SendMessage (continuation)": (
+            "message/send" if v03 else "SendMessage",
+            {"message": message("yes", version, taskId=task_id)},
+        ),
+        "CreatePushConfig": (
+            ("tasks/pushNotificationConfig/set", {"taskId": task_id, "pushNotificationConfig": {"url": HOOK}})
+            if v03
+            else ("CreateTaskPushNotificationConfig", {"taskId": task_id, "url": HOOK})
+        ),
+        "GetPushConfig": (
+            ("tasks/pushNotificationConfig/get", {"id": task_id, "pushNotificationConfigId": "c1"})
+            if v03
+            else ("GetTaskPushNotificationConfig", {"taskId": task_id, "id": "c1"})
+        ),
+        "ListPushConfigs": (
+            ("tasks/pushNotificationConfig/list", {"id": task_id})
+            if v03
+            else ("ListTaskPushNotificationConfigs", {"taskId": task_id})
+        ),
+        "DeletePushConfig": (
+            ("tasks/pushNotificationConfig/delete", {"id": task_id, "pushNotificationConfigId": "c1"})
+            if v03
+            else ("DeleteTaskPushNotificationConfig", {"taskId": task_id, "id": "c1"})
+        ),
+    }
+    method, params = names[operation]
+    answer = rpc(agent, method, params, version)
+    if operation == "ListTasks":
+        tasks = (answer.get("result") or {}).get("tasks") or []
+        return ("listed", any(t["id"] == task_id for t in tasks))
+    error = answer.get("error")
+    return ("error", error["code"], error["message"].replace(task_id, "<id>")) if error else ("ok",)
+
+
+def _rest(agent: str, version: str, operation: str, task_id: str) -> Any:
+    base = f"{PREFIX[agent]}/a2a/rest/" + ("v1/" if version == "0.3" else "")
+    headers = V10 if version == "1.0" else {"A2A-Version": "0.3"}
+    configs = f"tasks/{task_id}/pushNotificationConfigs"
+    create = {"config": {"pushNotificationConfig": {"url": HOOK}}} if version == "0.3" else {"url": HOOK}
+    follow_up = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "taskId": task_id}
+    follow_up["content" if version == "0.3" else "parts"] = [{"text": "yes"}]
+    method, path, body = {
+        "GetTask": ("GET", f"tasks/{task_id}", None),
+        "ListTasks": ("GET", "tasks", None),
+        "CancelTask": ("POST", f"tasks/{task_id}:cancel", None),
+        "SubscribeToTask": ("GET", f"tasks/{task_id}:subscribe", None),
+        "SendMessage (continuation)": ("POST", "message:send", {"message": follow_up}),
+        "CreatePushConfig": ("POST", configs, create),
+        "GetPushConfig": ("GET", f"{configs}/c1", None),
+        "ListPushConfigs": ("GET", configs, None),
+        "DeletePushConfig": ("DELETE", f"{configs}/c1", None),
+    }[operation]
+    response = call(method, base + path, json=body, headers=headers)
+    if operation == "ListTasks":
+        return ("listed", any(t["id"] == task_id for t in response.json().get("tasks") or []))
+    if response.status_code == 200:
+        return ("ok",)
+    error = response.json()["error"]
+    return ("error", response.status_code, error.get("status"), error["message"].replace(task_id, "<id>"))
+
+
+def _grpc_request(operation: str, task_id: str) -> tuple[str, Any]:
+    follow_up = pb.Message(
+        message_id=str(uuid.uuid4()), role=pb.ROLE_USER, parts=[pb.Part(text="yes")], task_id=task_id
+    )
+    config_name = {"task_id": task_id, "id": "c1"}
+    return {
+        "GetTask": ("GetTask", pb.GetTaskRequest(id=task_id)),
+        "ListTasks": ("ListTasks", pb.ListTasksRequest()),
+        "CancelTask": ("CancelTask", pb.CancelTaskRequest(id=task_id)),
+        "SubscribeToTask": ("SubscribeToTask", pb.SubscribeToTaskRequest(id=task_id)),
+        "SendMessage (continuation)": ("SendMessage", pb.SendMessageRequest(message=follow_up)),
+        "CreatePushConfig": (
+            "CreateTaskPushNotificationConfig",
+            json_format.ParseDict({"taskId": task_id, "url": HOOK}, pb.TaskPushNotificationConfig()),
+        ),
+        "GetPushConfig": ("GetTaskPushNotificationConfig", pb.GetTaskPushNotificationConfigRequest(**config_name)),
+        "ListPushConfigs": (
+            "ListTaskPushNotificationConfigs",
+            pb.ListTaskPushNotificationConfigsRequest(task_id=task_id),
+        ),
+        "DeletePushConfig": (
+            "DeleteTaskPushNotificationConfig",
+            pb.DeleteTaskPushNotificationConfigRequest(**config_name),
+        ),
+    }[operation]
+
+
+def grpc_calls(agent: str, calls: list[tuple[str, str]]) -> list[Any]:
+    """Each (operation, task id) of ``calls`` over gRPC to ``agent`` (``a2a-agent``
+    metadata), on one server, each answer as a client sees it."""
+
+    async def go() -> list[Any]:
+        server, port = await start("127.0.0.1:0")
+        metadata = (("a2a-agent", agent),)
+        answers = []
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                stub = a2a_pb2_grpc.A2AServiceStub(channel)
+                for operation, task_id in calls:
+                    name, request = _grpc_request(operation, task_id)
+                    answers.append(await _grpc_answer(getattr(stub, name), request, metadata, operation, task_id))
+        finally:
+            await server.stop(None)
+        return answers
+
+    return asyncio.run(go())
+
+
+async def _grpc_answer(method: Any, request: Any, metadata: Any, operation: str, task_id: str) -> Any:
+    try:
+        if operation == "SubscribeToTask":
+            async for _ in method(request, metadata=metadata):
+                break
+            return ("ok",)
+        answer = await method(request, metadata=metadata)
+    except grpc.aio.AioRpcError as error:
+        return ("error", error.code().name, (error.details() or "").replace(task_id, "<id>"))
+    if operation == "ListTasks":
+        return ("listed", any(t.id == task_id for t in answer.tasks))
+    return ("ok",)
+
+
+def probe(agent: str, binding: str, version: str, operation: str, task_id: str) -> Any:
+    """``operation`` on ``task_id`` through ``agent``'s routes, as the client sees its answer."""
+    if binding == "grpc":
+        return grpc_calls(agent, [(operation, task_id)])[0]
+    return (_jsonrpc if binding == "jsonrpc" else _rest)(agent, version, operation, task_id)
+
+
+def is_not_found(answer: Any) -> bool:
+    """The answer an unknown task gets: -32001, 404 NOT_FOUND, gRPC NOT_FOUND, or not listed."""
+    return answer in (("listed", False),) or (answer[0] == "error" and (answer[1] in (-32001, 404, "NOT_FOUND")))
