@@ -269,7 +269,9 @@ def test_remote_failed_and_rejected(fake_agent, settings):
     assert caught["artifacts"][-1]["parts"][0]["text"].startswith("no luck: failed: The remote agent")
 
 
-def test_canceling_the_local_task_cancels_the_remote_one(fake_agent):
+@pytest.mark.parametrize("handler", ["delegator", "async_delegator"])
+def test_canceling_the_local_task_cancels_the_remote_one(settings, fake_agent, handler):
+    settings.A2A_HANDLER = f"{HERE}.{handler}"
     fake_agent.script([working("started"), pause(5), completed()])
     task = send_direct(message("go"), blocking=False)
     store = get_task_store()
