@@ -192,7 +192,7 @@ class JsonRpc(Binding):
         if not isinstance(body, dict) or ("result" not in body and "error" not in body):
             raise InvalidResponseError(f"{where}: HTTP {status}, not a JSON-RPC response: {str(body)[:200]}")
         if body.get("error") is not None:
-            error = body["error"] if isinstance(body["error"], dict) else {}
+            error = body["error"] if isinstance(body["error"], dict) else {"message": body["error"]}  # not JSON-RPC's
             code = error.get("code")
             message = str(error.get("message") or "")
             raise remote_error(
