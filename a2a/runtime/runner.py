@@ -308,7 +308,9 @@ class Runner:
             return await self._handle(store, task, running, direct)
         except TaskOutcome as outcome:  # the handler asks for input (or auth), fails or rejects on purpose
             logger.info("task %s: the handler ended it %s: %s", task_id, outcome.state, outcome)
-            return _finish(outcome.state, parts=outcome.parts, in_history=outcome.in_history)
+            return with_result_metadata(
+                _finish(outcome.state, parts=outcome.parts, in_history=outcome.in_history), outcome
+            )
         except asyncio.CancelledError:
             if running.cancelled.is_set():
                 logger.info("task %s canceled while running", task_id)
