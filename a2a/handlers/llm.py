@@ -20,6 +20,10 @@ the task's text artifact; token usage goes into the task's metadata under ``"llm
 connection errors, 408, 429 and 5xx are retried ``A2A_LLM_MAX_RETRIES`` times with
 exponential backoff (honouring ``Retry-After``); any other error fails the task with
 the provider's own error text as the status message.
+
+``A2A_LLM_REMOTE_TOOLS`` offers the skills of other A2A agents as tools the model calls
+(:mod:`a2a.handlers.tools`): a task is then up to ``A2A_LLM_MAX_ROUNDS`` requests, and
+the metadata lists each one's usage under ``"rounds"``.
 """
 
 from __future__ import annotations
