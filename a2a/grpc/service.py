@@ -29,6 +29,7 @@ from a2a import auth
 from a2a.conf import a2a_settings
 from a2a.grpc import a2a_pb2 as pb
 from a2a.grpc import a2a_pb2_grpc
+from a2a.handlers import delegation
 from a2a.protocol import V10, dialect_for
 from a2a.protocol.errors import A2AError, VersionNotSupportedError
 from a2a.service.context import CallContext
@@ -84,7 +85,10 @@ async def call_context(context: grpc.aio.ServicerContext) -> CallContext:
     caller = await auth.authenticate_headers(metadata)
     extensions = tuple(uri.strip() for uri in values.get("a2a-extensions", "").split(",") if uri.strip())
     origin = (a2a_settings.PUBLIC_URL or "").rstrip("/")
-    return CallContext(caller=caller, version="1.0", binding="grpc", origin=origin, extensions=extensions)
+    credentials = tuple(delegation.credential_headers(lambda name: values.get(name.lower())).items())
+    return CallContext(
+        caller=caller, version="1.0", binding="grpc", origin=origin, extensions=extensions, credentials=credentials
+    )
 
 
 async def abort(context: grpc.aio.ServicerContext, error: A2AError) -> NoReturn:

@@ -30,11 +30,16 @@ exception fails the task: it is logged with its traceback, and the client reads
 "The agent failed: KeyError" (more with ``DEBUG``). ``request.cancelled`` is true
 once the task was canceled (``wait_cancelled(timeout)``, ``await acancelled()``).
 
+``request.delegate("billing", text)`` (``await request.adelegate(...)``) runs a task on
+a remote agent of ``A2A_REMOTE_AGENTS`` and brings it into this one
+(:mod:`a2a.handlers.delegation`); :class:`DelegationFailed` when it fails.
+
 docs/handlers.md shows each in a few lines.
 """
 
 from __future__ import annotations
 
+from a2a.handlers.delegation import DelegationFailed
 from a2a.handlers.loading import (
     AgentHandler,
     Handler,
@@ -66,6 +71,7 @@ __all__ = [
     "AuthRequired",
     "Cancellation",
     "Content",
+    "DelegationFailed",
     "Handler",
     "HandlerRequest",
     "HandlerResult",

@@ -43,6 +43,8 @@ class TaskOutcome(Exception):
         self.parts = as_parts(content) if content is not None else []
         #: Merged into the task's metadata, as a :class:`Result`'s is.
         self.metadata: dict[str, Any] = dict(metadata or {})
+        #: Tasks the status message refers to (``referenceTaskIds``: a delegation's remote task).
+        self.reference_task_ids: list[str] = []
         super().__init__(message_text({"parts": self.parts}))
 
 
@@ -147,8 +149,8 @@ def to_artifacts(result: Any) -> list[Artifact]:
         result = result.result
     if isinstance(result, Reply):
         raise InvalidAgentResponseError("a Reply is a handler's answer, not an artifact")
-    if result is None:
-        return []
+    if result is None or (isinstance(result, dict) and result.get("kind") == "task"):
+        return []  # (a delegated task, returned: its artifacts are on the local task already)
     if isinstance(result, str):
         return [{"artifactId": new_id(), "parts": [{"kind": "text", "text": result}]}]
     items = result if isinstance(result, list) else [result]

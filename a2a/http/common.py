@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from a2a.conf import a2a_settings
 from a2a.core import tracing
+from a2a.handlers import delegation
 from a2a.service.context import CallContext
 
 
@@ -79,6 +80,7 @@ def call_context(
     raw = meta.get("HTTP_A2A_EXTENSIONS") or meta.get("HTTP_X_A2A_EXTENSIONS") or ""
     extensions = tuple(uri.strip() for uri in raw.split(",") if uri.strip()) if raw else ()
     trace = tracing.incoming(meta.get("HTTP_TRACEPARENT"), meta.get("HTTP_TRACESTATE"))
+    credentials = delegation.credential_headers(lambda name: meta.get("HTTP_" + name.upper().replace("-", "_")))
     return CallContext(
         caller=caller,
         version=version,
@@ -88,4 +90,5 @@ def call_context(
         tenant=tenant,
         method=method,
         trace=trace,
+        credentials=tuple(credentials.items()),
     )

@@ -7,7 +7,7 @@ the protocol version, and passes it explicitly: operations read the caller from 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from a2a.protocol.errors import InvalidParamsError
@@ -34,6 +34,9 @@ class CallContext:
     can see. ``method``: the operation as the client named it (``SendMessage``,
     ``message/send``, ``GET tasks/{task_id}``), for tracing. ``trace``: the OpenTelemetry
     context of an incoming ``traceparent`` (None when tracing is off or there was none).
+    ``credentials``: the caller's own credential headers, kept only when a remote agent's
+    settings say ``FORWARD_CALLER_CREDENTIALS`` (:mod:`a2a.handlers.delegation`), for the
+    task's delegations; never saved.
     """
 
     caller: str = ""
@@ -44,6 +47,7 @@ class CallContext:
     tenant: str = ""
     method: str = ""
     trace: Any = None
+    credentials: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     @property
     def scope(self) -> str:

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from a2a.conf import a2a_settings
 from a2a.core import leases, lifecycle, tracing
 from a2a.core.events import Subscription, TaskEvent, artifacts_shape, bus, with_chunk
-from a2a.handlers import answers_directly, call_record
+from a2a.handlers import answers_directly, call_record, delegation
 from a2a.protocol import limits
 from a2a.protocol.errors import (
     ContentTypeNotSupportedError,
@@ -75,6 +75,7 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
         task = await _continue(ctx, message)
     else:
         task = await lifecycle.create(get_task_store(), _new_task(ctx, params), queued=get_executor().queued)
+    delegation.hold_credentials(task["id"], dict(ctx.credentials))  # for its handler's delegations, not saved
     tracing.annotate(task)
     if push_config is not None:  # saved before the runner starts: it hears every later transition
         await push_configs.attach_config(task["id"], push_config)
@@ -93,6 +94,7 @@ async def _direct_answer(ctx: CallContext, params: SendParams) -> AsyncIterator[
     subscription to the task's events (open before the task can exist, so none slips
     by) and the answer, the handler's Message or the task once created."""
     task = _new_task(ctx, params)
+    delegation.hold_credentials(task["id"], dict(ctx.credentials))
     with bus.subscribe(task["id"]) as events:
         await events.ready()
         check_input_modes(params.message)
