@@ -16,7 +16,7 @@ from django.core.checks import run_checks
 
 from a2a.handlers import tools
 from a2a.handlers.tools import ToolLoop, tool_name, tools_of
-from a2a.testing.fake_agent import artifact, completed, failed
+from a2a.testing.fake_agent import artifact, completed, failed, input_required
 from a2a.testing.fake_model import Reply, anthropic_reply, anthropic_tool_use, openai_reply, openai_tool_call
 from tests.helpers import send_direct
 
@@ -112,7 +112,9 @@ def test_one_tool_two_rounds(agent, fake_model, style):
     fake_model.queue(style.call("billing__invoices", "What does ACME owe?"), style.reply("ACME owes 42 EUR."))
     task = send("How much does ACME owe?")
     assert task["status"]["state"] == "completed", task["status"]
-    assert task["artifacts"][0]["parts"] == [{"kind": "text", "text": "ACME owes 42 EUR."}]
+    assert [a["parts"] for a in task["artifacts"]] == [[{"kind": "text", "text": "ACME owes 42 EUR."}]]
+    [delegation] = task["metadata"]["a2a.delegations"]  # the remote task, kept on the local one
+    assert (delegation["agent"], delegation["state"]) == ("billing", "completed")
     first, second = (r.body for r in fake_model.requests)
     assert style.tool_names(first) == ["billing__invoices", "billing__refund_v2"]
     spec = first["tools"][0]
@@ -154,6 +156,26 @@ def test_a_tool_that_fails_is_an_error_the_model_reads(agent, fake_model, style)
     assert call_id == "call_1" and is_error and "card declined" in content
     if style.name == "anthropic":
         assert fake_model.requests[1].body["messages"][-1]["content"][0]["is_error"] is True
+
+
+def test_a_remote_question_is_an_error_the_model_reads(agent, fake_model, style):
+    agent.script([input_required("Which invoice?")])
+    fake_model.queue(style.call("billing__refund_v2", "Refund it"), style.reply("Which invoice do you mean?"))
+    task = send("Refund it")
+    assert task["status"]["state"] == "completed", task["status"]
+    [(_, content, is_error)] = style.results(fake_model.requests[1].body)
+    assert is_error and "input-required" in content and "Which invoice?" in content
+
+
+def test_an_agent_down_at_call_time_is_an_error_the_model_reads(agent, fake_model, style):
+    fake_model.queue(style.reply("warm up"))
+    send("warm up")  # the card is fetched and kept
+    agent.fail_next(500, times=10)
+    fake_model.queue(style.call("billing__invoices", "owed?"), style.reply("Billing is down."))
+    task = send("owed?")
+    assert task["status"]["state"] == "completed", task["status"]
+    [(_, content, is_error)] = style.results(fake_model.requests[2].body)
+    assert is_error and "billing" in content
 
 
 def test_the_round_limit_fails_the_task_and_keeps_the_usage(agent, fake_model, style, settings):

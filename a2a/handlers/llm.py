@@ -38,7 +38,6 @@ from typing import Any
 
 import httpx
 
-from a2a.client import async_remote_client
 from a2a.conf import SETTINGS, a2a_settings
 from a2a.core import metrics
 from a2a.handlers import HandlerRequest, Result, TaskFailed
@@ -339,9 +338,12 @@ class LLMHandler:
             turns.append({"role": "user", "content": request.text or "(no text)"})
         return turns
 
-    async def delegate(self, request: HandlerRequest, agent: str, message: Message) -> Task | Message:
-        """Run a tool's call on the remote agent ``agent``: the remote task as it ended."""
-        return await async_remote_client(agent).send(message)
+    async def delegate(self, request: HandlerRequest, agent: str, message: Message) -> Task:
+        """Run a tool's call on the remote agent ``agent``: a delegation from this task, the
+        remote task as it ended. Its artifacts are the model's to read, not the task's, and
+        a remote task that waits for its client or is canceled comes back as it is (the
+        model reads it as an error) rather than pausing this task mid-conversation."""
+        return await request.adelegate(agent, message, surface=False, artifacts=False)
 
     async def __call__(self, request: HandlerRequest) -> Result:
         client = self.client()
