@@ -26,7 +26,7 @@ from stores.timestamps import format_timestamp
 pytestmark = pytest.mark.django_db
 
 TASK_LIST = "/admin/stores/taskrecord/"  # the one task list, whatever the store
-OLD_LIST = "/admin/stores/storedtask/"  # the memory and file stores' former list: redirects
+OLD_LIST = "/admin/stores/storedtask/"  # the memory and file stores' list under the StoredTask model: redirects
 T0 = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
 
 

@@ -10,7 +10,7 @@ moments (seeded), restarted, then checked:
   stopped, one that was accepted but never started is leased by the new server and run
   (then terminal); no task ran its handler twice.
 
-CI runs 3 kills on the file store (about 40 s); the ORM store (on SQLite, and on
+CI runs 3 kills on the file store; the ORM store (on SQLite, and on
 PostgreSQL when A2A_TEST_POSTGRES_URL is set) and longer runs on demand::
 
     A2A_CRASH_STORES=file,orm-sqlite,orm-postgres pytest tests/test_crash.py
@@ -176,14 +176,10 @@ def list_all(base: str, http: httpx.Client) -> dict[str, dict]:
             return tasks
 
 
-@pytest.mark.parametrize("store", STORES)
-def test_kill_9_under_load_loses_nothing(store, tmp_path, database_url):
-    rng = random.Random(SEED)
-    env, raw_tasks = site(store, tmp_path, database_url)
-    if store != "file":
-        manage("migrate", "--noinput", env=env)  # the file store's site needs no table
+def kill_rounds(store, tmp_path, env, rng, acknowledged) -> tuple[list, int]:
+    """ROUNDS servers, each killed (SIGKILL) at a random moment of the load: the kills
+    (seconds into the load, tasks acknowledged meanwhile) and the temp files they left."""
     log = tmp_path / "server.log"
-    acknowledged: dict[str, str] = {}
     kills = []
     temps = 0  # temp files the kills left (the file store)
     for _ in range(ROUNDS):
@@ -201,42 +197,83 @@ def test_kill_9_under_load_loses_nothing(store, tmp_path, database_url):
             if store == "file":
                 temps += len(list((tmp_path / "tasks").glob(".tmp-*")))
         time.sleep(1.1)  # the temp files it left are then older than stale_temp_seconds
+    return kills, temps
+
+
+def report_losses(store, raw_tasks, kills, acknowledged) -> None:
+    """bench/crash.py's count (A2A_CRASH_REPORT), taken before any assertion."""
+    present = {t["id"] for t in map(orjson.loads, stored_tasks(raw_tasks()))}
+    report = {"store": store, "rounds": ROUNDS, "kills": kills, "acknowledged": len(acknowledged)}
+    report["lost"] = len(set(acknowledged) - present)
+    with open(os.environ["A2A_CRASH_REPORT"], "a") as out:
+        out.write(json.dumps(report) + "\n")
+
+
+def orphans_after(base, raw_tasks, acknowledged, restarted) -> dict:
+    """Within the lease timeout (plus a check interval and start-up slack) no task is left
+    to a dead process: each is terminal (a working orphan: failed) or leased by the new
+    server (a submitted orphan, being run again: nothing ran it yet). The ones still
+    held by a dead process then."""
+    ours = f":{base.pid}:"
+    deadline = restarted + LEASE + 2 * CHECK_INTERVAL + 2
+    while True:
+        stored = {t["id"]: t for t in map(orjson.loads, stored_tasks(raw_tasks()))}
+        orphans = {
+            i: stored.get(i, {}).get("status", {}).get("state", "missing")
+            for i in acknowledged
+            if stored.get(i, {}).get("status", {}).get("state") not in TERMINAL
+            and ours not in (stored.get(i, {}).get("_lease") or {}).get("owner", "")
+        }
+        if not orphans or time.monotonic() > deadline:
+            return orphans
+        time.sleep(0.1)
+
+
+def not_terminal_after(base, http, acknowledged, restarted) -> dict:
+    """The acknowledged tasks not terminal a minute after the restart (their states)."""
+    pending = set(acknowledged)
+    listed: dict = {}
+    while pending and time.monotonic() < restarted + 60:
+        listed = list_all(base, http)
+        pending = {t for t in pending if listed.get(t, {}).get("status", {}).get("state") not in TERMINAL}
+        time.sleep(0.2)
+    return {t: listed.get(t, {}).get("status", {}).get("state", "missing") for t in pending}
+
+
+def check_records_and_runs(tmp_path, raw_tasks, acknowledged, final) -> None:
+    """The stored records all parse as tasks, none partial or temp; no handler ran twice."""
+    raw = raw_tasks()
+    assert not [n for n in raw if n.startswith(".tmp-")], "temp files left behind"
+    parsed = [orjson.loads(b) for b in stored_tasks(raw)]
+    assert all(isinstance(t, dict) and isinstance(t.get("id"), str) for t in parsed)
+    assert {t["id"] for t in parsed} >= set(acknowledged)
+
+    # Nothing ran twice: each task's handler started at most once (A2A_RETRY_ON_LOST_LEASE is off).
+    runs = Counter(line.split()[1] for line in (tmp_path / "runs").read_text().splitlines() if line.strip())
+    assert max(runs.values()) == 1, [t for t, n in runs.items() if n > 1]
+    assert all(runs[t] == 1 for t, task in final.items() if task["status"]["state"] == "completed")
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_kill_9_under_load_loses_nothing(store, tmp_path, database_url):
+    rng = random.Random(SEED)
+    env, raw_tasks = site(store, tmp_path, database_url)
+    if store != "file":
+        manage("migrate", "--noinput", env=env)  # the file store's site needs no table
+    acknowledged: dict[str, str] = {}
+    kills, temps = kill_rounds(store, tmp_path, env, rng, acknowledged)
     assert len(acknowledged) > 5 * ROUNDS, "the load did not get going"
 
-    with running_server(env, log=log) as base, httpx.Client() as http:
+    with running_server(env, log=tmp_path / "server.log") as base, httpx.Client() as http:
         restarted = time.monotonic()
-        # Within the lease timeout (plus a check interval and start-up slack) no task is left
-        # to a dead process: each is terminal (a working orphan: failed) or leased by the new
-        # server (a submitted orphan, being run again: nothing ran it yet).
-        if os.environ.get("A2A_CRASH_REPORT"):  # bench/crash.py: the count, before any assertion
-            present = {t["id"] for t in map(orjson.loads, stored_tasks(raw_tasks()))}
-            report = {"store": store, "rounds": ROUNDS, "kills": kills, "acknowledged": len(acknowledged)}
-            report["lost"] = len(set(acknowledged) - present)
-            with open(os.environ["A2A_CRASH_REPORT"], "a") as out:
-                out.write(json.dumps(report) + "\n")
-        ours = f":{base.pid}:"
-        deadline = restarted + LEASE + 2 * CHECK_INTERVAL + 2
-        while True:
-            stored = {t["id"]: t for t in map(orjson.loads, stored_tasks(raw_tasks()))}
-            orphans = {
-                i: stored.get(i, {}).get("status", {}).get("state", "missing")
-                for i in acknowledged
-                if stored.get(i, {}).get("status", {}).get("state") not in TERMINAL
-                and ours not in (stored.get(i, {}).get("_lease") or {}).get("owner", "")
-            }
-            if not orphans or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
+        if os.environ.get("A2A_CRASH_REPORT"):
+            report_losses(store, raw_tasks, kills, acknowledged)
+        orphans = orphans_after(base, raw_tasks, acknowledged, restarted)
         picked_up_in = time.monotonic() - restarted
         assert not orphans, f"still held by a dead process {picked_up_in:.1f}s after the restart: {orphans}"
         # ...and then every one ends (the re-run ones after their run).
-        pending = set(acknowledged)
-        while pending and time.monotonic() < restarted + 60:
-            listed = list_all(base, http)
-            pending = {t for t in pending if listed.get(t, {}).get("status", {}).get("state") not in TERMINAL}
-            time.sleep(0.2)
+        stuck = not_terminal_after(base, http, acknowledged, restarted)
         settled_in = time.monotonic() - restarted
-        stuck = {t: listed.get(t, {}).get("status", {}).get("state", "missing") for t in pending}
         assert not stuck, f"not terminal {settled_in:.1f}s after the restart: {stuck}"
         final: dict[str, dict] = {}
         for task_id in acknowledged:  # and each one answers GetTask
@@ -249,18 +286,7 @@ def test_kill_9_under_load_loses_nothing(store, tmp_path, database_url):
         if task["status"]["state"] == "failed":  # only a lost lease fails a task here
             assert LOST_LEASE in task["status"]["message"]["parts"][0]["text"], task
     assert states["completed"] > 0 and states["failed"] > 0, (states, kills)
-
-    # The stored records: every one parses as a task; no partial or temp file.
-    raw = raw_tasks()
-    assert not [n for n in raw if n.startswith(".tmp-")], "temp files left behind"
-    parsed = [orjson.loads(b) for b in stored_tasks(raw)]
-    assert all(isinstance(t, dict) and isinstance(t.get("id"), str) for t in parsed)
-    assert {t["id"] for t in parsed} >= set(acknowledged)
-
-    # Nothing ran twice: each task's handler started at most once (A2A_RETRY_ON_LOST_LEASE is off).
-    runs = Counter(line.split()[1] for line in (tmp_path / "runs").read_text().splitlines() if line.strip())
-    assert max(runs.values()) == 1, [t for t, n in runs.items() if n > 1]
-    assert all(runs[t] == 1 for t, task in final.items() if task["status"]["state"] == "completed")
+    check_records_and_runs(tmp_path, raw_tasks, acknowledged, final)
     print(
         f"\n{store}: kills (seconds into the load, tasks acknowledged) {kills}; final states {dict(states)}; "
         f"no orphan {picked_up_in:.1f}s and all terminal {settled_in:.1f}s after the restart; "

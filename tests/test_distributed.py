@@ -11,8 +11,8 @@ per start and end of a run, tests.handlers.journaled) must show that no task ran
 twice at once, and that every task that was not on the killed worker ran once.
 
 Needs A2A_TEST_POSTGRES_URL (the test makes and drops a database of its own beside
-it) and Redis on 127.0.0.1:6379 (.ci/run starts both). CI sends 40 tasks (about 30
-s); a longer run on demand: ``A2A_DISTRIBUTED_TASKS=1000 pytest tests/test_distributed.py``.
+it) and Redis on 127.0.0.1:6379 (.ci/run starts both). CI sends 40 tasks; a longer run on
+demand: ``A2A_DISTRIBUTED_TASKS=1000 pytest tests/test_distributed.py``.
 """
 
 from __future__ import annotations

@@ -149,7 +149,7 @@ def test_every_state_is_one_call(name, handler, settings, store):
 def progress_both_ways(request: HandlerRequest) -> str:
     request.progress()  # a status update with no message
     request.progress([{"kind": "data", "data": {"step": 1}}])
-    request.progress("half way")  # as before
+    request.progress("half way")  # text
     return "done"
 
 

@@ -302,7 +302,7 @@ def test_a_result_the_store_refuses_fails_the_task_at_once_with_the_reason(use_s
 
 
 def test_an_outage_while_saving_the_result_is_still_waited_out(use_store, settings):
-    """A transient error (the connection lost) is retried as before: the result is kept."""
+    """A transient error (the connection lost) is retried: the result is kept."""
     attempts: list[str] = []
     save = use_store.save
 

@@ -89,7 +89,7 @@ def test_orm_store_creates_a_task_with_one_statement():
         store.save(task("t1"), expected_version=0)
     assert [q["sql"].split()[0] for q in queries.captured_queries] == ["INSERT"]
     with pytest.raises(Exception, match="changed meanwhile"):
-        store.save(task("t1"), expected_version=0)  # exists: a stale version, as before
+        store.save(task("t1"), expected_version=0)  # exists: a stale version
 
 
 @pytest.mark.django_db(transaction=True)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from stores.base import TaskQuery
 from stores.index import TaskIndex
 from stores.memory import MemoryTaskStore
-from stores.paging import page_in_memory
+from tests.paging_checks import apply_operations, assert_pages_like_the_full_scan
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 STATES = ["submitted", "working", "completed", "failed"]
@@ -53,26 +53,9 @@ queries = st.builds(
 @settings(max_examples=300, deadline=None)
 @given(ops, queries)
 def test_index_pages_like_the_full_scan(operations, query_args):
-    index, tasks = TaskIndex(), {}
-    for op in operations:
-        if op[0] == "put":
-            task = make(*op[1:])
-            tasks[task["id"]] = task
-            index.put(task)
-        else:
-            tasks.pop(op[1], None)
-            index.remove(op[1])
-    token = None
-    for _ in range(len(tasks) + 2):  # every page, in order
-        query = TaskQuery(page_token=token, **query_args)
-        expected = page_in_memory(list(tasks.values()), query)
-        got = index.page(query, tasks.get)
-        assert [t["id"] for t in got.tasks] == [t["id"] for t in expected.tasks]
-        assert got.total_size == expected.total_size
-        assert bool(got.next_page_token) == bool(expected.next_page_token)
-        token = got.next_page_token
-        if not token:
-            break
+    index = TaskIndex()
+    tasks = apply_operations(operations, make, index.put, index.remove)
+    assert_pages_like_the_full_scan(lambda query: index.page(query, tasks.get), tasks, query_args, more=True)
 
 
 def test_a_task_that_no_longer_loads_is_skipped_and_the_page_filled():
@@ -163,22 +146,5 @@ def test_file_store_pages_like_the_full_scan(tmp_path_factory, operations, query
     directory = tmp_path_factory.mktemp("tasks")
     writer, reader = FileTaskStore(directory, fsync=False), FileTaskStore(directory, fsync=False)
     reader.list()  # built before the writes: everything it lists comes through the journal
-    tasks = {}
-    for op in operations:
-        if op[0] == "put":
-            task = make(*op[1:])
-            tasks[task["id"]] = task
-            writer.save(task)
-        else:
-            tasks.pop(op[1], None)
-            writer.delete(op[1])
-    token = None
-    for _ in range(len(tasks) + 2):
-        query = TaskQuery(page_token=token, **query_args)
-        expected = page_in_memory(list(tasks.values()), query)
-        got = reader.list(query)
-        assert [t["id"] for t in got.tasks] == [t["id"] for t in expected.tasks]
-        assert got.total_size == expected.total_size
-        token = got.next_page_token
-        if not token:
-            break
+    tasks = apply_operations(operations, make, writer.save, writer.delete)
+    assert_pages_like_the_full_scan(reader.list, tasks, query_args)

@@ -22,7 +22,7 @@ from stores.file import fsio as file_module
 from stores.file import store as store_module
 from stores.file.index import SNAPSHOT_NAME
 from stores.index import TaskIndex
-from stores.paging import page_in_memory
+from tests.paging_checks import assert_pages_like_the_full_scan
 from tests.test_store_index import make, ops, queries
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -287,16 +287,7 @@ def test_a_restarted_store_pages_like_the_full_scan(tmp_path_factory, before, af
     reader = FileTaskStore(directory, fsync=False)
     reader.list(TaskQuery(page_size=1))  # the directory is checked in the background from here
     assert reader._listing.checked.wait(10)
-    token = None
-    for _ in range(len(tasks) + 2):
-        query = TaskQuery(page_token=token, **query_args)
-        expected = page_in_memory(list(tasks.values()), query)
-        got = reader.list(query)
-        assert [t["id"] for t in got.tasks] == [t["id"] for t in expected.tasks]
-        assert got.total_size == expected.total_size
-        token = got.next_page_token
-        if not token:
-            break
+    assert_pages_like_the_full_scan(reader.list, tasks, query_args)
     assert reader._listing.last_build == "snapshot"
 
 

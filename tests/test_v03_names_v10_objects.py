@@ -1,7 +1,7 @@
 """The payload rule "v0.3 names, v1.0 objects" (docs/protocol.md): a ``message/send`` or
 ``message/stream`` without ``A2A-Version`` whose message has a v0.3 role and parts
 without ``kind`` (what pydantic's fasta2a client 2.x sends) is answered with v1.0's
-objects under v0.3's names; standard v0.3 and v1.0 requests are answered as before.
+objects under v0.3's names; standard v0.3 and v1.0 requests are answered as without the rule.
 
 In-process, through the ASGI app (the client itself: tests/interop/test_interop_fasta2a.py).
 """
@@ -153,7 +153,7 @@ def test_stream_events_are_stream_responses_with_v03_states(store):
     assert all("final" not in u and "kind" not in u for u in updates)
 
 
-# --- what the others get: as before ------------------------------------------------------------
+# --- what the others get: unchanged ------------------------------------------------------------
 
 
 def test_a_v03_request_gets_the_bare_v03_task(store):

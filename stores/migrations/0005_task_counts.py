@@ -3,7 +3,7 @@
 The triggers are created before the counters are filled, in the migration's
 transaction: on PostgreSQL ``CREATE TRIGGER`` locks the table against writes until
 the commit, so no row is counted twice or missed; SQLite has one writer at a time.
-Other databases get the table but no triggers: the store counts rows there, as before
+Other databases get the table but no triggers: the store counts rows there
 (``stores.orm.counted_by_triggers``).
 """
 

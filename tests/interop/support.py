@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 CLIENTS = HERE / "clients"
 VENV = ROOT / ".venv-interop"
 VENV03 = ROOT / ".venv-interop03"  # a2a-sdk 0.3 (tests/interop/requirements-v03.txt)
-CLIENT_TIMEOUT = 60  # seconds one client run may take (each scenario takes ~1-3 s)
+CLIENT_TIMEOUT = 60  # seconds one client run may take
 
 V10_JSONRPC = ("1.0", "JSONRPC")
 V10_REST = ("1.0", "HTTP+JSON")
