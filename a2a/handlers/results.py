@@ -39,8 +39,10 @@ class TaskOutcome(Exception):
     state = "failed"
     in_history = False
 
-    def __init__(self, content: Content | None = None) -> None:
+    def __init__(self, content: Content | None = None, *, metadata: dict[str, Any] | None = None) -> None:
         self.parts = as_parts(content) if content is not None else []
+        #: Merged into the task's metadata, as a :class:`Result`'s is.
+        self.metadata: dict[str, Any] = dict(metadata or {})
         #: Tasks the status message refers to (``referenceTaskIds``: a delegation's remote task).
         self.reference_task_ids: list[str] = []
         super().__init__(message_text({"parts": self.parts}))
@@ -116,9 +118,11 @@ def result_message(result: Any) -> list[Part] | None:
 
 
 def with_result_metadata(change: Callable[[Task], Task | None], result: Any) -> Callable[[Task], Task | None]:
-    """``change``, then the :class:`Result`'s metadata merged into the task's (a no-op
-    for any other result)."""
-    metadata = plain_json([result.metadata])[0] if isinstance(result, Result) and result.metadata else None
+    """``change``, then the metadata of a :class:`Result` (or of a :class:`TaskOutcome`
+    raised) merged into the task's (a no-op for any other result)."""
+    metadata = (
+        plain_json([result.metadata])[0] if isinstance(result, Result | TaskOutcome) and result.metadata else None
+    )
     if not metadata:
         return change
 

@@ -310,7 +310,8 @@ class Runner:
         except TaskOutcome as outcome:  # the handler asks for input (or auth), fails or rejects on purpose
             logger.info("task %s: the handler ended it %s: %s", task_id, outcome.state, outcome)
             references = outcome.reference_task_ids
-            return _finish(outcome.state, parts=outcome.parts, in_history=outcome.in_history, references=references)
+            change = _finish(outcome.state, parts=outcome.parts, in_history=outcome.in_history, references=references)
+            return with_result_metadata(change, outcome)
         except asyncio.CancelledError:
             if running.cancelled.is_set():
                 logger.info("task %s canceled while running", task_id)
