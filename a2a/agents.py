@@ -71,6 +71,8 @@ PER_AGENT: tuple[str, ...] = (
     "LLM_MAX_TOKENS",
     "LLM_SYSTEM_PROMPT",
     "LLM_CONTEXT_TASKS",
+    "LLM_REMOTE_TOOLS",
+    "LLM_MAX_ROUNDS",
 )
 
 #: The options only an agent has.

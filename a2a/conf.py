@@ -127,6 +127,13 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             "to the public ones); None: no extended card.",
         ),
         "A2A_CARD_MAX_AGE": Setting(int, 300, min=0, doc="Agent Card max-age for HTTP caching (seconds)."),
+        "A2A_CATALOG_AUTHENTICATION": Setting(
+            bool,
+            False,
+            doc="Whether the discovery catalogs (/.well-known/ai-catalog.json and /.well-known/api-catalog, "
+            "docs/agents.md) answer only callers A2A_AUTHENTICATION_CLASSES accept (401 with WWW-Authenticate "
+            "otherwise). False: anyone may read them, as anyone may read the agent cards they list.",
+        ),
         "A2A_BROWSABLE_AGENT": Setting(
             object,
             "staff",
@@ -278,6 +285,20 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         ),
         "A2A_LLM_CONTEXT_TASKS": Setting(
             int, 10, min=0, doc="How many earlier tasks of the same contextId the model sees as conversation (0: none)."
+        ),
+        "A2A_LLM_REMOTE_TOOLS": Setting(
+            list,
+            [],
+            doc="Names of A2A_REMOTE_AGENTS entries whose skills the model may call as tools (one tool per remote "
+            "skill, run through delegation; docs/handlers.md). Empty: no tools. Checked: a2a.E014 (every name is an "
+            "A2A_REMOTE_AGENTS entry).",
+        ),
+        "A2A_LLM_MAX_ROUNDS": Setting(
+            int,
+            5,
+            min=1,
+            doc="With tools, the most model requests one turn of a task makes (each may call tools, whose answers "
+            "the next one reads); a model still calling tools in the last one fails the task.",
         ),
         "A2A_SKILLS_DIR": Setting(
             (str, Path),

@@ -36,3 +36,27 @@ def task_updated(task: Task) -> str:
     status = task.get("status")
     ts = status.get("timestamp") if isinstance(status, dict) else None
     return ts if isinstance(ts, str) else ""
+
+
+#: The task metadata key under which a task lists the remote tasks its handler started
+#: (a2a.handlers.delegation writes it; the admin shows it). Reserved: a client's
+#: metadata does not set it.
+DELEGATIONS = "a2a.delegations"
+_RECORD_FIELDS = ("agent", "url", "taskId", "contextId", "state")
+
+
+def task_delegations(task: Task) -> list[dict[str, str]]:
+    """The remote tasks ``task`` started (:data:`DELEGATIONS`), each with its ``agent``,
+    ``url`` (the remote card's, "" unless http or https), ``taskId``, ``contextId`` and
+    ``state`` as strings; records of any other shape are skipped."""
+    metadata = task.get("metadata")
+    records = metadata.get(DELEGATIONS) if isinstance(metadata, dict) else None
+    found = []
+    for record in records if isinstance(records, list) else ():
+        if not isinstance(record, dict) or not isinstance(record.get("taskId"), str):
+            continue
+        entry = {key: str(record.get(key) or "") for key in _RECORD_FIELDS}
+        if not entry["url"].lower().startswith(("http://", "https://")):
+            entry["url"] = ""  # a link a person follows: never javascript: or the like
+        found.append(entry)
+    return found

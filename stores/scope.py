@@ -43,3 +43,13 @@ def task_scope(task: Task) -> str:
     """The scope key of a task (:func:`scope_key` of its tenant, owner and agent): what
     the stores index and filter as its owner."""
     return scope_key(task_tenant(task), task_owner(task), task_agent(task))
+
+
+#: The name of the agent of the project's single-agent settings (``a2a.agents.DEFAULT_AGENT``):
+#: its tasks carry no ``_agent``, so they keep the scope key they had before agents existed.
+DEFAULT_AGENT = "default"
+
+
+def agent_name(task: Task) -> str:
+    """The name of the agent ``task`` belongs to: its ``_agent``, else :data:`DEFAULT_AGENT`."""
+    return task_agent(task) or DEFAULT_AGENT

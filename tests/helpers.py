@@ -10,6 +10,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 import httpx
+from prometheus_client import REGISTRY
 
 from a2a.protocol.model import SendParams
 from a2a.service import operations
@@ -109,11 +110,23 @@ def sse(
     return WireClient(base_url=url, version=None).stream(method, url, on_first=on_first, raw=raw, **kwargs)
 
 
+def metric_sample(name: str, **labels: str) -> float:
+    """The sum of the Prometheus samples of ``name`` whose labels include ``labels`` (over
+    every agent unless ``agent`` is one of them)."""
+    return sum(
+        s.value
+        for family in REGISTRY.collect()
+        for s in family.samples
+        if s.name == name and labels.items() <= s.labels.items()
+    )
+
+
 __all__ = [
     "ASGI",
     "asgi_app",
     "call",
     "http",
+    "metric_sample",
     "rpc10",
     "sse",
     "v03_message",

@@ -72,3 +72,13 @@ def test_errors_are_reported(agent):
         send(agent, "x", "--task", "no-such-task")
     with pytest.raises(CommandError, match="Cannot reach"):
         send("http://127.0.0.1:9", "x")
+
+
+def test_to_the_sites_second_agent(agent, settings):
+    """--agent: the site's second agent (toolnexus_site/settings.py), from its own card and endpoint."""
+    settings.A2A_AGENTS = {"shout": {}}  # the name is all this process needs: the route is the agent's
+    out, err = send(agent, "hello there", "--agent", "shout")
+    assert out.strip() == "HELLO THERE"
+    assert f"→ toolnexus-shout at {agent}/agents/shout/a2a/ (A2A 1.0)" in err
+    with pytest.raises(CommandError, match="No agent named 'nobody'"):
+        send(agent, "hi", "--agent", "nobody")

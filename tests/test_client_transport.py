@@ -23,6 +23,7 @@ from a2a.client import (
     Client,
     HeaderAuth,
     Interface,
+    MethodNotFound,
     OAuth2ClientCredentials,
     RetryPolicy,
     TaskNotFound,
@@ -323,3 +324,68 @@ def test_each_remote_error_class_has_the_protocol_code_of_its_name():
         assert _PROTOCOL_CLASSES[cls.code].__name__ == f"{cls.__name__}Error"
         assert type(remote_error(cls.code, "x")) is cls
     assert type(remote_error(-32099, "other")) is RemoteAgentError
+
+
+V03_RPC = Interface("http://agent.test/", "JSONRPC", "0.3")
+
+
+def toolnexus_agent(request: httpx.Request) -> httpx.Response:
+    """toolnexus's dialect: v0.3 payloads, but only under the v1.0 method names, and a
+    Task without its ``kind`` (nor a contextId)."""
+    body = json.loads(request.content)
+    if body["method"] not in ("SendMessage", "GetTask"):
+        error = {"code": -32601, "message": f"Method not found: {body['method']}"}
+        return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "error": error})
+    assert body["params"]["message" if body["method"] == "SendMessage" else "id"]
+    return rpc_result(request, {"id": "t-1", "status": {"state": "completed"}})
+
+
+@pytest.mark.parametrize("synchronous", [True, False])
+def test_a_v03_agent_that_knows_only_the_v10_names_is_spoken_to_in_them(synchronous):
+    seen: list[str] = []
+
+    def agent(request: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(request.content)["method"])
+        return toolnexus_agent(request)
+
+    transport = httpx.MockTransport(agent)
+    if synchronous:
+        with Client(V03_RPC, transport=transport) as client:
+            sent, got = client.send("hello"), client.get_task("t-1")
+    else:
+
+        async def go():
+            async with AsyncClient(V03_RPC, transport=transport) as client:
+                return await client.send("hello"), await client.get_task("t-1")
+
+        sent, got = asyncio.run(go())
+    assert sent["id"] == got["id"] == "t-1" and got["status"]["state"] == "completed"
+    assert seen == ["message/send", "SendMessage", "GetTask"]  # refused once, then the v1.0 names
+
+
+def test_method_not_found_under_the_v10_names_is_the_agents_answer():
+    def agent(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        error = {"code": -32601, "message": "Method not found"}
+        return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "error": error})
+
+    with Client(RPC, transport=httpx.MockTransport(agent)) as client, pytest.raises(MethodNotFound):
+        client.get_task("t-1")
+
+
+def test_an_agent_that_refuses_both_names_gets_its_first_answer_and_the_v03_names_again():
+    seen: list[str] = []
+
+    def agent(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        seen.append(body["method"])
+        code = -32601 if body["method"] == "tasks/list" else -32009  # v0.3 has no ListTasks; v1.0 is refused
+        error = {"code": code, "message": "no"}
+        return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "error": error})
+
+    with Client(V03_RPC, transport=httpx.MockTransport(agent)) as client:
+        with pytest.raises(MethodNotFound):
+            client.list_tasks()
+        with pytest.raises(MethodNotFound):
+            client.list_tasks()
+    assert seen == ["tasks/list", "ListTasks", "tasks/list", "ListTasks"]

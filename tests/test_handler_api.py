@@ -181,6 +181,8 @@ def raising(request: HandlerRequest) -> Any:
         raise InputRequired()  # no text needed
     if request.text == "result":
         return Result("the artifact", message="All done", metadata={"cost": 1})
+    if request.text == "over budget":
+        raise TaskFailed("Over budget", metadata={"cost": 2})
     raise TaskFailed("No such city: Atlantis")
 
 
@@ -195,6 +197,13 @@ def test_raised_and_returned_outcomes(settings):
     assert done["artifacts"][0]["parts"][0]["text"] == "the artifact" and done["metadata"] == {"cost": 1}
     failed = send("fail")
     assert texts(failed["status"]["message"]) == ["No such city: Atlantis"]
+
+
+def test_a_raised_outcome_keeps_its_metadata(settings):
+    settings.A2A_HANDLER = f"{HERE}.raising"
+    task = send("over budget")
+    assert (task["status"]["state"], task["metadata"]) == ("failed", {"cost": 2})
+    assert texts(task["status"]["message"]) == ["Over budget"]
 
 
 def complete_then_return(request: HandlerRequest) -> str:

@@ -11,7 +11,6 @@ from pathlib import Path
 import httpx
 import pytest
 from django.core.checks import run_checks
-from prometheus_client import REGISTRY
 
 from a2a.conf import DEFAULTS
 from a2a.handlers import HandlerRequest, Result, to_artifacts
@@ -20,9 +19,11 @@ from a2a.handlers.skills import SkillError, parse_skill, requested_skill, scan
 from a2a.protocol.model import SendParams
 from a2a.service import operations
 from a2a.service.card import skills as card_skills
+from a2a.service.context import CallContext
 from a2a.testing.fake_model import Reply, anthropic_reply, openai_reply
 from a2a.testing.fake_model import fake_model as stub_model
 from tests.conftest import ALL_DATABASES
+from tests.helpers import metric_sample as counter
 from tests.helpers import send_direct
 
 pytestmark = ALL_DATABASES
@@ -77,10 +78,6 @@ def send(text: str, *, metadata: dict | None = None, message_metadata: dict | No
         message["metadata"] = message_metadata
     message.update(extra)
     return send_direct(message, metadata=metadata)
-
-
-def counter(name: str, **labels: str) -> float:
-    return REGISTRY.get_sample_value(name, labels) or 0.0
 
 
 # --- OpenAI style ---------------------------------------------------------------------
@@ -189,6 +186,21 @@ def test_429_and_5xx_are_retried_with_backoff(model):
     assert task["artifacts"][0]["parts"][0]["text"] == "finally"
     assert len(model.requests) == 3
     assert counter("a2a_llm_requests_total", outcome="retry") == retries + 2
+
+
+def test_the_model_metrics_name_the_agent_asking(model, settings):
+    settings.A2A_AGENTS = {"billing": {"AGENT_NAME": "Billing"}}
+    before = {a: counter("a2a_llm_requests_total", outcome="ok", agent=a) for a in ("default", "billing")}
+    tokens = counter("a2a_llm_tokens_total", kind="input", agent="billing")
+    model.queue(openai_reply("one", prompt_tokens=5), openai_reply("two"))
+    message = {"kind": "message", "messageId": "m-billing", "role": "user", "parts": [{"kind": "text", "text": "hi"}]}
+    billing = CallContext(agent_name="billing")
+    asyncio.run(operations.send_message(SendParams(message=message, blocking=True), billing))
+    send("hello")
+    assert counter("a2a_llm_requests_total", outcome="ok", agent="billing") == before["billing"] + 1
+    assert counter("a2a_llm_requests_total", outcome="ok", agent="default") == before["default"] + 1
+    assert counter("a2a_llm_tokens_total", kind="input", agent="billing") == tokens + 5
+    assert counter("a2a_llm_request_seconds_count", agent="billing") >= 1
 
 
 def test_retries_run_out_and_the_provider_error_is_the_status_message(model, settings):

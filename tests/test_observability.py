@@ -9,7 +9,6 @@ import json
 import logging
 
 import pytest
-from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
 from a2a.core.events import TaskEvent
@@ -17,13 +16,10 @@ from a2a.ops import observability
 from stores.base import TaskPage, TaskQuery, TaskStore
 from stores.memory import MemoryTaskStore
 from tests.conftest import ALL_DATABASES
+from tests.helpers import metric_sample as sample
 from tests.helpers import send_direct
 
 pytestmark = ALL_DATABASES
-
-
-def sample(name: str, **labels: str) -> float:
-    return REGISTRY.get_sample_value(name, labels) or 0.0
 
 
 def send(text: str = "hi", context: str | None = None) -> dict:
@@ -197,3 +193,20 @@ def test_the_runner_gauge(use_store):
     while sample("a2a_runner_active_tasks") != 0.0 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert sample("a2a_runner_active_tasks") == 0.0
+
+
+def test_transitions_carry_the_agent_of_the_task(caplog):
+    """The metrics and the log line name the task's agent: its ``_agent``, "default" without one."""
+    caplog.set_level(logging.INFO, logger="a2a.tasks")
+    default_before = sample("a2a_task_transitions_total", state="working", agent="default")
+    billing_before = sample("a2a_task_transitions_total", state="working", agent="billing")
+    observability.on_task({"id": "t-default", "status": {"state": "working"}})
+    observability.on_task({"id": "t-billing", "status": {"state": "working"}, "_agent": "billing"})
+    observability.on_task({"id": "t-billing", "status": {"state": "completed"}, "_agent": "billing"})
+    assert sample("a2a_task_transitions_total", state="working", agent="default") == default_before + 1
+    assert sample("a2a_task_transitions_total", state="working", agent="billing") == billing_before + 1
+    assert sample("a2a_task_state_seconds_count", state="working", agent="billing") >= 1
+    records = {(r.task_id, r.state): r for r in caplog.records if r.name == "a2a.tasks"}
+    assert records["t-default", "working"].agent == "default"
+    assert records["t-billing", "completed"].agent == "billing"
+    assert records["t-billing", "completed"].getMessage().endswith(" agent=billing")

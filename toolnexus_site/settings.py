@@ -112,6 +112,24 @@ A2A_SKILLS = [
         "examples": ["hello"],
     }
 ]
+# A second agent (docs/agents.md), served at /agents/shout/ (toolnexus_site/urls.py): its
+# own card, handler and skills; listed with the first in /.well-known/ai-catalog.json.
+A2A_AGENTS = {
+    "shout": {
+        "AGENT_NAME": "toolnexus-shout",
+        "AGENT_DESCRIPTION": "Replies with the text it was sent, in capitals.",
+        "HANDLER": "a2a.handlers.upper",
+        "SKILLS": [
+            {
+                "id": "shout",
+                "name": "Shout",
+                "description": "Replies in capitals; a second agent beside the first, with its own tasks.",
+                "tags": ["upper", "demo"],
+                "examples": ["hello"],
+            }
+        ],
+    }
+}
 globals().update(from_environment())
 
 # A2A_EXECUTOR=tasks: tasks are fulfilled by `manage.py db_worker` processes, from a

@@ -4,4 +4,5 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("a2a.urls")),
+    path("agents/", include("a2a.urls.agents")),
 ]

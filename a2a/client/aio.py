@@ -12,7 +12,7 @@ import httpx
 from a2a.client import card as cards
 from a2a.client.base import BaseClient, SSEDecoder, card_call, user_message
 from a2a.client.bindings import Binding, Call
-from a2a.client.errors import CardNotFoundError
+from a2a.client.errors import CardNotFoundError, RemoteAgentError
 from a2a.protocol.model import Message, Part, StreamItem, Task
 from stores.base import TaskPage
 
@@ -80,7 +80,18 @@ class AsyncClient(BaseClient):
     async def _run(self, operation: str, *args: Any, **kwargs: Any) -> Any:
         binding = await self.connect()
         call: Call = getattr(binding, operation)(*args, **kwargs)
-        return self.answer(call, await self._send(call, binding), binding)
+        try:
+            return self.answer(call, await self._send(call, binding), binding)
+        except RemoteAgentError as exc:
+            if not binding.speak_v10_names(exc):
+                raise
+            refused = exc
+        call = getattr(binding, operation)(*args, **kwargs)
+        try:
+            return self.answer(call, await self._send(call, binding), binding)
+        except RemoteAgentError:
+            binding.speak_v03_names()  # not the toolnexus dialect either: the first answer stands
+            raise refused from None
 
     async def _events(self, operation: str, *args: Any, **kwargs: Any) -> AsyncIterator[StreamItem]:
         binding = await self.connect()

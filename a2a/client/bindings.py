@@ -67,6 +67,14 @@ class Binding:
     def headers(self) -> dict[str, str]:
         return {"A2A-Version": self.interface.version}
 
+    def speak_v10_names(self, error: RemoteAgentError) -> bool:
+        """Whether to send the operation again under its v1.0 method name after ``error``:
+        only JSON-RPC knows method names (see :class:`JsonRpc`)."""
+        return False
+
+    def speak_v03_names(self) -> None:
+        """Undo :meth:`speak_v10_names`."""
+
     def call(
         self, op: str, params: dict[str, Any], parse: Callable[[Any], Any], *, path: str = "", query: bool = False
     ) -> Call:
@@ -172,12 +180,31 @@ def _card(raw: Any) -> dict[str, Any]:
 
 
 class JsonRpc(Binding):
-    """JSON-RPC 2.0 over HTTP POST to the interface URL."""
+    """JSON-RPC 2.0 over HTTP POST to the interface URL.
+
+    A v0.3 interface whose agent knows only the v1.0 method names (the toolnexus
+    dialect: v0.3 payloads under ``SendMessage``, ``GetTask``...) answers a v0.3 name with
+    Method not found: the client then speaks the v1.0 names with the same v0.3 payloads
+    to it from there on (:meth:`speak_v10_names`)."""
+
+    def __init__(self, interface: Interface) -> None:
+        super().__init__(interface)
+        self.v10_names = self.v10
+
+    def speak_v10_names(self, error: RemoteAgentError) -> bool:
+        if self.v10_names or error.code != -32601:
+            return False
+        self.v10_names = True
+        return True
+
+    def speak_v03_names(self) -> None:
+        """Back to the v0.3 names: the agent refused the v1.0 ones too."""
+        self.v10_names = self.v10
 
     def call(
         self, op: str, params: dict[str, Any], parse: Callable[[Any], Any], *, path: str = "", query: bool = False
     ) -> Call:
-        method = METHODS[op][0 if self.v10 else 1]
+        method = METHODS[op][0 if self.v10_names else 1]
         body = {"jsonrpc": "2.0", "id": new_id(), "method": method, "params": params}
         return Call(op, "POST", self.interface.url, parse, json=body)
 
@@ -188,11 +215,11 @@ class JsonRpc(Binding):
         return call.parse(self._unwrap(call, data, 200))
 
     def _unwrap(self, call: Call, body: Any, status: int) -> Any:
-        where = METHODS[call.operation][0 if self.v10 else 1]
+        where = call.json["method"] if isinstance(call.json, dict) else call.operation
         if not isinstance(body, dict) or ("result" not in body and "error" not in body):
             raise InvalidResponseError(f"{where}: HTTP {status}, not a JSON-RPC response: {str(body)[:200]}")
         if body.get("error") is not None:
-            error = body["error"] if isinstance(body["error"], dict) else {}
+            error = body["error"] if isinstance(body["error"], dict) else {"message": body["error"]}  # not JSON-RPC's
             code = error.get("code")
             message = str(error.get("message") or "")
             raise remote_error(

@@ -13,7 +13,7 @@ import httpx
 from a2a.client import card as cards
 from a2a.client.base import BaseClient, SSEDecoder, card_call, user_message
 from a2a.client.bindings import Binding, Call
-from a2a.client.errors import CardNotFoundError
+from a2a.client.errors import CardNotFoundError, RemoteAgentError
 from a2a.protocol.model import Message, Part, StreamItem, Task
 from stores.base import TaskPage
 
@@ -91,7 +91,18 @@ class Client(BaseClient):
     def _run(self, operation: str, *args: Any, **kwargs: Any) -> Any:
         binding = self.connect()
         call: Call = getattr(binding, operation)(*args, **kwargs)
-        return self.answer(call, self._send(call, binding), binding)
+        try:
+            return self.answer(call, self._send(call, binding), binding)
+        except RemoteAgentError as exc:
+            if not binding.speak_v10_names(exc):
+                raise
+            refused = exc
+        call = getattr(binding, operation)(*args, **kwargs)
+        try:
+            return self.answer(call, self._send(call, binding), binding)
+        except RemoteAgentError:
+            binding.speak_v03_names()  # not the toolnexus dialect either: the first answer stands
+            raise refused from None
 
     def _events(self, operation: str, *args: Any, **kwargs: Any) -> Iterator[StreamItem]:
         binding = self.connect()

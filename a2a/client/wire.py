@@ -199,6 +199,8 @@ def parse_event(d: Dialect, raw: Any) -> StreamItem:
             member = pick(obj, key)
             if member is not None:
                 return _parse_event(d, kind, member)
+        if "kind" not in obj and "id" in obj and "status" in obj:  # a Task without its kind: toolnexus's
+            return _parse_event(d, "task", obj)
         raise InvalidResponseError(f"The agent's answer is no task, message or task update: keys {sorted(obj)}")
 
     return parsed(parse, "event")

@@ -275,11 +275,13 @@ def settle(
     parts: list[Part] | None = None,
     in_history: bool = False,
     reply: bool = False,
+    references: list[str] | None = None,
 ) -> Change:
     """The change that ends a run of the handler in ``state`` (terminal, or waiting
     for the client): with new ``artifacts``, and/or an agent message of ``parts`` as
     the status message (also kept in the history when ``in_history``, as questions
-    and answers are). The lease is released; a task already terminal (canceled
+    and answers are), referring to the tasks ``references`` names (``referenceTaskIds``).
+    The lease is released; a task already terminal (canceled
     meanwhile) or taken over by another process is left alone."""
 
     def change(task: Task) -> Task | None:
@@ -289,6 +291,8 @@ def settle(
         if artifacts:
             task["artifacts"] = [*(task.get("artifacts") or ()), *artifacts]
         message = agent_message(parts, task=task) if parts else None
+        if message is not None and references:
+            message["referenceTaskIds"] = list(references)
         if message is not None and in_history:
             task["history"] = [*(task.get("history") or ()), message]
             limits.keep_history(task)  # at most A2A_MAX_HISTORY messages: the oldest go

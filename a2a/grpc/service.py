@@ -30,6 +30,7 @@ from a2a.agents import DEFAULT_AGENT, Agent, UnknownAgent, get_agent
 from a2a.conf import a2a_settings
 from a2a.grpc import a2a_pb2 as pb
 from a2a.grpc import a2a_pb2_grpc
+from a2a.handlers.credentials import credential_headers
 from a2a.protocol import V10, dialect_for
 from a2a.protocol.errors import A2AError, InvalidRequestError, VersionNotSupportedError
 from a2a.protocol.model import shown
@@ -99,8 +100,15 @@ async def call_context(context: grpc.aio.ServicerContext) -> CallContext:
     caller = await auth.authenticate_headers(metadata, agent)
     extensions = tuple(uri.strip() for uri in values.get("a2a-extensions", "").split(",") if uri.strip())
     origin = (a2a_settings.PUBLIC_URL or "").rstrip("/")
+    credentials = tuple(credential_headers(lambda name: values.get(name.lower())).items())
     return CallContext(
-        caller=caller, version="1.0", binding="grpc", origin=origin, extensions=extensions, agent_name=agent.name
+        caller=caller,
+        version="1.0",
+        binding="grpc",
+        origin=origin,
+        extensions=extensions,
+        agent_name=agent.name,
+        credentials=credentials,
     )
 
 

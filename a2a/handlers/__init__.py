@@ -30,11 +30,16 @@ exception fails the task: it is logged with its traceback, and the client reads
 "The agent failed: KeyError" (more with ``DEBUG``). ``request.cancelled`` is true
 once the task was canceled (``wait_cancelled(timeout)``, ``await acancelled()``).
 
+``request.delegate("billing", text)`` (``await request.adelegate(...)``) runs a task on
+a remote agent of ``A2A_REMOTE_AGENTS`` and brings it into this one
+(:mod:`a2a.handlers.delegation`); :class:`DelegationFailed` when it fails.
+
 docs/handlers.md shows each in a few lines.
 """
 
 from __future__ import annotations
 
+from a2a.handlers.delegation import DelegationFailed
 from a2a.handlers.loading import (
     AgentHandler,
     Handler,
@@ -57,6 +62,7 @@ from a2a.handlers.results import (
     TaskOutcome,
     TaskRejected,
     failure_message,
+    result_message,
     to_artifacts,
     with_result_metadata,
 )
@@ -66,6 +72,7 @@ __all__ = [
     "AuthRequired",
     "Cancellation",
     "Content",
+    "DelegationFailed",
     "Handler",
     "HandlerRequest",
     "HandlerResult",
@@ -84,6 +91,7 @@ __all__ = [
     "handler_instance",
     "load_handler",
     "loaded_handler",
+    "result_message",
     "to_artifacts",
     "upper",
     "with_result_metadata",

@@ -20,6 +20,10 @@ the task's text artifact; token usage goes into the task's metadata under ``"llm
 connection errors, 408, 429 and 5xx are retried ``A2A_LLM_MAX_RETRIES`` times with
 exponential backoff (honouring ``Retry-After``); any other error fails the task with
 the provider's own error text as the status message.
+
+``A2A_LLM_REMOTE_TOOLS`` offers the skills of other A2A agents as tools the model calls
+(:mod:`a2a.handlers.tools`): a task is then up to ``A2A_LLM_MAX_ROUNDS`` requests, and
+the metadata lists each one's usage under ``"rounds"``.
 """
 
 from __future__ import annotations
@@ -29,15 +33,18 @@ import json
 import logging
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
 
+from a2a.agents import DEFAULT_AGENT
 from a2a.conf import SETTINGS, a2a_settings
 from a2a.core import metrics
 from a2a.handlers import HandlerRequest, Result, TaskFailed
 from a2a.handlers.skills import Skill, get_skill, get_skills, requested_skill
+from a2a.handlers.tools import RoundLimit, ToolLoop, parts_text, remote_tools
+from a2a.protocol.model import Message, Task
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +83,8 @@ class LLMClient:
     backoff: float = 1.0
     max_tokens: int = 0
     transport: httpx.AsyncBaseTransport | None = None
+    #: The agent asking (its name labels the model metrics).
+    agent: str = DEFAULT_AGENT
 
     @classmethod
     def from_settings(cls, conf: Any = a2a_settings) -> LLMClient:
@@ -113,7 +122,16 @@ class LLMClient:
             headers["Authorization"] = f"Bearer {self.api_key}"
         return headers
 
-    def body(self, system: str, messages: list[dict[str, str]]) -> dict[str, Any]:
+    def body(
+        self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """The request's JSON body; ``tools`` (their specs, in this style) when offered."""
+        body = self._body(system, messages)
+        if tools:
+            body["tools"] = tools
+        return body
+
+    def _body(self, system: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
         if self.style == "anthropic":
             body: dict[str, Any] = {
                 "model": self.model,
@@ -157,9 +175,11 @@ class LLMClient:
 
     # --- The call ---------------------------------------------------------------------
 
-    async def chat(self, system: str, messages: list[dict[str, str]]) -> ChatResult:
-        """One completion; retried on connection errors, 408, 429 and 5xx."""
-        url, body = self.endpoint(), self.body(system, messages)
+    async def chat(
+        self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> ChatResult:
+        """One completion (offering ``tools``); retried on connection errors, 408, 429 and 5xx."""
+        url, body = self.endpoint(), self.body(system, messages, tools)
         attempts = self.max_retries + 1
         async with httpx.AsyncClient(timeout=self.timeout, transport=self.transport) as client:
             for attempt in range(attempts):
@@ -176,31 +196,31 @@ class LLMClient:
                     error = LLMError(f"Cannot reach the model endpoint {url}: {exc or type(exc).__name__}")
                     delay = None
                 else:
-                    metrics.LLM_SECONDS.observe(time.perf_counter() - started)
+                    metrics.LLM_SECONDS.labels(self.agent).observe(time.perf_counter() - started)
                     if response.is_success:
                         try:
                             result = self.parse(response.json())
                         except ValueError:
-                            metrics.LLM_REQUESTS.labels("error").inc()
+                            metrics.LLM_REQUESTS.labels("error", self.agent).inc()
                             raise LLMError(
                                 f"The model endpoint answered HTTP {response.status_code} with something that is "
                                 f"not JSON: {response.text[:200]}"
                             ) from None
-                        metrics.LLM_REQUESTS.labels("ok").inc()
-                        metrics.LLM_TOKENS.labels("input").inc(result.input_tokens)
-                        metrics.LLM_TOKENS.labels("output").inc(result.output_tokens)
+                        metrics.LLM_REQUESTS.labels("ok", self.agent).inc()
+                        metrics.LLM_TOKENS.labels("input", self.agent).inc(result.input_tokens)
+                        metrics.LLM_TOKENS.labels("output", self.agent).inc(result.output_tokens)
                         return result
                     error = LLMError(
                         f"The model endpoint answered HTTP {response.status_code}: {provider_error(response)}"
                     )
                     if response.status_code not in RETRY_STATUSES:
-                        metrics.LLM_REQUESTS.labels("error").inc()
+                        metrics.LLM_REQUESTS.labels("error", self.agent).inc()
                         raise error
                     delay = retry_after(response)
                 if last:
-                    metrics.LLM_REQUESTS.labels("error").inc()
+                    metrics.LLM_REQUESTS.labels("error", self.agent).inc()
                     raise error
-                metrics.LLM_REQUESTS.labels("retry").inc()
+                metrics.LLM_REQUESTS.labels("retry", self.agent).inc()
                 wait = self._backoff(attempt) if delay is None else min(delay, MAX_BACKOFF)
                 logger.info("model request failed (%s); retry %d/%d in %.2fs", error, attempt + 1, attempts - 1, wait)
                 await asyncio.sleep(wait)
@@ -245,12 +265,14 @@ def _short(data: Any) -> str:
     return text[:200] + ("…" if len(text) > 200 else "")
 
 
-def _alternating(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+def _alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Anthropic wants user/assistant turns alternating, starting with the user: merge
-    neighbours of one role and open with a user turn."""
-    out: list[dict[str, str]] = []
+    neighbours of one role (text turns; a tool exchange alternates already) and open with
+    a user turn."""
+    out: list[dict[str, Any]] = []
     for message in messages:
-        if out and out[-1]["role"] == message["role"]:
+        texts = out and isinstance(out[-1]["content"], str) and isinstance(message["content"], str)
+        if texts and out[-1]["role"] == message["role"]:
             out[-1] = {"role": message["role"], "content": f"{out[-1]['content']}\n\n{message['content']}"}
         else:
             out.append(dict(message))
@@ -260,23 +282,6 @@ def _alternating(messages: list[dict[str, str]]) -> list[dict[str, str]]:
 
 
 # --- From a Task to a chat ----------------------------------------------------------------
-
-
-def part_text(part: dict[str, Any]) -> str:
-    """A part as the model reads it: text as it is, data as JSON, a file by its name and URI."""
-    if isinstance(part.get("text"), str):
-        return part["text"]
-    if "data" in part:
-        return "```json\n" + json.dumps(part["data"], indent=2, ensure_ascii=False, default=str) + "\n```"
-    file = part.get("file")
-    if isinstance(file, dict):
-        bits = [file.get("name") or "unnamed", file.get("mimeType"), file.get("uri")]
-        return "[file: " + ", ".join(str(b) for b in bits if b) + "]"
-    return ""
-
-
-def parts_text(parts: Any) -> str:
-    return "\n".join(t for t in (part_text(p) for p in parts or () if isinstance(p, dict)) if t)
 
 
 def task_turns(task: dict[str, Any]) -> list[dict[str, str]]:
@@ -340,22 +345,52 @@ class LLMHandler:
             turns.append({"role": "user", "content": request.text or "(no text)"})
         return turns
 
+    async def delegate(self, request: HandlerRequest, agent: str, message: Message) -> Task:
+        """Run a tool's call on the remote agent ``agent``: a delegation from this task, the
+        remote task as it ended. Its artifacts are the model's to read, not the task's, and
+        a remote task that waits for its client or is canceled comes back as it is (the
+        model reads it as an error) rather than pausing this task mid-conversation."""
+        return await request.adelegate(agent, message, surface=False, artifacts=False)
+
     async def __call__(self, request: HandlerRequest) -> Result:
         conf = request.agent.settings
-        client = self.client(conf)
+        client = replace(self.client(conf), agent=request.agent.name)
         skill = self.skill_for(request)
-        result = await client.chat(self.system_prompt(skill, conf), await self.conversation(request))
-        before = (request.metadata.get("llm") or {}).get("usage") or {}
-        tokens_in = int(before.get("inputTokens") or 0) + result.input_tokens
-        tokens_out = int(before.get("outputTokens") or 0) + result.output_tokens
-        llm = {
-            "model": result.model,
-            "style": client.style,
+        tools = await remote_tools(conf.LLM_REMOTE_TOOLS) if conf.LLM_REMOTE_TOOLS else []
+        loop = ToolLoop(
+            client.style,
+            tools,
+            lambda agent, message: self.delegate(request, agent, message),
+            conf.LLM_MAX_ROUNDS,
+        )
+        try:
+            result = await loop.run(client.chat, self.system_prompt(skill, conf), await self.conversation(request))
+        except (LLMError, RoundLimit) as exc:  # the tokens spent before stay on the task
+            if loop.rounds:
+                exc.metadata = {"llm": self.usage(request, client.style, client.model, skill, loop)}
+            raise
+        return Result(result.text, metadata={"llm": self.usage(request, client.style, result.model, skill, loop)})
+
+    def usage(
+        self, request: HandlerRequest, style: str, model: str, skill: Skill | None, loop: ToolLoop
+    ) -> dict[str, Any]:
+        """The task's ``llm`` metadata: the token usage summed over the task's turns and,
+        with tools offered, each round's (``rounds``: turn, round, tokens, tools called)."""
+        before = request.metadata.get("llm") or {}
+        spent = before.get("usage") or {}
+        tokens_in = int(spent.get("inputTokens") or 0) + sum(r["inputTokens"] for r in loop.rounds)
+        tokens_out = int(spent.get("outputTokens") or 0) + sum(r["outputTokens"] for r in loop.rounds)
+        llm: dict[str, Any] = {
+            "model": model,
+            "style": style,
             "usage": {"inputTokens": tokens_in, "outputTokens": tokens_out, "totalTokens": tokens_in + tokens_out},
         }
         if skill is not None:
             llm["skill"] = skill.id
-        return Result(result.text, metadata={"llm": llm})
+        if loop.tools:
+            rounds = [{"turn": request.turn, "round": n, **r} for n, r in enumerate(loop.rounds, 1)]
+            llm["rounds"] = list(before.get("rounds") or []) + rounds
+        return llm
 
 
 handle = LLMHandler()

@@ -14,6 +14,8 @@ from typing import Any
 from a2a.agents import DEFAULT_AGENT, Agent, get_agent
 from a2a.core import lifecycle
 from a2a.core.events import TaskEvent, with_chunk
+from a2a.handlers import delegation
+from a2a.handlers.credentials import take_credentials as held_credentials
 from a2a.handlers.results import Content, as_parts, plain_json, to_artifacts
 from a2a.protocol.model import (
     Artifact,
@@ -106,6 +108,9 @@ class HandlerRequest:
     #: 1 for the message that created the task, 2 for the next one (after
     #: ``input-required``), and so on.
     turn: int = 1
+    #: The caller's own credential headers, for delegations to remote agents whose settings
+    #: say ``FORWARD_CALLER_CREDENTIALS`` (empty unless one does; never saved with the task).
+    credentials: dict[str, str] = field(default_factory=dict, repr=False)
     #: The name of the agent the task belongs to (:attr:`agent` is that agent).
     agent_name: str = DEFAULT_AGENT
     _pending: Task | None = field(default=None, init=False, repr=False)
@@ -281,6 +286,25 @@ class HandlerRequest:
         """:meth:`artifact` for async handlers."""
         return await asyncio.to_thread(functools.partial(self.artifact, parts, **kwargs))
 
+    # --- delegation: a task on a remote agent, brought into this one -----------------
+
+    def delegate(self, agent: str, message: str | list[Part] | Message, **options: Any) -> Task:
+        """Run ``message`` as a task on the remote agent ``agent`` (a name in
+        ``A2A_REMOTE_AGENTS``) and bring it into this task: its status messages as
+        progress, its artifacts as this task's, its ``input-required`` /
+        ``auth-required`` as this task's (raised: the client's answer goes on to the
+        remote task on the next turn), a cancel both ways. Returns the remote task as it
+        ended; :class:`~a2a.handlers.DelegationFailed` when it failed, was rejected, or
+        could not be run. ``options``: :class:`a2a.handlers.delegation.Options`
+        (``timeout``, ``stream``, ``poll_interval``, ``surface``, ``resume``,
+        ``progress``, ``artifacts``, ``context_id``, ``metadata``)."""
+        return delegation.delegate(self, agent, message, delegation.Options.of(options))
+
+    async def adelegate(self, agent: str, message: str | list[Part] | Message, **options: Any) -> Task:
+        """:meth:`delegate` for async handlers (the delegation runs on a thread, in the
+        handler's trace)."""
+        return await asyncio.to_thread(functools.partial(self.delegate, agent, message, **options))
+
     # --- the conversation -------------------------------------------------------------
 
     def context_tasks(self, limit: int = 10) -> list[Task]:
@@ -353,6 +377,7 @@ class HandlerRequest:
             extensions=tuple(call.get("extensions") or ()),
             turn=int(call.get("turn") or 1),
             tenant=task_tenant(task),
+            credentials=held_credentials(task["id"]),
             agent_name=task_agent(task) or DEFAULT_AGENT,
         )
         if cancelled is not None:

@@ -39,8 +39,12 @@ class TaskOutcome(Exception):
     state = "failed"
     in_history = False
 
-    def __init__(self, content: Content | None = None) -> None:
+    def __init__(self, content: Content | None = None, *, metadata: dict[str, Any] | None = None) -> None:
         self.parts = as_parts(content) if content is not None else []
+        #: Merged into the task's metadata, as a :class:`Result`'s is.
+        self.metadata: dict[str, Any] = dict(metadata or {})
+        #: Tasks the status message refers to (``referenceTaskIds``: a delegation's remote task).
+        self.reference_task_ids: list[str] = []
         super().__init__(message_text({"parts": self.parts}))
 
 
@@ -100,10 +104,25 @@ class Result:
         return as_parts(self.message) if self.message is not None else None
 
 
+def result_message(result: Any) -> list[Part] | None:
+    """The parts of the completed task's status message for what a handler returned: a
+    :class:`Result`'s ``message``, or a delegated task's own final status message (a
+    remote agent that answers in its status message: the answer comes across); else None."""
+    if isinstance(result, Result):
+        return result.message_parts
+    if isinstance(result, dict) and result.get("kind") == "task":
+        message = (result.get("status") or {}).get("message")
+        parts = message.get("parts") if isinstance(message, dict) else None
+        return list(parts) if parts and all(_is_part(p) for p in parts) else None
+    return None
+
+
 def with_result_metadata(change: Callable[[Task], Task | None], result: Any) -> Callable[[Task], Task | None]:
-    """``change``, then the :class:`Result`'s metadata merged into the task's (a no-op
-    for any other result)."""
-    metadata = plain_json([result.metadata])[0] if isinstance(result, Result) and result.metadata else None
+    """``change``, then the metadata of a :class:`Result` (or of a :class:`TaskOutcome`
+    raised) merged into the task's (a no-op for any other result)."""
+    metadata = (
+        plain_json([result.metadata])[0] if isinstance(result, Result | TaskOutcome) and result.metadata else None
+    )
     if not metadata:
         return change
 
@@ -143,8 +162,8 @@ def to_artifacts(result: Any) -> list[Artifact]:
         result = result.result
     if isinstance(result, Reply):
         raise InvalidAgentResponseError("a Reply is a handler's answer, not an artifact")
-    if result is None:
-        return []
+    if result is None or (isinstance(result, dict) and result.get("kind") == "task"):
+        return []  # (a delegated task, returned: its artifacts are on the local task already)
     if isinstance(result, str):
         return [{"artifactId": new_id(), "parts": [{"kind": "text", "text": result}]}]
     items = result if isinstance(result, list) else [result]

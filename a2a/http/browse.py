@@ -40,6 +40,7 @@ from a2a.protocol.errors import A2AError, InvalidParamsError
 from a2a.protocol.model import CancelParams, GetParams, Message, SendParams, Task, new_id, task_state
 from a2a.service import card, operations
 from a2a.service.context import CallContext
+from stores.fields import task_delegations
 
 #: The states after which the conversation with a task is over.
 FINAL = frozenset({"completed", "canceled", "failed", "rejected"})
@@ -172,6 +173,7 @@ def task_view(task: Task | Message) -> dict[str, Any]:
             for a in task.get("artifacts") or []
         ],
         "admin_url": admin_url(task["id"]),
+        "delegations": task_delegations(task),  # the remote tasks its handler started
     }
 
 

@@ -15,6 +15,7 @@ from django.http.response import HttpResponseBase
 from a2a.agents import DEFAULT_AGENT, Agent, agents, default_agent
 from a2a.conf import a2a_settings
 from a2a.core import tracing
+from a2a.handlers.credentials import credential_headers
 from a2a.service.context import CallContext
 
 
@@ -113,6 +114,7 @@ def call_context(
     raw = meta.get("HTTP_A2A_EXTENSIONS") or meta.get("HTTP_X_A2A_EXTENSIONS") or ""
     extensions = tuple(uri.strip() for uri in raw.split(",") if uri.strip()) if raw else ()
     trace = tracing.incoming(meta.get("HTTP_TRACEPARENT"), meta.get("HTTP_TRACESTATE"))
+    credentials = credential_headers(lambda name: meta.get("HTTP_" + name.upper().replace("-", "_")))
     return CallContext(
         caller=caller,
         version=version,
@@ -122,5 +124,6 @@ def call_context(
         tenant=tenant,
         method=method,
         trace=trace,
+        credentials=tuple(credentials.items()),
         agent_name=request_agent(request).name,
     )

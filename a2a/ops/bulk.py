@@ -20,6 +20,7 @@ from a2a.protocol.model import agent_message, set_status
 from a2a.runtime.runner import get_runner
 from stores.base import MAX_PAGE_SIZE, STATES, TERMINAL_STATES, Task, TaskQuery, TaskStore
 from stores.fields import check_task, task_state, task_updated
+from stores.scope import agent_name
 from stores.timestamps import format_timestamp, parse_timestamp
 
 #: States a task can be stale in: started or waiting to start, and not heard of since.
@@ -47,12 +48,14 @@ def updated_at(task: Task) -> dt.datetime | None:
 @dataclass(frozen=True)
 class Selection:
     """Which tasks: any of ``states`` (all when empty), in ``context_id``, last updated
-    before ``older_than`` ago and/or within ``newer_than``."""
+    before ``older_than`` ago and/or within ``newer_than``, of the agent named ``agent``
+    (every agent's when None; the default agent's tasks are those without an ``_agent``)."""
 
     states: tuple[str, ...] = ()
     context_id: str | None = None
     older_than: dt.timedelta | None = None
     newer_than: dt.timedelta | None = None
+    agent: str | None = None
     now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
 
     def __post_init__(self) -> None:
@@ -74,6 +77,8 @@ class Selection:
         if self.states and task_state(task) not in self.states:
             return False
         if self.context_id is not None and task.get("contextId") != self.context_id:
+            return False
+        if self.agent is not None and agent_name(task) != self.agent:
             return False
         if self.older_than is not None:
             when = updated_at(task)
@@ -209,6 +214,7 @@ def describe(task: Task) -> dict[str, Any]:
         "state": task_state(task),
         "context_id": task.get("contextId") or "",
         "updated": task_updated(task),
+        "agent": agent_name(task),
     }
 
 

@@ -152,6 +152,21 @@ def check_authentication(agent: Agent | None = None) -> Messages:
     return []
 
 
+@concern("A2A_CATALOG_AUTHENTICATION")
+def check_catalogs() -> Messages:
+    """``a2a.W120``: the catalogs should require authentication, but no class authenticates."""
+    if a2a_settings.CATALOG_AUTHENTICATION and not a2a_settings.AUTHENTICATION_CLASSES:
+        return [
+            Warning(
+                "A2A_CATALOG_AUTHENTICATION is on but A2A_AUTHENTICATION_CLASSES is empty: "
+                "every caller is accepted, so the catalogs stay open.",
+                hint="List the authentication classes the catalogs' callers use in A2A_AUTHENTICATION_CLASSES.",
+                id="a2a.W120",
+            )
+        ]
+    return []
+
+
 @concern(
     "A2A_PUSH_NOTIFICATIONS",
     "A2A_PUSH_ALLOW_PRIVATE_URLS",
@@ -186,11 +201,25 @@ def _uses_llm(conf: Any) -> bool:
     "A2A_LLM_MAX_TOKENS",
     "A2A_LLM_SYSTEM_PROMPT",
     "A2A_LLM_CONTEXT_TASKS",
+    "A2A_LLM_REMOTE_TOOLS",
+    "A2A_LLM_MAX_ROUNDS",
 )
 def check_llm(agent: Agent | None = None) -> Messages:
-    """The model-backed handler: an absolute base URL (``a2a.E011``), and when it is the
-    handler, a base URL and a model (``a2a.E012``) and a key for a remote model (``a2a.W010``)."""
+    """The model-backed handler: an absolute base URL (``a2a.E011``), remote tools that
+    name ``A2A_REMOTE_AGENTS`` entries (``a2a.E014``), and when it is the handler, a base
+    URL and a model (``a2a.E012``) and a key for a remote model (``a2a.W010``)."""
     conf = _conf(agent)
+    unknown = [str(n) for n in conf.LLM_REMOTE_TOOLS if n not in (a2a_settings.REMOTE_AGENTS or {})]
+    if unknown:
+        known = ", ".join(sorted(a2a_settings.REMOTE_AGENTS or {})) or "none"
+        return [
+            Error(
+                f"A2A_LLM_REMOTE_TOOLS names {', '.join(map(repr, unknown))}, not in A2A_REMOTE_AGENTS "
+                f"(configured: {known}).",
+                hint="Each name must be an entry of A2A_REMOTE_AGENTS (docs/client.md).",
+                id="a2a.E014",
+            )
+        ]
     base_url = conf.LLM_BASE_URL
     if base_url and not base_url.startswith(("http://", "https://")):
         return [Error(f"A2A_LLM_BASE_URL must be an absolute http(s) URL, not {base_url!r}.", id="a2a.E011")]

@@ -5,17 +5,19 @@ of the event bus, so every saved task version passes here, whoever saved it (the
 runner, ``CancelTask``, the admin, ``manage.py a2a_tasks``).
 
 Logs: one ``INFO`` record on the ``a2a.tasks`` logger per state change, in logfmt
-(``task_id=… context_id=… state=completed previous=working duration=1.204``) and
-with the same fields as record attributes (``task_id``, ``context_id``, ``state``,
-``previous_state``, ``duration``) for structured formatters such as
+(``task_id=… context_id=… state=completed previous=working duration=1.204 agent=default``)
+and with the same fields as record attributes (``task_id``, ``context_id``, ``agent``,
+``state``, ``previous_state``, ``duration``) for structured formatters such as
 :class:`JsonFormatter`. ``duration`` is the time spent in the previous state, as seen
-by this process (absent when this process did not see it begin).
+by this process (absent when this process did not see it begin). ``agent`` is the name
+of the agent the task belongs to (``default`` for the project's single-agent settings),
+read from the stored task, so a transition saved by any process is labelled alike.
 
 Metrics (Prometheus, via ``prometheus_client``), served at ``/metrics``:
 
-- ``a2a_task_transitions_total{state}``: state changes saved, by new state;
-- ``a2a_task_state_seconds{state}``: how long tasks stayed in a state before leaving it;
-- ``a2a_task_duration_seconds{state}``: submitted to terminal, by terminal state;
+- ``a2a_task_transitions_total{state,agent}``: state changes saved, by new state;
+- ``a2a_task_state_seconds{state,agent}``: how long tasks stayed in a state before leaving it;
+- ``a2a_task_duration_seconds{state,agent}``: submitted to terminal, by terminal state;
 - ``a2a_runner_active_tasks``: tasks this process is fulfilling or has queued;
 - ``a2a_llm_requests_total{outcome}``, ``a2a_llm_request_seconds``,
   ``a2a_llm_tokens_total{kind}``: the model-backed handler's calls.
@@ -48,6 +50,7 @@ from a2a.runtime.runner import current_runner
 from stores.backends import get_task_store
 from stores.base import TERMINAL_STATES, Task
 from stores.fields import task_state
+from stores.scope import agent_name
 from stores.timestamps import now_iso
 
 task_logger = logging.getLogger("a2a.tasks")
@@ -115,25 +118,28 @@ def _observe(task: Task) -> None:
     if previous == state:
         task_logger.debug("task update task_id=%s state=%s", task["id"], state)
         return
-    TRANSITIONS.labels(state).inc()
+    agent = agent_name(task)
+    TRANSITIONS.labels(state, agent).inc()
     if previous is not None and in_previous is not None:
-        STATE_SECONDS.labels(previous).observe(in_previous)
+        STATE_SECONDS.labels(previous, agent).observe(in_previous)
     if state in TERMINAL_STATES and since_first is not None:
-        TASK_SECONDS.labels(state).observe(since_first)
+        TASK_SECONDS.labels(state, agent).observe(since_first)
     fields = {
         "task_id": task["id"],
         "context_id": task.get("contextId") or "",
+        "agent": agent,
         "state": state,
         "previous_state": previous or "",
         "duration": round(in_previous, 6) if in_previous is not None else None,
     }
     task_logger.info(
-        "task transition task_id=%s context_id=%s state=%s previous=%s duration=%s",
+        "task transition task_id=%s context_id=%s state=%s previous=%s duration=%s agent=%s",
         fields["task_id"],
         fields["context_id"] or "-",
         state,
         previous or "-",
         f"{in_previous:.3f}" if in_previous is not None else "-",
+        agent,
         extra=fields,
     )
 

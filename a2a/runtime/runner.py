@@ -42,11 +42,11 @@ from a2a.handlers import (
     Cancellation,
     HandlerRequest,
     Reply,
-    Result,
     TaskOutcome,
     failure_message,
     handler_instance,
     loaded_handler,
+    result_message,
     to_artifacts,
     with_result_metadata,
 )
@@ -122,7 +122,7 @@ def _result_change(result: object) -> lifecycle.Change:
     """The change that saves what the handler returned."""
     if isinstance(result, Reply):
         return _finish("completed", parts=result.parts, in_history=True, reply=True)
-    message = result.message_parts if isinstance(result, Result) else None
+    message = result_message(result)
     change = _finish("completed", artifacts=to_artifacts(result), parts=message, in_history=True)
     return with_result_metadata(change, result)
 
@@ -313,7 +313,9 @@ class Runner:
             return await self._handle(store, task, running, direct)
         except TaskOutcome as outcome:  # the handler asks for input (or auth), fails or rejects on purpose
             logger.info("task %s: the handler ended it %s: %s", task_id, outcome.state, outcome)
-            return _finish(outcome.state, parts=outcome.parts, in_history=outcome.in_history)
+            references = outcome.reference_task_ids
+            change = _finish(outcome.state, parts=outcome.parts, in_history=outcome.in_history, references=references)
+            return with_result_metadata(change, outcome)
         except asyncio.CancelledError:
             if running.cancelled.is_set():
                 logger.info("task %s canceled while running", task_id)

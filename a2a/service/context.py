@@ -7,7 +7,7 @@ the protocol version, and passes it explicitly: operations read the caller from 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from a2a.agents import DEFAULT_AGENT, Agent, get_agent, store_of
@@ -35,6 +35,9 @@ class CallContext:
     can see. ``method``: the operation as the client named it (``SendMessage``,
     ``message/send``, ``GET tasks/{task_id}``), for tracing. ``trace``: the OpenTelemetry
     context of an incoming ``traceparent`` (None when tracing is off or there was none).
+    ``credentials``: the caller's own credential headers, kept only when a remote agent's
+    settings say ``FORWARD_CALLER_CREDENTIALS`` (:mod:`a2a.handlers.delegation`), for the
+    task's delegations; never saved.
     ``agent_name``: which of the project's agents the request reached (its route, or
     gRPC's ``a2a-agent`` metadata); :attr:`agent` is that agent, whose settings, handler
     and tasks the operations use.
@@ -48,6 +51,7 @@ class CallContext:
     tenant: str = ""
     method: str = ""
     trace: Any = None
+    credentials: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     agent_name: str = DEFAULT_AGENT
 
     @property

@@ -17,6 +17,7 @@ from a2a.conf import a2a_settings
 from a2a.core import leases, lifecycle, tracing
 from a2a.core.events import Subscription, TaskEvent, artifacts_shape, bus, with_chunk
 from a2a.handlers import answers_directly, call_record
+from a2a.handlers.credentials import hold_credentials
 from a2a.protocol import limits
 from a2a.protocol.errors import (
     ContentTypeNotSupportedError,
@@ -48,14 +49,16 @@ from a2a.runtime.runner import get_runner
 from a2a.service import push_configs
 from a2a.service.context import INTERNAL, CallContext
 from stores.base import TaskPage, TaskQuery
-from stores.fields import task_version
+from stores.fields import DELEGATIONS, task_version
 
 
 def _new_task(ctx: CallContext, params: SendParams) -> Task:
     """The task for a new message, not saved yet: the caller owns it, and it keeps
-    how the caller called (``_call``) for the handler, wherever it runs."""
+    how the caller called (``_call``) for the handler, wherever it runs. Its metadata is
+    the client's, but for the key delegation reserves (:data:`stores.fields.DELEGATIONS`)."""
     message = params.message
-    task = new_task(message, context_id=message.get("contextId") or new_id(), metadata=params.metadata)
+    metadata = {k: v for k, v in params.metadata.items() if k != DELEGATIONS} if params.metadata else None
+    task = new_task(message, context_id=message.get("contextId") or new_id(), metadata=metadata)
     if ctx.caller:
         task["_owner"] = ctx.caller
     if ctx.tenant:
@@ -77,6 +80,7 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
         task = await _continue(ctx, message)
     else:
         task = await lifecycle.create(ctx.store, _new_task(ctx, params), queued=get_executor().queued)
+    hold_credentials(task["id"], dict(ctx.credentials))  # for its handler's delegations, not saved
     tracing.annotate(task)
     if push_config is not None:  # saved before the runner starts: it hears every later transition
         await push_configs.attach_config(ctx, task["id"], push_config)
@@ -97,6 +101,7 @@ async def _direct_answer(ctx: CallContext, params: SendParams) -> AsyncIterator[
     subscription to the task's events (open before the task can exist, so none slips
     by) and the answer, the handler's Message or the task once created."""
     task = _new_task(ctx, params)
+    hold_credentials(task["id"], dict(ctx.credentials))
     with bus.subscribe(task["id"], ctx.store) as events:
         await events.ready()
         check_input_modes(params.message, ctx.agent.settings.INPUT_MODES)

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.urls import URLPattern, URLResolver, include, path, re_path
 
-from a2a.http import browse, openapi, rest, views
+from a2a.http import browse, discovery, openapi, rest, views
 from a2a.http import health as ops_views
 
 app_name = "a2a"
@@ -46,5 +46,8 @@ urlpatterns: list[URLPattern | URLResolver] = [
     # Operations: health (200/503 JSON) and Prometheus metrics (a2a/http/health.py).
     path("healthz", ops_views.healthz, name="healthz"),
     path("metrics", ops_views.metrics, name="metrics"),
+    # Discovery of every listed agent (a2a/http/discovery.py): the AI Catalog and RFC 9727's API catalog.
+    path(".well-known/ai-catalog.json", discovery.ai_catalog, name="ai-catalog"),
+    path(".well-known/api-catalog", discovery.api_catalog, name="api-catalog"),
     *agent_patterns(lambda view: view),
 ]

@@ -18,17 +18,18 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 from stores.admin import search
+from stores.admin.agents import split_search
 from stores.admin.display import preview_html, relative_time, state_badge, task_when, updated_text
 from stores.admin.filters import TaskFilter
 from stores.base import MAX_PAGE_SIZE, Task, TaskPage, TaskStore
 from stores.fields import task_state
 from stores.models import TaskRecord
-from stores.scope import task_owner
+from stores.scope import agent_name, task_owner
 
 
 class StoreChangeList:
     """One page of the task list of ``store`` for ``request``: ``?q=`` (a task id, else
-    a context id, else words of the tasks' text), the filters of
+    a context id, else words of the tasks' text; ``agent:<name>`` keeps one agent's), the filters of
     ``model_admin.list_filter``, ``?page_token=`` (cursor pagination). An unknown filter
     value or a page token from another list is shown as an error and ignored.
 
@@ -56,20 +57,29 @@ class StoreChangeList:
         self.errors += [error for spec in specs if (error := spec.refuse_unknown())]
         return specs
 
+    def _keep(self, agent: str) -> search.Keep | None:
+        """What the filters (and an ``agent:`` search) keep beyond their query; None: every task."""
+        specs = [spec for spec in self.filter_specs if spec.value()]
+        if not specs and not agent:
+            return None
+        return lambda task: all(spec.keeps(task) for spec in specs) and (not agent or agent_name(task) == agent)
+
     def _find(self) -> search.Found:
         assert self.store is not None
         query: dict[str, Any] = {}
         for spec in self.filter_specs:
             query.update(spec.task_query())
         size = min(self.model_admin.list_per_page, MAX_PAGE_SIZE)
+        agent, term = split_search(self.query)
+        keep = self._keep(agent)
         try:
-            return search.search_store(self.store, self.query, query, self.token or None, size)
+            return search.search_store(self.store, term, query, self.token or None, size, keep)
         except ValueError:
             if not self.token:
                 raise
         self.errors.append("That page token is not valid (it may be from another list): showing the first page.")
         self.token = ""
-        return search.search_store(self.store, self.query, query, None, size)
+        return search.search_store(self.store, term, query, None, size, keep)
 
     def get_query_string(self, new_params: dict[str, Any] | None = None, remove: list[str] | None = None) -> str:
         """The link to this list with ``new_params`` set (None or "" drops one) and the

@@ -4,11 +4,12 @@ numbers (:func:`collect`) and as pictures drawn on the server as inline SVG
 
 Bounded work, whatever the store:
 
-- The ORM store asks the database for aggregates: a count per state over the table, a
-  count per day of creation, the failure reasons (the first text part of a failed
-  task's status message) grouped and counted, and the p50/p95 time from creation to a
-  terminal state per day, with ``percentile_cont`` on PostgreSQL; on another database
-  (SQLite has no percentile function) the durations of at most :data:`SCAN_LIMIT` of
+- The ORM store asks the database for aggregates: a count per state and per agent
+  (the start of the scope key) over the table, a count per day of creation, the
+  failure reasons (the first text part of a failed task's status message) grouped
+  and counted, and the p50/p95 time from creation to a terminal state per day, with
+  ``percentile_cont`` on PostgreSQL; on another database (SQLite has no percentile
+  function) the durations of at most :data:`SCAN_LIMIT` of
   the window's newest terminal tasks are read and ranked here.
 - Any other store (memory, file, custom) is read: the :data:`SCAN_LIMIT` most recently
   updated tasks, newest first through ``list``, and the numbers are those of that
@@ -28,9 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connections
-from django.db.models import Aggregate, Count, F, FloatField, Func, QuerySet
+from django.db.models import Aggregate, Case, CharField, Count, F, FloatField, Func, QuerySet, Value, When
 from django.db.models.fields.json import KT
-from django.db.models.functions import TruncDate
+from django.db.models.functions import Left, StrIndex, TruncDate
 from django.utils import timezone
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -39,6 +40,7 @@ from stores.base import MAX_PAGE_SIZE, STATES, TERMINAL_STATES, Task, TaskQuery,
 from stores.fields import task_state, task_updated
 from stores.models import TaskRecord
 from stores.orm import OrmTaskStore
+from stores.scope import AGENT_SEPARATOR, DEFAULT_AGENT, agent_name
 from stores.timestamps import parse_timestamp
 
 #: How many days the per-day charts cover.
@@ -74,6 +76,8 @@ class Stats:
     p50: list[float | None] = field(default_factory=list)
     p95: list[float | None] = field(default_factory=list)
     reasons: list[tuple[str, int]] = field(default_factory=list)
+    #: Tasks per agent, by the agent's name ("default" for the single-agent settings').
+    per_agent: dict[str, int] = field(default_factory=dict)
     #: Tasks read (a store that is not the ORM one), and whether SCAN_LIMIT cut the read.
     scanned: int | None = None
     truncated: bool = False
@@ -147,6 +151,8 @@ def collect_tasks(tasks: Iterable[Task], now: dt.datetime | None = None) -> Stat
         stats.scanned = (stats.scanned or 0) + 1
         state = task_state(task)
         stats.per_state[state] = stats.per_state.get(state, 0) + 1
+        agent = agent_name(task)
+        stats.per_agent[agent] = stats.per_agent.get(agent, 0) + 1
         updated = _when(task_updated(task))
         created = _when(task.get("_created")) or updated
         if created is not None and created >= start:
@@ -179,6 +185,7 @@ def _collect_orm(rows: QuerySet, now: dt.datetime | None = None) -> Stats:
     days, start = _window(now)
     stats = Stats(days=days)
     stats.per_state = {row["state"]: row["n"] for row in rows.order_by().values("state").annotate(n=Count("id"))}
+    stats.per_agent = _orm_per_agent(rows)
     recent = rows.filter(created_at__gte=start).order_by()
     counts = dict(recent.annotate(day=TruncDate("created_at")).values_list("day").annotate(n=Count("id")))
     stats.per_day = [counts.get(d, 0) for d in days]
@@ -210,6 +217,17 @@ def _collect_orm(rows: QuerySet, now: dt.datetime | None = None) -> Stats:
     )
     stats.reasons = [((reason or "").strip(), n) for reason, n in grouped]
     return stats
+
+
+def _orm_per_agent(rows: QuerySet) -> dict[str, int]:
+    """Tasks per agent in the table: the agent is the scope key's start (the ``owner``
+    column up to :data:`~stores.scope.AGENT_SEPARATOR`), none for the default agent."""
+    cut = StrIndex("owner", Value(AGENT_SEPARATOR))
+    agent = Case(When(cut__gt=0, then=Left("owner", cut - 1)), default=Value(DEFAULT_AGENT), output_field=CharField())
+    per_agent: Counter[str] = Counter()
+    for name, n in rows.order_by().annotate(cut=cut, agent=agent).values_list("agent").annotate(n=Count("id")):
+        per_agent[name] += n
+    return dict(per_agent)
 
 
 # --- Pictures: inline SVG -------------------------------------------------------------------
@@ -347,7 +365,7 @@ def line_chart(
 
 
 def charts(stats: Stats) -> dict[str, SafeString]:
-    """The dashboard's four pictures."""
+    """The dashboard's pictures (the tasks per agent only when there are several agents)."""
     states = [(s, stats.per_state[s], STATE_COLOURS.get(s, "#718096")) for s in STATES if stats.per_state.get(s)]
     others = sorted(set(stats.per_state) - set(STATES))
     states += [(s, stats.per_state[s], STATE_COLOURS["unknown"]) for s in others]
@@ -361,4 +379,13 @@ def charts(stats: Stats) -> dict[str, SafeString]:
             [("p50", stats.p50, "#1f6fd1"), ("p95", stats.p95, "#c05621")],
         ),
         "reasons": hbar_chart(f"Why tasks failed, last {DAYS} days", reasons, "No failed tasks in these days."),
+        "agents": agents_chart(stats.per_agent),
     }
+
+
+def agents_chart(per_agent: dict[str, int]) -> SafeString:
+    """Tasks per agent, most first, the default agent's named "default"; "" for one agent (nothing to split)."""
+    if len(per_agent) < 2:
+        return mark_safe("")
+    rows = sorted(per_agent.items(), key=lambda item: (-item[1], item[0]))
+    return hbar_chart("Tasks per agent", [(name, n, "#417690") for name, n in rows])

@@ -20,7 +20,7 @@ from stores.admin.display import DownloadURL, relative_time, state_badge, task_s
 from stores.admin.source import store_or_error
 from stores.backends import get_task_store
 from stores.base import TERMINAL_STATES
-from stores.fields import task_state
+from stores.fields import task_delegations, task_state
 
 #: The detail page's buttons: (action, label).
 DETAIL_ACTIONS = (
@@ -105,6 +105,7 @@ class TaskDetailMixin:
             "updated": updated_text(task),
             "updated_ago": relative_time(task_when(task)),
             "sections": task_sections(task, self.download_url(task_id)),
+            "delegations": task_delegations(task),
             "store": store,
             "actions": self.detail_actions(request, state),
             "next_url": request.get_full_path(),

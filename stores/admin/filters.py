@@ -1,9 +1,10 @@
-"""The filters of the task list (state, updated, context, owner), one set for both of
+"""The filters of the task list (state, updated, context, owner, agent), one set for both of
 its paths. Each is a Django ``SimpleListFilter``: its choices (``lookups``) and links
 (``choices``) are the same on Django's change list of the ORM store's table and on the
 change list of any other store (:class:`~stores.admin.changelist.StoreChangeList`);
 ``queryset`` narrows the table, :meth:`TaskFilter.task_query` the ``TaskQuery`` the
-other stores are listed with.
+other stores are listed with, and :meth:`TaskFilter.keeps` what no ``TaskQuery`` field
+selects (the agent), read from each listed task.
 """
 
 from __future__ import annotations
@@ -13,14 +14,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
+from stores.admin.agents import agent_of_scope, orm_agent_condition
 from stores.admin.source import configured_store
 from stores.base import MAX_PAGE_SIZE, STATES, Task, TaskQuery
 from stores.orm import OrmTaskStore
-from stores.scope import task_owner
+from stores.scope import AGENT_SEPARATOR, SCOPE_SEPARATOR, agent_name, task_owner
 
 #: The "updated" filter: value -> (label, how recent; None: since midnight, local time).
 UPDATED_CHOICES: dict[str, tuple[str, dt.timedelta | None]] = {
@@ -55,6 +57,11 @@ class TaskFilter(admin.SimpleListFilter):
     def task_query(self) -> dict[str, Any]:
         """The ``TaskQuery`` fields this filter's value selects on a store that is not the ORM one."""
         raise NotImplementedError
+
+    def keeps(self, task: Task) -> bool:
+        """Whether this filter's value keeps ``task`` on a store that is not the ORM one,
+        beyond :meth:`task_query` (True unless a filter selects what a query cannot)."""
+        return True
 
     def refuse_unknown(self) -> str:
         """Drop a value outside the choices and say so (the list then shows every task);
@@ -158,7 +165,8 @@ class ContextFilter(RecentValuesFilter):
 
 
 class OwnerFilter(RecentValuesFilter):
-    """Filter by owner (the caller a task belongs to): the owners of the most recently updated tasks."""
+    """Filter by owner (the caller a task belongs to, in any agent and tenant): the owners
+    of the most recently updated tasks."""
 
     title = "owner"
     parameter_name = "owner"
@@ -167,10 +175,54 @@ class OwnerFilter(RecentValuesFilter):
     def task_value(self, task: Task) -> str:
         return task_owner(task)
 
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        # The column is the scope key: the caller, after a tenant or an agent when there is one.
+        owner = self.value()
+        if not owner:
+            return queryset
+        return queryset.filter(
+            Q(owner=owner) | Q(owner__endswith=SCOPE_SEPARATOR + owner) | Q(owner__endswith=AGENT_SEPARATOR + owner)
+        )
+
     def task_query(self) -> dict[str, Any]:
-        # staff see every caller's tasks, in every caller's contexts, unless they pick one
-        return {"owner": self.value()} if self.value() else {"all_owners": True}
+        # Staff see every caller's tasks, in every caller's contexts. A chosen caller's tasks
+        # have as many scope keys as agents and tenants: the list reads them (keeps).
+        return {"all_owners": True}
+
+    def keeps(self, task: Task) -> bool:
+        return not self.value() or task_owner(task) == self.value()
+
+
+class AgentFilter(RecentValuesFilter):
+    """Filter by agent (which of the project's agents a task belongs to, "default" for
+    the single-agent settings'): the agents of the most recently updated tasks. A store
+    other than the ORM one has no query by agent: the list reads its tasks and keeps
+    the agent's (bounded as a text search is, :data:`~stores.admin.search.SEARCH_SCAN_LIMIT`)."""
+
+    title = "agent"
+    parameter_name = "agent"
+    field = "owner"
+
+    def recent_values(self, request: HttpRequest, model_admin: Any) -> list[str]:
+        store = configured_store()
+        if isinstance(store, OrmTaskStore):
+            recent = model_admin.get_queryset(request).order_by("-updated_at", "-id")
+            return [agent_of_scope(scope) for scope in recent.values_list("owner", flat=True)[: self.READ]]
+        return super().recent_values(request, model_admin)
+
+    def task_value(self, task: Task) -> str:
+        return agent_name(task)
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        agent = self.value()
+        return queryset.filter(orm_agent_condition(agent)) if agent else queryset
+
+    def task_query(self) -> dict[str, Any]:
+        return {}
+
+    def keeps(self, task: Task) -> bool:
+        return not self.value() or agent_name(task) == self.value()
 
 
 #: The task list's filters, in the order the page shows them.
-TASK_FILTERS: tuple[type[TaskFilter], ...] = (StateFilter, UpdatedFilter, ContextFilter, OwnerFilter)
+TASK_FILTERS: tuple[type[TaskFilter], ...] = (StateFilter, UpdatedFilter, ContextFilter, OwnerFilter, AgentFilter)

@@ -20,6 +20,7 @@ from django.utils.safestring import SafeString
 
 from stores.admin import dashboard
 from stores.admin.actions import TaskActionsMixin
+from stores.admin.agents import orm_agent_condition, split_search
 from stores.admin.changelist import StoreChangeList
 from stores.admin.detail import TaskDetailMixin
 from stores.admin.display import format_when, preview_html, relative_time, render_entries, state_badge, task_sections
@@ -91,8 +92,11 @@ class TaskRecordAdmin(TaskActionsMixin, TaskDetailMixin, admin.ModelAdmin):
 
     def get_search_results(self, request: HttpRequest, queryset: QuerySet, search_term: str) -> tuple[QuerySet, bool]:
         """An exact task id or context id, or the words of the task's text
-        (:func:`~stores.admin.search.orm_text_search`)."""
-        term = search_term.strip()
+        (:func:`~stores.admin.search.orm_text_search`); an ``agent:<name>`` word keeps
+        that agent's tasks."""
+        agent, term = split_search(search_term.strip())
+        if agent:
+            queryset = queryset.filter(orm_agent_condition(agent))
         if not term:
             return queryset, False
         return queryset.filter(Q(pk=term) | Q(context_id=term) | orm_text_search(queryset, term)), False

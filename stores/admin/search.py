@@ -1,7 +1,8 @@
 """The task list's search box, on every store: an exact task id, else a context id
 (that context's tasks), else words of the tasks' text (every string under a ``text``
 key: the text parts of their messages and artifacts), a task matching when its text
-holds every word.
+holds every word. An ``agent:<name>`` word keeps that agent's tasks
+(:func:`stores.admin.agents.split_search`), as the agent filter does.
 
 The ORM store searches in the database (:func:`orm_text_search`: PostgreSQL's
 full-text index, SQLite's ``LIKE``); any other store is searched by
@@ -12,7 +13,7 @@ full-text index, SQLite's ``LIKE``); any other store is searched by
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,12 +29,15 @@ from stores.paging import page_in_memory
 
 SEARCH_HELP = (
     "Words of the tasks' messages and artifacts (a task must hold them all), "
-    "or an exact task id, or a context id to list that context's tasks."
+    "or an exact task id, or a context id to list that context's tasks; "
+    "agent:<name> keeps one agent's tasks."
 )
 #: On a store that is not the ORM one, a text search reads at most this many tasks (the
 #: most recently updated that pass the filters) to fill one page of results; the next
 #: page goes on from there. The ORM store searches in the database instead.
 SEARCH_SCAN_LIMIT = 2000
+#: Which listed tasks a search keeps beyond its ``TaskQuery``.
+Keep = Callable[[Task], bool]
 #: A word of a search: a run of letters and digits.
 WORD = re.compile(r"[^\W_]+")
 
@@ -130,28 +134,46 @@ class Found:
     cut: bool = False
 
 
-def search_store(store: TaskStore, term: str, query: dict[str, Any], token: str | None, size: int) -> Found:
+def search_store(
+    store: TaskStore, term: str, query: dict[str, Any], token: str | None, size: int, keep: Keep | None = None
+) -> Found:
     """One page of the tasks of ``store`` that pass ``query`` (``TaskQuery`` fields) and
-    match ``term``: the task of that id, else the tasks of that context, else the tasks
-    whose text holds its words (:func:`scan_search`). Raises ValueError for a
-    ``token`` that is not a page token of this list."""
+    ``keep`` (what no ``TaskQuery`` field selects: the agent filter's
+    :meth:`~stores.admin.filters.TaskFilter.keeps`) and match ``term``: the task of that
+    id, else the tasks of that context, else the tasks whose text holds its words. A
+    ``keep`` or a text search reads the tasks (:func:`scan_search`). Raises ValueError
+    for a ``token`` that is not a page token of this list."""
     found = store.get(term) if term else None
     if found is not None:
-        return Found("id", page_in_memory([found], TaskQuery(**query, page_size=1)))
+        kept = [found] if keep is None or keep(found) else []
+        return Found("id", page_in_memory(kept, TaskQuery(**query, page_size=1)))
     if term and query.get("context_id") in (None, term):
         in_context = {**query, "context_id": term}
         if store.list(TaskQuery(**in_context, page_size=1)).tasks:
+            if keep is not None:
+                return Found("context", *scan_search(store, in_context, keep, token, size))
             return Found("context", store.list(TaskQuery(**in_context, page_size=size, page_token=token)))
     if term:
-        return Found("text", *scan_search(store, query, search_words(term), token, size))
+        words = search_words(term)
+        match = _both(lambda task: text_matches(task, words), keep)
+        return Found("text", *scan_search(store, query, match, token, size))
+    if keep is not None:
+        return Found("", *scan_search(store, query, keep, token, size))
     return Found("", store.list(TaskQuery(**query, page_size=size, page_token=token)))
 
 
+def _both(first: Keep, second: Keep | None) -> Keep:
+    """``first``, and ``second`` too when there is one."""
+    if second is None:
+        return first
+    return lambda task: first(task) and second(task)
+
+
 def scan_search(
-    store: TaskStore, query: dict[str, Any], words: list[str], token: str | None, size: int
+    store: TaskStore, query: dict[str, Any], match: Keep, token: str | None, size: int
 ) -> tuple[TaskPage, int, bool]:
-    """One page of the tasks whose text holds every word: reads the tasks that pass
-    ``query``, newest first from ``token``, until a page of matches is found or
+    """One page of the tasks ``match`` keeps: reads the tasks that pass ``query``,
+    newest first from ``token``, until a page of matches is found or
     :data:`SEARCH_SCAN_LIMIT` tasks were read. Returns the page (its token goes on
     where this read stopped), how many tasks were read, and whether the limit cut it."""
     matches: list[Task] = []
@@ -160,7 +182,7 @@ def scan_search(
     while True:
         listed = store.list(TaskQuery(**query, page_size=MAX_PAGE_SIZE, page_token=cursor))
         for task in listed.tasks:
-            if text_matches(task, words):
+            if match(task):
                 if len(matches) == size:  # one more: the next page starts after the last shown
                     last = matches[-1]
                     return TaskPage(matches, encode_cursor(task_updated(last), last["id"])), scanned, False

@@ -69,7 +69,9 @@ def server_log(base_url: str) -> str:
     return "\n--- the end of the server's log ---\n" + log.read_text(errors="replace")[-4000:]
 
 
-def sdk(run_client, base: str, scenario: str, version: tuple[str, str], *options: str) -> dict[str, Any]:
+def sdk(
+    run_client, base: str, scenario: str, version: tuple[str, str], *options: str, agent: str = "toolnexus-agent"
+) -> dict[str, Any]:
     protocol, binding = version
     observed = run_client("sdk_client.py", base, scenario, "--protocol", protocol, "--binding", binding, *options)
     # The SDK's own package, out of the interop venv, through the transport asked for.
@@ -82,7 +84,7 @@ def sdk(run_client, base: str, scenario: str, version: tuple[str, str], *options
         V03_REST: "CompatRestTransport",
     }[version]
     assert observed["sdk"]["transport"].split()[0] == expected
-    assert observed["sdk"]["agent"] == "toolnexus-agent"
+    assert observed["sdk"]["agent"] == agent
     return observed
 
 

@@ -36,7 +36,6 @@ step failed and why, on any failure.
 from __future__ import annotations
 
 import argparse
-import ast
 import functools
 import http.cookiejar
 import json
@@ -57,18 +56,23 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+if not __package__:  # run as a script: the repository's root, for its sibling module
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.thirdparty.readme import (
+    ReadmeSteps,
+    StepFailed,
+    merge,
+    readme_steps,
+    rebase_file_stores,
+    second_agent_steps,
+)
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 #: The README's examples call the user's project "myproject" (``myproject.agent.handle``).
 PROJECT = "myproject"
 ADMIN_USER, ADMIN_PASSWORD = "admin", "a-long-test-password-2718"
-#: The Quickstart's two parts (docs/getting-started.md includes the same code from there).
-SECTION = "### Add it to your project"
-HANDLER_SECTION = "### Write a handler"
-
-
-class StepFailed(Exception):
-    """A step of the test failed; the message says which and why."""
 
 
 def log(message: str) -> None:
@@ -109,165 +113,6 @@ def built_dist() -> Dist:
 
 def distribution_name() -> str:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"]
-
-
-# --- The README ------------------------------------------------------------------------------
-
-
-def readme_section(text: str, heading: str) -> str:
-    """The text of the ``## heading`` (or ``### heading``...) section, up to the next
-    heading of the same level or above."""
-    start = text.index(heading + "\n")
-    level = len(heading) - len(heading.lstrip("#"))
-    lines = text[start:].splitlines(keepends=True)
-    fenced = False  # a "# settings.py" line in a code block is no heading
-    for i, line in enumerate(lines[1:], 1):
-        fenced ^= line.startswith("```")
-        if not fenced and re.match(rf"#{{1,{level}}} ", line):
-            return "".join(lines[:i])
-    return text[start:]
-
-
-def fenced_blocks(section: str, language: str) -> list[str]:
-    return re.findall(rf"^```{language}\n(.*?)^```", section, flags=re.MULTILINE | re.DOTALL)
-
-
-#: A ``# <path>.py`` header saying so: the part is the whole file, written as it is.
-WHOLE_FILE = "(the whole file)"
-
-
-def files_of(block: str) -> dict[str, str]:
-    """Split a README code block into its ``# <path>.py`` parts: path -> code."""
-    parts: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in block.splitlines():
-        header = re.match(r"#\s*(\S+\.py)\b", line)
-        if header:
-            current = parts.setdefault(header.group(1), [])
-        elif current is not None:
-            current.append(line)
-        elif line.strip():
-            raise StepFailed(f"README block line outside a '# <file>.py' part: {line!r}")
-    return {name: "\n".join(lines).strip() + "\n" for name, lines in parts.items()}
-
-
-def whole_files_of(block: str) -> set[str]:
-    """The parts of a README code block whose header says ``(the whole file)``."""
-    return {m.group(1) for m in re.finditer(rf"^#\s*(\S+\.py)\s+{re.escape(WHOLE_FILE)}", block, re.MULTILINE)}
-
-
-@dataclass
-class ReadmeSteps:
-    install_name: str  # what `pip install` names
-    files: dict[str, str]  # settings.py, urls.py, asgi.py -> the code to merge into them
-    new_files: dict[str, str]  # files the README has the user create (the handler)
-    whole_files: set[str]  # those of ``files`` the README gives whole: they replace the generated one
-
-
-def readme_steps(text: str) -> ReadmeSteps:
-    section = readme_section(text, SECTION)
-    installs = [
-        m.group(1) for block in fenced_blocks(section, "sh") for m in re.finditer(r"pip install\s+([^\s#\[]+)", block)
-    ]
-    if not installs:
-        raise StepFailed(f"the README's {SECTION!r} section has no `pip install <package>` step")
-    python_blocks = fenced_blocks(section, "python")
-    if len(python_blocks) != 1:
-        raise StepFailed(f"the README's {SECTION!r} section should have one python block, it has {len(python_blocks)}")
-    files = files_of(python_blocks[0])
-    for required in ("settings.py", "urls.py", "asgi.py"):
-        if required not in files:
-            raise StepFailed(f"the README's {SECTION!r} block has no '# {required}' part")
-    handler_blocks = fenced_blocks(readme_section(text, HANDLER_SECTION), "python")
-    new_files = files_of(handler_blocks[0]) if handler_blocks else {}
-    return ReadmeSteps(installs[0], files, new_files, whole_files_of(python_blocks[0]))
-
-
-# --- Merging the README's code into the generated files --------------------------------------
-
-
-def _bound_names(node: ast.stmt) -> set[str]:
-    if isinstance(node, ast.Import | ast.ImportFrom):
-        return {(a.asname or a.name).split(".")[0] for a in node.names}
-    if isinstance(node, ast.Assign):
-        return {t.id for t in node.targets if isinstance(t, ast.Name)}
-    if isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
-        return {node.target.id}
-    return set()
-
-
-def _lines(source: str, node: ast.stmt) -> str:
-    """The statement's whole lines (its trailing comment included)."""
-    assert node.end_lineno is not None
-    return "\n".join(source.splitlines()[node.lineno - 1 : node.end_lineno])
-
-
-def _splice(source: str, start: int, end: int, replacement: str) -> str:
-    """Replace lines start..end (1-based, inclusive; end = start - 1 inserts) with ``replacement``."""
-    lines = source.splitlines()
-    new = replacement.splitlines() if replacement else []
-    return "\n".join(lines[: start - 1] + new + lines[end:]) + "\n"
-
-
-def merge_statement(target: str, snippet: str, node: ast.stmt) -> str:
-    """Apply one top-level statement of the README's snippet to the generated file's source."""
-    tree = ast.parse(target)
-    code = _lines(snippet, node)
-    names = _bound_names(node)
-    if isinstance(node, ast.Import | ast.ImportFrom):
-        # The README's import replaces whatever bound the same names (drop them there).
-        position = None
-        for old in reversed(tree.body):
-            if not isinstance(old, ast.Import | ast.ImportFrom) or not (_bound_names(old) & names):
-                continue
-            assert old.end_lineno is not None
-            kept = [a for a in old.names if (a.asname or a.name).split(".")[0] not in names]
-            rest = ast.unparse(type(old)(**{**old.__dict__, "names": kept})) if kept else ""
-            target = _splice(target, old.lineno, old.end_lineno, rest)
-            position = old.lineno + (1 if kept else 0)
-        if position is None:
-            imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
-            position = (imports[-1].end_lineno or 0) + 1 if imports else 1
-        return _splice(target, position, position - 1, code)
-    if isinstance(node, ast.Assign) and len(names) == 1:
-        (name,) = names
-        existing = [n for n in tree.body if name in _bound_names(n)]
-        if isinstance(node.value, ast.List) and any(
-            isinstance(e, ast.Constant) and e.value is Ellipsis for e in node.value.elts
-        ):
-            # NAME = [..., new] / [new, ...]: the generated list with the README's items around it.
-            if not existing or not isinstance(existing[-1], ast.Assign) or not isinstance(existing[-1].value, ast.List):
-                raise StepFailed(f"the README extends {name} ([..., ...]) but the generated file has no list {name}")
-            old = existing[-1]
-            old_items = [ast.get_source_segment(target, e) for e in old.value.elts]
-            items: list[str] = []
-            for element in node.value.elts:
-                if isinstance(element, ast.Constant) and element.value is Ellipsis:
-                    items.extend(s for s in old_items if s)
-                else:
-                    items.append(ast.get_source_segment(snippet, element) or ast.unparse(element))
-            tail = snippet.splitlines()[node.end_lineno - 1][node.end_col_offset :].strip()
-            comment = f"  {tail}" if tail.startswith("#") else ""
-            merged = f"{name} = [\n" + "".join(f"    {item},\n" for item in items) + "]" + comment
-            assert old.end_lineno is not None
-            return _splice(target, old.lineno, old.end_lineno, merged)
-        if existing:  # the README's value replaces the generated one, where it was
-            old = existing[-1]
-            assert old.end_lineno is not None
-            return _splice(target, old.lineno, old.end_lineno, code)
-    return target.rstrip("\n") + "\n\n" + code + "\n"
-
-
-def merge(target: str, snippet: str) -> str:
-    for node in ast.parse(snippet).body:
-        target = merge_statement(target, snippet, node)
-    ast.parse(target)  # still Python
-    return target
-
-
-def rebase_file_stores(snippet: str, workdir: Path) -> str:
-    """Put an absolute ``"file:/..."`` TASK_STORE directory under ``workdir``."""
-    return re.sub(r'"file:(/[^"]*)"', lambda m: json.dumps(f"file:{workdir}{m.group(1)}"), snippet)
 
 
 # --- Processes and HTTP ----------------------------------------------------------------------
@@ -318,16 +163,20 @@ class Client:
             self.headers = dict(exc.headers.items())
             return exc.code, exc.url, exc.read().decode(errors="replace")
 
-    def rpc(self, method: str, params: dict) -> dict:
-        body = json.dumps({"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params})
-        headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}
-        status, _, text = self.request("/a2a/", data=body.encode(), headers=headers)
-        if status != 200:
-            raise StepFailed(f"{method}: HTTP {status}: {text[:2000]}")
-        answer = json.loads(text)
+    def rpc(self, method: str, params: dict, endpoint: str = "/a2a/") -> dict:
+        """A v1.0 JSON-RPC call's result; an error answer is an error (:meth:`rpc_answer` returns it)."""
+        answer = self.rpc_answer(method, params, endpoint)
         if "error" in answer:
             raise StepFailed(f"{method}: {answer['error']}")
         return answer["result"]
+
+    def rpc_answer(self, method: str, params: dict, endpoint: str = "/a2a/") -> dict:
+        body = json.dumps({"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params})
+        headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}
+        status, _, text = self.request(endpoint, data=body.encode(), headers=headers)
+        if status != 200:
+            raise StepFailed(f"{method}: HTTP {status}: {text[:2000]}")
+        return json.loads(text)
 
 
 def wait_until_serving(proc: subprocess.Popen, client: Client, log_path: Path) -> None:
@@ -353,6 +202,28 @@ def exercise(client: Client) -> None:
     check_card(client)
     task_id, said = send_and_poll(client)
     check_admin(client, task_id, said)
+    check_second_agent(client, task_id)
+
+
+#: The README's second agent ("A second agent"): its name, and what its handler answers.
+SECOND_AGENT, SECOND_ANSWER = "billing", "Billing got {!r}"
+
+
+def check_second_agent(client: Client, first_task: str) -> None:
+    """The README's second agent: its own card (its name and skills) at its own URL, its
+    own handler answering at its own endpoint; each agent's task unknown to the other."""
+    card_path = f"/agents/{SECOND_AGENT}/.well-known/agent-card.json"
+    status, _, text = client.request(card_path, headers={"A2A-Version": "1.0"})
+    card = json.loads(text) if status == 200 else {}
+    endpoint = f"/agents/{SECOND_AGENT}/a2a/"
+    if not card.get("skills") or not any(i["url"].endswith(endpoint) for i in card.get("supportedInterfaces", [])):
+        raise StepFailed(f"the second agent's card at {card_path}: HTTP {status}: {text[:2000]}")
+    task_id, said = send_and_poll(client, endpoint, SECOND_ANSWER)
+    for other, unknown in ((endpoint, first_task), ("/a2a/", task_id)):
+        error = client.rpc_answer("GetTask", {"id": unknown}, other).get("error") or {}
+        if error.get("code") != -32001:
+            raise StepFailed(f"GetTask {unknown} at {other} (another agent's task) answered {error or 'the task'}")
+    log(f"second agent: card {card['name']!r} with skills {[s['id'] for s in card['skills']]}; answered {said!r}")
 
 
 def check_card(client: Client) -> None:
@@ -367,12 +238,13 @@ def check_card(client: Client) -> None:
         raise StepFailed(f"the agent card is not {PROJECT!r}'s own: name {card['name']!r}, skills {card.get('skills')}")
 
 
-def send_and_poll(client: Client) -> tuple[str, str]:
-    """A non-blocking SendMessage, then GetTask until it completes: the task's id and what was said."""
+def send_and_poll(client: Client, endpoint: str = "/a2a/", answers: str = "{}") -> tuple[str, str]:
+    """A non-blocking SendMessage to ``endpoint``, then GetTask until it completes, its
+    artifacts holding ``answers`` (formatted with what was said): the task's id and what was said."""
     started = time.monotonic()
     said = f"hello from a new project {uuid.uuid4().hex[:8]}"
     message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": said}]}
-    sent = client.rpc("SendMessage", {"message": message, "configuration": {"returnImmediately": True}})
+    sent = client.rpc("SendMessage", {"message": message, "configuration": {"returnImmediately": True}}, endpoint)
     # The project's MIDDLEWARE applies to the A2A routes: startproject's SecurityMiddleware's header.
     if client.headers.get("X-Content-Type-Options") != "nosniff":
         raise StepFailed(f"the project's SecurityMiddleware did not see POST /a2a/: headers {client.headers}")
@@ -388,12 +260,13 @@ def send_and_poll(client: Client) -> tuple[str, str]:
         if time.monotonic() > deadline:
             raise StepFailed(f"the task did not complete within 30s: {task}")
         time.sleep(0.05)
-        task = client.rpc("GetTask", {"id": task_id})
+        task = client.rpc("GetTask", {"id": task_id}, endpoint)
         if task["status"]["state"] != states[-1]:
             states.append(task["status"]["state"])
     answer = " ".join(p.get("text", "") for a in task.get("artifacts", []) for p in a.get("parts", []))
-    if said not in answer:
-        raise StepFailed(f"the completed task's artifacts do not answer {said!r}: {task.get('artifacts')}")
+    expected = answers.format(said)
+    if expected not in answer:
+        raise StepFailed(f"the completed task's artifacts do not answer {expected!r}: {task.get('artifacts')}")
     log(f"SendMessage -> GetTask: {' -> '.join(states)} ({time.monotonic() - started:.2f}s); answer {answer!r}")
     return task_id, said
 
@@ -450,6 +323,7 @@ def third_party_project(workdir: Path, venv: Path, wheel: Path, django: str, pyt
         raise StepFailed(f"the README says `pip install {steps.install_name}`; the wheel is {distribution_name()!r}")
     py, env = install(workdir, venv, wheel, django, python)
     project = start_project(workdir, venv, env, steps)
+    apply_steps(project, second_agent_steps(README.read_text()), workdir, "the README's second agent")
     manage_steps(py, project, env)
     refuses_a_broken_handler(py, project, env)
     serve_and_exercise(py, project, env, workdir)
@@ -495,21 +369,26 @@ def start_project(workdir: Path, venv: Path, env: dict[str, str], steps: ReadmeS
         env=env,
         what="startproject",
     )
+    apply_steps(project, steps, workdir, "README")
+    return project
+
+
+def apply_steps(project: Path, steps: ReadmeSteps, workdir: Path, what: str) -> None:
+    """The files of ``steps`` merged into (or written as) the project's, the new ones written."""
     package = project / PROJECT
     for name, code in steps.files.items():
         path = package / name
         if name in steps.whole_files:  # pasted as the whole file, as the README says
             path.write_text(rebase_file_stores(code, workdir))
-            log(f"README's {PROJECT}/{name} written as the whole file")
+            log(f"{what}: {PROJECT}/{name} written as the whole file")
             continue
         path.write_text(merge(path.read_text(), rebase_file_stores(code, workdir)))
-        log(f"README applied to {PROJECT}/{name}")
+        log(f"{what} applied to {PROJECT}/{name}")
     for name, code in steps.new_files.items():
         path = project / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(code)
-        log(f"README's {name} written")
-    return project
+        log(f"{what}: {name} written")
 
 
 def manage_steps(py: str, project: Path, env: dict[str, str]) -> None:

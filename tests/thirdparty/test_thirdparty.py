@@ -95,6 +95,17 @@ def test_a_readme_without_the_include_import_leaves_urls_py_broken():
     assert {n.id for n in names if isinstance(n.ctx, ast.Load)} - bound == {"include", "view"}
 
 
+def test_the_readme_shows_a_second_agent():
+    """ "A second agent": a settings entry and an include (merged as the Quickstart's) and its
+    handler; the agent run.py then reaches, with the answer it checks."""
+    steps = run.second_agent_steps(run.README.read_text())
+    assert set(steps.files) == {"settings.py", "urls.py"}
+    assert set(steps.new_files) == {f"{run.PROJECT}/billing.py"}
+    assert f'"{run.SECOND_AGENT}"' in steps.files["settings.py"]
+    assert 'include("a2a.urls.agents")' in steps.files["urls.py"]
+    assert run.SECOND_ANSWER.split("{")[0] in steps.new_files[f"{run.PROJECT}/billing.py"]
+
+
 def test_absolute_file_stores_move_under_the_work_directory(tmp_path):
     code = 'TASK_STORE = "file:/var/lib/myagent/tasks"  # or "orm"\n'
     assert (

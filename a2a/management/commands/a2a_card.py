@@ -3,9 +3,11 @@
 ::
 
     manage.py a2a_card verify URL-OR-FILE --key PUBLIC.pem|JWKS.json [--version 1.0]
+    manage.py a2a_card verify --agent NAME --key PUBLIC.pem [--base-url URL]
     manage.py a2a_card sign FILE [--key PRIVATE.pem] [--kid ID] [--jku URL]
+    manage.py a2a_card sign --agent NAME [--key PRIVATE.pem] [--base-url URL]
     manage.py a2a_card jwks [--key PRIVATE.pem] [--kid ID]
-    manage.py a2a_card show [--version 1.0] [--base-url URL]
+    manage.py a2a_card show [--agent NAME] [--version 1.0] [--base-url URL]
 
 ``verify`` checks every signature of a card (a URL, e.g. ``https://agent.example.com/
 .well-known/agent-card.json``, or a file; ``-`` reads standard input) against a public
@@ -13,6 +15,11 @@ key (PEM public key, certificate, JWK or JWK Set; a PEM private key works too) a
 1 unless one is valid. ``sign`` prints a card file signed; ``jwks`` prints the JWK Set of
 the public key (to publish at the ``A2A_CARD_SIGNING_JKU`` URL); ``show`` prints this
 agent's card as it is served. ``--key`` defaults to ``A2A_CARD_SIGNING_KEY``.
+
+``--agent NAME`` works on one of this project's agents (``A2A_AGENTS``; ``default`` for
+the single-agent settings'): ``show`` prints its card, ``sign`` signs it as built here,
+``verify`` fetches it from its URL under ``--base-url`` (default ``A2A_PUBLIC_URL``,
+else ``http://localhost:8000``).
 """
 
 from __future__ import annotations
@@ -25,8 +32,8 @@ import httpx
 import orjson
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.urls import reverse
 
+from a2a.agents import DEFAULT_AGENT, Agent, UnknownAgent, get_agent
 from a2a.conf import a2a_settings
 from a2a.protocol import signing
 from a2a.service import card
@@ -38,15 +45,18 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True)
         verify = sub.add_parser("verify", help="check a card's signatures (exit 1 unless one is valid)")
-        verify.add_argument("source", help="the card's URL, a file, or - (standard input)")
+        verify.add_argument("source", nargs="?", default="", help="the card's URL, a file, or - (standard input)")
         verify.add_argument("--key", required=True, help="public key: PEM, certificate, JWK or JWK Set (text or file)")
         verify.add_argument("--version", default="", help="the A2A-Version header to fetch a URL with (e.g. 1.0)")
         sign = sub.add_parser("sign", help="print a card file with its signatures")
-        sign.add_argument("source", help="a card file, or - (standard input)")
+        sign.add_argument("source", nargs="?", default="", help="a card file, or - (standard input)")
+        sign.add_argument("--version", default="", help="with --agent: 1.0 for the strict v1.0 card")
         jwks = sub.add_parser("jwks", help="print the JWK Set of the signing key's public half")
         show = sub.add_parser("show", help="print this agent's card as served")
         show.add_argument("--version", default="", help="1.0 for the strict v1.0 card")
-        show.add_argument("--base-url", default="", help="the public base URL (default: A2A_PUBLIC_URL)")
+        for each in (verify, sign, show):
+            each.add_argument("--agent", default="", help="one of this project's agents (instead of a source)")
+            each.add_argument("--base-url", default="", help="the public base URL (default: A2A_PUBLIC_URL)")
         for each in (sign, jwks):
             each.add_argument("--key", default="", help="private key PEM, text or file (default: A2A_CARD_SIGNING_KEY)")
             each.add_argument("--kid", default="", help="key id (default: A2A_CARD_SIGNING_KID, else the thumbprint)")
@@ -69,8 +79,10 @@ class Command(BaseCommand):
             key, kid=kid or a2a_settings.CARD_SIGNING_KID, jku=jku or a2a_settings.CARD_SIGNING_JKU, base_dir=_base()
         )
 
-    def _verify(self, *, source: str, key: str, version: str, **options: Any) -> None:
-        document = _load(source, version)
+    def _verify(self, *, source: str, key: str, version: str, agent: str, base_url: str, **options: Any) -> None:
+        if agent and not source:
+            source = _base_url(base_url) + _agent(agent).path("agent-card")
+        document = _load(_source(source), version)
         keys = signing.load_verification_keys(key, Path.cwd())
         results = signing.verify(document, keys)
         if not results:
@@ -85,8 +97,11 @@ class Command(BaseCommand):
             raise CommandError("No valid signature: the card is not signed by this key, or it was changed.")
         self.stderr.write("The card is signed by the key.")
 
-    def _sign(self, *, source: str, key: str, kid: str, jku: str, **options: Any) -> None:
-        document = _load(source, "")
+    def _sign(self, *, source: str, key: str, kid: str, jku: str, agent: str, **options: Any) -> None:
+        if agent and not source:
+            document = _card(_agent(agent), options["version"], options["base_url"])
+        else:
+            document = _load(_source(source), "")
         document.pop(signing.SIGNATURES, None)
         self._print(self._signer(key, kid, jku).sign(document))
 
@@ -94,10 +109,32 @@ class Command(BaseCommand):
         signer = self._signer(key, kid)
         self._print({"keys": [signing.public_jwk(signer.key, kid=signer.kid)]})
 
-    def _show(self, *, version: str, base_url: str, **options: Any) -> None:
-        base = (base_url or a2a_settings.PUBLIC_URL or "http://localhost:8000").rstrip("/")
-        version = "1.0" if version.startswith("1") else "0.3"
-        self._print(card.build_card(base + reverse("a2a:jsonrpc"), version=version, rest=base + reverse("a2a:rest")))
+    def _show(self, *, version: str, base_url: str, agent: str, **options: Any) -> None:
+        self._print(_card(_agent(agent or DEFAULT_AGENT), version, base_url))
+
+
+def _base_url(base_url: str) -> str:
+    return (base_url or a2a_settings.PUBLIC_URL or "http://localhost:8000").rstrip("/")
+
+
+def _agent(name: str) -> Agent:
+    try:
+        return get_agent(name)
+    except UnknownAgent as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _source(source: str) -> str:
+    if not source:
+        raise CommandError("Name a card (a URL, a file, or - for standard input), or --agent NAME.")
+    return source
+
+
+def _card(agent: Agent, version: str, base_url: str) -> dict[str, Any]:
+    """``agent``'s card as it is served under ``base_url`` (signed when a signing key is configured)."""
+    base = _base_url(base_url)
+    version = "1.0" if version.startswith("1") else "0.3"
+    return card.build_card(base + agent.path("jsonrpc"), version=version, rest=base + agent.path("rest"), agent=agent)
 
 
 def _base() -> Path | None:

@@ -12,6 +12,12 @@ non-zero when the task failed, was canceled or rejected, or did not finish withi
     manage.py a2a_send http://127.0.0.1:8000 "hello"
     manage.py a2a_send https://agent.example.com "Summarize: ..." --skill summarize -H "Authorization: Bearer $TOKEN"
     manage.py a2a_send http://old-agent:9000 "hi" --v03   # an agent speaking A2A v0.3
+    manage.py a2a_send http://127.0.0.1:8000 "hi" --agent billing   # one of this project's agents
+
+``--agent NAME`` sends to one of this project's agents (``A2A_AGENTS``): ``URL`` is then
+the project's base URL, and the agent's card is read from its own route
+(``<URL>/agents/billing/.well-known/agent-card.json`` with ``path("agents/",
+include("a2a.urls.agents"))``; ``default`` is the project's own card).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from urllib.parse import urlsplit
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from a2a.agents import UnknownAgent, get_agent
 from a2a.client import CardNotFoundError, Client, ClientError, Interface, user_message
 from a2a.protocol.model import INTERRUPTED_STATES, TERMINAL_STATES, Message, Part, Task
 
@@ -52,6 +59,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("url", help="the agent's base URL, its card URL, or its JSON-RPC endpoint")
         parser.add_argument("text", help="the message text")
+        parser.add_argument("--agent", metavar="NAME", help="one of this project's agents, URL being the project's")
         parser.add_argument("--v03", action="store_true", help="speak A2A v0.3 (default: v1.0)")
         parser.add_argument("--skill", help='target this skill (sent as message metadata {"skill": ...})')
         parser.add_argument("--context", metavar="CONTEXT_ID", help="continue this conversation")
@@ -85,8 +93,14 @@ class Command(BaseCommand):
             task_id=options["task"],
             metadata={"skill": options["skill"]} if options["skill"] else None,
         )
+        url = options["url"]
+        if options["agent"]:
+            try:
+                url = url.strip().rstrip("/") + get_agent(options["agent"]).path("agent-card")
+            except UnknownAgent as exc:
+                raise CommandError(str(exc)) from None
         try:
-            with self.connect(options["url"], version, headers) as client:
+            with self.connect(url, version, headers) as client:
                 self.converse(client, message, options)
         except ClientError as exc:
             raise CommandError(str(exc)) from None

@@ -2,11 +2,13 @@
 copy tasks, on any store.
 
 Every subcommand works on the configured store (``TASK_STORE``) or on ``--store SPEC``
-(any ``TASK_STORE`` value: ``file:./tasks``, ``orm``, ``orm:other``). Selections take
-``--state`` (repeatable), ``--context`` and ``--older-than``/``--newer-than`` ages
-(``30d``, ``12h``, ``90m``, ``1h30m``)::
+(any ``TASK_STORE`` value: ``file:./tasks``, ``orm``, ``orm:other``). ``--agent NAME``
+works on one agent's tasks (``A2A_AGENTS``; ``default`` for the single-agent settings'). Selections take ``--state``
+(repeatable), ``--context`` and ``--older-than``/``--newer-than`` ages (``30d``,
+``12h``, ``90m``, ``1h30m``)::
 
     manage.py a2a_tasks list --state working --older-than 1h
+    manage.py a2a_tasks list --agent billing
     manage.py a2a_tasks show <id>
     manage.py a2a_tasks cancel <id> [<id> ...]
     manage.py a2a_tasks fail-stale --older-than 2h --dry-run
@@ -33,12 +35,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.timesince import timesince
 from tqdm import tqdm
 
+from a2a.agents import Agent, UnknownAgent, get_agent
 from a2a.conf import a2a_settings
 from a2a.handlers.llm import parts_text
 from a2a.ops import bulk as maintenance
 from stores.backends import get_task_store, resolve_store
 from stores.base import STATES, TERMINAL_STATES, Task, TaskStore
 from stores.file import FileTaskStore
+from stores.scope import agent_name
 from stores.timestamps import parse_timestamp
 
 
@@ -69,6 +73,7 @@ class Command(BaseCommand):
             p = sub.add_parser(name, help=help_text, description=help_text)
             if store:
                 p.add_argument("--store", metavar="SPEC", help="a TASK_STORE value (default: the configured store)")
+            p.add_argument("--agent", metavar="NAME", help="only this agent's tasks (default: every agent's)")
             return p
 
         p = command("list", "List tasks, newest first.")
@@ -120,11 +125,28 @@ class Command(BaseCommand):
         action = options["action"].replace("-", "_")
         getattr(self, f"do_{action}")(**options)
 
-    def store(self, spec: str | None) -> TaskStore:
+    def agent(self) -> Agent | None:
+        """The agent ``--agent`` names (None without it); a name not configured is an error."""
+        name = self.options.get("agent")
         try:
-            return get_task_store() if spec is None else resolve_store(spec)
+            return get_agent(name) if name else None
+        except UnknownAgent as exc:
+            raise CommandError(str(exc)) from None
+
+    def store(self, spec: str | None) -> TaskStore:
+        """The store ``spec`` names, else ``--agent``'s store, else the configured one."""
+        agent = self.agent()
+        try:
+            if spec is not None:
+                return resolve_store(spec)
+            return agent.store if agent is not None else get_task_store()
         except ImproperlyConfigured as exc:
             raise CommandError(str(exc)) from None
+
+    def mine(self, task: Task | None) -> Task | None:
+        """``task`` unless ``--agent`` names another agent than its own (then None: no such task)."""
+        agent = self.agent()
+        return None if task is None or (agent is not None and agent_name(task) != agent.name) else task
 
     def selection(self, options: dict[str, Any], *, default_states: tuple[str, ...] = ()) -> maintenance.Selection:
         try:
@@ -133,6 +155,7 @@ class Command(BaseCommand):
                 context_id=options.get("context"),
                 older_than=age(options.get("older_than")),
                 newer_than=age(options.get("newer_than")),
+                agent=options.get("agent"),
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from None
@@ -186,7 +209,7 @@ class Command(BaseCommand):
         return padded
 
     def do_show(self, store: str | None, task_id: str, json: bool, **options: Any) -> None:
-        task = self.store(store).get(task_id)
+        task = self.mine(self.store(store).get(task_id))
         if task is None:
             raise CommandError(f"No task {task_id!r}.")
         if json:
@@ -195,6 +218,7 @@ class Command(BaseCommand):
         row = maintenance.describe(task)
         self.stdout.write(f"Task     {row['id']}")
         self.stdout.write(f"Context  {row['context_id'] or '-'}")
+        self.stdout.write(f"Agent    {row['agent']}")
         self.stdout.write(
             f"State    {self.style_state(row['state'])}  (updated {row['updated']}, {ago(row['updated'])})"
         )
@@ -215,6 +239,10 @@ class Command(BaseCommand):
         target = self.store(store)
         failures = 0
         for task_id in task_ids:
+            if self.mine(target.get(task_id)) is None:
+                failures += 1
+                self.stderr.write(f"{task_id}: no such task")
+                continue
             outcome, task = maintenance.cancel(target, task_id, by="manage.py a2a_tasks")
             if outcome == "canceled":
                 self.stdout.write(f"{task_id}: canceled")
@@ -231,7 +259,9 @@ class Command(BaseCommand):
         target = self.store(store)
         older = age(options.get("older_than")) or dt.timedelta(seconds=a2a_settings.STALE_AFTER)
         states = tuple(options.get("state") or maintenance.STALE_STATES)
-        selection = maintenance.Selection(states=states, context_id=options.get("context"), older_than=older)
+        selection = maintenance.Selection(
+            states=states, context_id=options.get("context"), older_than=older, agent=options.get("agent")
+        )
         started = time.monotonic()
         stale = [t["id"] for t in selection.select(target)]
         tally = maintenance.Tally()
@@ -298,6 +328,8 @@ class Command(BaseCommand):
             for item in items:
                 if isinstance(item, maintenance.Problem):
                     tally.problems.append(item)
+                elif self.mine(item) is None:  # another agent's (--agent)
+                    pass
                 elif maintenance.put(target, item, overwrite=overwrite):
                     tally.done += 1
                 else:

@@ -86,6 +86,8 @@
       var state = STATES[update.status.state] || update.status.state;
       setState(update.taskId, state);
       var text = update.status.message ? textOf(update.status.message.parts) : "";
+      var remote = update.status.message && update.status.message.referenceTaskIds;
+      if (remote && remote.length) text += " (remote task " + remote.join(", ") + ")";  // a delegation's
       add(state === "input-required" ? "question" : "status", state, text);
     } else if (event.artifactUpdate) {
       var artifact = event.artifactUpdate.artifact;

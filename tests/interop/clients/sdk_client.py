@@ -7,7 +7,8 @@ package is the SDK's, not ours)::
     .venv-interop/bin/python sdk_client.py BASE_URL SCENARIO [--binding JSONRPC|HTTP+JSON|GRPC]
         [--protocol 1.0|0.3] [--webhook URL] [--lenient]
 
-The card is resolved from BASE_URL with the SDK's ``A2ACardResolver`` and the client
+The card is resolved from BASE_URL (or read from it, when BASE_URL is a card's own
+URL: one ending in ``.json``, such as a second agent's) with the SDK's ``A2ACardResolver`` and the client
 made by its ``ClientFactory``, which picks the transport from the card's
 ``supportedInterfaces``: ``--binding`` is the one binding the client supports, and
 ``--protocol 0.3`` keeps only the card's v0.3 interfaces, so the factory picks the
@@ -152,7 +153,11 @@ class Session:
         if self.binding == "GRPC":
             self.factory_config["grpc_channel_factory"] = grpc.aio.insecure_channel
         ClientFactory(ClientConfig(**self.factory_config))  # as create_from_url: sets A2A-Version on the client
-        resolver = A2ACardResolver(self.http, self.base_url)
+        if self.base_url.endswith(".json"):  # a card's own URL: the resolver's base and path
+            base, _, path = self.base_url.rpartition("/.well-known/")
+            resolver = A2ACardResolver(self.http, base, f"/.well-known/{path}")
+        else:
+            resolver = A2ACardResolver(self.http, self.base_url)
         card = await resolver.get_agent_card()
         self.card_name = card.name
         if self.strict:  # the card as served to a v1.0 client must be a v1.0 AgentCard, field for field

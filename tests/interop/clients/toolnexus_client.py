@@ -3,7 +3,7 @@ what they saw, for tests/interop/test_interop.py.
 
 Run with the interop venv's Python (never imported by our test process)::
 
-    .venv-interop/bin/python toolnexus_client.py BASE_URL SCENARIO
+    .venv-interop/bin/python toolnexus_client.py BASE_URL|CARD_URL SCENARIO
 
 A toolkit is made with ``create_toolkit(agents=[agent(card URL)])``: toolnexus fetches
 the Agent Card, makes one tool per skill (named ``<agent name>_<skill id>``,
@@ -64,7 +64,8 @@ async def cancel_when_working(endpoint: str, marker: str, timeout: float = 10) -
 async def main(args: argparse.Namespace) -> dict[str, Any]:
     import toolnexus
 
-    card_url = f"{args.base_url}/.well-known/agent-card.json"
+    # BASE_URL, or a card's own URL (one ending in .json, such as a second agent's)
+    card_url = args.base_url if args.base_url.endswith(".json") else f"{args.base_url}/.well-known/agent-card.json"
     timeout_ms = 1000 if args.scenario == "ask" else 20_000
     toolkit = await create_toolkit(
         agents=[agent(card_url, poll_every=POLL_EVERY_MS, timeout=timeout_ms)], builtins=False

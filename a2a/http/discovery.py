@@ -1,0 +1,96 @@
+"""The discovery catalogs' views: ``/.well-known/ai-catalog.json`` (the AI Catalog) and
+``/.well-known/api-catalog`` (RFC 9727), both built by :mod:`a2a.service.discovery`
+from the listed agents' URLs. GET and HEAD only; with ``A2A_CATALOG_AUTHENTICATION``
+a caller ``A2A_AUTHENTICATION_CLASSES`` does not accept gets 401 and a
+``WWW-Authenticate`` challenge."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+
+from a2a import auth
+from a2a.agents import Agent
+from a2a.conf import a2a_settings
+from a2a.http.common import origin
+from a2a.protocol import V03
+from a2a.protocol.errors import A2AError, InvalidRequestError
+from a2a.service import discovery
+
+JSON = "application/json"
+
+
+def agent_url(request: HttpRequest, agent: Agent, route: str) -> str:
+    """The absolute URL of the route ``route`` (``"agent-card"``, ``"jsonrpc"``) of ``agent``."""
+    return origin(request) + agent.path(route)
+
+
+def listings(request: HttpRequest) -> list[discovery.Listing]:
+    """The listed agents with their card's and endpoint's absolute URLs, as this request reaches them."""
+    return [
+        discovery.Listing(agent, agent_url(request, agent, "agent-card"), agent_url(request, agent, "jsonrpc"))
+        for agent in discovery.listed_agents()
+    ]
+
+
+def _error(error: A2AError, status: int, headers: dict[str, str] | None = None) -> HttpResponse:
+    return HttpResponse(
+        orjson.dumps({"error": V03.render_error(error)}), content_type=JSON, status=status, headers=headers
+    )
+
+
+async def _refused(request: HttpRequest) -> HttpResponse | None:
+    """The answer to a request the catalogs do not serve (405, 401), else None."""
+    if request.method not in ("GET", "HEAD"):
+        error = InvalidRequestError(f"{request.method} is not allowed here: GET the catalog")
+        return _error(error, 405, {"Allow": "GET, HEAD"})
+    if a2a_settings.CATALOG_AUTHENTICATION:
+        try:
+            await auth.authenticate(request)
+        except auth.AuthenticationRequiredError as exc:
+            return _error(exc, 401, {"WWW-Authenticate": auth.challenge()})
+    return None
+
+
+def _document(
+    request: HttpRequest, document: dict[str, Any], content_type: str, headers: dict[str, str]
+) -> HttpResponse:
+    body = orjson.dumps(document)
+    etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+    private = a2a_settings.CATALOG_AUTHENTICATION
+    headers = {
+        **headers,
+        "ETag": etag,
+        "Cache-Control": "private, no-cache" if private else f"public, max-age={a2a_settings.CARD_MAX_AGE}",
+        "Vary": "Host, Authorization" if private else "Host",
+    }
+    if etag in request.headers.get("If-None-Match", ""):
+        return HttpResponse(status=304, headers=headers)
+    return HttpResponse(body, content_type=content_type, headers=headers)  # a HEAD's body is the server's to drop
+
+
+@csrf_exempt  # read-only: any other method gets 405, not CSRF's 403
+async def ai_catalog(request: HttpRequest) -> HttpResponse:
+    """The AI Catalog of the listed agents (``application/ai-catalog+json``)."""
+    if refused := await _refused(request):
+        return refused
+    publisher = urlsplit(origin(request)).hostname or "localhost"
+    document = discovery.ai_catalog(listings(request), publisher)
+    return _document(request, document, discovery.AI_CATALOG_MEDIA_TYPE, {})
+
+
+@csrf_exempt
+async def api_catalog(request: HttpRequest) -> HttpResponse:
+    """The RFC 9727 API catalog of the listed agents, with its ``Link`` header
+    (``rel="api-catalog"``), which a HEAD answers with (section 2)."""
+    if refused := await _refused(request):
+        return refused
+    anchor = origin(request) + reverse("a2a:api-catalog")
+    link = {"Link": f'<{anchor}>; rel="api-catalog"'}
+    return _document(request, discovery.api_catalog(anchor, listings(request)), discovery.API_CATALOG_MEDIA_TYPE, link)

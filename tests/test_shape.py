@@ -1,0 +1,43 @@
+"""The code keeps its shape: no module over 600 lines, no function over 60, no copied
+block of 10 lines or more in ``a2a/``, ``stores/`` and ``tests/`` (counted by
+``tests/shape.py``; ``make shape`` prints every count)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import shape
+
+
+@pytest.fixture(scope="module")
+def findings() -> dict[str, list]:
+    return shape.report()
+
+
+def test_no_module_over_600_lines(findings):
+    assert findings[f"modules over {shape.MAX_MODULE_LINES} lines"] == []
+
+
+def test_no_function_over_60_lines(findings):
+    assert findings[f"functions over {shape.MAX_FUNCTION_LINES} lines"] == []
+
+
+def test_no_copied_block(findings):
+    assert findings[f"copied blocks of {shape.MIN_COPY_LINES}+ lines"] == []
+
+
+def test_the_counter_finds_what_it_counts(tmp_path, monkeypatch):
+    """A long module, a long function and a copied block, written here, are each found."""
+    package = tmp_path / "a2a"
+    package.mkdir()
+    body = "\n".join(f"    value_{i} = {i}" for i in range(61))
+    (package / "long.py").write_text(f"def long():\n{body}\n" + "\n" * 600)
+    block = "\n".join(f"result_{i} = first_{i}.call(second_{i}, {i})" for i in range(12))
+    (package / "one.py").write_text(block + "\n")
+    (package / "two.py").write_text(block.replace("result", "answer") + "\n")
+    monkeypatch.setattr(shape, "ROOT", tmp_path)
+    found = shape.report()
+    assert [p.path for p in found[f"modules over {shape.MAX_MODULE_LINES} lines"]] == ["a2a/long.py"]
+    assert [p.what for p in found[f"functions over {shape.MAX_FUNCTION_LINES} lines"]] == ["def long"]
+    [(first, copy)] = found[f"copied blocks of {shape.MIN_COPY_LINES}+ lines"]
+    assert {first.path, copy.path} == {"a2a/one.py", "a2a/two.py"}
