@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -129,8 +129,8 @@ class Agent:
     name: str
     settings: Any
     listed: bool = True
-    #: The agent's own ``TASK_STORE`` option (None: the project's store).
-    task_store: Any = None
+    #: The agent's own ``TASK_STORE`` option (None: the project's store); a dict is not hashable.
+    task_store: Any = field(default=None, hash=False, compare=False)
 
     @property
     def is_default(self) -> bool:

@@ -313,3 +313,7 @@ def test_a_direct_reply_handlers_task_is_created_in_its_agents_store(settings, t
     assert get_agent("billing").store.list(TaskQuery(all_owners=True)).tasks == []
     worked = send("billing", "work")
     assert only_in("billing", worked["id"])["_agent"] == "billing"
+
+
+def test_an_agent_with_a_store_given_as_a_dict_stays_hashable():
+    assert len({get_agent(name) for name in OWN}) == 2

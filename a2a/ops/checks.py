@@ -534,7 +534,8 @@ def startup_errors() -> list[CheckMessage]:
     lifespan start-up): the error-level messages of every system check, as ``manage.py
     check`` reports them, plus those of the task store's checks that query the database
     (``stores.E002``: the ORM store's migrations are not applied), which ``manage.py
-    check`` and ``migrate`` skip. Silenced checks (``SILENCED_SYSTEM_CHECKS``) stay silent."""
+    check`` and ``migrate`` skip, for the project's store and each agent's own. Silenced
+    checks (``SILENCED_SYSTEM_CHECKS``) stay silent."""
     messages = run_checks(include_deployment_checks=False)
     messages += task_stores.check(databases=list(connections)) + agent_stores(databases=list(connections))
     found: list[CheckMessage] = []
