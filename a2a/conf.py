@@ -148,6 +148,7 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             str,
             "",
             check_id="a2a.E080",
+            secret=True,
             doc="The private key that signs the Agent Card (and the extended card): PEM text, or the path of a "
             "PEM file (relative to BASE_DIR). EC P-256 signs with ES256, RSA (2048 bits or more) with RS256, "
             "Ed25519 with EdDSA. Empty: the card is not signed. Checked: a2a.E080.",
@@ -247,6 +248,7 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             str,
             "",
             check_id="a2a.E013",
+            secret=True,
             doc='The API key (sent as "Authorization: Bearer" or, Anthropic-style, "x-api-key"); from the '
             "environment variable of the same name. Empty sends none.",
         ),

@@ -42,6 +42,8 @@ class Setting:
     min: float | None = None
     choices: tuple[Any, ...] = ()
     check_id: str = "a2a.E002"
+    #: A secret (a key): a message about a wrong value names its type, never the value.
+    secret: bool = False
 
     @property
     def types(self) -> tuple[builtins.type, ...]:
@@ -63,8 +65,12 @@ class Setting:
         :meth:`validate`'s, so a test may shorten a timeout below what a deployment gets."""
         converted, fits = self._read(value)
         if not fits:
-            raise SettingError(f"{name} must be {self.describe()}, not {value!r}.", self.check_id)
+            raise SettingError(f"{name} must be {self.describe()}, not {self.shown(value)}.", self.check_id)
         return converted
+
+    def shown(self, value: Any) -> str:
+        """``value`` as a message shows it: its repr, or only its type for a secret."""
+        return f"a value of type {type(value).__name__} (a secret: not shown)" if self.secret else repr(value)
 
     def validate(self, name: str, value: Any) -> None:
         """Raise :class:`SettingError` naming ``name`` unless ``value`` is of the declared
@@ -73,7 +79,7 @@ class Setting:
         if converted is None or object in self.types:
             return
         if (self.min is not None and not converted >= self.min) or (self.choices and converted not in self.choices):
-            raise SettingError(f"{name} must be {self.describe()}, not {value!r}.", self.check_id)
+            raise SettingError(f"{name} must be {self.describe()}, not {self.shown(value)}.", self.check_id)
 
     def _read(self, value: Any) -> tuple[Any, bool]:
         """``(value as the declared type, whether it is of it)``."""

@@ -192,6 +192,16 @@ def test_a_value_that_does_not_fit_its_declaration_fails_the_check(settings, nam
     assert error.id == SETTINGS[name].check_id and error.is_serious()
 
 
+@pytest.mark.parametrize("name", ["A2A_LLM_API_KEY", "A2A_CARD_SIGNING_KEY"])
+def test_a_mistyped_secret_is_named_but_never_shown(settings, name):
+    setattr(settings, name, 1234567890)  # a key pasted as a number
+    [error] = [m for m in run_checks() if m.msg.startswith(name)]
+    assert (
+        error.msg == f"{name} must be a string, not a value of type int (a secret: not shown)."
+        and "1234567890" not in error.msg
+    )
+
+
 def test_every_default_fits_and_every_setting_has_one_check():
     for name, setting in SETTINGS.items():
         setting.validate(name, setting.default)
