@@ -60,10 +60,11 @@ def _end_stray_connections(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
         for conn in connections.all():
             if conn.vendor == "postgresql":
-                with conn.cursor() as cursor:
+                with conn.cursor() as cursor:  # this worker's test database only, never the server's own
                     cursor.execute(
                         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                        "WHERE datname = current_database() AND pid <> pg_backend_pid() AND datname LIKE %s",
+                        ["test\\_%"],
                     )
 
 

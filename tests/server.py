@@ -154,5 +154,12 @@ def postgres_database(admin_url: str, prefix: str) -> Iterator[str]:
     try:
         yield admin_url.rsplit("/", 1)[0] + f"/{name}"
     finally:
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        for attempt in (1, 2):  # a connection another test's clean-up terminated: once more
+            try:
+                with psycopg.connect(admin_url, autocommit=True) as conn:
+                    conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                break
+            except psycopg.OperationalError:
+                if attempt == 2:
+                    raise
+                time.sleep(0.5)
