@@ -16,7 +16,6 @@ import jsonschema
 import jwt
 import pytest
 import referencing
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -25,23 +24,10 @@ from a2a.ops.checks import check_card_signing
 from a2a.protocol import signing
 from a2a.service import card
 from tests.helpers import call
+from tests.keys import pem, public_pem
 
 CARD = "/.well-known/agent-card.json"
 V10 = {"A2A-Version": "1.0"}
-
-
-def pem(key) -> str:
-    return key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    ).decode()
-
-
-def public_pem(key) -> str:
-    return (
-        key.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
 
 
 EC_KEY = ec.generate_private_key(ec.SECP256R1())

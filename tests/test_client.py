@@ -9,7 +9,6 @@ import uuid
 
 import httpx
 import pytest
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from a2a.client import (
@@ -23,6 +22,7 @@ from a2a.client import (
 )
 from a2a.client.card import choose, interfaces
 from tests.helpers import asgi_app
+from tests.keys import pem, public_pem
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -229,20 +229,6 @@ def test_choosing_from_cards_of_other_shapes():
 
 KEY = ec.generate_private_key(ec.SECP256R1())
 OTHER_KEY = ec.generate_private_key(ec.SECP256R1())
-
-
-def pem(key) -> str:
-    return key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    ).decode()
-
-
-def public_pem(key) -> str:
-    return (
-        key.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
 
 
 def fetched(**options):

@@ -11,7 +11,8 @@ import httpx
 import pytest
 from django.core.management import CommandError, call_command
 
-from tests.test_card_signing import EC_KEY, pem, public_pem
+from tests.keys import pem, public_pem
+from tests.test_card_signing import EC_KEY
 from tests.test_commands import make_task, run
 
 pytestmark = pytest.mark.django_db(databases="__all__")
