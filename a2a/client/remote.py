@@ -165,10 +165,9 @@ def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
 setting_changed.connect(_on_setting_changed)
 
 
-def check_setting(value: Any) -> list[str]:
-    """What is wrong with an ``A2A_REMOTE_AGENTS`` value (empty when nothing)."""
-    if not isinstance(value, Mapping):
-        return [f"{SETTING} must be a dict of agent names to settings, not {type(value).__name__}."]
+def check_setting(value: Mapping[str, Any]) -> list[str]:
+    """What is wrong with the entries of an ``A2A_REMOTE_AGENTS`` value (empty when nothing;
+    that it is a dict at all its declaration checks, a2a/conf.py)."""
     problems = []
     for name, entry in value.items():
         problems += [f"{SETTING}[{name!r}]: {p}" for p in _entry_problems(entry)]
