@@ -39,9 +39,8 @@ from a2a.conf import SETTINGS, a2a_settings
 from a2a.setting import Setting, SettingError
 from stores.backends import get_task_store, task_stores
 from stores.base import TaskStore
+from stores.scope import DEFAULT_AGENT  # the name of the agent of the single-agent settings
 
-#: The name of the agent the project's single-agent settings describe.
-DEFAULT_AGENT = "default"
 #: The URL namespace of the other agents' routes (``a2a.urls.agents``).
 AGENTS_NAMESPACE = "a2a_agents"
 

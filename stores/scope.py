@@ -45,8 +45,8 @@ def task_scope(task: Task) -> str:
     return scope_key(task_tenant(task), task_owner(task), task_agent(task))
 
 
-#: The name of the agent of the project's single-agent settings (``a2a.agents.DEFAULT_AGENT``):
-#: its tasks carry no ``_agent``, so they keep the scope key they had before agents existed.
+#: The name of the agent of the project's single-agent settings (``a2a.agents`` reads it
+#: from here): its tasks carry no ``_agent``, so their scope key is the caller's and tenant's alone.
 DEFAULT_AGENT = "default"
 
 
