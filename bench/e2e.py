@@ -92,6 +92,11 @@ def add_ratios(rows: list[dict[str, Any]]) -> None:
                 r["cpu_x_sdk_memory"] = (
                     _ratio(r["server_cpu_ms_per_task"], ref["server_cpu_ms_per_task"]) if ref else None
                 )
+        if r["target"].startswith("ours/"):  # the default path against the direct one
+            direct = index.get((r["rep"], r["target"].replace("ours/", "direct/", 1), r["dialect"], r["clients"]))
+            r["x_direct"] = _ratio(r["tasks_per_s"], direct["tasks_per_s"]) if direct else None
+        direct_memory = index.get((r["rep"], "direct/memory", r["dialect"], r["clients"]))
+        r["x_direct_memory"] = _ratio(r["tasks_per_s"], direct_memory["tasks_per_s"]) if direct_memory else None
         before = index.get((r["rep"], r["target"].replace("ours/", "before/", 1), r["dialect"], r["clients"]))
         r["x_before"] = (
             _ratio(r["tasks_per_s"], before["tasks_per_s"]) if before and r["target"].startswith("ours/") else None
@@ -132,17 +137,18 @@ def fmt(value: float | None, spec: str = ".1f") -> str:
 
 def markdown(summary: list[dict[str, Any]]) -> str:
     lines = [
-        "| server | dialect | C | tasks/s | x SDK mem | x null | x ours mem | x toolnexus file | x before "
+        "| server | dialect | C | tasks/s | x direct | x SDK mem | x null | x ours mem | x toolnexus file | x before "
         "| p50 ms | p99 ms | GetTask/s "
         "| CPU ms/task | server CPU | generator CPU | background CPU | RSS MB before→after | errors | lost |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     order = {name: i for i, name in enumerate(TARGETS)}
     dialect_order = {"toolnexus": 0, "v0.3": 1, "v1.0": 2}
     for r in sorted(summary, key=lambda r: (dialect_order[r["dialect"]], r["clients"], order[r["target"]])):
         lines.append(
             f"| {r['target']} | {r['dialect']} | {r['clients']} | {fmt(r['tasks_per_s'])} "
-            f"| {fmt(r['x_sdk_memory'], '.2f')} | {fmt(r['x_null'], '.2f')} | {fmt(r['x_ours_memory'], '.2f')} "
+            f"| {fmt(r.get('x_direct'), '.2f')} | {fmt(r['x_sdk_memory'], '.2f')} | {fmt(r['x_null'], '.2f')} "
+            f"| {fmt(r['x_ours_memory'], '.2f')} "
             f"| {fmt(r.get('x_toolnexus_file'), '.2f')} | {fmt(r.get('x_before'), '.2f')} "
             f"| {fmt(r['p50_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['gets_per_s'])} "
             f"| {fmt(r['server_cpu_ms_per_task'], '.2f')} | {fmt(r['server_cpu_util'], '.2f')} "

@@ -66,6 +66,7 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
                     at_most=True,
                 )
             )
+    checks.extend(_default_path(row))
     scale = results.get("scale", {})
     restarts = [r for r in scale.get("rows", []) if "restart_list_s" in r]
     if restarts:
@@ -111,6 +112,53 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
                     at_most=True,
                 )
             )
+    return checks
+
+
+def _default_path(row: Any) -> list[dict[str, Any]]:
+    """The default path's targets (issue 25: the project's MIDDLEWARE at the direct path's
+    cost, the durable stores ahead of toolnexus's file store)."""
+    checks = []
+    for dialect in ("toolnexus", "v0.3", "v1.0"):
+        for c in (8, 32):
+            r = row("ours/memory", dialect, c)
+            checks.append(
+                _check("default path (memory) tasks/s ≥ 0.9x direct", f"{dialect} C={c}", r.get("x_direct"), 0.9)
+            )
+    for dialect in ("v0.3", "v1.0"):
+        r = row("ours/memory", dialect, 8)
+        checks.append(
+            _check(
+                "default path (memory) CPU/task ≤ 0.4x SDK",
+                f"{dialect} C=8",
+                r.get("cpu_x_sdk_memory"),
+                0.4,
+                at_most=True,
+            )
+        )
+        r = row("ours/memory", dialect, 32)
+        checks.append(
+            _check(
+                "default path (memory) p99 ≤ 0.3x SDK", f"{dialect} C=32", r.get("p99_x_sdk_memory"), 0.3, at_most=True
+            )
+        )
+    for c in (8, 32):
+        r = row("ours/file", "toolnexus", c)
+        checks.append(
+            _check(
+                "default path (file) tasks/s ≥ 1.0x toolnexus file", f"toolnexus C={c}", r.get("x_toolnexus_file"), 1.0
+            )
+        )
+    for dialect in ("toolnexus", "v0.3", "v1.0"):
+        r = row("ours/orm-postgres", dialect, 8)
+        checks.append(
+            _check(
+                "default path (ORM PostgreSQL) tasks/s ≥ 0.5x direct memory",
+                f"{dialect} C=8",
+                r.get("x_direct_memory"),
+                0.5,
+            )
+        )
     return checks
 
 

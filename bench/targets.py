@@ -1,8 +1,11 @@
 """The servers the suite measures, each started in its own process and virtualenv.
 
-- ``ours/<store>``: this project's site under uvicorn (``tests.server.running_server``),
+- ``ours/<store>``: this project's site as the README serves it (its ``MIDDLEWARE`` on
+  the A2A routes: the default path) under uvicorn (``tests.server.running_server``),
   the ``a2a.handlers.upper`` handler, on the memory, file, ORM-on-SQLite or
   ORM-on-PostgreSQL store;
+- ``direct/<store>``: the same with ``A2A_DIRECT_ASGI = True`` (the fast path, no
+  ``MIDDLEWARE``: what the other servers have);
 - ``sdk/<store>``: the official a2a-sdk's JSON-RPC app (``bench/servers/sdk_server.py``)
   under the same uvicorn, in ``.venv-bench-sdk``; its in-memory or database store;
 - ``toolnexus/<store>``: ``toolkit.serve`` (``bench/servers/toolnexus_server.py``), its
@@ -74,13 +77,13 @@ class Target:
     def running(self, tmp: Path, **env: str) -> Iterator[ServerURL]:
         """Start the server on a fresh store under ``tmp``; yield its base URL."""
         log = tmp / f"{self.name.replace('/', '-')}.log"
-        if self.server == "ours":
-            # The fast path (A2A_DIRECT_ASGI): the other servers have no middleware stack
-            # either; bench/middleware.py measures what the default MIDDLEWARE costs.
+        if self.server in ("ours", "direct"):
+            # ours/: the site as the README serves it (its MIDDLEWARE on the A2A routes);
+            # direct/: the opt-in fast path (A2A_DIRECT_ASGI), which skips it.
             site = site_env(
                 A2A_HANDLER="a2a.handlers.upper",
                 A2A_LOG_LEVEL="WARNING",
-                A2A_DIRECT_ASGI="true",
+                A2A_DIRECT_ASGI="true" if self.server == "direct" else "false",
                 **our_store_env(self.store, tmp),
             )
             site.update(env)
@@ -93,7 +96,7 @@ class Target:
             site = site_env(
                 A2A_HANDLER="a2a.handlers.upper",
                 A2A_LOG_LEVEL="WARNING",
-                A2A_DIRECT_ASGI="true",
+                A2A_DIRECT_ASGI="false",  # compared with ours/: the default path
                 **our_store_env(self.store, tmp),
             )
             site["PYTHONPATH"] = str(BEFORE)
@@ -126,21 +129,20 @@ class Target:
 
 
 ALL_DIALECTS = ("toolnexus", "v0.3", "v1.0")
+#: Our stores and what a task saved in each survives.
+OUR_STORES = {
+    "memory": "none (process memory)",
+    "file": "power loss (fsync file + directory)",
+    "orm-sqlite": "process crash (SQLite WAL, synchronous=NORMAL)",
+    "orm-postgres": "power loss (PostgreSQL commit, fsync)",
+}
 TARGETS = {
     t.name: t
     for t in [
-        Target("ours/memory", "ours", "memory", ALL_DIALECTS, "/a2a/", "none (process memory)"),
-        Target("ours/file", "ours", "file", ALL_DIALECTS, "/a2a/", "power loss (fsync file + directory)"),
-        Target(
-            "ours/orm-sqlite",
-            "ours",
-            "orm-sqlite",
-            ALL_DIALECTS,
-            "/a2a/",
-            "process crash (SQLite WAL, synchronous=NORMAL)",
-        ),
-        Target(
-            "ours/orm-postgres", "ours", "orm-postgres", ALL_DIALECTS, "/a2a/", "power loss (PostgreSQL commit, fsync)"
+        *(
+            Target(f"{path}/{store}", path, store, ALL_DIALECTS, "/a2a/", durability)
+            for path in ("ours", "direct")
+            for store, durability in OUR_STORES.items()
         ),
         Target("sdk/memory", "sdk", "memory", ("v0.3", "v1.0"), "/a2a/", "none (process memory)"),
         Target(
