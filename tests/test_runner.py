@@ -230,3 +230,52 @@ def test_shutdown_fails_unfinished_tasks_honestly(use_store, settings):
         settled = use_store.get(t["id"])
         assert settled["status"]["state"] == "failed"
         assert settled["status"]["message"]["parts"][0]["text"] == SHUTDOWN_MESSAGE
+
+
+def _record_outcome_saves(monkeypatch, fail_first_on_handler_thread: bool = False) -> list[tuple[str, str]]:
+    """(thread name, state) of every save of a final state; optionally the first one made
+    on a handler thread raises as an unreachable store would."""
+    from a2a.core import lifecycle
+    from stores.base import StoreUnavailable
+
+    saves: list[tuple[str, str]] = []
+    real = lifecycle.transition_sync
+
+    def recording(store, task_id, change, *args, **kwargs):
+        def watched(task):
+            new = change(task)
+            if new is not None and new["status"]["state"] in ("completed", "failed"):
+                name = threading.current_thread().name
+                saves.append((name, new["status"]["state"]))
+                if fail_first_on_handler_thread and name.startswith("a2a-handler") and len(saves) == 1:
+                    raise StoreUnavailable("the database is restarting")
+            return new
+
+        return real(store, task_id, watched, *args, **kwargs)
+
+    monkeypatch.setattr(lifecycle, "transition_sync", recording)
+    return saves
+
+
+def test_a_sync_handlers_outcome_is_saved_on_its_own_thread(use_store, monkeypatch):
+    # A blocking store's save would cost the loop a second thread hop: the handler's
+    # thread saves it before letting go (a non-blocking store is saved on the loop).
+    saves = _record_outcome_saves(monkeypatch)
+    task = send("hello", blocking=True)
+    assert task["status"]["state"] == "completed"
+    assert use_store.get(task["id"])["artifacts"][0]["parts"][0]["text"] == "echo: hello"
+    [(thread, state)] = saves
+    assert state == "completed"
+    assert thread.startswith("a2a-handler") == (not use_store.nonblocking)
+
+
+def test_an_outcome_the_handlers_thread_could_not_save_is_saved_by_the_loop(use_store, monkeypatch):
+    saves = _record_outcome_saves(monkeypatch, fail_first_on_handler_thread=True)
+    task = send("again", blocking=True)
+    assert task["status"]["state"] == "completed"
+    assert use_store.get(task["id"])["artifacts"][0]["parts"][0]["text"] == "echo: again"
+    if use_store.nonblocking:  # saved on the loop, once
+        assert [state for _, state in saves] == ["completed"]
+        return
+    assert [state for _, state in saves] == ["completed", "completed"]
+    assert saves[0][0].startswith("a2a-handler") and not saves[1][0].startswith("a2a-handler")

@@ -110,10 +110,28 @@ def _is_async(handler: object) -> TypeGuard[Callable[[HandlerRequest], Awaitable
     return iscoroutinefunction(handler) or iscoroutinefunction(type(handler).__dict__.get("__call__"))
 
 
-def _call_sync(handler: Callable[[HandlerRequest], object], request: HandlerRequest) -> object:
+#: What a sync handler's call returns when its thread saved the outcome itself.
+_SAVED = object()
+
+
+def _call_sync(
+    handler: Callable[[HandlerRequest], object], request: HandlerRequest, store: TaskStore | None = None
+) -> object:
+    """The handler's call on its pool thread. With a blocking ``store``, the outcome of
+    a plain return is saved there too, before the thread lets go (one thread hop per run
+    instead of two: the save would block the loop otherwise); a save that raises is left
+    to the loop, which tries again (:func:`_save_outcome`)."""
     close_old_connections()  # as Django does around a request
     try:
-        return handler(request)
+        result = handler(request)
+        if store is None or request.settled:
+            return result
+        try:
+            lifecycle.transition_sync(store, request.task_id, _result_change(result))
+        except Exception as exc:
+            logger.debug("task %s: saving the outcome on the handler's thread failed (%s)", request.task_id, exc)
+            return result
+        return _SAVED
     finally:
         close_old_connections()
 
@@ -338,8 +356,13 @@ class Runner:
         if running.cancelled.is_set():  # canceled while the handler was being loaded: it never runs
             raise asyncio.CancelledError
         with tracing.handler(task):  # in the trace of the request that created the task
-            running.handler = self._call(instance.handle if isinstance(instance, AgentHandler) else instance, request)
+            # A task not created yet (a direct reply's) has no outcome to save on the way.
+            settles = store if direct is None and not store.nonblocking else None
+            call = instance.handle if isinstance(instance, AgentHandler) else instance
+            running.handler = self._call(call, request, settles)
             result = await running.handler
+        if result is _SAVED:
+            return None
         if request.settled:
             if result is not None:
                 logger.warning(
@@ -353,13 +376,16 @@ class Runner:
             return None  # the answer: no task is created
         return _result_change(result)
 
-    def _call(self, handler: Callable[[HandlerRequest], object], request: HandlerRequest) -> asyncio.Future[object]:
+    def _call(
+        self, handler: Callable[[HandlerRequest], object], request: HandlerRequest, store: TaskStore | None = None
+    ) -> asyncio.Future[object]:
         """The handler's call on ``request``: on the loop when async, else on the pool,
-        its thread seeing the current trace span."""
+        its thread seeing the current trace span (and saving the outcome in ``store``:
+        :func:`_call_sync`)."""
         if _is_async(handler):
             return asyncio.ensure_future(handler(request))
         ctx = contextvars.copy_context()
-        call = functools.partial(ctx.run, _call_sync, handler, request)
+        call = functools.partial(ctx.run, _call_sync, handler, request, store)
         return asyncio.get_running_loop().run_in_executor(self._pool, call)
 
     async def _watch(self, store: TaskStore, working: Task) -> None:
