@@ -71,7 +71,7 @@ def _free_slot() -> threading.BoundedSemaphore:
         return _slots
 
 
-def _alias() -> str:
+def queue_alias() -> str:
     """The ``TASKS`` alias ``A2A_EXECUTOR`` names ("default" for any other executor)."""
     try:
         path, options = executors.parse(a2a_settings.EXECUTOR)
@@ -97,7 +97,7 @@ def fulfil(task_id: str, agent: str = "") -> str:
 # The Tasks framework's job: its workers import "a2a.runtime.worker.fulfil" and need a Task there.
 # Without the framework installed, A2A_EXECUTOR = "tasks" cannot be used (a2a.E070 says so).
 with contextlib.suppress(ExecutorError):
-    fulfil = tasks_api().task(backend=_alias())(fulfil)
+    fulfil = tasks_api().task(backend=queue_alias())(fulfil)
 
 
 def job() -> Any:
