@@ -430,7 +430,7 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             min=0,
             doc="Every server process (and queue worker) sweeps the expired tasks of every store in use this "
             "often (seconds, with jitter); 0: never by itself (`manage.py a2a_tasks prune` or the "
-            "`a2a.runtime.retention.sweep_job` job of the Tasks framework then do).",
+            "`a2a.runtime.worker.sweep_job` job of the Tasks framework then do).",
         ),
         "A2A_RETENTION_BATCH": Setting(
             int,

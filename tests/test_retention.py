@@ -244,10 +244,28 @@ def test_the_lease_reapers_loop_runs_the_sweeps_beside_it(monkeypatch, settings)
     assert ended == [True]  # stopped with the loop
 
 
+def test_a_policy_that_is_not_one_deletes_nothing_and_the_loop_lives_on(use_store, settings, caplog):
+    settings.A2A_RETENTION = {"working": "1d"}
+    settings.A2A_RETENTION_INTERVAL = 0.01
+    use_store.save(make_task("old", age=4000 * DAY))
+
+    async def run() -> bool:
+        sweeping = asyncio.ensure_future(retention.keep_sweeping())
+        await asyncio.sleep(0.1)
+        alive = not sweeping.done()
+        sweeping.cancel()
+        return alive
+
+    assert asyncio.run(run())
+    assert use_store.get("old") is not None
+    assert "the retention settings cannot be used" in caplog.text
+
+
 def test_no_policy_no_sweep(use_store, settings):
     settings.A2A_RETENTION = {}
     use_store.save(make_task("old", age=4000 * DAY))
     assert asyncio.run(retention.sweep_all()) == 0
+    assert retention.sweep_once() == 0
     assert use_store.get("old") is not None
 
 
@@ -255,8 +273,10 @@ def test_the_tasks_job_sweeps(use_store, settings):
     pytest.importorskip("django_tasks")
     settings.A2A_RETENTION = {"completed": "30d"}
     use_store.save(make_task("old", age=40 * DAY))
-    assert retention.sweep_job.module_path == "a2a.runtime.retention.sweep_job"
-    assert retention.sweep_job.call() == 1
+    from a2a.runtime.worker import sweep_job
+
+    assert sweep_job.module_path == "a2a.runtime.worker.sweep_job"
+    assert sweep_job.call() == 1
     assert use_store.get("old") is None
 
 

@@ -11,9 +11,10 @@ Where it runs, one code path each time (:func:`sweep_store` / :func:`asweep_stor
   renewal. Between two batches it pauses (:data:`PAUSE`): on an event loop it yields
   to the requests, on a database it ends the batch's transaction;
 - ``manage.py a2a_tasks prune`` (the policy, or its own ``--state``/``--older-than``);
-- :func:`sweep_job`, a task of Django's Tasks framework: with ``A2A_RETENTION_INTERVAL =
-  0``, a queue deployment has its workers sweep when something enqueues it (a cron job,
-  a scheduler), and no web process spends time on it.
+- :func:`a2a.runtime.worker.sweep_job` (:func:`sweep_once`), a task of Django's Tasks
+  framework: with ``A2A_RETENTION_INTERVAL = 0``, a queue deployment has its workers
+  sweep when something enqueues it (a cron job, a scheduler), and no web process spends
+  time on it.
 
 Several processes sweeping one store at once is harmless: a task is deleted only at the
 version the sweep read (``TaskStore.delete_many``), and a deleted task is gone for the
@@ -24,7 +25,6 @@ and each store's sweep timed (``a2a_retention_sweep_seconds``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import logging
 import random
@@ -35,7 +35,6 @@ from typing import Any
 from a2a.agents import task_stores_in_use
 from a2a.conf import a2a_settings
 from a2a.core.metrics import RETENTION_DELETED, RETENTION_SECONDS
-from a2a.runtime.worker import ExecutorError, queue_alias, tasks_api
 from stores.base import Task, TaskStore
 from stores.fields import task_state
 from stores.retention import Policy, Swept, sweep
@@ -124,32 +123,30 @@ async def keep_sweeping() -> None:
     each time, so a change of settings takes effect without a restart)."""
     first = True
     while True:
-        interval = a2a_settings.RETENTION_INTERVAL
+        try:
+            interval = a2a_settings.RETENTION_INTERVAL
+            rules = policy() if interval > 0 else Policy()
+        except Exception:  # a2a.E130 (or the setting's own check) says why: nothing is deleted
+            logger.exception("the retention settings cannot be used; no task is swept")
+            interval, rules = 0.0, Policy()
         if interval <= 0:
             await asyncio.sleep(60)
             continue
         # jitter: the processes of one deployment do not all sweep at once
         await asyncio.sleep(interval * (random.uniform(0.1, 0.3) if first else random.uniform(0.8, 1.2)))
         first = False
-        try:
-            rules = policy()
-        except ValueError:  # a2a.E130 says why; nothing is deleted by a policy that is not one
-            logger.exception("A2A_RETENTION is not a retention policy; no task is swept")
-            continue
         if rules:
-            await sweep_all(rules)
+            try:
+                await sweep_all(rules)
+            except Exception:  # the stores cannot be built now (stores.E001 says why)
+                logger.exception("the retention sweep failed; trying again at the next one")
 
 
-def sweep_job() -> int:
-    """One sweep of every store in use, blocking (a task of the Tasks framework, when it
-    is installed: ``sweep_job.using(...).enqueue()``); the number of tasks deleted."""
+def sweep_once() -> int:
+    """One sweep of every store in use, blocking (the body of the Tasks job
+    :func:`a2a.runtime.worker.sweep_job`); the number of tasks deleted."""
     rules = policy()
     return sum(sweep_store(store, rules).total for store in task_stores_in_use()) if rules else 0
-
-
-# The Tasks framework's workers import "a2a.runtime.retention.sweep_job" and need a Task there.
-with contextlib.suppress(ExecutorError):
-    sweep_job = tasks_api().task(backend=queue_alias())(sweep_job)
 
 
 async def _io(store: TaskStore, function: Any, *args: Any) -> Any:
