@@ -155,6 +155,31 @@ def test_a_task_that_changed_since_it_was_read_stays(store):
     assert [t["id"] for t in delete_tasks(store, [store.get("resumed")])] == ["resumed"]
 
 
+def test_the_default_delete_many_compares_versions():
+    from stores.base import TaskStore
+    from stores.memory import MemoryTaskStore
+
+    store = MemoryTaskStore()
+    store.save(make_task("a"))
+    store.save(make_task("b"))
+    moved_on = {**make_task("b"), "_version": 2}  # read before the version the store holds
+    assert TaskStore.delete_many(store, [make_task("a"), moved_on, make_task("missing")]) == ["a"]
+    assert ids(store) == {"b"}
+
+
+def test_the_orm_store_without_returning(monkeypatch):
+    from stores.orm import OrmTaskStore
+
+    monkeypatch.setattr("stores.orm._returns_rows", lambda connection: False)  # SQLite before 3.35
+    store = OrmTaskStore()
+    store.save(make_task("old", age=40 * DAY))
+    store.save(make_task("moved", age=40 * DAY))
+    store.push_configs.save_push_config({"taskId": "old", "id": "hook", "url": "https://hooks.example.com/a"})
+    moved_on = {**make_task("moved"), "_version": 2}
+    assert [t["id"] for t in delete_tasks(store, [make_task("old"), moved_on])] == ["old"]
+    assert ids(store) == {"moved"} and store.push_configs.list_push_configs("old") == []
+
+
 def test_batches_are_bounded_and_a_dry_run_deletes_nothing(store, monkeypatch):
     monkeypatch.setattr("stores.orm._DELETE_CHUNK", 3)  # several DELETE statements in one batch
     for i in range(23):
