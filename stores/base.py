@@ -39,6 +39,7 @@ fields of a task a store reads), :mod:`stores.scope` (owner, tenant, scope key),
 from __future__ import annotations
 
 import asyncio
+import builtins
 import datetime as dt
 import logging
 import threading
@@ -48,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from stores.cursors import decode_cursor
+from stores.fields import task_updated_at, task_version
 from stores.push_configs import MemoryPushConfigStore, PushConfigKeeper, PushConfigStore, TaskStorePushConfigs
 
 if TYPE_CHECKING:
@@ -220,6 +222,36 @@ class TaskStore(ABC):
                 token = page.next_page_token
                 if not token:
                     break
+
+    def scan_older(self, state: str, before: dt.datetime) -> Iterator[Task]:
+        """Every task in ``state`` whose status last changed before ``before``, in no set
+        order (retention, :mod:`stores.retention`); read as it is consumed, so the caller
+        may delete what it was given before asking for more. The default pages through
+        :meth:`list` (newest first, skipping the newer ones); the ORM store reads an index range."""
+        token: str | None = None
+        while True:
+            page = self.list(TaskQuery(state=state, page_size=MAX_PAGE_SIZE, page_token=token))
+            for task in page.tasks:
+                when = task_updated_at(task)
+                if when is not None and when < before:
+                    yield task
+            token = page.next_page_token
+            if not token:
+                return
+
+    def delete_many(self, tasks: Collection[Task]) -> builtins.list[str]:
+        """Delete each of ``tasks`` (as read) with its push configs, unless it changed
+        since (its stored ``_version`` is another: a follow-up resumed it, staff kept
+        it); the ids deleted. The default reads each and calls :meth:`delete` (a change
+        between the two is not seen); the built-in stores compare and delete atomically.
+        Call it through :func:`stores.retention.delete_tasks`, which sends the signal
+        the rest of what goes with a task listens to."""
+        gone = []
+        for task in tasks:
+            current = self.get(task["id"])
+            if current is not None and task_version(current) == task_version(task) and self.delete(task["id"]):
+                gone.append(task["id"])
+        return gone
 
     async def aget(self, task_id: str) -> Task | None:
         return await asyncio.to_thread(self.get, task_id)

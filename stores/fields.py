@@ -4,9 +4,13 @@ task of any shape (a default for a missing or mistyped field), never raising."""
 
 from __future__ import annotations
 
-from typing import Any
+import datetime as dt
+from typing import TYPE_CHECKING, Any
 
-from stores.base import Task
+from stores.timestamps import parse_timestamp
+
+if TYPE_CHECKING:  # stores.base reads a task's fields through this module
+    from stores.base import Task
 
 
 def check_task(task: Any) -> str:
@@ -36,6 +40,14 @@ def task_updated(task: Task) -> str:
     status = task.get("status")
     ts = status.get("timestamp") if isinstance(status, dict) else None
     return ts if isinstance(ts, str) else ""
+
+
+def task_updated_at(task: Task) -> dt.datetime | None:
+    """:func:`task_updated` as a datetime (None when missing or not a timestamp)."""
+    try:
+        return parse_timestamp(task_updated(task))
+    except ValueError:
+        return None
 
 
 #: The task metadata key under which a task lists the remote tasks its handler started

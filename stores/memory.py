@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
 import threading
+from collections.abc import Collection
 
 import orjson
 
@@ -63,6 +65,21 @@ class MemoryTaskStore(TaskStore):
             found = self._tasks.pop(task_id, None) is not None
         self.push_configs.delete_task_push_configs(task_id)
         return found
+
+    def delete_many(self, tasks: Collection[Task]) -> builtins.list[str]:
+        """Each task unchanged since it was read, under the lock (one task at a time)."""
+        gone = []
+        for task in tasks:
+            task_id = task["id"]
+            with self._lock:
+                if task_id not in self._tasks or self._versions.get(task_id) != task_version(task):
+                    continue
+                self._versions.pop(task_id, None)
+                self._index.remove(task_id)
+                del self._tasks[task_id]
+            self.push_configs.delete_task_push_configs(task_id)
+            gone.append(task_id)
+        return gone
 
     # Dict operations never block: answer on the event loop without a thread hop.
     async def aget(self, task_id: str) -> Task | None:

@@ -7,7 +7,7 @@ import contextlib
 import datetime as dt
 import logging
 import select
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 from django.core.checks import CheckMessage, Error, Warning
@@ -15,7 +15,7 @@ from django.db import DatabaseError, IntegrityError, InterfaceError, Operational
 from django.db.migrations.executor import MigrationExecutor
 from django.db.models import Q
 
-from stores.base import StaleTaskError, StoreUnavailable, Task, TaskPage, TaskQuery, TaskStore
+from stores.base import MAX_PAGE_SIZE, StaleTaskError, StoreUnavailable, Task, TaskPage, TaskQuery, TaskStore
 from stores.cursors import cursor_total, decode_cursor, encode_cursor
 from stores.durability import acknowledged
 from stores.fields import check_task, task_state, task_updated, task_version
@@ -82,6 +82,9 @@ def _returns_rows(connection: Any) -> bool:
         return True
     return connection.vendor == "sqlite" and connection.Database.sqlite_version_info >= (3, 35)
 
+
+#: Ids in one ``DELETE ... IN (...)`` (under every database's limit of parameters).
+_DELETE_CHUNK = 500
 
 #: The SQL that turns ``synchronous_commit`` off for the current transaction (PostgreSQL).
 RELAXED_COMMIT = "set_config('synchronous_commit', 'off', true)"
@@ -374,6 +377,57 @@ class OrmTaskStore(TaskStore):
             deleted, _ = self.objects.filter(pk=task_id).delete()
             self.push_configs.delete_task_push_configs(task_id)
         return bool(deleted)
+
+    def scan_older(self, state: str, before: dt.datetime) -> Iterator[Task]:
+        """An index range (``stores_task_state_idx``), oldest first, a page of 100 rows
+        at a time after the last one read (rows deleted meanwhile are simply gone)."""
+        after: tuple[dt.datetime, str] | None = None
+        while True:
+            rows = self.objects.filter(state=state, updated_at__lt=before)
+            if after is not None:
+                rows = rows.filter(Q(updated_at__gt=after[0]) | Q(updated_at=after[0], id__gt=after[1]))
+            page = list(rows.order_by("updated_at", "id").values_list("task", "updated_at", "id")[:MAX_PAGE_SIZE])
+            yield from (task for task, _, _ in page if isinstance(task, dict))
+            if len(page) < MAX_PAGE_SIZE:
+                return
+            after = (page[-1][1], page[-1][2])
+
+    def delete_many(self, tasks: Collection[Task]) -> builtins.list[str]:
+        """The rows still at the version read, with their push configs' rows: one
+        transaction of one ``DELETE`` per version among them (and one for the configs)."""
+        by_version: dict[int, builtins.list[str]] = {}
+        for task in tasks:
+            by_version.setdefault(task_version(task), []).append(task["id"])
+        gone: builtins.list[str] = []
+        with transaction.atomic(using=self.using):
+            connection = self._connection()
+            for version, ids in by_version.items():
+                for start in range(0, len(ids), _DELETE_CHUNK):
+                    gone += self._delete_rows(connection, ids[start : start + _DELETE_CHUNK], version)
+            for start in range(0, len(gone), _DELETE_CHUNK):
+                PushConfigRecord.objects.using(self.using).filter(
+                    task_id__in=gone[start : start + _DELETE_CHUNK]
+                ).delete()
+        return gone
+
+    def _delete_rows(self, connection: Any, ids: builtins.list[str], version: int) -> builtins.list[str]:
+        """``DELETE ... WHERE id IN (...) AND version = %s``: the ids deleted (a row saved
+        before the version column existed has 0 there: its task's version is not compared)."""
+        rows = self.objects.filter(pk__in=ids).filter(Q(version=version) | Q(version=0))
+        if not _returns_rows(connection):
+            found = list(rows.values_list("id", flat=True))
+            self.objects.filter(pk__in=found).delete()
+            return found
+        qn = connection.ops.quote_name
+        meta = TaskRecord._meta
+        version_column = qn(meta.get_field("version").column)
+        sql = (
+            f"DELETE FROM {qn(meta.db_table)} WHERE {qn(meta.pk.column)} IN ({', '.join(['%s'] * len(ids))}) "
+            f"AND {version_column} IN (%s, 0) RETURNING {qn(meta.pk.column)}"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*ids, version])
+            return [task_id for (task_id,) in cursor.fetchall()]
 
     def check(self, *, databases: Collection[str] | None = None) -> builtins.list[CheckMessage]:
         """With ``databases`` naming this store's database (the server's start-up checks,

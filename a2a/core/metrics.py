@@ -38,3 +38,11 @@ LLM_TOKENS = Counter(
     "Tokens the model endpoint reported, by kind (input, output) and the agent asking.",
     ["kind", "agent"],
 )
+RETENTION_DELETED = Counter(
+    "a2a_retention_deleted_tasks",
+    "Tasks a retention sweep or `a2a_tasks prune` deleted, by the state they were in and their agent.",
+    ["state", "agent"],
+)
+RETENTION_SECONDS = Histogram(
+    "a2a_retention_sweep_seconds", "Seconds one retention sweep of one store took.", buckets=_BUCKETS
+)

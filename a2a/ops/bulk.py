@@ -6,7 +6,6 @@ lines; copy between stores."""
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,32 +16,17 @@ from a2a.conf import a2a_settings
 from a2a.core import leases
 from a2a.core.lifecycle import is_terminal, transition_sync
 from a2a.protocol.model import agent_message, set_status
+from a2a.runtime import retention
 from a2a.runtime.runner import get_runner
 from stores.base import MAX_PAGE_SIZE, STATES, TERMINAL_STATES, Task, TaskQuery, TaskStore
-from stores.fields import check_task, task_state, task_updated
+from stores.fields import check_task, task_state, task_updated, task_updated_at
+from stores.retention import Policy
+from stores.retention import parse_age as parse_age  # where the commands and tests have it
 from stores.scope import agent_name
-from stores.timestamps import format_timestamp, parse_timestamp
+from stores.timestamps import format_timestamp
 
 #: States a task can be stale in: started or waiting to start, and not heard of since.
 STALE_STATES = ("submitted", "working")
-_AGE = re.compile(r"(\d+(?:\.\d+)?)\s*(w|d|h|m|s)", re.IGNORECASE)
-_UNIT_SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
-
-
-def parse_age(text: str) -> dt.timedelta:
-    """``"30d"``, ``"12h"``, ``"90m"``, ``"45s"``, ``"2w"``, ``"1h30m"`` -> a timedelta;
-    ValueError for anything else."""
-    compact = text.strip().replace(" ", "")
-    if not compact or _AGE.sub("", compact):
-        raise ValueError(f"{text!r} is not an age: use a number and a unit, e.g. 30d, 12h, 90m, 45s, 2w or 1h30m")
-    return dt.timedelta(seconds=sum(float(n) * _UNIT_SECONDS[u.lower()] for n, u in _AGE.findall(compact)))
-
-
-def updated_at(task: Task) -> dt.datetime | None:
-    try:
-        return parse_timestamp(task_updated(task))
-    except ValueError:
-        return None
 
 
 @dataclass(frozen=True)
@@ -81,7 +65,7 @@ class Selection:
         if self.agent is not None and agent_name(task) != self.agent:
             return False
         if self.older_than is not None:
-            when = updated_at(task)
+            when = task_updated_at(task)
             if when is None or when >= self.now - self.older_than:
                 return False
         return True
@@ -133,7 +117,7 @@ def fail_stale(
     cutoff = (now or dt.datetime.now(dt.UTC)) - older_than
 
     def change(task: Task) -> Task | None:
-        when = updated_at(task)
+        when = task_updated_at(task)
         if task_state(task) not in STALE_STATES or (when is not None and when >= cutoff):
             return None
         if leases.lease_of(task) is not None and not leases.is_expired(task):
@@ -227,3 +211,11 @@ class AdminActions:
     @staticmethod
     def stale_after() -> dt.timedelta:
         return dt.timedelta(seconds=a2a_settings.STALE_AFTER)
+
+    @staticmethod
+    def retention() -> Policy:
+        """``A2A_RETENTION`` (an empty policy when it is not one: ``a2a.E130`` says why)."""
+        try:
+            return retention.policy()
+        except ValueError:
+            return Policy()

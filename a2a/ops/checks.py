@@ -36,6 +36,7 @@ from a2a.service import card
 from a2a.setting import SettingError
 from stores.backends import get_task_store, own_check, task_stores
 from stores.base import MAX_PAGE_SIZE
+from stores.retention import Policy
 
 Messages = list[CheckMessage]
 
@@ -554,3 +555,20 @@ def describe(errors: list[CheckMessage]) -> str:
         + "\n".join(lines)
         + f"\n\nSystem check identified {count} issue{'' if count == 1 else 's'}. The server does not start."
     )
+
+
+@concern("A2A_RETENTION", "A2A_RETENTION_INTERVAL", "A2A_RETENTION_BATCH")
+def check_retention() -> Messages:
+    """``a2a.E130``: ``A2A_RETENTION`` names a state a policy cannot name, or an age
+    that is not one (a sweep would otherwise fail in every process, every interval)."""
+    try:
+        Policy.from_setting(a2a_settings.RETENTION)
+    except ValueError as exc:
+        return [
+            Error(
+                f"A2A_RETENTION {exc}.",
+                hint='e.g. A2A_RETENTION = {"completed": "30d", "failed": "7d", "input-required": "90d"}',
+                id="a2a.E130",
+            )
+        ]
+    return []

@@ -21,6 +21,8 @@ Metrics (Prometheus, via ``prometheus_client``), served at ``/metrics``:
 - ``a2a_runner_active_tasks``: tasks this process is fulfilling or has queued;
 - ``a2a_llm_requests_total{outcome}``, ``a2a_llm_request_seconds``,
   ``a2a_llm_tokens_total{kind}``: the model-backed handler's calls.
+- ``a2a_retention_deleted_tasks_total{state,agent}``: tasks retention (or ``a2a_tasks
+  prune``) deleted; ``a2a_retention_sweep_seconds``: how long each store's sweep took.
 
 Under several worker processes, set ``PROMETHEUS_MULTIPROC_DIR`` (see
 prometheus_client's multiprocess mode) and ``/metrics`` aggregates them.

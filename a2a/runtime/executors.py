@@ -23,9 +23,11 @@ is a compare-and-swap from ``submitted`` to ``working``, so exactly one job runs
 from __future__ import annotations
 
 import asyncio
+from importlib import import_module
 from typing import Any, Protocol
 
 from django.core.checks import CheckMessage
+from django.core.exceptions import ImproperlyConfigured
 
 from a2a.conf import a2a_settings
 from stores.backends import BackendHandler
@@ -89,6 +91,36 @@ class Executors(BackendHandler[Executor]):
 
 #: The handler of ``A2A_EXECUTOR``.
 executors = Executors()
+
+
+class ExecutorError(ValueError):
+    """The queue ``A2A_EXECUTOR`` names cannot be used."""
+
+
+def tasks_api() -> Any:
+    """The Tasks framework module: ``django.tasks`` (Django 6+) or the ``django_tasks``
+    backport (Django 5.2); ExecutorError naming the package when neither is installed."""
+    try:
+        import django.tasks as api  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        try:
+            import django_tasks as api  # type: ignore[import-not-found,no-redef,unused-ignore]
+        except ImportError:
+            raise ExecutorError(
+                'A2A_EXECUTOR = "tasks" needs Django\'s Tasks framework: Django 6, or on Django 5.2 '
+                'the backport (pip install "django-a2a-agent[tasks]")'
+            ) from None
+    import_module(f"{api.__name__}.signals")  # its handler of a changed TASKS setting (tests)
+    return api
+
+
+def queue_alias() -> str:
+    """The ``TASKS`` alias ``A2A_EXECUTOR`` names ("default" for any other executor)."""
+    try:
+        path, options = executors.parse(a2a_settings.EXECUTOR)
+    except ImproperlyConfigured:
+        return "default"
+    return str(options.get("backend", "default")) if path.endswith(".TasksExecutor") else "default"
 
 
 def get_executor() -> Executor:

@@ -59,6 +59,7 @@ from a2a.core.leases import (
     taken_over,
 )
 from a2a.protocol.model import agent_message, set_status
+from a2a.runtime import retention
 from a2a.runtime.executors import Submits, get_executor
 from stores.base import Task, TaskStore
 from stores.fields import task_state
@@ -161,7 +162,17 @@ def _settle(store: TaskStore, task_id: str, now: dt.datetime, *, runner: Runs | 
 async def maintain(runner: Runs) -> None:
     """Run for the life of ``runner``'s loop: reap once now, renew the leases of the
     runner's tasks every third of the lease, reap every ``A2A_LEASE_CHECK_INTERVAL``.
-    Every distinct store of the agents' tasks is reaped; each task is renewed in its agent's."""
+    Every distinct store of the agents' tasks is reaped; each task is renewed in its agent's.
+    Retention sweeps (:func:`a2a.runtime.retention.keep_sweeping`) run beside, as a task
+    of their own: a long sweep never delays a renewal."""
+    sweeping = asyncio.ensure_future(retention.keep_sweeping())
+    try:
+        await _maintain(runner)
+    finally:
+        sweeping.cancel()
+
+
+async def _maintain(runner: Runs) -> None:
     next_check = 0.0
     while True:
         try:

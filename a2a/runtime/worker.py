@@ -21,42 +21,20 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from importlib import import_module
 from typing import Any
 
 from django.core.checks import CheckMessage, Error, Warning
-from django.core.exceptions import ImproperlyConfigured
 from django.db import connections
 
 from a2a.agents import DEFAULT_AGENT
 from a2a.conf import a2a_settings
-from a2a.runtime.executors import Executor, Submits, executors
+from a2a.runtime import retention
+from a2a.runtime.executors import Executor, ExecutorError, Submits, queue_alias, tasks_api
 from a2a.runtime.runner import get_runner
 from stores.orm import refresh_connection
 
 #: The import path of the job function the worker processes run.
 JOB_PATH = "a2a.runtime.worker.fulfil"
-
-
-class ExecutorError(ValueError):
-    """The queue ``A2A_EXECUTOR`` names cannot be used."""
-
-
-def tasks_api() -> Any:
-    """The Tasks framework module: ``django.tasks`` (Django 6+) or the ``django_tasks``
-    backport (Django 5.2); ExecutorError naming the package when neither is installed."""
-    try:
-        import django.tasks as api  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        try:
-            import django_tasks as api  # type: ignore[import-not-found,no-redef,unused-ignore]
-        except ImportError:
-            raise ExecutorError(
-                'A2A_EXECUTOR = "tasks" needs Django\'s Tasks framework: Django 6, or on Django 5.2 '
-                'the backport (pip install "django-a2a-agent[tasks]")'
-            ) from None
-    import_module(f"{api.__name__}.signals")  # its handler of a changed TASKS setting (tests)
-    return api
 
 
 _slots: threading.BoundedSemaphore | None = None
@@ -69,15 +47,6 @@ def _free_slot() -> threading.BoundedSemaphore:
         if _slots is None:
             _slots = threading.BoundedSemaphore(a2a_settings.WORKERS)
         return _slots
-
-
-def _alias() -> str:
-    """The ``TASKS`` alias ``A2A_EXECUTOR`` names ("default" for any other executor)."""
-    try:
-        path, options = executors.parse(a2a_settings.EXECUTOR)
-    except ImproperlyConfigured:
-        return "default"
-    return str(options.get("backend", "default")) if path.endswith(".TasksExecutor") else "default"
 
 
 def fulfil(task_id: str, agent: str = "") -> str:
@@ -97,7 +66,17 @@ def fulfil(task_id: str, agent: str = "") -> str:
 # The Tasks framework's job: its workers import "a2a.runtime.worker.fulfil" and need a Task there.
 # Without the framework installed, A2A_EXECUTOR = "tasks" cannot be used (a2a.E070 says so).
 with contextlib.suppress(ExecutorError):
-    fulfil = tasks_api().task(backend=_alias())(fulfil)
+    fulfil = tasks_api().task(backend=queue_alias())(fulfil)
+
+
+def sweep_job() -> int:
+    """A retention sweep of every store in use (:func:`a2a.runtime.retention.sweep_once`),
+    as a job a queue deployment enqueues from a scheduler (``sweep_job.enqueue()``)."""
+    return retention.sweep_once()
+
+
+with contextlib.suppress(ExecutorError):
+    sweep_job = tasks_api().task(backend=queue_alias())(sweep_job)
 
 
 def job() -> Any:

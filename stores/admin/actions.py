@@ -27,6 +27,7 @@ from django.utils.http import content_disposition_header, url_has_allowed_host_a
 
 from stores.backends import get_task_store
 from stores.base import Task, TaskStore
+from stores.retention import Policy, delete_tasks, set_kept
 
 #: The logger of the admin's changes (named after the package: the name the docs give).
 logger = logging.getLogger("stores.admin")
@@ -43,6 +44,8 @@ class TaskActions(Protocol):
 
     def stale_after(self) -> dt.timedelta: ...
 
+    def retention(self) -> Policy: ...
+
 
 _task_actions: TaskActions | None = None
 
@@ -51,6 +54,11 @@ def register_task_actions(actions: TaskActions) -> None:
     """Give the admin the state changes its cancel and fail-stale actions make."""
     global _task_actions
     _task_actions = actions
+
+
+def retention_policy() -> Policy:
+    """The registered ``A2A_RETENTION`` policy (an empty one without the ``a2a`` app: nothing expires)."""
+    return _task_actions.retention() if _task_actions is not None else Policy()
 
 
 def task_actions() -> TaskActions:
@@ -75,6 +83,8 @@ class TaskActionsMixin:
         "cancel_tasks": ("Cancel selected tasks", "cancel"),
         "fail_stale_tasks": ("Fail selected stale tasks (no progress for A2A_STALE_AFTER)", "cancel"),
         "delete_tasks": ("Delete selected tasks", "remove"),
+        "keep_tasks": ("Keep selected tasks (they never expire)", "cancel"),
+        "release_tasks": ("Let selected tasks expire (A2A_RETENTION)", "cancel"),
         "export_tasks": ("Export selected tasks (JSON lines)", "view"),
     }
 
@@ -135,6 +145,14 @@ class TaskActionsMixin:
     @admin.action(description=ACTIONS["delete_tasks"][0], permissions=["remove"])
     def delete_tasks(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
         return self._delete_tasks(request, self._ids(queryset))
+
+    @admin.action(description=ACTIONS["keep_tasks"][0], permissions=["cancel"])
+    def keep_tasks(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        return self._keep_tasks(request, self._ids(queryset))
+
+    @admin.action(description=ACTIONS["release_tasks"][0], permissions=["cancel"])
+    def release_tasks(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        return self._release_tasks(request, self._ids(queryset))
 
     @admin.action(description=ACTIONS["export_tasks"][0], permissions=["view"])
     def export_tasks(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse:
@@ -215,10 +233,27 @@ class TaskActionsMixin:
                 "changelist_url": reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist"),
             }
             return TemplateResponse(request, "admin/stores/task_delete_confirmation.html", context)
-        deleted = [task_id for task_id in ids if store.delete(task_id)]
+        found = [task for task in map(store.get, ids) if task is not None]
+        deleted = [task["id"] for task in delete_tasks(store, found)]
+        changed = [t["id"] for t in found if t["id"] not in deleted]
+        missing = [i for i in ids if i not in deleted and i not in changed]
         self._log(request, deleted, DELETION, "Deleted")
-        self._report(request, "Deleted", deleted, {"not found": [i for i in ids if i not in deleted]})
+        self._report(request, "Deleted", deleted, {"changed meanwhile": changed, "not found": missing})
         return None
+
+    def _keep_tasks(self, request: HttpRequest, ids: list[str]) -> HttpResponse | None:
+        return self._set_kept(request, ids, True)
+
+    def _release_tasks(self, request: HttpRequest, ids: list[str]) -> HttpResponse | None:
+        return self._set_kept(request, ids, False)
+
+    def _set_kept(self, request: HttpRequest, ids: list[str], keep: bool) -> HttpResponse | None:
+        store = get_task_store()
+        done = [task_id for task_id in ids if set_kept(store, task_id, keep) is not None]
+        verb = "Kept" if keep else "Let expire"
+        self._log(request, done, CHANGE, "Kept (never expires)" if keep else "Let expire (A2A_RETENTION)")
+        self._report(request, verb, done, {"not found": [i for i in ids if i not in done]})
+        return self._back(request)
 
     def _export_tasks(self, request: HttpRequest, ids: list[str]) -> HttpResponse:
         store = get_task_store()

@@ -18,8 +18,9 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 from stores.admin import search
+from stores.admin.actions import retention_policy
 from stores.admin.agents import split_search
-from stores.admin.display import preview_html, relative_time, state_badge, task_when, updated_text
+from stores.admin.display import expires_html, preview_html, relative_time, state_badge, task_when, updated_text
 from stores.admin.filters import TaskFilter
 from stores.base import MAX_PAGE_SIZE, Task, TaskPage, TaskStore
 from stores.fields import task_state
@@ -49,6 +50,7 @@ class StoreChangeList:
         #: The filters' values in use, by parameter: the state of the page its links keep.
         self.params = {spec.parameter_name: value for spec in self.filter_specs if (value := spec.value())}
         self.found = self._find() if store is not None else search.Found("", TaskPage(tasks=[]))
+        self.policy = retention_policy()
 
     def _filters(self, request: HttpRequest) -> list[TaskFilter]:
         values = {name: request.GET.get(name, "").strip() for name in request.GET if name not in ("q", "page_token")}
@@ -105,6 +107,7 @@ class StoreChangeList:
             "owner": task_owner(task),
             "updated": updated_text(task),
             "updated_ago": relative_time(task_when(task)),
+            "expires": expires_html(task, self.policy),
         }
 
     def context(self) -> dict[str, Any]:

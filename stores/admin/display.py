@@ -14,10 +14,11 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
-from django.utils.timesince import timesince
+from django.utils.timesince import timesince, timeuntil
 
 from stores.base import STATES, Task
 from stores.fields import task_updated
+from stores.retention import Policy, kept
 from stores.timestamps import parse_timestamp
 
 #: Builds the URL that downloads an inline (base64) file part: (section, item, part) -> URL.
@@ -158,6 +159,20 @@ def relative_time(when: dt.datetime | None) -> SafeString:
     else:
         text = f"{timesince(when, depth=1)} ago"
     return format_html('<time datetime="{}" title="{}">{}</time>', when.isoformat(), format_when(when), text)
+
+
+def expires_html(task: Task, policy: Policy) -> SafeString:
+    """When the task expires under ``policy`` (``in 29 days``; ``due`` once past: the next
+    sweep deletes it unless its context keeps it), ``kept`` or ``never``."""
+    if kept(task):
+        return mark_safe('<span title="Kept by staff: it never expires">kept</span>')
+    when = policy.expires(task)
+    if when is None:
+        return mark_safe('<span title="A2A_RETENTION keeps tasks in this state forever">never</span>')
+    seconds = (when - timezone.now()).total_seconds()
+    text = f"in {timeuntil(when, depth=1)}" if seconds >= 60 else "due"
+    title = f"{format_when(when)}, or later while its context has a task that has not expired"
+    return format_html('<time datetime="{}" title="{}">{}</time>', when.isoformat(), title, text)
 
 
 def _message_text(message: Any) -> str:

@@ -19,11 +19,19 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from stores.admin import dashboard
-from stores.admin.actions import TaskActionsMixin
+from stores.admin.actions import TaskActionsMixin, retention_policy
 from stores.admin.agents import orm_agent_condition, split_search
 from stores.admin.changelist import StoreChangeList
 from stores.admin.detail import TaskDetailMixin
-from stores.admin.display import format_when, preview_html, relative_time, render_entries, state_badge, task_sections
+from stores.admin.display import (
+    expires_html,
+    format_when,
+    preview_html,
+    relative_time,
+    render_entries,
+    state_badge,
+    task_sections,
+)
 from stores.admin.filters import TASK_FILTERS
 from stores.admin.search import SEARCH_HELP, orm_text_search
 from stores.admin.source import configured_store, orm_configured, store_or_error
@@ -46,13 +54,13 @@ class TaskRecordAdmin(TaskActionsMixin, TaskDetailMixin, admin.ModelAdmin):
     that is not the ORM one).
     """
 
-    list_display = ("id", "state_badge", "preview", "context_link", "updated")
+    list_display = ("id", "state_badge", "preview", "context_link", "updated", "expires")
     list_filter = TASK_FILTERS
     search_fields = ("id",)  # shows the search box; the search is get_search_results
     search_help_text = SEARCH_HELP
     ordering = ("-updated_at", "-id")
     list_per_page = 50
-    actions = ("cancel_tasks", "fail_stale_tasks", "delete_tasks", "export_tasks")
+    actions = ("cancel_tasks", "fail_stale_tasks", "delete_tasks", "keep_tasks", "release_tasks", "export_tasks")
     change_list_template = "admin/stores/taskrecord_change_list.html"
     fields = (
         "id",
@@ -218,6 +226,10 @@ class TaskRecordAdmin(TaskActionsMixin, TaskDetailMixin, admin.ModelAdmin):
     @admin.display(description="Updated", ordering="updated_at")
     def updated(self, obj: TaskRecord) -> SafeString:
         return relative_time(obj.updated_at)
+
+    @admin.display(description="Expires")
+    def expires(self, obj: TaskRecord) -> SafeString:
+        return expires_html(obj.task if isinstance(obj.task, dict) else {}, retention_policy())
 
     @admin.display(description="Status message")
     def status_message(self, obj: TaskRecord) -> SafeString:

@@ -280,12 +280,23 @@ class FileTaskStore(TaskStore):
     def delete(self, task_id: str) -> bool:
         """Remove the task's file and its push notification configs; True when there was
         a task. A damaged file is left for repair, with the configs."""
+        return self._delete(task_id)
+
+    def delete_many(self, tasks: Collection[Task]) -> builtins.list[str]:
+        """Each task unchanged since it was read, under its lock (one task at a time)."""
+        return [task["id"] for task in tasks if self._delete(task["id"], task_version(task))]
+
+    def _delete(self, task_id: str, version: int | None = None) -> bool:
+        """:meth:`delete`; with ``version``, only when the task is still at that version."""
         if not isinstance(task_id, str) or not task_id:
             return False
         self.open()
         path = self.path(task_id)
         with self.lock(path.stem):
-            found = self._read(path, task_id) is not None
+            current = self._read(path, task_id)
+            if current is not None and version is not None and task_version(current) != version:
+                return False
+            found = current is not None
             if found:
                 try:
                     os.unlink(path)

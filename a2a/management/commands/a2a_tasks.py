@@ -13,6 +13,7 @@ works on one agent's tasks (``A2A_AGENTS``; ``default`` for the single-agent set
     manage.py a2a_tasks cancel <id> [<id> ...]
     manage.py a2a_tasks fail-stale --older-than 2h --dry-run
     manage.py a2a_tasks prune --older-than 30d --state completed
+    manage.py a2a_tasks prune                          # what A2A_RETENTION says has expired
     manage.py a2a_tasks export --state completed -o tasks.jsonl
     manage.py a2a_tasks import tasks.jsonl            # or a toolnexus task directory
     manage.py a2a_tasks copy --from file:./tasks --to orm [--move]
@@ -39,9 +40,12 @@ from a2a.agents import Agent, UnknownAgent, get_agent
 from a2a.conf import a2a_settings
 from a2a.handlers.llm import parts_text
 from a2a.ops import bulk as maintenance
+from a2a.runtime.retention import policy as retention_policy
+from a2a.runtime.retention import sweep_store
 from stores.backends import get_task_store, resolve_store
 from stores.base import STATES, TERMINAL_STATES, Task, TaskStore
 from stores.file import FileTaskStore
+from stores.retention import Policy
 from stores.scope import agent_name
 from stores.timestamps import parse_timestamp
 
@@ -95,8 +99,14 @@ class Command(BaseCommand):
         p.add_argument("--dry-run", action="store_true", help="only list what would be failed")
         _progress(p)
 
-        p = command("prune", "Delete old tasks (finished ones unless --state says otherwise).")
-        _selection(p, states_help="only tasks in this state (repeatable; default: the terminal states)")
+        p = command(
+            "prune",
+            "Delete old tasks: with --older-than, finished ones unless --state says otherwise; without it, "
+            "what A2A_RETENTION says has expired.",
+        )
+        _selection(
+            p, states_help="only tasks in this state (repeatable; default: the terminal states, or the policy's)"
+        )
         p.add_argument("--dry-run", action="store_true", help="only count what would be deleted")
         _progress(p)
 
@@ -282,21 +292,45 @@ class Command(BaseCommand):
         self.done(f"{tally.summary(verb, 'stale task')} (not updated for {older})", started)
 
     def do_prune(self, store: str | None, dry_run: bool, **options: Any) -> None:
-        if not options.get("older_than"):
-            raise CommandError("prune needs --older-than (e.g. --older-than 30d).")
+        """Delete what ``--older-than`` (in ``--state``, default the terminal states) selects,
+        task by task; without it, what ``A2A_RETENTION`` says has expired, whole contexts
+        (the sweep every server process runs: :mod:`a2a.runtime.retention`)."""
         target = self.store(store)
-        selection = self.selection(options, default_states=tuple(sorted(TERMINAL_STATES)))
+        older = age(options.get("older_than"))
+        if older is not None:
+            states = options.get("state") or sorted(TERMINAL_STATES)
+            rules, whole = Policy(dict.fromkeys(states, older)), False
+        else:
+            rules, whole = self.policy(options.get("state")), True
+        selection = self.selection(options)
         started = time.monotonic()
-        doomed = [t["id"] for t in selection.select(target)]
-        tally = maintenance.Tally()
-        with self.bar(len(doomed), "prune") as bar:
-            for task_id in doomed:
-                if dry_run or target.delete(task_id):
-                    tally.done += 1
-                else:
-                    tally.skipped += 1
-                bar.update()
+        with self.bar(None, "prune") as bar:
+            swept = sweep_store(
+                target,
+                rules,
+                now=selection.now,
+                dry_run=dry_run,
+                whole_contexts=whole,
+                select=selection.matches,
+                progress=lambda batch: bar.update(len(batch)),
+            )
+        tally = maintenance.Tally(done=swept.total, skipped=swept.spared)
         self.done(tally.summary("Would delete" if dry_run else "Deleted"), started)
+
+    def policy(self, states: list[str] | None) -> Policy:
+        """``A2A_RETENTION`` (only its ``states`` when given); CommandError when it keeps everything."""
+        try:
+            rules = retention_policy()
+        except ValueError as exc:
+            raise CommandError(f"A2A_RETENTION {exc}.") from None
+        if states:
+            rules = Policy({state: rules.ages[state] for state in states if state in rules.ages})
+        if not rules:
+            raise CommandError(
+                "prune needs --older-than (e.g. --older-than 30d), or an A2A_RETENTION policy "
+                "that lets tasks expire (in these states)."
+            )
+        return rules
 
     def do_export(self, store: str | None, output: str, **options: Any) -> None:
         target = self.store(store)
