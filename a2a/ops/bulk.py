@@ -19,7 +19,7 @@ from a2a.core.lifecycle import is_terminal, transition_sync
 from a2a.protocol.model import agent_message, set_status
 from a2a.runtime.runner import get_runner
 from stores.base import MAX_PAGE_SIZE, STATES, TERMINAL_STATES, Task, TaskQuery, TaskStore
-from stores.fields import check_task, task_state, task_updated
+from stores.fields import check_task, task_state, task_updated, without_event_log
 from stores.scope import agent_name
 from stores.timestamps import format_timestamp, parse_timestamp
 
@@ -153,7 +153,7 @@ def fail_stale(
 
 
 def to_json_line(task: Task) -> bytes:
-    return orjson.dumps(task) + b"\n"
+    return orjson.dumps(without_event_log(task)) + b"\n"
 
 
 @dataclass

@@ -17,7 +17,7 @@ from django.utils.text import Truncator
 from django.utils.timesince import timesince
 
 from stores.base import STATES, Task
-from stores.fields import task_updated
+from stores.fields import task_updated, without_event_log
 from stores.timestamps import parse_timestamp
 
 #: Builds the URL that downloads an inline (base64) file part: (section, item, part) -> URL.
@@ -113,7 +113,7 @@ def task_sections(task: Task, download: DownloadURL | None = None) -> dict[str, 
             _entry(m, "role", "messageId", download=links("history", i)) for i, m in enumerate(history or []) if m
         ],
         "metadata": pretty_json(task["metadata"]) if task.get("metadata") else "",
-        "task_json": pretty_json(task),
+        "task_json": pretty_json(without_event_log(task)),
     }
 
 
