@@ -324,3 +324,33 @@ def test_a_live_stream_behind_a_resync_takes_the_missed_events_from_the_log(scri
         timer.cancel()
         gate.unlink(missing_ok=True)
     assert [f.id for f in seen] == list(range(1, len(seen) + 1)) and len(seen) == 7
+
+
+def test_grpc_streams_carry_the_numbers_in_metadata_and_resume_after_last_event_id(settings):
+    """gRPC has no SSE id: an activating client reads each number from the event's
+    metadata and resumes with the ``last-event-id`` call metadata."""
+    pytest.importorskip("grpc")
+    from a2a.grpc import a2a_pb2 as pb
+    from tests.test_grpc import collect, run, send
+
+    settings.A2A_HANDLER = "tests.handlers.scripted"
+    activate = (("a2a-extensions", replay.URI),)
+
+    def seq(item: Any) -> int:
+        update = getattr(item, item.WhichOneof("payload"))
+        return int(update.metadata[replay.KEY]["seq"])
+
+    async def body(stub):
+        whole = await collect(stub.SendStreamingMessage(send("progress:one;artifact:first"), metadata=activate))
+        task_id = whole[0].task.id
+        resume = (*activate, ("last-event-id", "3"))
+        rest = await collect(stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task_id), metadata=resume))
+        return whole, rest
+
+    whole, rest = run(body)
+    assert [seq(i) for i in whole] == [1, 2, 3, 4, 5, 6]
+    assert [seq(i) for i in rest] == [4, 5, 6] and [i.WhichOneof("payload") for i in rest] == [
+        "artifact_update",
+        "artifact_update",
+        "status_update",
+    ]
