@@ -354,3 +354,20 @@ def test_grpc_streams_carry_the_numbers_in_metadata_and_resume_after_last_event_
         "artifact_update",
         "status_update",
     ]
+
+
+def test_a_client_that_missed_nothing_gets_a_stream_at_once_then_the_live_events(scripted, tmp_path):
+    gate = tmp_path / "gate"
+    message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": f"wait:{gate};progress:one"}]}
+    task = rpc10("SendMessage", {"message": message, "configuration": {"returnImmediately": True}})["result"]["task"]
+    from stores.backends import get_task_store
+    from tests.helpers import wait_for_state
+
+    seq = wait_for_state(get_task_store(), task["id"], {"working"})["_seq"]
+    timer = threading.Timer(1.5, gate.touch)  # after a keepalive period (1 s): the stream opened with nothing
+    timer.start()
+    try:
+        rest = _stream_in_process("SubscribeToTask", {"id": task["id"]}, {"Last-Event-ID": str(seq)})
+    finally:
+        timer.cancel()
+    assert [f.id for f in rest] == list(range(seq + 1, seq + 4)), rest  # one, the result, completed

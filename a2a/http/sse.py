@@ -26,6 +26,12 @@ def _data(payload: bytes, seq: int | None = None) -> bytes:
     return frame if seq is None else b"id: %d\n" % seq + frame
 
 
+def _frame(item: StreamItem, render: Callable[[StreamItem], bytes]) -> bytes:
+    """The SSE frame of ``item``: a comment for a keepalive (a resumed stream with nothing
+    to replay opens with one)."""
+    return b": keepalive\n\n" if item.kind == "keepalive" else _data(render(item), item.seq)
+
+
 async def error_stream(payload: bytes) -> SSE:
     """A stream of one ``data:`` frame, ``payload`` (an error raised before the first event)."""
     yield _data(payload)
@@ -42,9 +48,9 @@ async def sse_stream(
     frame; the operation is always closed, so a client that goes away leaves no
     subscription behind."""
     try:
-        yield _data(render(first), first.seq)
+        yield _frame(first, render)
         async for item in items:
-            yield b": keepalive\n\n" if item.kind == "keepalive" else _data(render(item), item.seq)
+            yield _frame(item, render)
     except Exception as exc:
         yield _data(render_error(client_error(exc, "a stream")))
     finally:

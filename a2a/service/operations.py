@@ -207,7 +207,7 @@ async def subscribe_to_task(params: GetParams, ctx: CallContext = INTERNAL) -> A
         await events.ready()
         with tracing.operation("SubscribeToTask", ctx, params.id):
             task = await load_task(params.id, ctx)
-        opening = _resumed(task, params.last_event_id)
+        opening = _resumed(task, params.last_event_id, params.history_length)
         if lifecycle.is_terminal(task) and opening in (None, []):
             raise UnsupportedOperationError(
                 f"Task {params.id} is {task_state(task)}; there is nothing left to subscribe to",
@@ -218,7 +218,7 @@ async def subscribe_to_task(params: GetParams, ctx: CallContext = INTERNAL) -> A
             yield item
 
 
-def _resumed(task: Task, last: int | None) -> list[StreamItem] | None:
+def _resumed(task: Task, last: int | None, history_length: int | None) -> list[StreamItem] | None:
     """What a stream resumed after event number ``last`` opens with (resumable streams):
     the logged events after it, or the gap marker and the whole task when the log no
     longer reaches back to it; None for a new stream (it opens with the task)."""
@@ -231,7 +231,7 @@ def _resumed(task: Task, last: int | None) -> list[StreamItem] | None:
         )
     logged = replay.after(task, last)
     if logged is None:
-        return replay.gap(task, last)
+        return replay.gap(with_history(task, history_length), last)
     return [replay.item(task, entry, TERMINAL_STATES) for entry in logged]
 
 
@@ -269,7 +269,8 @@ async def _follow(
     with the newer task when the log does not reach (see :func:`_catch_up`). With a
     cross-process event backend, an idle stream also looks at the store at each
     keepalive, so a lost last event cannot leave it hanging."""
-    first = [_snapshot_item(snapshot, history_length)] if opening is None else opening
+    # A resumed stream opens with what it missed (nothing: a keepalive, so that it starts now).
+    first = [_snapshot_item(snapshot, history_length)] if opening is None else opening or [StreamItem("keepalive")]
     for item in first:
         yield item
     if task_state(snapshot) in until or any(item.final for item in first):
