@@ -371,3 +371,15 @@ def test_a_client_that_missed_nothing_gets_a_stream_at_once_then_the_live_events
     finally:
         timer.cancel()
     assert [f.id for f in rest] == list(range(seq + 1, seq + 4)), rest  # one, the result, completed
+
+
+def test_v0_3_resubscribe_resumes_too(scripted):
+    task_id = _finished_task()[0].result["task"]["id"]
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tasks/resubscribe", "params": {"id": task_id}}
+    from tests.helpers import ASGI
+
+    response = ASGI.request("POST", "/a2a/", json=body, headers={"A2A-Version": "0.3", "Last-Event-ID": "7"})
+    lines = [line for line in response.text.splitlines() if line.startswith(("id: ", "data: "))]
+    results = [orjson.loads(line[6:])["result"] for line in lines if line.startswith("data: ")]
+    assert [line for line in lines if line.startswith("id: ")] == ["id: 8", "id: 9"]
+    assert [r["kind"] for r in results] == ["artifact-update", "status-update"] and results[-1]["final"] is True
