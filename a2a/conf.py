@@ -111,6 +111,21 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             min=0,
             doc="Streams send an SSE comment this often (seconds) while nothing happens, so proxies keep them open.",
         ),
+        "A2A_STREAM_REPLAY_EVENTS": Setting(
+            int,
+            100,
+            min=0,
+            doc="Stream events each task keeps for clients that reconnect (docs/extensions/resumable-streams.md): "
+            "the last this many, saved with the task. A client resuming from an older one gets the gap marker "
+            "and the whole task. 0 keeps none.",
+        ),
+        "A2A_STREAM_REPLAY_MAX_AGE": Setting(
+            float,
+            3600.0,
+            min=0,
+            doc="Seconds a kept stream event stays replayable (A2A_STREAM_REPLAY_EVENTS): an older one is dropped "
+            "at the task's next save and not replayed.",
+        ),
         "A2A_AUTHENTICATION_CLASSES": Setting(
             list,
             [],

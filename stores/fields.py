@@ -72,3 +72,23 @@ def task_delegations(task: Task) -> list[dict[str, str]]:
             entry["url"] = ""  # a link a person follows: never javascript: or the like
         found.append(entry)
     return found
+
+
+#: The task's stream sequence: the number of the last stream event it published
+#: (a2a.core.replay). Kept by every store as part of the task.
+EVENT_SEQ = "_seq"
+#: The task's bounded log of its last stream events (a2a.core.replay), saved with the
+#: transition that made them: what a reconnecting stream replays. Never rendered.
+EVENT_LOG = "_events"
+
+
+def task_seq(task: Task | None) -> int:
+    """The task's ``_seq`` (0 for None or a task saved without one)."""
+    seq = task.get(EVENT_SEQ, 0) if isinstance(task, dict) else 0
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
+
+
+def without_event_log(task: Task) -> Task:
+    """``task`` without its event log (a copy when it has one): what the admin and an
+    export show of it (the log repeats the task's statuses and artifacts)."""
+    return {k: v for k, v in task.items() if k != EVENT_LOG} if EVENT_LOG in task else task

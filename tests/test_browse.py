@@ -212,7 +212,7 @@ async def _the_stream_is_v1_sse(staff) -> None:
     assert response.status_code == 200
     assert response["Content-Type"] == "text/event-stream"
     body = b"".join([chunk async for chunk in response.streaming_content]).decode()
-    events = [json.loads(frame[len("data: ") :]) for frame in body.split("\n\n") if frame.startswith("data: ")]
+    events = [json.loads(line[len("data: ") :]) for line in body.splitlines() if line.startswith("data: ")]
     assert "task" in events[0]
     task_id = events[0]["task"]["id"]
     states = [e["statusUpdate"]["status"]["state"] for e in events if "statusUpdate" in e]

@@ -80,6 +80,9 @@ class TaskEvent:
     #: Set when ``task`` came without its artifacts (too big for the broker): their
     #: shape, see :func:`artifacts_shape`.
     partial: list[Any] | None = None
+    #: The numbered stream events this save made (:mod:`a2a.core.replay`); empty for
+    #: an event that does not say (a "sync" event, another version's process).
+    entries: tuple[dict[str, Any], ...] = ()
 
     @property
     def version(self) -> int:

@@ -10,7 +10,9 @@ two processes starting one task) never overwrite each other. A per-task lock in 
 process keeps this process's own transitions from even colliding.
 
 Each saved version carries ``_version`` (1, 2, ...), which streams use to tell what
-a snapshot already contains. The store stays the single source of truth: nothing here
+a snapshot already contains; each published one also numbers its stream events
+(``_seq``) and keeps them in the task's bounded log, in the same save
+(:mod:`a2a.core.replay`: resumable streams). The store stays the single source of truth: nothing here
 keeps a copy.
 
 The state machine (:data:`TRANSITIONS`) is enforced here for every change: a terminal
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import enum
 import json
 import logging
@@ -35,14 +38,14 @@ import time
 import zlib
 from collections.abc import Callable
 
-from a2a.core import leases, tracing
+from a2a.core import leases, replay, tracing
 from a2a.core.events import TaskEvent, bus
 from a2a.protocol import limits
 from a2a.protocol.errors import InternalError
 from a2a.protocol.model import Part, agent_message, set_status
 from stores.base import STATES, TERMINAL_STATES, StaleTaskError, StoreError, Task, TaskStore
 from stores.durability import not_an_acknowledgement
-from stores.fields import task_state, task_updated, task_version
+from stores.fields import EVENT_SEQ, task_state, task_updated, task_version
 from stores.timestamps import now_iso
 
 logger = logging.getLogger(__name__)
@@ -151,21 +154,27 @@ def transition_sync(
     version = 0
     for attempt in range(MAX_ATTEMPTS):
         with _lock_for(task_id):
-            new = _next_version(store, task_id, change)
-            if new is None:
+            found = _next_version(store, task_id, change)
+            if found is None:
                 return None
+            new, before_artifacts = found
             version = task_version(new) - 1
+            told = None
+            if publish:  # numbered, and kept in the task's log, in this very save
+                told = event(new) if event else TaskEvent(new)
+                told = dataclasses.replace(told, entries=replay.record(new, told, before_artifacts))
             if _save(store, new, cas=cas, durable=durable):
-                if publish:
-                    bus.publish(new, event(new) if event else None)
+                if told is not None:
+                    bus.publish(new, told)
                 return new
         if not store.nonblocking:  # back off a little (never on an event loop)
             time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
     raise StaleTaskError(task_id, version, None)  # lost the race MAX_ATTEMPTS times in a row
 
 
-def _next_version(store: TaskStore, task_id: str, change: Change) -> Task | None:
-    """``change`` applied to the task as stored, numbered as the version after it; None
+def _next_version(store: TaskStore, task_id: str, change: Change) -> tuple[Task, list] | None:
+    """``change`` applied to the task as stored, numbered as the version after it, and
+    the stored version's artifacts (what its stream events are told against); None
     when the task is missing, ``change`` declined, or the state machine forbids it."""
     with tracing.store("get", task_id):
         task = store.get(task_id)
@@ -173,6 +182,7 @@ def _next_version(store: TaskStore, task_id: str, change: Change) -> Task | None
         return None
     version = task_version(task)
     current = task_state(task)
+    before_artifacts = list(task.get("artifacts") or ())  # (a change may replace them in place)
     new = change(task)
     if new is None:
         return None
@@ -186,7 +196,7 @@ def _next_version(store: TaskStore, task_id: str, change: Change) -> Task | None
         )
         return None
     new["_version"] = version + 1
-    return new
+    return new, before_artifacts
 
 
 def _save(store: TaskStore, new: Task, *, cas: bool, durable: bool) -> bool:
@@ -263,6 +273,7 @@ async def create(store: TaskStore, task: Task, *, queued: bool = False, runs: in
 
 def _first_version(task: Task, *, queued: bool, runs: int) -> None:
     task["_version"] = 1
+    task[EVENT_SEQ] = 1  # the task as created: the first event of its streams
     task.setdefault("_created", task_updated(task) or now_iso())
     if task_state(task) in leases.LEASED_STATES:
         task["_lease"] = leases.new_lease(queued=queued, runs=runs)

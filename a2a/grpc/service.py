@@ -109,6 +109,7 @@ async def call_context(context: grpc.aio.ServicerContext) -> CallContext:
         extensions=extensions,
         agent_name=agent.name,
         credentials=credentials,
+        last_event_id=values.get("last-event-id", ""),
     )
 
 

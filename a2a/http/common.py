@@ -126,4 +126,5 @@ def call_context(
         trace=trace,
         credentials=tuple(credentials.items()),
         agent_name=request_agent(request).name,
+        last_event_id=meta.get("HTTP_LAST_EVENT_ID", ""),
     )

@@ -33,7 +33,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from a2a import auth
 from a2a.agents import Agent
-from a2a.core import tracing
+from a2a.core import replay, tracing
 from a2a.http.common import call_context, event_stream, request_agent
 from a2a.http.sse import sse_stream
 from a2a.protocol import V10, Dialect, limits, rest_dialect_for
@@ -205,7 +205,9 @@ async def _cancel(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: Cal
 
 
 async def _subscribe(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
-    return await _stream(d, operations.subscribe_to_task(d.parse_get({"id": kw["task_id"]}), ctx))
+    params = d.parse_get({"id": kw["task_id"]})
+    params.last_event_id = replay.last_event_id(ctx.last_event_id)  # resumable streams
+    return await _stream(d, operations.subscribe_to_task(params, ctx))
 
 
 async def _push_configs(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:

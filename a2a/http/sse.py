@@ -16,12 +16,20 @@ SSE = AsyncIterator[bytes]
 _LINE_BREAKS = ((b"\xc2\x85", b"\\u0085"), (b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"))
 
 
-def _data(payload: bytes) -> bytes:
-    """One ``data:`` frame of ``payload`` (JSON)."""
+def _data(payload: bytes, seq: int | None = None) -> bytes:
+    """One ``data:`` frame of ``payload`` (JSON), with the ``id:`` ``seq`` when it has
+    one (the task's number of the event: a client reconnects with it as ``Last-Event-ID``)."""
     for raw, escaped in _LINE_BREAKS:
         if raw in payload:
             payload = payload.replace(raw, escaped)
-    return b"data: " + payload + b"\n\n"
+    frame = b"data: " + payload + b"\n\n"
+    return frame if seq is None else b"id: %d\n" % seq + frame
+
+
+def _frame(item: StreamItem, render: Callable[[StreamItem], bytes]) -> bytes:
+    """The SSE frame of ``item``: a comment for a keepalive (a resumed stream with nothing
+    to replay opens with one)."""
+    return b": keepalive\n\n" if item.kind == "keepalive" else _data(render(item), item.seq)
 
 
 async def error_stream(payload: bytes) -> SSE:
@@ -36,12 +44,13 @@ async def sse_stream(
     render_error: Callable[[A2AError], bytes],
 ) -> SSE:
     """``first`` and then ``items`` as SSE ``data:`` frames (``render`` gives each one's
-    JSON); an error mid-stream becomes a last frame; the operation is always closed,
-    so a client that goes away leaves no subscription behind."""
+    JSON; ``id:`` its number, when it has one); an error mid-stream becomes a last
+    frame; the operation is always closed, so a client that goes away leaves no
+    subscription behind."""
     try:
-        yield _data(render(first))
+        yield _frame(first, render)
         async for item in items:
-            yield b": keepalive\n\n" if item.kind == "keepalive" else _data(render(item))
+            yield _frame(item, render)
     except Exception as exc:
         yield _data(render_error(client_error(exc, "a stream")))
     finally:

@@ -19,7 +19,7 @@ from a2a.protocol.model import agent_message, set_status
 from a2a.runtime import retention
 from a2a.runtime.runner import get_runner
 from stores.base import MAX_PAGE_SIZE, STATES, TERMINAL_STATES, Task, TaskQuery, TaskStore
-from stores.fields import check_task, task_state, task_updated, task_updated_at
+from stores.fields import check_task, task_state, task_updated, task_updated_at, without_event_log
 from stores.retention import Policy
 from stores.retention import parse_age as parse_age  # where the commands and tests have it
 from stores.scope import agent_name
@@ -137,7 +137,7 @@ def fail_stale(
 
 
 def to_json_line(task: Task) -> bytes:
-    return orjson.dumps(task) + b"\n"
+    return orjson.dumps(without_event_log(task)) + b"\n"
 
 
 @dataclass

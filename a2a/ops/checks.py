@@ -76,6 +76,8 @@ def concern(*names: str) -> Callable[[Callable[[], Messages]], Callable[..., Mes
     "A2A_BLOCKING_TIMEOUT",
     "A2A_SHUTDOWN_GRACE",
     "A2A_STREAM_KEEPALIVE",
+    "A2A_STREAM_REPLAY_EVENTS",
+    "A2A_STREAM_REPLAY_MAX_AGE",
     "A2A_DIRECT_ASGI",
 )
 def check_handler(agent: Agent | None = None) -> Messages:

@@ -116,6 +116,8 @@ class StreamItem:
     ``kind``: "task" (the snapshot that opens a stream), "message", "status" (a status
     update of ``task``; ``final`` on the last), "artifact" (``artifact`` added to
     ``task``, or appended to with ``append``), or "keepalive" (nothing happened).
+    ``seq``: the task's number of this event (resumable streams: the SSE ``id``), None
+    for an item that has none; ``metadata``: added to the rendered event's metadata.
     """
 
     kind: str
@@ -125,6 +127,16 @@ class StreamItem:
     append: bool = False
     last_chunk: bool = False
     final: bool = False
+    seq: int | None = None
+    metadata: dict[str, Any] | None = None
+
+
+def with_item_metadata(rendered: dict[str, Any], item: StreamItem) -> dict[str, Any]:
+    """``rendered`` (one stream event, as a dialect renders it) with ``item.metadata``
+    merged into its own ``metadata`` (in place)."""
+    if item.metadata:
+        rendered["metadata"] = {**(rendered.get("metadata") or {}), **item.metadata}
+    return rendered
 
 
 # --- Parsed operation parameters (dialect-free) ---------------------------------
@@ -145,6 +157,9 @@ class SendParams:
 class GetParams:
     id: str
     history_length: int | None = None
+    #: SubscribeToTask: the number of the last stream event the client saw (resumable
+    #: streams, :mod:`a2a.core.replay`), None for a new stream.
+    last_event_id: int | None = None
 
 
 @dataclass

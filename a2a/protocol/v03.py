@@ -36,6 +36,7 @@ from a2a.protocol.model import (
     want_string,
     want_string_list,
     with_history,
+    with_item_metadata,
 )
 from stores.base import STATES
 from stores.timestamps import parse_timestamp
@@ -240,22 +241,23 @@ class V03Dialect:
         """One stream event: v0.3 events carry ``kind``; the last status has ``final``."""
         if item.kind == "message":
             assert item.message is not None
-            return self.render_message(item.message)
+            return with_item_metadata(self.render_message(item.message), item)
         task = item.task
         assert task is not None
         if item.kind == "task":
-            return self.render_task(task)
+            return with_item_metadata(self.render_task(task), item)
         ids = {"taskId": task["id"], "contextId": task.get("contextId", "")}
         if item.kind == "artifact":
             assert item.artifact is not None
-            return {
+            update = {
                 "kind": "artifact-update",
                 **ids,
                 "artifact": item.artifact,
                 "append": item.append,
                 "lastChunk": item.last_chunk,
             }
-        return {"kind": "status-update", **ids, "status": task["status"], "final": item.final}
+            return with_item_metadata(update, item)
+        return with_item_metadata({"kind": "status-update", **ids, "status": task["status"], "final": item.final}, item)
 
     def render_send_result(self, result: Task | Message) -> dict[str, Any]:
         """v0.3: the bare Task (or Message), as toolnexus clients read ``result.id``."""

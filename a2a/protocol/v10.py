@@ -25,6 +25,7 @@ from a2a.protocol.model import (
     want_object,
     want_string,
     with_history,
+    with_item_metadata,
 )
 from a2a.protocol.v03 import V03Dialect, check_base64, check_text, push_authentication, want_id
 
@@ -152,23 +153,23 @@ class V10Dialect(V03Dialect):
         """One StreamResponse: exactly one of task, message, statusUpdate, artifactUpdate."""
         if item.kind == "message":
             assert item.message is not None
-            return {"message": self.render_message(item.message)}
+            return {"message": with_item_metadata(self.render_message(item.message), item)}
         task = item.task
         assert task is not None
         if item.kind == "task":
-            return {"task": self.render_task(task)}
+            return {"task": with_item_metadata(self.render_task(task), item)}
         ids = {"taskId": task["id"], "contextId": task.get("contextId", "")}
         if item.kind == "artifact":
             assert item.artifact is not None
-            return {
-                "artifactUpdate": {
-                    **ids,
-                    "artifact": self._render_artifact(item.artifact),
-                    "append": item.append,
-                    "lastChunk": item.last_chunk,
-                }
+            update = {
+                **ids,
+                "artifact": self._render_artifact(item.artifact),
+                "append": item.append,
+                "lastChunk": item.last_chunk,
             }
-        return {"statusUpdate": {**ids, "status": self.render_status(task.get("status") or {})}}
+            return {"artifactUpdate": with_item_metadata(update, item)}
+        status = {**ids, "status": self.render_status(task.get("status") or {})}
+        return {"statusUpdate": with_item_metadata(status, item)}
 
     def render_task(self, task: Task, history_length: int | None = None) -> dict[str, Any]:
         task = with_history(task, history_length)

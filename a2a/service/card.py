@@ -22,6 +22,7 @@ from django.conf import settings
 from a2a import auth
 from a2a.agents import Agent
 from a2a.conf import a2a_settings
+from a2a.core import replay
 from a2a.handlers.skills import get_skills
 from a2a.protocol import Dialect
 from a2a.protocol.errors import ExtendedAgentCardNotConfiguredError, UnsupportedOperationError
@@ -102,7 +103,11 @@ def _build_card(endpoint: str, *, version: str, rest: str | None = None, agent: 
             for binding, url in interfaces
         ],
         "version": conf.AGENT_VERSION,
-        "capabilities": {"streaming": True, "pushNotifications": a2a_settings.PUSH_NOTIFICATIONS},
+        "capabilities": {
+            "streaming": True,
+            "pushNotifications": a2a_settings.PUSH_NOTIFICATIONS,
+            "extensions": [dict(replay.CARD_EXTENSION)],
+        },
         "defaultInputModes": list(conf.INPUT_MODES),
         "defaultOutputModes": list(conf.OUTPUT_MODES),
         "skills": skills(agent),

@@ -40,7 +40,8 @@ class CallContext:
     task's delegations; never saved.
     ``agent_name``: which of the project's agents the request reached (its route, or
     gRPC's ``a2a-agent`` metadata); :attr:`agent` is that agent, whose settings, handler
-    and tasks the operations use.
+    and tasks the operations use. ``last_event_id``: the SSE ``Last-Event-ID`` header (or
+    gRPC ``last-event-id`` metadata) of a reconnecting stream (:mod:`a2a.core.replay`).
     """
 
     caller: str = ""
@@ -53,6 +54,8 @@ class CallContext:
     trace: Any = None
     credentials: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     agent_name: str = DEFAULT_AGENT
+    #: The request's ``Last-Event-ID`` (gRPC: ``last-event-id`` metadata), as sent.
+    last_event_id: str = ""
 
     @property
     def agent(self) -> Agent:

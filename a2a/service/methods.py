@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from a2a.core import replay
 from a2a.protocol import Dialect
 from a2a.protocol.model import StreamItem
 from a2a.service import operations, push_configs
@@ -71,7 +72,10 @@ async def stream(d: Dialect, params: Any, ctx: CallContext) -> Any:
 
 
 async def subscribe(d: Dialect, params: Any, ctx: CallContext) -> Any:
-    return Stream(operations.subscribe_to_task(d.parse_get(params), ctx))
+    parsed = d.parse_get(params)
+    metadata = params.get("metadata") if isinstance(params, dict) else None
+    parsed.last_event_id = replay.last_event_id(ctx.last_event_id, metadata)  # resumable streams
+    return Stream(operations.subscribe_to_task(parsed, ctx))
 
 
 async def extended(d: Dialect, params: Any, ctx: CallContext) -> Any:

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 
 from a2a.agents import DEFAULT_AGENT
 from a2a.conf import a2a_settings
-from a2a.core import leases, lifecycle, tracing
+from a2a.core import leases, lifecycle, replay, tracing
 from a2a.core.events import Subscription, TaskEvent, artifacts_shape, bus, with_chunk
 from a2a.handlers import answers_directly, call_record
 from a2a.handlers.credentials import hold_credentials
@@ -49,7 +49,7 @@ from a2a.runtime.runner import get_runner
 from a2a.service import push_configs
 from a2a.service.context import INTERNAL, CallContext
 from stores.base import TaskPage, TaskQuery
-from stores.fields import DELEGATIONS, task_version
+from stores.fields import DELEGATIONS, task_seq, task_version
 
 
 def _new_task(ctx: CallContext, params: SendParams) -> Task:
@@ -184,7 +184,7 @@ async def stream_message(params: SendParams, ctx: CallContext = INTERNAL) -> Asy
             if _is_message(answer):
                 yield StreamItem("message", message=answer)
                 return
-            async for item in _follow(events, answer, params.history_length):
+            async for item in _numbered(_follow(events, answer, params.history_length), ctx):
                 yield item
         return
     with tracing.operation("SendStreamingMessage", ctx):  # the setup: a span cannot stay current across yields
@@ -192,7 +192,7 @@ async def stream_message(params: SendParams, ctx: CallContext = INTERNAL) -> Asy
     with bus.subscribe(task["id"], ctx.store) as events:
         await events.ready()
         await adispatch(task["id"], ctx.agent_name)
-        async for item in _follow(events, task, params.history_length, until=SETTLED_STATES):
+        async for item in _numbered(_follow(events, task, params.history_length, until=SETTLED_STATES), ctx):
             yield item
 
 
@@ -207,32 +207,75 @@ async def subscribe_to_task(params: GetParams, ctx: CallContext = INTERNAL) -> A
         await events.ready()
         with tracing.operation("SubscribeToTask", ctx, params.id):
             task = await load_task(params.id, ctx)
-        if lifecycle.is_terminal(task):
+        opening = _resumed(task, params.last_event_id, params.history_length)
+        if lifecycle.is_terminal(task) and opening in (None, []):
             raise UnsupportedOperationError(
                 f"Task {params.id} is {task_state(task)}; there is nothing left to subscribe to",
                 metadata={"taskId": params.id},
             )
-        async for item in _follow(events, task, params.history_length, until=TERMINAL_STATES):
+        stream = _follow(events, task, params.history_length, until=TERMINAL_STATES, opening=opening)
+        async for item in _numbered(stream, ctx):
             yield item
 
 
-async def _follow(
-    events: Subscription, snapshot: Task, history_length: int | None, *, until: frozenset[str] = SETTLED_STATES
-) -> AsyncIterator[StreamItem]:
-    """The stream of one task: ``snapshot``, then every event newer than it, until the
-    task reaches one of the states ``until`` (the last status is ``final``). Artifacts
-    that arrive with a status change are announced first.
+def _resumed(task: Task, last: int | None, history_length: int | None) -> list[StreamItem] | None:
+    """What a stream resumed after event number ``last`` opens with (resumable streams):
+    the logged events after it, or the gap marker and the whole task when the log no
+    longer reaches back to it; None for a new stream (it opens with the task)."""
+    if last is None:
+        return None
+    seq = task_seq(task)
+    if last > seq:
+        raise InvalidParamsError(
+            f"is {last}, but task {task['id']}'s last stream event is number {seq}", field="Last-Event-ID"
+        )
+    logged = replay.after(task, last)
+    if logged is None:
+        return replay.gap(with_history(task, history_length), last)
+    return [replay.item(task, entry, TERMINAL_STATES) for entry in logged]
 
-    Events are taken in version order: an older one (or one already in the snapshot)
-    is skipped; when versions were missed (events from several processes crossing, a
-    lost connection, a reference too big to carry the task) the stream catches up with
-    the newer task (see :func:`_catch_up`). With a cross-process event backend, an idle
-    stream also looks at the store at each keepalive, so a lost last event cannot leave
-    it hanging."""
-    yield StreamItem("task", task=with_history(snapshot, history_length))
-    if task_state(snapshot) in until:
+
+async def _numbered(items: AsyncIterator[StreamItem], ctx: CallContext) -> AsyncIterator[StreamItem]:
+    """``items``, each with its number in its metadata when the client activated the
+    resumable-streams extension (``A2A-Extensions``); as they are otherwise."""
+    if replay.URI not in ctx.extensions:
+        async for item in items:
+            yield item
         return
-    last, version = snapshot, task_version(snapshot)
+    try:
+        async for item in items:
+            yield replay.numbered(item)
+    finally:
+        await items.aclose()  # type: ignore[attr-defined]
+
+
+async def _follow(
+    events: Subscription,
+    snapshot: Task,
+    history_length: int | None,
+    *,
+    until: frozenset[str] = SETTLED_STATES,
+    opening: list[StreamItem] | None = None,
+) -> AsyncIterator[StreamItem]:
+    """The stream of one task: ``snapshot`` (or the ``opening`` items of a resumed
+    stream), then every event newer than it, until the task reaches one of the states
+    ``until`` (the last status is ``final``). Each item carries the task's number of
+    its event (``seq``: :mod:`a2a.core.replay`).
+
+    Events are taken in order of their numbers (or versions, for a task saved before
+    numbers): an older one (or one already in the snapshot) is skipped; when some were
+    missed (events from several processes crossing, a lost connection, a reference too
+    big to carry the task) the stream takes them from the task's log, or catches up
+    with the newer task when the log does not reach (see :func:`_catch_up`). With a
+    cross-process event backend, an idle stream also looks at the store at each
+    keepalive, so a lost last event cannot leave it hanging."""
+    # A resumed stream opens with what it missed (nothing: a keepalive, so that it starts now).
+    first = [_snapshot_item(snapshot, history_length)] if opening is None else opening or [StreamItem("keepalive")]
+    for item in first:
+        yield item
+    if task_state(snapshot) in until or any(item.final for item in first):
+        return
+    last, version, sent = snapshot, task_version(snapshot), task_seq(snapshot)
     keepalive = a2a_settings.STREAM_KEEPALIVE
     while True:
         try:
@@ -245,30 +288,55 @@ async def _follow(
             event = stored
         if event.version <= version or event.kind == "task":
             continue  # already in the snapshot, or already sent
-        if event.partial is not None:  # the task came without its artifacts
-            rebuilt = _rebuild(last, event) if event.version == version + 1 else None
-            if rebuilt is None:
-                event = await events.read()
-                if event.version <= version:
-                    continue
-            else:
-                event = dataclasses.replace(event, task=rebuilt, partial=None)
-        task = event.task
-        settled = task_state(task) in until
-        if event.kind == "sync" or event.version != version + 1:
-            for item in _catch_up(last, task, settled=settled):
-                yield item
-        elif event.kind == "artifact" and event.artifact is not None:
-            yield StreamItem(
-                "artifact", task=task, artifact=event.artifact, append=event.append, last_chunk=event.last_chunk
-            )
-        else:
-            for item in _new_artifacts(last, task, last_chunk=True):
-                yield item
-            yield StreamItem("status", task=task, final=settled)
-        last, version = task, event.version
-        if settled:
+        told = await _told(events, event, last, version, sent, until)
+        if told is None:
+            continue
+        items, event = told
+        for item in items:
+            yield item
+            if item.final:
+                return
+        last, version = event.task, event.version
+        sent = max(sent, task_seq(event.task))
+        if task_state(event.task) in until:
             return
+
+
+def _snapshot_item(snapshot: Task, history_length: int | None) -> StreamItem:
+    return StreamItem("task", task=with_history(snapshot, history_length), seq=task_seq(snapshot) or None)
+
+
+async def _told(
+    events: Subscription, event: TaskEvent, last: Task, version: int, sent: int, until: frozenset[str]
+) -> tuple[list[StreamItem], TaskEvent] | None:
+    """The items ``event`` brings to a stream that sent ``last`` (version ``version``,
+    event number ``sent``), and the event they came from (the task as stored, when it
+    had to be read); None when it brings nothing."""
+    if (entries := replay.logged(event, sent)) is not None:
+        return [replay.item(event.task, e, until) for e in entries], event
+    if event.partial is not None or (sent and event.kind != "sync"):  # the store's log tells what this one cannot
+        rebuilt = _rebuild(last, event) if event.partial is not None and event.version == version + 1 else None
+        if rebuilt is None:
+            event = await events.read()
+            if event.version <= version:
+                return None
+            if (entries := replay.logged(event, sent)) is not None:
+                return [replay.item(event.task, e, until) for e in entries], event
+        else:
+            event = dataclasses.replace(event, task=rebuilt, partial=None)
+    task = event.task
+    settled = task_state(task) in until
+    if event.kind == "sync" or event.version != version + 1:
+        items = list(_catch_up(last, task, settled=settled))
+    elif event.kind == "artifact" and event.artifact is not None:
+        items = [
+            StreamItem("artifact", task=task, artifact=event.artifact, append=event.append, last_chunk=event.last_chunk)
+        ]
+    else:
+        items = [*_new_artifacts(last, task, last_chunk=True), StreamItem("status", task=task, final=settled)]
+    if items and task_seq(task):  # caught up to the task's last event: a reconnection resumes after it
+        items[-1] = dataclasses.replace(items[-1], seq=task_seq(task))
+    return items, event
 
 
 def _rebuild(last: Task, event: TaskEvent) -> Task | None:

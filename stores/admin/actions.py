@@ -27,6 +27,7 @@ from django.utils.http import content_disposition_header, url_has_allowed_host_a
 
 from stores.backends import get_task_store
 from stores.base import Task, TaskStore
+from stores.fields import without_event_log
 from stores.retention import Policy, delete_tasks, set_kept
 
 #: The logger of the admin's changes (named after the package: the name the docs give).
@@ -259,7 +260,7 @@ class TaskActionsMixin:
         store = get_task_store()
         tasks = [task for task in map(store.get, ids) if task is not None]
         stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
-        lines = b"".join(orjson.dumps(task) + b"\n" for task in tasks)
+        lines = b"".join(orjson.dumps(without_event_log(task)) + b"\n" for task in tasks)
         response = HttpResponse(lines, content_type="application/jsonl")
         response["Content-Disposition"] = content_disposition_header(True, f"tasks-{stamp}.jsonl")
         logger.info("admin %s exported %d task(s)", request.user.get_username(), len(tasks))

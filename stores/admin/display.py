@@ -17,7 +17,7 @@ from django.utils.text import Truncator
 from django.utils.timesince import timesince, timeuntil
 
 from stores.base import STATES, Task
-from stores.fields import task_updated
+from stores.fields import task_updated, without_event_log
 from stores.retention import Policy, kept
 from stores.timestamps import parse_timestamp
 
@@ -114,7 +114,7 @@ def task_sections(task: Task, download: DownloadURL | None = None) -> dict[str, 
             _entry(m, "role", "messageId", download=links("history", i)) for i, m in enumerate(history or []) if m
         ],
         "metadata": pretty_json(task["metadata"]) if task.get("metadata") else "",
-        "task_json": pretty_json(task),
+        "task_json": pretty_json(without_event_log(task)),
     }
 
 

@@ -40,6 +40,7 @@ import orjson
 from a2a.core import events
 from a2a.core.events import EventBackend, TaskEvent, artifacts_shape, bus
 from a2a.core.loop import LoopThread
+from stores.fields import EVENT_LOG
 
 logger = logging.getLogger("a2a.core.events")
 
@@ -53,19 +54,26 @@ SEND_DEADLINE = 60.0
 RETRY_FIRST, RETRY_MAX = 0.1, 5.0
 
 
+#: What an event's message leaves out of its task.
+_NOT_CARRIED = frozenset({"history", EVENT_LOG})
+
+
 def encode(event: TaskEvent, origin: str, limit: int | None = None) -> bytes:
     """The message for ``event``, tagged with the publishing process's origin.
 
-    It carries the task without its history (no stream update shows it). Beyond
+    It carries the task without its history (no stream update shows it) and without
+    its event log, but with the stream events this save made. Beyond
     ``limit`` bytes, it carries the task without its artifacts either, and their shape
     (the artifact chunk of an artifact event stays: subscribers rebuild the artifacts
     from the ones they have); beyond that, only the task's id and version (subscribers
     read the task from the store).
     """
-    task = {k: v for k, v in event.task.items() if k != "history"}
+    task = {k: v for k, v in event.task.items() if k not in _NOT_CARRIED}
     body: dict[str, Any] = {"o": origin, "k": event.kind, "t": task}
     if event.artifact is not None:
         body.update(a=event.artifact, p=event.append, l=event.last_chunk)
+    if event.entries:  # this save's stream events (the task's log stays behind: subscribers have the rest)
+        body["e"] = event.entries
     payload = orjson.dumps(body)
     if limit is None or len(payload) <= limit:
         return payload
@@ -91,7 +99,8 @@ def receive(payload: bytes | str, origin: str) -> None:
             return
         if bus.has_subscribers(task["id"]):
             kind, artifact = body.get("k", "status"), body.get("a")
-            bus.fanout(TaskEvent(task, kind, artifact, body.get("p", False), body.get("l", False), body.get("f")))
+            made = tuple(body.get("e") or ())
+            bus.fanout(TaskEvent(task, kind, artifact, body.get("p", False), body.get("l", False), body.get("f"), made))
     except Exception:
         logger.exception("dropped a malformed event message (%d bytes)", len(payload))
 
