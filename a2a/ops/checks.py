@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from django.apps import apps
 from django.conf import settings
-from django.core.checks import ERROR, CheckMessage, Error, Info, Warning, register, run_checks
+from django.core.checks import ERROR, CheckMessage, Error, Warning, register, run_checks
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connections
 from django.urls import NoReverseMatch
@@ -177,16 +177,9 @@ def check_catalogs() -> Messages:
     "A2A_PUSH_TOKEN_LIFETIME",
 )
 def check_push() -> Messages:
-    """``a2a.I080``: push notifications are on and the project has no signing key, so
-    webhooks get no JWT to verify (docs/protocol.md, Signed push notifications)."""
-    if a2a_settings.PUSH_NOTIFICATIONS and not a2a_settings.CARD_SIGNING_KEY:
-        return [
-            Info(
-                "Push notifications are sent unsigned: A2A_CARD_SIGNING_KEY is not set.",
-                hint="Set it so each webhook request carries a JWT receivers verify with the agent's JWK Set.",
-                id="a2a.I080",
-            )
-        ]
+    """Push notifications: their settings' declarations say it all. (Unsigned pushes,
+    without a signing key, are not reported: an INFO on every ``manage.py check`` of
+    every project that signs nothing would be noise; docs/protocol.md says it.)"""
     return []
 
 

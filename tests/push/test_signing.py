@@ -18,7 +18,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
 from a2a import push
-from a2a.ops.checks import check_card_signing, check_push
+from a2a.ops.checks import check_agents, check_card_signing
 from a2a.protocol import signing
 from a2a.push import NotificationVerificationError, tokens, verify_notification
 from tests.helpers import call
@@ -246,9 +246,17 @@ def test_each_agent_signs_with_its_own_key(settings, signing_key):
 # === checks ==================================================================================
 
 
-def test_checks_say_unsigned_and_refuse_an_unreadable_previous_key(settings, signing_key):
-    assert check_push() == []
+def test_checks_refuse_an_unreadable_previous_key(settings, signing_key):
+    assert check_card_signing() == []
     settings.A2A_CARD_SIGNING_PREVIOUS_KEYS = ["-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----\n"]
-    assert [m.id for m in check_card_signing()] == ["a2a.E080"]
+    messages = check_card_signing()
+    assert [m.id for m in messages] == ["a2a.E080"]
+    assert "A2A_CARD_SIGNING_PREVIOUS_KEYS" in messages[0].msg
     settings.A2A_CARD_SIGNING_KEY = ""
-    assert [m.id for m in check_push()] == ["a2a.I080"]
+    assert check_card_signing() == []  # nothing is published without a key: nothing to read
+
+
+def test_an_agents_own_unusable_key_is_reported_with_its_name(settings):
+    settings.A2A_AGENTS = {"billing": {"CARD_SIGNING_KEY": "/nonexistent/key.pem"}}
+    messages = [m for m in check_agents() if m.id == "a2a.E080"]
+    assert len(messages) == 1 and "billing" in messages[0].msg, messages
