@@ -6,6 +6,7 @@ per agent and during a key rotation; the checks."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import threading
 import time
@@ -16,6 +17,7 @@ from typing import Any
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+from django.core.management import call_command
 
 from a2a import push
 from a2a.ops.checks import check_agents, check_card_signing
@@ -260,3 +262,20 @@ def test_an_agents_own_unusable_key_is_reported_with_its_name(settings):
     settings.A2A_AGENTS = {"billing": {"CARD_SIGNING_KEY": "/nonexistent/key.pem"}}
     messages = [m for m in check_agents() if m.id == "a2a.E080"]
     assert len(messages) == 1 and "billing" in messages[0].msg, messages
+
+
+def test_an_agents_card_is_signed_with_its_own_key(settings, signing_key):
+    settings.A2A_AGENTS = {"billing": {"CARD_SIGNING_KEY": pem(AGENT_KEY), "CARD_SIGNING_KID": "billing-1"}}
+    card = call("GET", "/agents/billing/.well-known/agent-card.json").json()
+    agent_keys = signing.load_verification_keys(call("GET", "/agents/billing/.well-known/jwks.json").text)
+    assert any(result.valid for result in signing.verify(card, agent_keys))
+    default_keys = signing.load_verification_keys(call("GET", JWKS).text)
+    assert not any(result.valid for result in signing.verify(card, default_keys))
+
+
+def test_the_jwks_command_prints_the_set_as_served(settings, signing_key):
+    settings.A2A_CARD_SIGNING_PREVIOUS_KEYS = [public_pem(OLD_KEY)]
+    out = io.StringIO()
+    call_command("a2a_card", "jwks", stdout=out)
+    assert json.loads(out.getvalue()) == the_jwks()
+    assert len(the_jwks()["keys"]) == 2
