@@ -176,7 +176,18 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             "",
             check_id="a2a.E080",
             doc="The signature's `jku`: the URL of a JWK Set holding the public key (publish the one `manage.py "
-            "a2a_card jwks` prints); empty: none.",
+            "a2a_card jwks` prints, or point it at the agent's own /.well-known/jwks.json); empty: none. Also the "
+            "`jku` of the push notifications' JWTs, which otherwise name the agent's JWK Set URL when "
+            "A2A_PUBLIC_URL is set.",
+        ),
+        "A2A_CARD_SIGNING_PREVIOUS_KEYS": Setting(
+            list,
+            [],
+            check_id="a2a.E080",
+            doc="Public keys still published in the agent's JWK Set (/.well-known/jwks.json) beside the "
+            "A2A_CARD_SIGNING_KEY's, during a key rotation: each a PEM public key, certificate or private key, a "
+            "JWK or a JWK Set, as text or the path of a file (relative to BASE_DIR); a key without `kid` gets its "
+            "RFC 7638 thumbprint. Nothing is signed with them (docs/protocol.md, Signed push notifications).",
         ),
         "A2A_PUSH_NOTIFICATIONS": Setting(
             bool,
@@ -202,6 +213,13 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         ),
         "A2A_PUSH_TIMEOUT": Setting(
             float, 10.0, min=0.1, doc="Seconds one webhook POST may take (connect, send, answer)."
+        ),
+        "A2A_PUSH_TOKEN_LIFETIME": Setting(
+            float,
+            300.0,
+            min=1,
+            doc="Seconds a push notification's JWT is valid (its `exp` after its `iat`); each delivery attempt "
+            "signs a new one. Only with A2A_CARD_SIGNING_KEY (docs/protocol.md, Signed push notifications).",
         ),
     },
     "Streams across processes (a2a/core/eventbackends)": {

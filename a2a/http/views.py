@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import orjson
 from django.http import HttpRequest, HttpResponse
@@ -15,6 +16,7 @@ from a2a.http import jsonrpc
 from a2a.http.common import call_context, event_stream, public_url, request_agent, requested_version
 from a2a.protocol import V03, dialect_for, limits
 from a2a.protocol.errors import A2AError, InvalidRequestError
+from a2a.push import tokens
 from a2a.service import card
 
 JSON = "application/json"
@@ -57,17 +59,32 @@ async def jsonrpc_endpoint(request: HttpRequest) -> HttpResponseBase:
     return event_stream(payload)
 
 
+def _get_only(request: HttpRequest, what: str) -> HttpResponse | None:
+    """A 405 for a request to a read-only document that is not a GET or HEAD, else None."""
+    if request.method in ("GET", "HEAD"):
+        return None
+    error = InvalidRequestError(f"{request.method} is not allowed here: GET the {what}")
+    return HttpResponse(
+        orjson.dumps({"error": V03.render_error(error)}), content_type=JSON, status=405, headers={"Allow": "GET, HEAD"}
+    )
+
+
+def _cached(request: HttpRequest, document: dict[str, Any], vary: str, content_type: str = JSON) -> HttpResponse:
+    """``document`` with its ETag and public caching headers (spec 8.6); 304 when the caller has it."""
+    body = orjson.dumps(document)
+    etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+    headers = {"ETag": etag, "Cache-Control": f"public, max-age={a2a_settings.CARD_MAX_AGE}", "Vary": vary}
+    if etag in request.headers.get("If-None-Match", ""):
+        return HttpResponse(status=304, headers=headers)
+    return HttpResponse(body, content_type=content_type, headers=headers)
+
+
 @csrf_exempt  # read-only: any other method gets 405, not CSRF's 403
 async def agent_card(request: HttpRequest) -> HttpResponse:
     """The Agent Card, with the HTTP caching headers of spec 8.6; GET and HEAD only."""
-    if request.method not in ("GET", "HEAD"):
-        error = InvalidRequestError(f"{request.method} is not allowed here: GET the agent card")
-        return HttpResponse(
-            orjson.dumps({"error": V03.render_error(error)}),
-            content_type=JSON,
-            status=405,
-            headers={"Allow": "GET, HEAD"},
-        )
+    refused = _get_only(request, "agent card")
+    if refused is not None:
+        return refused
     try:
         version = dialect_for(requested_version(request)).version
     except A2AError as exc:
@@ -75,13 +92,20 @@ async def agent_card(request: HttpRequest) -> HttpResponse:
     public = card.build_card(
         public_url(request, "jsonrpc"), version=version, rest=public_url(request, "rest"), agent=request_agent(request)
     )
-    body = orjson.dumps(public)
-    etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
-    headers = {
-        "ETag": etag,
-        "Cache-Control": f"public, max-age={a2a_settings.CARD_MAX_AGE}",
-        "Vary": "A2A-Version, Host",
-    }
-    if etag in request.headers.get("If-None-Match", ""):
-        return HttpResponse(status=304, headers=headers)
-    return HttpResponse(body, content_type=JSON, headers=headers)
+    return _cached(request, public, "A2A-Version, Host")
+
+
+@csrf_exempt  # read-only, as the card
+async def jwks(request: HttpRequest) -> HttpResponse:
+    """The agent's JWK Set (``/.well-known/jwks.json``): the public keys that check its
+    card's signatures and its push notifications' JWTs (:func:`a2a.push.tokens.jwk_set`);
+    404 when the agent has no signing key."""
+    refused = _get_only(request, "JWK Set")
+    if refused is not None:
+        return refused
+    key_set = tokens.jwk_set(request_agent(request))
+    if key_set is None:
+        message = "This agent has no signing key (A2A_CARD_SIGNING_KEY), so no JWK Set"
+        body = {"error": {"code": 404, "status": "NOT_FOUND", "message": message}}
+        return HttpResponse(orjson.dumps(body), content_type=JSON, status=404)
+    return _cached(request, key_set, "Host", "application/jwk-set+json")

@@ -31,6 +31,7 @@ from a2a.handlers.llm import LLMHandler
 from a2a.handlers.skills import enabled_ids, scan, skills_dir
 from a2a.ops.deployment import UNSHARED_HINT, configured_store, expected_workers, unshared_message
 from a2a.protocol.signing import SigningError
+from a2a.push import tokens
 from a2a.runtime.executors import executors
 from a2a.service import card
 from a2a.setting import SettingError
@@ -176,9 +177,12 @@ def check_catalogs() -> Messages:
     "A2A_PUSH_MAX_ATTEMPTS",
     "A2A_PUSH_RETRY_DELAY",
     "A2A_PUSH_TIMEOUT",
+    "A2A_PUSH_TOKEN_LIFETIME",
 )
 def check_push() -> Messages:
-    """Push notifications: their settings' declarations say it all."""
+    """Push notifications: their settings' declarations say it all. (Unsigned pushes,
+    without a signing key, are not reported: an INFO on every ``manage.py check`` of
+    every project that signs nothing would be noise; docs/protocol.md says it.)"""
     return []
 
 
@@ -383,19 +387,31 @@ def check_executor() -> Messages:
     return executors.check()
 
 
-@concern("A2A_CARD_SIGNING_KEY", "A2A_CARD_SIGNING_KID", "A2A_CARD_SIGNING_JKU")
-def check_card_signing() -> Messages:
+@concern("A2A_CARD_SIGNING_KEY", "A2A_CARD_SIGNING_KID", "A2A_CARD_SIGNING_JKU", "A2A_CARD_SIGNING_PREVIOUS_KEYS")
+def check_card_signing(agent: Agent | None = None) -> Messages:
     """``a2a.E080``: ``A2A_CARD_SIGNING_KEY`` is set but cannot sign (unreadable, not a
-    PEM private key, a key type without a JWS algorithm, or the ``signing`` extra missing)."""
-    if not a2a_settings.CARD_SIGNING_KEY:
+    PEM private key, a key type without a JWS algorithm, or the ``signing`` extra missing),
+    or one of ``A2A_CARD_SIGNING_PREVIOUS_KEYS`` cannot be read into the JWK Set."""
+    conf = _conf(agent)
+    if not conf.CARD_SIGNING_KEY:
         return []
     try:
-        card.signer()
+        card.signer(agent)
     except SigningError as exc:
         return [
             Error(
-                f"A2A_CARD_SIGNING_KEY cannot sign the Agent Card: {exc}",
+                f"A2A_CARD_SIGNING_KEY cannot sign the Agent Card and push notifications: {exc}",
                 hint="Give an unencrypted PEM private key (EC P-256, RSA 2048+ or Ed25519), as text or a path.",
+                id="a2a.E080",
+            )
+        ]
+    try:
+        tokens.jwk_set(agent)
+    except SigningError as exc:
+        return [
+            Error(
+                f"A2A_CARD_SIGNING_PREVIOUS_KEYS has a key the JWK Set cannot publish: {exc}",
+                hint="Give each as a PEM public key, certificate, JWK or JWK Set (text or a path).",
                 id="a2a.E080",
             )
         ]
@@ -403,7 +419,14 @@ def check_card_signing() -> Messages:
 
 
 #: The checks of the settings an agent may set for itself (a2a.agents.PER_AGENT): each body takes the agent.
-_PER_AGENT_CHECKS = ("check_handler", "check_card", "check_authentication", "check_llm", "check_skills")
+_PER_AGENT_CHECKS = (
+    "check_handler",
+    "check_card",
+    "check_authentication",
+    "check_llm",
+    "check_skills",
+    "check_card_signing",
+)
 
 
 @concern("A2A_AGENTS")

@@ -6,18 +6,14 @@ asked without, it is one card both generations read (v1.0 ``supportedInterfaces`
 plus the v0.3 ``url`` / ``protocolVersion`` / ``preferredTransport`` /
 ``additionalInterfaces``).
 
-With ``A2A_CARD_SIGNING_KEY`` set, each card is served signed (spec 8.4,
+With ``A2A_CARD_SIGNING_KEY`` set (the agent's own or the project's), each card is served signed (spec 8.4,
 :mod:`a2a.protocol.signing`): its ``signatures`` cover the document as served (and, on
 the card both generations read, its v1.0 reading too).
 """
 
 from __future__ import annotations
 
-import functools
-from pathlib import Path
 from typing import Any
-
-from django.conf import settings
 
 from a2a import auth
 from a2a.agents import Agent
@@ -27,6 +23,7 @@ from a2a.handlers.skills import get_skills
 from a2a.protocol import Dialect
 from a2a.protocol.errors import ExtendedAgentCardNotConfiguredError, UnsupportedOperationError
 from a2a.protocol.signing import Signer
+from a2a.push import tokens
 from a2a.service.context import CallContext
 
 V03_PROTOCOL_VERSION = "0.3.0"
@@ -61,24 +58,16 @@ def normalize_skill(skill: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def signer() -> Signer | None:
-    """The signer of ``A2A_CARD_SIGNING_KEY`` (built once per key setting); None when unset.
+def signer(agent: Agent | None = None) -> Signer | None:
+    """The signer of ``agent``'s ``CARD_SIGNING_KEY`` (None: the project's), the one that
+    signs its push notifications too (:func:`a2a.push.tokens.signer`); None when unset.
     Raises :class:`~a2a.protocol.signing.SigningError` for a key that cannot sign."""
-    key = a2a_settings.CARD_SIGNING_KEY
-    if not key:
-        return None
-    base_dir = getattr(settings, "BASE_DIR", None)
-    return _signer(key, a2a_settings.CARD_SIGNING_KID, a2a_settings.CARD_SIGNING_JKU, base_dir)
+    return tokens.signer(agent)
 
 
-@functools.lru_cache(maxsize=4)
-def _signer(key: str, kid: str, jku: str, base_dir: Any) -> Signer:
-    return Signer.from_pem(key, kid=kid, jku=jku, base_dir=Path(base_dir) if base_dir else None)
-
-
-def signed(card: dict[str, Any]) -> dict[str, Any]:
-    """``card`` with its ``signatures`` when a signing key is configured."""
-    card_signer = signer()
+def signed(card: dict[str, Any], agent: Agent | None = None) -> dict[str, Any]:
+    """``card`` with its ``signatures`` when ``agent`` has a signing key."""
+    card_signer = signer(agent)
     return card_signer.sign(card) if card_signer else card
 
 
@@ -86,7 +75,7 @@ def build_card(endpoint: str, *, version: str, rest: str | None = None, agent: A
     """The card of ``agent`` (None: the default agent) for the JSON-RPC ``endpoint`` and
     the HTTP+JSON base URL ``rest`` (absolute URLs) in dialect ``version``, signed when a
     signing key is configured."""
-    return signed(_build_card(endpoint, version=version, rest=rest, agent=agent))
+    return signed(_build_card(endpoint, version=version, rest=rest, agent=agent), agent)
 
 
 def _build_card(endpoint: str, *, version: str, rest: str | None = None, agent: Agent | None = None) -> dict[str, Any]:
@@ -160,7 +149,7 @@ def build_extended_card(
     extra_skills = [normalize_skill(s) for s in extra.pop("skills", [])]
     card.update(extra)
     card["skills"] = [*card["skills"], *extra_skills]
-    return signed(card)
+    return signed(card, agent)
 
 
 def extended_card(dialect: Dialect, ctx: CallContext) -> dict[str, Any]:

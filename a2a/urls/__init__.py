@@ -24,6 +24,8 @@ def agent_patterns(wrap: Callable[[Any], Any]) -> list[URLPattern | URLResolver]
     patterns: list[URLPattern | URLResolver] = [
         path(".well-known/agent-card.json", wrap(views.agent_card), name="agent-card"),
         path(".well-known/agent.json", wrap(views.agent_card)),  # the pre-0.3 location
+        # The public keys of the card's signatures and the push notifications' JWTs (a2a.push.tokens).
+        path(".well-known/jwks.json", wrap(views.jwks), name="jwks"),
         # The browsable agent (a2a/http/browse.py, A2A_BROWSABLE_AGENT): a namespace of its own
         # ("a2a:browse"), so A2A_DIRECT_ASGI never takes it past the session and CSRF middleware.
         path("a2a/browse/", include((browse_patterns, "browse"))),

@@ -41,6 +41,7 @@ class Hit:
     path: str
     headers: dict[str, str]
     body: Any
+    raw: bytes = b""  # the body's bytes as received
 
     @property
     def state(self) -> str:
@@ -71,7 +72,7 @@ class Receiver:
                     receiver.in_flight += 1
                     receiver.max_in_flight = max(receiver.max_in_flight, receiver.in_flight)
                     headers = {k.lower(): v for k, v in self.headers.items()}
-                    receiver.hits.append(Hit(self.path, headers, json.loads(body)))
+                    receiver.hits.append(Hit(self.path, headers, json.loads(body), body))
                     status = receiver.script.pop(0) if receiver.script else 200
                     receiver.cond.notify_all()
                 receiver.release.wait(30)

@@ -6,14 +6,15 @@
     manage.py a2a_card verify --agent NAME --key PUBLIC.pem [--base-url URL]
     manage.py a2a_card sign FILE [--key PRIVATE.pem] [--kid ID] [--jku URL]
     manage.py a2a_card sign --agent NAME [--key PRIVATE.pem] [--base-url URL]
-    manage.py a2a_card jwks [--key PRIVATE.pem] [--kid ID]
+    manage.py a2a_card jwks [--agent NAME | --key PRIVATE.pem [--kid ID]]
     manage.py a2a_card show [--agent NAME] [--version 1.0] [--base-url URL]
 
 ``verify`` checks every signature of a card (a URL, e.g. ``https://agent.example.com/
 .well-known/agent-card.json``, or a file; ``-`` reads standard input) against a public
 key (PEM public key, certificate, JWK or JWK Set; a PEM private key works too) and exits
 1 unless one is valid. ``sign`` prints a card file signed; ``jwks`` prints the JWK Set of
-the public key (to publish at the ``A2A_CARD_SIGNING_JKU`` URL); ``show`` prints this
+the public key (to publish at the ``A2A_CARD_SIGNING_JKU`` URL; without ``--key``, the
+agent's set as its ``/.well-known/jwks.json`` serves it, previous keys too); ``show`` prints this
 agent's card as it is served. ``--key`` defaults to ``A2A_CARD_SIGNING_KEY``.
 
 ``--agent NAME`` works on one of this project's agents (``A2A_AGENTS``; ``default`` for
@@ -36,6 +37,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from a2a.agents import DEFAULT_AGENT, Agent, UnknownAgent, get_agent
 from a2a.conf import a2a_settings
 from a2a.protocol import signing
+from a2a.push import tokens
 from a2a.service import card
 
 
@@ -52,6 +54,7 @@ class Command(BaseCommand):
         sign.add_argument("source", nargs="?", default="", help="a card file, or - (standard input)")
         sign.add_argument("--version", default="", help="with --agent: 1.0 for the strict v1.0 card")
         jwks = sub.add_parser("jwks", help="print the JWK Set of the signing key's public half")
+        jwks.add_argument("--agent", default="", help="this agent's JWK Set, as /.well-known/jwks.json serves it")
         show = sub.add_parser("show", help="print this agent's card as served")
         show.add_argument("--version", default="", help="1.0 for the strict v1.0 card")
         for each in (verify, sign, show):
@@ -105,7 +108,13 @@ class Command(BaseCommand):
         document.pop(signing.SIGNATURES, None)
         self._print(self._signer(key, kid, jku).sign(document))
 
-    def _jwks(self, *, key: str, kid: str, **options: Any) -> None:
+    def _jwks(self, *, key: str, kid: str, agent: str, **options: Any) -> None:
+        if not key:  # the agent's set as served: its key, then its CARD_SIGNING_PREVIOUS_KEYS
+            key_set = tokens.jwk_set(_agent(agent or DEFAULT_AGENT))
+            if key_set is None:
+                raise CommandError("No key: give --key or set A2A_CARD_SIGNING_KEY.")
+            self._print(key_set)
+            return
         signer = self._signer(key, kid)
         self._print({"keys": [signing.public_jwk(signer.key, kid=signer.kid)]})
 

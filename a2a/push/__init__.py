@@ -9,7 +9,9 @@ The configs (created by :mod:`a2a.service.push_configs`) are dicts::
 rendered in that version (spec 4.3.3): v1.0 POSTs a ``StreamResponse``
 (``{"task": {...}}``, ``Content-Type: application/a2a+json``), v0.3 POSTs the Task.
 Each delivery carries ``X-A2A-Notification-Token`` (the config's token) and
-``Authorization: <scheme> <credentials>`` when configured. Configs live in the
+``Authorization: <scheme> <credentials>`` when configured; when the agent has a signing
+key, each attempt also carries a JWT signed with it (:mod:`a2a.push.tokens`: the claims,
+the agent's JWK Set, and :func:`verify_notification` for receivers). Configs live in the
 push-config store of the task store (``TaskStore.push_configs``).
 
 **Delivery**: :func:`on_task_saved` listens on the event bus (registered by the app's
@@ -57,6 +59,9 @@ from a2a.core.events import bus
 from a2a.core.loop import LoopThread
 from a2a.protocol import V03, V10
 from a2a.protocol.errors import InvalidParamsError
+from a2a.push import tokens
+from a2a.push.tokens import NotificationVerificationError as NotificationVerificationError  # for receivers
+from a2a.push.tokens import verify_notification as verify_notification
 from stores.base import Task
 from stores.push_configs import PushConfig, PushConfigStore
 
@@ -435,7 +440,9 @@ class _Delivery:
         for attempt in range(1, attempts + 1):
             retry_after = None
             try:
-                status, retry_after = await self._post(url, task, body, headers)
+                token = tokens.issue(task.get("_agent"), task_id=task_id, audience=url, body=body)
+                signed = {**headers, **tokens.token_headers(config, token)}  # a fresh JWT per attempt
+                status, retry_after = await self._post(url, task, body, signed)
             except UnsafeURLError as exc:
                 logger.warning("push notification for task %s not sent: webhook %s %s", task_id, url, exc)
                 return
