@@ -50,12 +50,13 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.exceptions import DisallowedHost, RequestAborted
 from django.core.handlers.asgi import ASGIHandler, ASGIRequest, get_script_prefix
 from django.db import connections
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseBase
 from django.urls import Resolver404, resolve, set_script_prefix
 
 from a2a.agents import AGENTS_NAMESPACE
 from a2a.conf import a2a_settings
 from a2a.core.events import close_event_backend
+from a2a.http.chain import ChainRunner, OneHopChain, all_sync_capable
 from a2a.http.common import checked_host
 from a2a.ops.checks import describe, startup_errors
 from a2a.ops.deployment import log_startup, raise_file_limit
@@ -65,6 +66,9 @@ from a2a.runtime.runner import get_runner
 logger = logging.getLogger(__name__)
 
 View = Callable[[HttpRequest], Awaitable[HttpResponse]]
+#: The worker threads of the A2A routes' middleware chains (a2a.http.chain); threads are
+#: made as requests need them, one per request in flight on the chain.
+CHAINS = ChainRunner(workers=256)
 
 
 class LimitedBody:
@@ -127,11 +131,18 @@ class A2AASGIHandler(ASGIHandler):
     def __init__(self) -> None:
         super().__init__()
         self.direct_view = functools.lru_cache(maxsize=4096)(self._direct_view)
+        # The A2A routes' MIDDLEWARE in one thread hop (a2a.http.chain), when it can run sync.
+        self.chain = OneHopChain() if all_sync_capable() else None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        # Django enters a ThreadSensitiveContext for every request; the direct A2A views
-        # are async and call no thread-sensitive sync code, so they skip it.
-        if scope["type"] == "http" and a2a_settings.DIRECT_ASGI and self.direct_view(scope["path"]) is not None:
+        # Django enters a ThreadSensitiveContext for every request (a thread of its own for
+        # the request's sync hops); the A2A routes make none (direct) or one (the chain's,
+        # on a pool), so they skip it.
+        if (
+            scope["type"] == "http"
+            and (a2a_settings.DIRECT_ASGI or self.chain is not None)
+            and self.direct_view(scope["path"]) is not None
+        ):
             return await self.handle(scope, receive, send)
         return await super().__call__(scope, receive, send)
 
@@ -154,23 +165,43 @@ class A2AASGIHandler(ASGIHandler):
             await super().handle(scope, receive, send)
             return
         limited = LimitedBody(scope, receive, send)
-        if not a2a_settings.DIRECT_ASGI:
+        direct = a2a_settings.DIRECT_ASGI
+        if not direct and self.chain is None:
             await super().handle(limited.scope, limited.receive, limited.send)
             return
-        view, kwargs = found
         try:
             body_file = await self.read_body(limited.receive)
         except RequestAborted:
             return  # the client went away
         if limited.over:
             send = limited.send  # Connection: close
-        set_script_prefix(get_script_prefix(limited.scope))
+        respond: Callable[[], Awaitable[HttpResponseBase]] | None
+        if direct or self.chain is None:
+            respond = await self._direct(found, limited.scope, body_file, send)
+        else:
+            respond = functools.partial(CHAINS.run, self.chain, self, limited.scope, body_file)
+        if respond is not None:
+            await self._serve(respond, scope["path"], limited.receive, send, body_file)
+
+    async def _direct(
+        self, found: tuple[View, dict[str, Any]], scope: dict[str, Any], body_file: Any, send: Any
+    ) -> Callable[[], Awaitable[HttpResponseBase]] | None:
+        """The direct path's view call for the request (None: refused, answered here)."""
+        view, kwargs = found
+        set_script_prefix(get_script_prefix(scope))
         try:
-            request = ASGIRequest(limited.scope, body_file)
+            request = ASGIRequest(scope, body_file)
             checked_host(request)  # ALLOWED_HOSTS, as CommonMiddleware would check it
         except DisallowedHost as exc:
             body_file.close()
-            return await self.send_response(HttpResponseBadRequest(str(exc)), send)
+            await self.send_response(HttpResponseBadRequest(str(exc)), send)
+            return None
+        return functools.partial(view, request, **kwargs)
+
+    async def _serve(
+        self, respond: Callable[[], Awaitable[Any]], path: str, receive: Any, send: Any, body_file: Any
+    ) -> None:
+        """``respond()`` and send its response, cancelled when the client goes away."""
 
         # As Django does: a client that goes away cancels the view (and ends a stream).
         # The view runs in this task; a listener task cancels it on a disconnect.
@@ -184,15 +215,19 @@ class A2AASGIHandler(ASGIHandler):
                 gone = True
                 current.cancel()
 
-        listener = asyncio.ensure_future(self.listen_for_disconnect(limited.receive))
+        listener = asyncio.ensure_future(self.listen_for_disconnect(receive))
         listener.add_done_callback(on_disconnect)
         try:
             try:
-                response = await view(request, **kwargs)
+                response = await respond()
             except Exception:
-                logger.exception("A2A endpoint %s failed", scope["path"])
+                logger.exception("A2A endpoint %s failed", path)
                 response = HttpResponse(b'{"error": "internal error"}', status=500, content_type="application/json")
-            await self.send_response(response, send)
+            try:
+                await self.send_response(response, send)
+            finally:
+                if response.streaming and self.chain is not None and not a2a_settings.DIRECT_ASGI:
+                    await CHAINS.close(response)  # request_finished, after the stream
         except asyncio.CancelledError:
             if not gone:
                 raise  # cancelled from outside (the server shutting down)
