@@ -7,7 +7,8 @@ both started in the same run, measured in alternating rounds so both see the sam
 Each round: C clients, each a loop of one request (``GetTask`` of one task over JSON-RPC
 v1.0, then the Agent Card) for ``--seconds``; reported per setting and request: the best
 round's requests/s, its p50 and p99 latency, and the server's CPU time per request
-(``/proc/<pid>/stat``). The site's MIDDLEWARE is startproject's seven.
+(``/proc/<pid>/stat``). The site's MIDDLEWARE is startproject's seven; a third server
+adds a project's typical extras (CORS, a request id: ``bench/extra_middleware.py``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,14 @@ if str(ROOT) not in sys.path:
 
 from tests.server import running_server, site_env  # noqa: E402
 
-HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
+HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json", "Origin": "https://app.example.com"}
+#: (label, A2A_DIRECT_ASGI, settings module): the site's seven middleware, the same plus a
+#: project's typical extras (CORS, a request id: bench/extra_middleware.py), and the direct path.
+SERVERS = (
+    ("MIDDLEWARE (default)", "false", "toolnexus_site.settings"),
+    ("MIDDLEWARE + CORS, id", "false", "bench.extra_middleware"),
+    ("A2A_DIRECT_ASGI=True", "true", "toolnexus_site.settings"),
+)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -74,9 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-middleware-")))
         servers = {}
-        for label, direct in (("MIDDLEWARE (default)", "false"), ("A2A_DIRECT_ASGI=True", "true")):
+        for label, direct, module in SERVERS:
             env = site_env(TASK_STORE="memory", A2A_HANDLER="a2a.handlers.echo", A2A_DIRECT_ASGI=direct)
-            servers[label] = stack.enter_context(running_server(env, log=tmp / f"{direct}.log"))
+            env["DJANGO_SETTINGS_MODULE"] = module
+            servers[label] = stack.enter_context(running_server(env, log=tmp / f"{len(servers)}.log"))
         tasks = {}
         for label, base in servers.items():
             sent = httpx.post(
