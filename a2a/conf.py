@@ -100,10 +100,10 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         "A2A_DIRECT_ASGI": Setting(
             bool,
             False,
-            doc="False: the A2A endpoints go through the project's MIDDLEWARE, like every view. True: a2a.asgi "
-            "serves them straight from the async views, skipping MIDDLEWARE and the request signals (CORS, "
-            "security headers, request-id middleware do not see them), which saves Django's per-middleware "
-            "thread hops (measured in docs/deployment.md).",
+            doc="False: the A2A endpoints go through the project's MIDDLEWARE, like every view (in one thread hop "
+            "per request: a2a.http.chain). True: a2a.asgi serves them straight from the async views, skipping "
+            "MIDDLEWARE and the request signals (CORS, security headers, request-id middleware do not see them): "
+            "the rest of Django's per-request work (measured in docs/deployment.md).",
         ),
         "A2A_STREAM_KEEPALIVE": Setting(
             float,
