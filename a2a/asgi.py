@@ -68,9 +68,10 @@ from a2a.runtime.runner import get_runner
 logger = logging.getLogger(__name__)
 
 View = Callable[[HttpRequest], Awaitable[HttpResponse]]
-#: The worker threads of the A2A routes' middleware chains (a2a.http.chain); threads are
-#: made as requests need them, one per request in flight on the chain.
-CHAINS = ChainRunner(workers=256)
+#: The worker threads of the A2A routes' middleware chains (a2a.http.chain): made as requests
+#: need them, one per request in flight on the chain (a blocking SendMessage holds its
+#: thread while it waits); past this many such requests at once, the next ones wait.
+CHAINS = ChainRunner(workers=1024)
 
 
 class LimitedBody:

@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.stream import sse_data  # noqa: E402
 from tests.server import ServerURL, manage, running_server, site_env  # noqa: E402
 
 
@@ -96,10 +97,11 @@ async def _stream(session: aiohttp.ClientSession, base: str, task_id: str, subsc
             buffer += chunk
             while b"\n\n" in buffer:
                 frame, buffer = buffer.split(b"\n\n", 1)
-                if not frame.startswith(b"data: "):
+                data = sse_data(frame)
+                if data is None:
                     continue
                 received = time.time()
-                result = orjson.loads(frame[6:])["result"]
+                result = orjson.loads(data)["result"]
                 subscribed.set()
                 update = result.get("statusUpdate")
                 if update and update["status"]["state"] == "TASK_STATE_WORKING" and update["status"].get("message"):

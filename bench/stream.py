@@ -55,10 +55,11 @@ async def _subscriber(client: aiohttp.ClientSession, url: str, events: int, inte
                 buffer += chunk
                 while b"\n\n" in buffer:
                     frame, buffer = buffer.split(b"\n\n", 1)
-                    if not frame.startswith(b"data: "):
+                    data = sse_data(frame)
+                    if data is None:
                         continue
                     received = time.time()
-                    event = orjson.loads(frame[6:])
+                    event = orjson.loads(data)
                     if "error" in event:
                         out["errors"].append(str(event["error"])[:200])
                         return
@@ -110,6 +111,14 @@ async def _load(base: str, subscribers: int, events: int, interval: float) -> di
 #: handlers can make (capacity: its latency is mostly queueing).
 LOADS = [("paced", 100, 20, 0.1), ("flood", 100, 50, 0.0)]
 QUICK_LOADS = [("paced", 10, 5, 0.02)]
+
+
+def sse_data(frame: bytes) -> bytes | None:
+    """The ``data:`` of one SSE frame (which may begin with its ``id:`` line), or None (a comment)."""
+    for line in frame.split(b"\n"):
+        if line.startswith(b"data: "):
+            return line[6:]
+    return None
 
 
 def run_stream(stores: list[str] | None = None, *, quick: bool = False) -> dict[str, Any]:

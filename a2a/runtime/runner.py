@@ -114,6 +114,18 @@ def _is_async(handler: object) -> TypeGuard[Callable[[HandlerRequest], Awaitable
 _SAVED = object()
 
 
+@dataclass(frozen=True)
+class _Unsavable:
+    """What a sync handler's call returns when the store refused its outcome (:func:`_refused`)."""
+
+    reason: BaseException
+
+
+def _unsavable(refused: BaseException) -> lifecycle.Change:
+    """The change that fails a task whose outcome the store refused, saying why."""
+    return _finish("failed", parts=[text_part(f"{UNSAVABLE_MESSAGE}: {_reason(refused)}")])
+
+
 def _call_sync(
     handler: Callable[[HandlerRequest], object], request: HandlerRequest, store: TaskStore | None = None
 ) -> object:
@@ -129,6 +141,10 @@ def _call_sync(
         try:
             lifecycle.transition_sync(store, request.task_id, _result_change(result))
         except Exception as exc:
+            refused = _refused(exc)
+            if refused is not None:  # never tried again: the task fails (see _persist)
+                logger.error("task %s: the store refused its outcome; failing it (%s)", request.task_id, refused)
+                return _Unsavable(refused)
             logger.debug("task %s: saving the outcome on the handler's thread failed (%s)", request.task_id, exc)
             return result
         return _SAVED
@@ -198,7 +214,7 @@ async def _persist(
             refused = _refused(exc)
             if refused is not None and not failing:
                 logger.error("task %s: the store refused its outcome; failing it (%s)", task_id, refused, exc_info=exc)
-                change = again = _finish("failed", parts=[text_part(f"{UNSAVABLE_MESSAGE}: {_reason(refused)}")])
+                change = again = _unsavable(refused)
                 failing = True
                 continue
             if refused is not None or time.monotonic() + delay > deadline:
@@ -363,6 +379,8 @@ class Runner:
             result = await running.handler
         if result is _SAVED:
             return None
+        if isinstance(result, _Unsavable):
+            return _unsavable(result.reason)
         if request.settled:
             if result is not None:
                 logger.warning(
