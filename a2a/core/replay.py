@@ -48,7 +48,8 @@ CARD_EXTENSION = {
     "description": "Resumable streams: every stream event carries the task's sequence number (SSE id, and "
     "metadata[uri].seq for clients that activate it); SubscribeToTask resumes after Last-Event-ID or "
     "metadata[uri].lastEventId, with a gap marker past the kept events.",
-    "required": False,
+    # "required" left out: false is its default, and a signed card must read back the same
+    # through an SDK that drops defaults before it checks the signature.
 }
 
 Entry = dict[str, Any]
