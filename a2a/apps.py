@@ -9,9 +9,11 @@ class A2AConfig(AppConfig):
     def ready(self) -> None:
         # Imported once the app registry is ready (they reach models and other apps).
         from a2a import push
-        from a2a.ops import bulk, checks, observability  # noqa: F401  (importing registers the system checks)
+        from a2a.core import files
+        from a2a.ops import bulk, checks, file_checks, observability  # noqa: F401  (importing registers the system checks)
         from stores.admin import register_task_actions
 
         register_task_actions(bulk.AdminActions())
         observability.install()  # transition logs and metrics for every saved task version
+        files.install()  # a deleted task's stored files go with it
         push.install()  # push notifications for every saved task version

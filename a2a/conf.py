@@ -20,6 +20,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
+from a2a.conf_sections import LATER_SECTIONS
 from a2a.setting import Setting, SettingError
 
 _CARD = "The Agent Card."
@@ -482,29 +483,7 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             "the project sets up the SDK and an exporter. Off: no cost.",
         ),
     },
-    "Agents (a2a/agents.py, docs/agents.md)": {
-        "A2A_AGENTS": Setting(
-            dict,
-            {},
-            check_id="a2a.E110",
-            doc='More agents served by this project, by name: {"billing": {"AGENT_NAME": "Billing", "HANDLER": '
-            '"billing.agent.handle", "SKILLS_DIR": "billing/skills", "LISTED": True, ...}}: '
-            "each option is a per-agent setting without its A2A_ prefix (every one: docs/agents.md); an agent "
-            "reads the settings it does not name from the project. The single-agent settings are the default "
-            "agent's. Each agent's tasks live in TASK_STORE, apart from the other agents'. Checked: a2a.E110.",
-        ),
-    },
-    "Remote agents (a2a.client, docs/client.md)": {
-        "A2A_REMOTE_AGENTS": Setting(
-            dict,
-            {},
-            check_id="a2a.E100",
-            doc='Other A2A agents this project calls by name: {"billing": {"URL": card or base URL, "AUTH": '
-            '{"TYPE": "bearer" | "api_key" | "headers" | "oauth2", ...}, "TIMEOUT": 30, "VERIFY_SIGNATURE": False, '
-            '"SIGNATURE_KEYS": PEM or JWKS, "FORWARD_CALLER_CREDENTIALS": False, ...}} (every key: docs/client.md). '
-            "Checked: a2a.E100; `manage.py a2a_agents` checks each.",
-        ),
-    },
+    **LATER_SECTIONS,
 }
 
 #: Setting name -> declaration, all sections in one.

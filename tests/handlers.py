@@ -3,11 +3,13 @@ message says, step by step."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
 from typing import Any
 
+from a2a.core.files import open_part
 from a2a.handlers import AuthRequired, HandlerRequest, InputRequired, Reply, TaskFailed
 
 
@@ -103,3 +105,18 @@ def loud(request: HandlerRequest) -> object:
     the second agent's handler in the agents' tests (a2a.agents)."""
     answer = scripted(request)
     return f"{request.agent.name}: {answer.upper()}" if isinstance(answer, str) else answer
+
+
+def digest(request: HandlerRequest) -> str:
+    """Answers with the SHA-256 and size of each file part of the message, read as a handler
+    reads one, inline or offloaded (a2a.core.files.open_part): "<hex> <size>" per part."""
+    answers = []
+    for part in request.message.get("parts") or ():
+        if part.get("kind") == "file":
+            sha, size = hashlib.sha256(), 0
+            with open_part(part) as handle:
+                while chunk := handle.read(1 << 20):
+                    sha.update(chunk)
+                    size += len(chunk)
+            answers.append(f"{sha.hexdigest()} {size}")
+    return "; ".join(answers) or request.text

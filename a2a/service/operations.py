@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 
 from a2a.agents import DEFAULT_AGENT
 from a2a.conf import a2a_settings
-from a2a.core import leases, lifecycle, replay, tracing
+from a2a.core import files, leases, lifecycle, replay, tracing
 from a2a.core.events import Subscription, TaskEvent, artifacts_shape, bus, with_chunk
 from a2a.handlers import answers_directly, call_record
 from a2a.handlers.credentials import hold_credentials
@@ -79,11 +79,19 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
     if message.get("taskId"):
         task = await _continue(ctx, message)
     else:
-        task = await lifecycle.create(ctx.store, _new_task(ctx, params), queued=get_executor().queued)
+        task = await _offloaded(ctx, _new_task(ctx, params))
+        task = await lifecycle.create(ctx.store, task, queued=get_executor().queued)
     hold_credentials(task["id"], dict(ctx.credentials))  # for its handler's delegations, not saved
     tracing.annotate(task)
     if push_config is not None:  # saved before the runner starts: it hears every later transition
         await push_configs.attach_config(ctx, task["id"], push_config)
+    return task
+
+
+async def _offloaded(ctx: CallContext, task: Task) -> Task:
+    """The new task, its large file parts written to the storage (a2a.core.files)."""
+    base = ctx.origin + ctx.agent.path("jsonrpc")
+    await asyncio.to_thread(files.offload_message, task["history"][0], task, base=base)
     return task
 
 
@@ -100,7 +108,7 @@ async def _direct_answer(ctx: CallContext, params: SendParams) -> AsyncIterator[
     """Run the ``direct_reply`` handler on the new message's task, not saved yet: the
     subscription to the task's events (open before the task can exist, so none slips
     by) and the answer, the handler's Message or the task once created."""
-    task = _new_task(ctx, params)
+    task = await _offloaded(ctx, _new_task(ctx, params))
     hold_credentials(task["id"], dict(ctx.credentials))
     with bus.subscribe(task["id"], ctx.store) as events:
         await events.ready()
@@ -396,11 +404,14 @@ async def _continue(ctx: CallContext, message: Message) -> Task:
     """Append a follow-up message to a task waiting for input and resubmit it."""
     task_id = message["taskId"]
     trace = tracing.carrier()
+    file_bytes = await _offload_follow_up(ctx, message)
 
     def change(task: Task) -> Task:
         state = task_state(task)
         if not ctx.owns(task):
             raise TaskNotFoundError(task_id)
+        if file_bytes is not None:
+            task[files.FILE_BYTES] = file_bytes
         if lifecycle.is_terminal(task):
             raise UnsupportedOperationError(
                 f"Task {task_id} is {state} and cannot take more messages; start a new task "
@@ -423,6 +434,17 @@ async def _continue(ctx: CallContext, message: Message) -> Task:
     if task is None:
         raise TaskNotFoundError(task_id)
     return task
+
+
+async def _offload_follow_up(ctx: CallContext, message: Message) -> int | None:
+    """The task's file bytes with this follow-up message's, its large file parts written to
+    the storage (a2a.core.files) once the caller is known to own the task; None without files."""
+    if not any(part.get("kind") == "file" for part in message.get("parts") or ()):
+        return None
+    task = dict(await load_task(message["taskId"], ctx))
+    base = ctx.origin + ctx.agent.path("jsonrpc")
+    await asyncio.to_thread(files.offload_message, message, task, base=base)
+    return int(task.get(files.FILE_BYTES) or 0)
 
 
 async def load_task(task_id: str, ctx: CallContext = INTERNAL) -> Task:

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.urls import URLPattern, URLResolver, include, path, re_path
 
-from a2a.http import browse, discovery, openapi, rest, views
+from a2a.http import browse, discovery, files, openapi, rest, views
 from a2a.http import health as ops_views
 
 app_name = "a2a"
@@ -31,6 +31,8 @@ def agent_patterns(wrap: Callable[[Any], Any]) -> list[URLPattern | URLResolver]
         path("a2a/browse/", include((browse_patterns, "browse"))),
         path("a2a/", wrap(views.jsonrpc_endpoint), name="jsonrpc"),
         path("a2a", wrap(views.jsonrpc_endpoint)),
+        # Offloaded file parts (a2a.core.files), served to their task's owner only.
+        path("a2a/files/<str:task_id>/<str:key>", wrap(files.download), name="file"),
         # HTTP+JSON (REST), spec section 11; v0.3 clients put "/v1" before each path. The routes
         # are a2a.http.rest.ROUTES, which the OpenAPI description is generated from too.
         path("a2a/rest", wrap(rest.get_extended_card), name="rest"),  # the interface URL the card names

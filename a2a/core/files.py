@@ -1,0 +1,160 @@
+"""File parts through Django's storage (docs/files.md): a file part whose content is over
+``A2A_FILES_OFFLOAD_BYTES`` is written to the ``STORAGES`` alias ``A2A_FILES_STORAGE``
+under its task's prefix (``a2a/<task id>/``) and the stored task keeps a ``uri`` part in
+its place: the agent's download route (:mod:`a2a.http.files`), which serves it to the
+task's owner only, or the storage's own signed, expiring URL where it signs them
+(django-storages' ``querystring_auth``). The base64 content is decoded into the storage
+in chunks; ``A2A_FILES_MAX_PART_BYTES`` and ``A2A_FILES_MAX_TASK_BYTES`` refuse a message
+with -32600 (HTTP 413). The files of a deleted task go with it (:func:`install`)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import uuid
+from typing import IO, Any
+from urllib.parse import unquote, urlsplit
+
+from django.core.files import File
+from django.core.files.storage import Storage, storages
+from django.utils.text import get_valid_filename
+
+from a2a.conf import a2a_settings
+from a2a.protocol.errors import PayloadTooLargeError
+from a2a.protocol.model import Message, Part, Task
+from stores.retention import tasks_deleted
+
+#: Private task field: the bytes of file content its messages carried, for A2A_FILES_MAX_TASK_BYTES.
+FILE_BYTES = "_fileBytes"
+#: Base64 characters decoded at a time (a multiple of 4): 1 MiB of content.
+_CHUNK = 4 * 256 * 1024
+
+
+def storage() -> Storage:
+    """The storage offloaded file parts live in (``STORAGES[A2A_FILES_STORAGE]``)."""
+    return storages[a2a_settings.FILES_STORAGE]
+
+
+def prefix(task_id: str) -> str:
+    """The storage directory of one task's files."""
+    return f"a2a/{task_id}"
+
+
+def content_size(encoded: str) -> int:
+    """Bytes of a base64 string's content, without decoding it."""
+    return len(encoded) * 3 // 4 - encoded[-2:].count("=") if encoded else 0
+
+
+class _Base64Reader(io.RawIOBase):
+    """A file reading the content of a base64 string, decoded a chunk at a time."""
+
+    def __init__(self, encoded: str) -> None:
+        self._encoded, self._at, self._pending = encoded, 0, b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._pending and self._at < len(self._encoded):
+            self._pending = base64.b64decode(self._encoded[self._at : self._at + _CHUNK])
+            self._at += _CHUNK
+        count = min(len(buffer), len(self._pending))
+        buffer[:count] = self._pending[:count]
+        self._pending = self._pending[count:]
+        return count
+
+
+def _check_size(size: int, total: int) -> None:
+    part_limit, task_limit = a2a_settings.FILES_MAX_PART_BYTES, a2a_settings.FILES_MAX_TASK_BYTES
+    if part_limit is not None and size > part_limit:
+        raise PayloadTooLargeError(f"A file part of {size} bytes is over A2A_FILES_MAX_PART_BYTES ({part_limit})")
+    if task_limit is not None and total > task_limit:
+        raise PayloadTooLargeError(
+            f"The task's file parts, {total} bytes, are over A2A_FILES_MAX_TASK_BYTES ({task_limit})"
+        )
+
+
+def _url(name: str, base: str, tenant: str) -> str:
+    store = storage()
+    if getattr(store, "querystring_auth", False):  # the storage signs its own, expiring URLs
+        return store.url(name)
+    return f"{base}files/{name.removeprefix('a2a/')}" + (f"?tenant={tenant}" if tenant else "")
+
+
+def offload(parts: list[Part], task_id: str, *, base: str, tenant: str = "", total: int = 0) -> int:
+    """Write each file part of ``parts`` over ``A2A_FILES_OFFLOAD_BYTES`` to the storage,
+    replacing it (in place) with a ``uri`` part under ``base`` (the agent's JSON-RPC URL);
+    returns ``total`` plus the bytes of file content the parts carry. PayloadTooLargeError
+    (-32600, HTTP 413) over a limit, before anything is written."""
+    inline = [p["file"]["bytes"] for p in parts if p.get("kind") == "file" and "bytes" in p.get("file", {})]
+    for encoded in inline:
+        total += content_size(encoded)
+        _check_size(content_size(encoded), total)
+    for part in parts:
+        file = part.get("file") or {}
+        if part.get("kind") != "file" or "bytes" not in file:
+            continue
+        if content_size(file["bytes"]) <= a2a_settings.FILES_OFFLOAD_BYTES:
+            continue
+        key = f"{uuid.uuid4().hex}-{get_valid_filename(file.get('name') or 'file')[-100:]}"
+        content = File(io.BufferedReader(_Base64Reader(file["bytes"])), name=key)
+        content.size = content_size(file["bytes"])
+        name = storage().save(f"{prefix(task_id)}/{key}", content)
+        part["file"] = {k: v for k, v in file.items() if k != "bytes"} | {"uri": _url(name, base, tenant)}
+    return total
+
+
+def offload_message(message: Message, task: Task, *, base: str) -> None:
+    """:func:`offload` for one message of ``task``, counting its file bytes in the task."""
+    total = offload(
+        message.get("parts") or [],
+        task["id"],
+        base=base,
+        tenant=task.get("_tenant", ""),
+        total=int(task.get(FILE_BYTES) or 0),
+    )
+    if total:
+        task[FILE_BYTES] = total
+
+
+def stored_name(part: Part) -> str | None:
+    """The storage name of an offloaded file part (None for another part)."""
+    uri = (part.get("file") or {}).get("uri") if part.get("kind") == "file" else None
+    if not uri:
+        return None
+    segments = unquote(urlsplit(uri).path).rstrip("/").split("/")
+    if len(segments) < 3 or segments[-3] not in ("files", "a2a"):
+        return None
+    return f"{prefix(segments[-2])}/{segments[-1]}"
+
+
+def open_part(part: Part) -> IO[bytes]:
+    """The content of a file part, inline or offloaded, as a binary file (for handlers)."""
+    file = part.get("file") or {}
+    if "bytes" in file:
+        return io.BytesIO(base64.b64decode(file["bytes"]))
+    name = stored_name(part)
+    if name is None:
+        raise FileNotFoundError(f"Not a file of this agent: {file.get('uri')!r}")
+    return storage().open(name, "rb")
+
+
+def delete_files(task_ids: list[str]) -> None:
+    """Delete the stored files of these tasks."""
+    store = storage()
+    for task_id in task_ids:
+        try:
+            _dirs, names = store.listdir(prefix(task_id))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for name in names:
+            store.delete(f"{prefix(task_id)}/{name}")
+
+
+def _on_tasks_deleted(*, tasks: list[Task], **kwargs: Any) -> None:
+    delete_files([task["id"] for task in tasks if task.get(FILE_BYTES)])
+
+
+def install() -> None:
+    """Delete a task's files whenever tasks are deleted (retention, prune, the admin)."""
+    tasks_deleted.connect(_on_tasks_deleted, dispatch_uid="a2a.core.files")

@@ -1,0 +1,105 @@
+"""File parts through Django's storage (a2a.core.files, a2a.http.files): a large file part
+is kept in the storage as a ``url`` part, downloaded by the task's owner only, read by the
+handler, refused over the limits, and deleted with its task; on every store."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+
+import pytest
+from django.contrib.auth.models import User
+from rest_framework.authtoken.models import Token
+
+from a2a.core import files
+from stores.retention import delete_tasks
+from tests.helpers import call
+from tests.helpers import rpc10 as rpc
+
+pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+
+CONTENT = os.urandom(300_000)
+V10 = {"A2A-Version": "1.0"}
+
+
+@pytest.fixture
+def agent(settings, use_store, tmp_path):
+    settings.A2A_AUTHENTICATION_CLASSES = ["a2a.auth.BearerTokenAuthentication"]
+    settings.A2A_HANDLER = "tests.handlers.digest"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "a2a-files": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path / "media")},
+        },
+    }
+    settings.A2A_FILES_STORAGE = "a2a-files"
+    settings.A2A_FILES_OFFLOAD_BYTES = 100_000
+    settings.A2A_INPUT_MODES = ["text/plain", "application/octet-stream"]
+    alice = Token.objects.create(user=User.objects.create_user("alice")).key
+    bob = Token.objects.create(user=User.objects.create_user("bob")).key
+    return {"alice": {"Authorization": f"Bearer {alice}"}, "bob": {"Authorization": f"Bearer {bob}"}}
+
+
+def file_message(content: bytes, **extra):
+    raw = base64.b64encode(content).decode()
+    part = {"raw": raw, "mediaType": "application/octet-stream", "filename": "data.bin"}
+    return {"messageId": os.urandom(8).hex(), "role": "ROLE_USER", "parts": [part], **extra}
+
+
+def send(headers, content=CONTENT, **extra):
+    return rpc("SendMessage", {"message": file_message(content, **extra), "configuration": {"blocking": True}}, headers)
+
+
+def test_a_large_part_is_stored_and_served_to_its_owner_only(agent, store):
+    task = send(agent["alice"])["result"]["task"]
+    # The handler read the content from the storage.
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    answer = task["status"].get("message") or task["artifacts"][0]
+    assert f"{hashlib.sha256(CONTENT).hexdigest()} {len(CONTENT)}" in str(answer)
+    part = task["history"][0]["parts"][0]
+    assert "raw" not in part and part["mediaType"] == "application/octet-stream" and part["filename"] == "data.bin"
+    url = part["url"]
+    assert url.startswith("http://testserver/a2a/files/" + task["id"] + "/")
+    path = url.removeprefix("http://testserver")
+    stored = store.get(task["id"])
+    assert "bytes" not in stored["history"][0]["parts"][0]["file"]
+    download = call("GET", path, headers=agent["alice"])
+    assert download.status_code == 200 and download.content == CONTENT
+    assert 'filename="data.bin"' in download.headers["content-disposition"]
+    # Another caller, no caller, an unknown file: 404, like an unknown task.
+    assert call("GET", path, headers=agent["bob"]).status_code == 404
+    assert call("GET", path).status_code == 404
+    assert call("GET", path + "x", headers=agent["alice"]).status_code == 404
+    assert call("GET", f"/a2a/files/{task['id']}/..", headers=agent["alice"]).status_code == 404
+
+
+def test_a_small_part_stays_inline(agent):
+    task = send(agent["alice"], b"small")["result"]["task"]
+    assert task["history"][0]["parts"][0]["raw"] == base64.b64encode(b"small").decode()
+
+
+def test_limits_answer_413(agent, settings):
+    settings.A2A_FILES_MAX_PART_BYTES = len(CONTENT) - 1
+    error = rpc("SendMessage", {"message": file_message(CONTENT)}, agent["alice"])["error"]
+    assert error["code"] == -32600 and "A2A_FILES_MAX_PART_BYTES" in error["message"]
+    rest = call(
+        "POST", "/a2a/rest/message:send", json={"message": file_message(CONTENT)}, headers={**agent["alice"], **V10}
+    )
+    assert rest.status_code == 413 and "A2A_FILES_MAX_PART_BYTES" in rest.json()["error"]["message"]
+    settings.A2A_FILES_MAX_PART_BYTES = None
+    settings.A2A_FILES_MAX_TASK_BYTES = len(CONTENT) * 2 - 1
+    two = file_message(CONTENT)
+    two["parts"] *= 2
+    error = rpc("SendMessage", {"message": two}, agent["alice"])["error"]
+    assert error["code"] == -32600 and "A2A_FILES_MAX_TASK_BYTES" in error["message"]
+    assert not os.path.exists(files.storage().path("a2a"))  # refused before anything was written
+
+
+def test_deleting_the_task_deletes_its_files(agent, store):
+    task = send(agent["alice"])["result"]["task"]
+    name = files.stored_name({"kind": "file", "file": {"uri": task["history"][0]["parts"][0]["url"]}})
+    assert files.storage().exists(name)
+    assert delete_tasks(store, [store.get(task["id"])])
+    assert not files.storage().exists(name)
