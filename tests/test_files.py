@@ -94,7 +94,7 @@ def test_limits_answer_413(agent, settings):
     two["parts"] *= 2
     error = rpc("SendMessage", {"message": two}, agent["alice"])["error"]
     assert error["code"] == -32600 and "A2A_FILES_MAX_TASK_BYTES" in error["message"]
-    assert not os.path.exists(files.storage().path("a2a"))  # refused before anything was written
+    assert not os.path.exists(files.storage().path("a2a-files"))  # refused before anything was written
 
 
 def test_deleting_the_task_deletes_its_files(agent, store):

@@ -1,6 +1,6 @@
 """File parts through Django's storage (docs/files.md): a file part whose content is over
 ``A2A_FILES_OFFLOAD_BYTES`` is written to the ``STORAGES`` alias ``A2A_FILES_STORAGE``
-under its task's prefix (``a2a/<task id>/``) and the stored task keeps a ``uri`` part in
+under its task's prefix (``a2a-files/<task id>/``) and the stored task keeps a ``uri`` part in
 its place: the agent's download route (:mod:`a2a.http.files`), which serves it to the
 task's owner only, or the storage's own signed, expiring URL where it signs them
 (django-storages' ``querystring_auth``). The base64 content is decoded into the storage
@@ -37,7 +37,7 @@ def storage() -> Storage:
 
 def prefix(task_id: str) -> str:
     """The storage directory of one task's files."""
-    return f"a2a/{task_id}"
+    return f"a2a-files/{task_id}"
 
 
 def content_size(encoded: str) -> int:
@@ -78,7 +78,7 @@ def _url(name: str, base: str, tenant: str) -> str:
     store = storage()
     if getattr(store, "querystring_auth", False):  # the storage signs its own, expiring URLs
         return store.url(name)
-    return f"{base}files/{name.removeprefix('a2a/')}" + (f"?tenant={tenant}" if tenant else "")
+    return f"{base}files/{name.removeprefix('a2a-files/')}" + (f"?tenant={tenant}" if tenant else "")
 
 
 def offload(parts: list[Part], task_id: str, *, base: str, tenant: str = "", total: int = 0) -> int:
@@ -123,7 +123,7 @@ def stored_name(part: Part) -> str | None:
     if not uri:
         return None
     segments = unquote(urlsplit(uri).path).rstrip("/").split("/")
-    if len(segments) < 3 or segments[-3] not in ("files", "a2a"):
+    if len(segments) < 3 or segments[-3] not in ("files", "a2a-files"):
         return None
     return f"{prefix(segments[-2])}/{segments[-1]}"
 

@@ -19,7 +19,6 @@ from a2a.protocol.errors import A2AError
 from a2a.service import operations
 from a2a.service.context import check_tenant
 
-
 #: Bytes read from the storage at a time.
 CHUNK = 1 << 20
 
