@@ -3,6 +3,7 @@ message says, step by step."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -109,7 +110,11 @@ def loud(request: HandlerRequest) -> object:
 
 def digest(request: HandlerRequest) -> str:
     """Answers with the SHA-256 and size of each file part of the message, read as a handler
-    reads one, inline or offloaded (a2a.core.files.open_part): "<hex> <size>" per part."""
+    reads one, inline or offloaded (a2a.core.files.open_part): "<hex> <size>" per part.
+    "big:N" answers with a file artifact of N bytes (``b"x" * N``)."""
+    if request.text.startswith("big:"):
+        content = base64.b64encode(b"x" * int(request.text[4:])).decode()
+        return [{"kind": "file", "file": {"bytes": content, "name": "out.bin", "mimeType": "application/octet-stream"}}]
     answers = []
     for part in request.message.get("parts") or ():
         if part.get("kind") == "file":

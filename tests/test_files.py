@@ -36,7 +36,7 @@ def agent(settings, use_store, tmp_path):
     }
     settings.A2A_FILES_STORAGE = "a2a-files"
     settings.A2A_FILES_OFFLOAD_BYTES = 100_000
-    settings.A2A_INPUT_MODES = ["text/plain", "application/octet-stream"]
+    settings.A2A_INPUT_MODES = settings.A2A_OUTPUT_MODES = ["text/plain", "application/octet-stream"]
     alice = Token.objects.create(user=User.objects.create_user("alice")).key
     bob = Token.objects.create(user=User.objects.create_user("bob")).key
     return {"alice": {"Authorization": f"Bearer {alice}"}, "bob": {"Authorization": f"Bearer {bob}"}}
@@ -103,3 +103,16 @@ def test_deleting_the_task_deletes_its_files(agent, store):
     assert files.storage().exists(name)
     assert delete_tasks(store, [store.get(task["id"])])
     assert not files.storage().exists(name)
+
+
+def test_a_large_artifact_part_is_stored_and_deleted_with_its_task(agent, store):
+    sent = {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "big:200000"}]}}
+    task = rpc("SendMessage", {**sent, "configuration": {"blocking": True}}, agent["alice"])["result"]["task"]
+    part = task["artifacts"][0]["parts"][0]
+    assert "raw" not in part and part["filename"] == "out.bin"
+    path = part["url"]
+    assert path.startswith(f"/a2a/files/{task['id']}/")  # no A2A_PUBLIC_URL: a path on the agent's host
+    assert call("GET", path, headers=agent["alice"]).content == b"x" * 200_000
+    assert call("GET", path, headers=agent["bob"]).status_code == 404
+    name = files.stored_name({"kind": "file", "file": {"uri": path}})
+    assert delete_tasks(store, [store.get(task["id"])]) and not files.storage().exists(name)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import io
 import uuid
+from collections.abc import Callable
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit
 
@@ -19,9 +20,10 @@ from django.core.files import File
 from django.core.files.storage import Storage, storages
 from django.utils.text import get_valid_filename
 
+from a2a.agents import Agent
 from a2a.conf import a2a_settings
 from a2a.protocol.errors import PayloadTooLargeError
-from a2a.protocol.model import Message, Part, Task
+from a2a.protocol.model import Artifact, Message, Part, Task
 from stores.retention import tasks_deleted
 
 #: Private task field: the bytes of file content its messages carried, for A2A_FILES_MAX_TASK_BYTES.
@@ -81,7 +83,7 @@ def _url(name: str, base: str, tenant: str) -> str:
     return f"{base}files/{name.removeprefix('a2a-files/')}" + (f"?tenant={tenant}" if tenant else "")
 
 
-def offload(parts: list[Part], task_id: str, *, base: str, tenant: str = "", total: int = 0) -> int:
+def offload(parts: list[Part], task_id: str, *, base: str, tenant: str = "", total: int = 0, check: bool = True) -> int:
     """Write each file part of ``parts`` over ``A2A_FILES_OFFLOAD_BYTES`` to the storage,
     replacing it (in place) with a ``uri`` part under ``base`` (the agent's JSON-RPC URL);
     returns ``total`` plus the bytes of file content the parts carry. PayloadTooLargeError
@@ -89,7 +91,8 @@ def offload(parts: list[Part], task_id: str, *, base: str, tenant: str = "", tot
     inline = [p["file"]["bytes"] for p in parts if p.get("kind") == "file" and "bytes" in p.get("file", {})]
     for encoded in inline:
         total += content_size(encoded)
-        _check_size(content_size(encoded), total)
+        if check:
+            _check_size(content_size(encoded), total)
     for part in parts:
         file = part.get("file") or {}
         if part.get("kind") != "file" or "bytes" not in file:
@@ -115,6 +118,29 @@ def offload_message(message: Message, task: Task, *, base: str) -> None:
     )
     if total:
         task[FILE_BYTES] = total
+
+
+def offload_artifacts(artifacts: list[Artifact], task_id: str, agent: Agent) -> bool:
+    """:func:`offload` for a handler's artifacts (no limits: the handler's own output);
+    their ``uri`` parts under ``A2A_PUBLIC_URL`` (a path when it is not set). Whether any
+    part was offloaded."""
+    base = (a2a_settings.PUBLIC_URL or "").rstrip("/") + agent.path("jsonrpc")
+    before = [p.get("file", {}).get("uri") for a in artifacts for p in a.get("parts") or ()]
+    for artifact in artifacts:
+        offload(artifact.get("parts") or [], task_id, base=base, check=False)
+    return before != [p.get("file", {}).get("uri") for a in artifacts for p in a.get("parts") or ()]
+
+
+def marked(change: Callable[[Task], Task | None]) -> Callable[[Task], Task | None]:
+    """``change``, marking the task as one with stored files (deleted with it)."""
+
+    def mark(task: Task) -> Task | None:
+        changed = change(task)
+        if changed is not None:
+            changed[FILE_BYTES] = int(changed.get(FILE_BYTES) or 0) or 1
+        return changed
+
+    return mark
 
 
 def stored_name(part: Part) -> str | None:

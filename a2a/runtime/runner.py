@@ -32,9 +32,9 @@ from asgiref.sync import iscoroutinefunction
 from django.db import DataError, IntegrityError, NotSupportedError, close_old_connections
 
 from a2a import push
-from a2a.agents import agent_of, store_of
+from a2a.agents import Agent, agent_of, store_of
 from a2a.conf import a2a_settings
-from a2a.core import leases, lifecycle, tracing
+from a2a.core import files, leases, lifecycle, tracing
 from a2a.core.events import bus, get_event_backend
 from a2a.core.loop import LoopThread
 from a2a.handlers import (
@@ -139,7 +139,7 @@ def _call_sync(
         if store is None or request.settled:
             return result
         try:
-            lifecycle.transition_sync(store, request.task_id, _result_change(result))
+            lifecycle.transition_sync(store, request.task_id, _result_change(result, request.task_id, request.agent))
         except Exception as exc:
             refused = _refused(exc)
             if refused is not None:  # never tried again: the task fails (see _persist)
@@ -152,13 +152,16 @@ def _call_sync(
         close_old_connections()
 
 
-def _result_change(result: object) -> lifecycle.Change:
-    """The change that saves what the handler returned."""
+def _result_change(result: object, task_id: str, agent: Agent) -> lifecycle.Change:
+    """The change that saves what the handler returned (its large file parts written to
+    the storage first: a2a.core.files)."""
     if isinstance(result, Reply):
         return _finish("completed", parts=result.parts, in_history=True, reply=True)
     message = result_message(result)
-    change = _finish("completed", artifacts=to_artifacts(result), parts=message, in_history=True)
-    return with_result_metadata(change, result)
+    artifacts = to_artifacts(result)
+    offloaded = files.offload_artifacts(artifacts, task_id, agent)
+    change = _finish("completed", artifacts=artifacts, parts=message, in_history=True)
+    return with_result_metadata(files.marked(change) if offloaded else change, result)
 
 
 def _refused(exc: BaseException) -> BaseException | None:
@@ -392,7 +395,7 @@ class Runner:
             return None
         if direct is not None and direct.replied(result):
             return None  # the answer: no task is created
-        return _result_change(result)
+        return await asyncio.to_thread(_result_change, result, task["id"], agent_of(task))
 
     def _call(
         self, handler: Callable[[HandlerRequest], object], request: HandlerRequest, store: TaskStore | None = None
