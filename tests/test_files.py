@@ -48,8 +48,9 @@ def file_message(content: bytes, **extra):
     return {"messageId": os.urandom(8).hex(), "role": "ROLE_USER", "parts": [part], **extra}
 
 
-def send(headers, content=CONTENT, **extra):
-    return rpc("SendMessage", {"message": file_message(content, **extra), "configuration": {"blocking": True}}, headers)
+def send(headers, content=CONTENT, message=None, **extra):
+    message = message or file_message(content, **extra)
+    return rpc("SendMessage", {"message": message, "configuration": {"blocking": True}}, headers)
 
 
 def test_a_large_part_is_stored_and_served_to_its_owner_only(agent, store):
@@ -116,3 +117,36 @@ def test_a_large_artifact_part_is_stored_and_deleted_with_its_task(agent, store)
     assert call("GET", path, headers=agent["bob"]).status_code == 404
     name = files.stored_name({"kind": "file", "file": {"uri": path}})
     assert delete_tasks(store, [store.get(task["id"])]) and not files.storage().exists(name)
+
+
+def test_a_follow_up_message_is_offloaded_and_counted_in_the_task(agent, settings):
+    settings.A2A_HANDLER = "tests.handlers.scripted"
+    settings.A2A_FILES_MAX_TASK_BYTES = len(CONTENT) * 2
+    first = file_message(CONTENT)
+    first["parts"].append({"text": "ask:more?"})
+    task = send(agent["alice"], message=first)["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    # Bob cannot add files to Alice's task: nothing is written for him.
+    before = files.storage().listdir(files.prefix(task["id"]))[1]
+    error = send(agent["bob"], taskId=task["id"])["error"]
+    assert error["code"] == -32001 and files.storage().listdir(files.prefix(task["id"]))[1] == before
+    # Over the task's limit with the first message's file: refused.
+    error = send(agent["alice"], CONTENT + b"!", taskId=task["id"])["error"]
+    assert error["code"] == -32600 and "A2A_FILES_MAX_TASK_BYTES" in error["message"]
+    done = send(agent["alice"], CONTENT, taskId=task["id"])["result"]["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    follow_up = done["history"][-2 if done["history"][-1]["role"] == "ROLE_AGENT" else -1]
+    assert (
+        call("GET", follow_up["parts"][0]["url"].removeprefix("http://testserver"), headers=agent["alice"]).content
+        == CONTENT
+    )
+
+
+def test_system_check_names_an_unknown_storage(settings):
+    from a2a.ops.file_checks import check_files
+
+    settings.A2A_FILES_STORAGE = "nowhere"
+    [error] = check_files()
+    assert error.id == "a2a.E120" and "'nowhere'" in error.msg
+    settings.A2A_FILES_STORAGE = "default"
+    assert check_files() == []
