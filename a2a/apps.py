@@ -11,9 +11,10 @@ class A2AConfig(AppConfig):
         from a2a import push
         from a2a.core import files
         from a2a.ops import bulk, checks, file_checks, observability  # noqa: F401  (importing registers the system checks)
-        from stores.admin import register_task_actions
+        from stores.admin import register_stored_files, register_task_actions
 
         register_task_actions(bulk.AdminActions())
+        register_stored_files(files.AdminFiles())  # the admin downloads offloaded file parts
         observability.install()  # transition logs and metrics for every saved task version
         files.install()  # a deleted task's stored files go with it
         push.install()  # push notifications for every saved task version

@@ -9,10 +9,13 @@ import hashlib
 import os
 
 import pytest
+from django.contrib.admin.utils import quote
 from django.contrib.auth.models import User
+from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
 from a2a.core import files
+from a2a.ops.file_checks import check_files
 from stores.retention import delete_tasks
 from tests.helpers import call
 from tests.helpers import rpc10 as rpc
@@ -143,10 +146,20 @@ def test_a_follow_up_message_is_offloaded_and_counted_in_the_task(agent, setting
 
 
 def test_system_check_names_an_unknown_storage(settings):
-    from a2a.ops.file_checks import check_files
-
     settings.A2A_FILES_STORAGE = "nowhere"
     [error] = check_files()
     assert error.id == "a2a.E120" and "'nowhere'" in error.msg
     settings.A2A_FILES_STORAGE = "default"
     assert check_files() == []
+
+
+def test_the_admin_links_and_downloads_an_offloaded_part(agent, admin_client):
+    task = send(agent["alice"])["result"]["task"]
+    download = reverse("admin:stores_taskrecord_download", args=[quote(task["id"]), "history", 0, 0])
+    body = admin_client.get(reverse("admin:stores_taskrecord_change", args=[quote(task["id"])])).content.decode()
+    assert f'href="{download}"' in body
+    response = admin_client.get(download)
+    assert response.status_code == 200 and b"".join(response.streaming_content) == CONTENT
+    assert response["Content-Disposition"] == 'attachment; filename="data.bin"'
+    files.delete_files([task["id"]])
+    assert admin_client.get(download).status_code == 404  # gone from the storage

@@ -165,6 +165,16 @@ def open_part(part: Part) -> IO[bytes]:
     return storage().open(name, "rb")
 
 
+class AdminFiles:
+    """The offloaded parts, for the admin's download links (stores.admin.StoredFiles)."""
+
+    def holds(self, part: Part) -> bool:
+        return "bytes" not in (part.get("file") or {}) and stored_name(part) is not None
+
+    def open(self, part: Part) -> IO[bytes]:
+        return open_part(part)
+
+
 def delete_files(task_ids: list[str]) -> None:
     """Delete the stored files of these tasks."""
     store = storage()

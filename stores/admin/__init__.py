@@ -20,10 +20,18 @@ from __future__ import annotations
 from django.contrib import admin
 
 from stores.admin.actions import TaskActions, register_task_actions
+from stores.admin.display import StoredFiles, register_stored_files
 from stores.admin.options import StoredTaskAdmin, TaskRecordAdmin
 from stores.models import StoredTask, TaskRecord
 
-__all__ = ["StoredTaskAdmin", "TaskActions", "TaskRecordAdmin", "register_task_actions"]
+__all__ = [
+    "StoredFiles",
+    "StoredTaskAdmin",
+    "TaskActions",
+    "TaskRecordAdmin",
+    "register_stored_files",
+    "register_task_actions",
+]
 
 admin.site.register(TaskRecord, TaskRecordAdmin)
 admin.site.register(StoredTask, StoredTaskAdmin)

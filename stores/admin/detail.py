@@ -11,12 +11,20 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.admin.utils import quote, unquote
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.http import content_disposition_header
 
-from stores.admin.display import DownloadURL, relative_time, state_badge, task_sections, task_when, updated_text
+from stores.admin.display import (
+    DownloadURL,
+    relative_time,
+    state_badge,
+    stored_files,
+    task_sections,
+    task_when,
+    updated_text,
+)
 from stores.admin.source import store_or_error
 from stores.backends import get_task_store
 from stores.base import TERMINAL_STATES
@@ -46,7 +54,9 @@ class TaskDetailMixin:
         name = f"admin:{self.opts.app_label}_{self.opts.model_name}_download"
         return lambda section, i, j: reverse(name, args=[quote(task_id), section, i, j])
 
-    def download_view(self, request: HttpRequest, object_id: str, section: str, item: int, part: int) -> HttpResponse:
+    def download_view(
+        self, request: HttpRequest, object_id: str, section: str, item: int, part: int
+    ) -> HttpResponse | FileResponse:
         """An inline (base64) file part of a task, as an attachment."""
         if not self.has_view_permission(request):  # type: ignore[attr-defined]
             raise PermissionDenied
@@ -59,10 +69,14 @@ class TaskDetailMixin:
             else:
                 raise KeyError(section)
             file = holder["parts"][part]["file"]
-            content = base64.b64decode(file["bytes"], validate=False)
-        except (KeyError, IndexError, TypeError, binascii.Error):
+            stored = stored_files(holder["parts"][part])
+            if stored is not None:  # kept in a storage (a2a's offloaded parts): streamed from it
+                response: HttpResponse | FileResponse = FileResponse(stored.open(holder["parts"][part]))
+            else:
+                response = HttpResponse(base64.b64decode(file["bytes"], validate=False))
+        except (KeyError, IndexError, TypeError, binascii.Error, FileNotFoundError):
             raise Http404("No such file part.") from None
-        response = HttpResponse(content, content_type="application/octet-stream")
+        response["Content-Type"] = "application/octet-stream"
         response["Content-Disposition"] = content_disposition_header(True, str(file.get("name") or "file"))
         response["X-Content-Type-Options"] = "nosniff"
         return response

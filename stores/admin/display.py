@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any, Protocol
 
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -50,10 +50,33 @@ def parts_text(parts: Any) -> str:
     return "\n".join(lines)
 
 
+class StoredFiles(Protocol):
+    """File parts kept in a storage rather than inline (the ``a2a`` app's offloaded parts):
+    which parts they are, and their content, for the admin's download links."""
+
+    def holds(self, part: dict[str, Any]) -> bool: ...
+
+    def open(self, part: dict[str, Any]) -> IO[bytes]: ...
+
+
+#: The registered :class:`StoredFiles` (at most one: :func:`register_stored_files`).
+STORED_FILES: list[StoredFiles] = []
+
+
+def register_stored_files(files: StoredFiles) -> None:
+    """Let the admin download the file parts ``files`` holds (the stores never import the app that keeps them)."""
+    STORED_FILES[:] = [files]
+
+
+def stored_files(part: Any) -> StoredFiles | None:
+    """The :class:`StoredFiles` holding ``part``, or None (an inline part, a foreign URL)."""
+    return next((files for files in STORED_FILES if isinstance(part, dict) and files.holds(part)), None)
+
+
 def render_part(part: Any, download: str = "") -> dict[str, Any]:
     """One part as the detail page shows it: ``{"kind": "text", "text"}``, ``{"kind":
     "data", "json"}`` or ``{"kind": "file", "name", "mime", "href", "size"}``. Only
-    http(s) URIs become links; inline bytes link to ``download``."""
+    http(s) URIs become links; inline bytes and stored files link to ``download``."""
     if not isinstance(part, dict):
         return {"kind": "other", "json": pretty_json(part)}
     if isinstance(part.get("text"), str):
@@ -64,7 +87,10 @@ def render_part(part: Any, download: str = "") -> dict[str, Any]:
     if isinstance(file, dict):
         uri: str = file["uri"] if isinstance(file.get("uri"), str) else ""
         inline = isinstance(file.get("bytes"), str)
-        href = uri if uri.lower().startswith(("http://", "https://")) else (download if inline else "")
+        if inline or stored_files(part) is not None:  # the admin's own download link
+            href = download
+        else:
+            href = uri if uri.lower().startswith(("http://", "https://")) else ""
         return {
             "kind": "file",
             "name": file.get("name") or (uri.rsplit("/", 1)[-1] if uri else "") or "file",
