@@ -16,6 +16,8 @@ from rest_framework.authtoken.models import Token
 
 from a2a.core import files
 from a2a.ops.file_checks import check_files
+from a2a.protocol.errors import InvalidParamsError
+from a2a.protocol.v03 import check_base64
 from stores.retention import delete_tasks
 from tests.helpers import call
 from tests.helpers import rpc10 as rpc
@@ -163,3 +165,22 @@ def test_the_admin_links_and_downloads_an_offloaded_part(agent, admin_client):
     assert response["Content-Disposition"] == 'attachment; filename="data.bin"'
     files.delete_files([task["id"]])
     assert admin_client.get(download).status_code == 404  # gone from the storage
+
+
+def test_a_v03_client_gets_a_uri_part(agent):
+    raw = base64.b64encode(CONTENT).decode()
+    file = {"bytes": raw, "mimeType": "application/octet-stream", "name": "data.bin"}
+    message = {"kind": "message", "messageId": "m03", "role": "user", "parts": [{"kind": "file", "file": file}]}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+    task = call("POST", "/a2a/", json=body, headers=agent["alice"]).json()["result"]
+    sent = task["history"][0]["parts"][0]["file"]
+    assert "bytes" not in sent and sent["name"] == "data.bin" and sent["mimeType"] == "application/octet-stream"
+    path = sent["uri"].removeprefix("http://testserver")
+    assert call("GET", path, headers=agent["alice"]).content == CONTENT
+
+
+@pytest.mark.parametrize("bad", ["A" * (3 << 20) + "!AAA", "QQ==" * 300_000, "A" * ((2 << 20) + 1)])
+def test_large_invalid_base64_is_refused_however_it_is_sliced(bad):
+    with pytest.raises(InvalidParamsError, match="not valid base64"):
+        check_base64(bad, "part.raw")
+    assert check_base64("QUJD" * 600_000 + "QQ==", "part.raw")
