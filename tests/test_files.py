@@ -184,3 +184,15 @@ def test_large_invalid_base64_is_refused_however_it_is_sliced(bad):
     with pytest.raises(InvalidParamsError, match="not valid base64"):
         check_base64(bad, "part.raw")
     assert check_base64("QUJD" * 600_000 + "QQ==", "part.raw")
+
+
+def test_another_agents_file_is_served_on_its_own_routes_only(agent, settings):
+    settings.A2A_AGENTS = {"billing": {"HANDLER": "tests.handlers.digest", "INPUT_MODES": ["application/octet-stream"]}}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": file_message(CONTENT)}}
+    sent = call("POST", "/agents/billing/a2a/", json=body, headers={**agent["alice"], **V10}).json()
+    url = sent["result"]["task"]["history"][0]["parts"][0]["url"]
+    path = url.removeprefix("http://testserver")
+    assert path.startswith("/agents/billing/a2a/files/")
+    assert call("GET", path, headers=agent["alice"]).content == CONTENT
+    # The default agent's route does not serve the billing agent's task's file.
+    assert call("GET", path.removeprefix("/agents/billing"), headers=agent["alice"]).status_code == 404
