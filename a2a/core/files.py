@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import io
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit
 
@@ -83,6 +83,12 @@ def _url(name: str, base: str, tenant: str) -> str:
     return f"{base}files/{name.removeprefix('a2a-files/')}" + (f"?tenant={tenant}" if tenant else "")
 
 
+def carries_bytes(parts: Iterable[Part]) -> bool:
+    """Whether any of ``parts`` is a file part with its content inline (what :func:`offload`
+    may write to the storage): the cheap test that spares every other message the work."""
+    return any(p.get("kind") == "file" and "bytes" in (p.get("file") or {}) for p in parts)
+
+
 def offload(parts: list[Part], task_id: str, *, base: str, tenant: str = "", total: int = 0, check: bool = True) -> int:
     """Write each file part of ``parts`` over ``A2A_FILES_OFFLOAD_BYTES`` to the storage,
     replacing it (in place) with a ``uri`` part under ``base`` (the agent's JSON-RPC URL);
@@ -124,6 +130,8 @@ def offload_artifacts(artifacts: list[Artifact], task_id: str, agent: Agent) -> 
     """:func:`offload` for a handler's artifacts (no limits: the handler's own output);
     their ``uri`` parts under ``A2A_PUBLIC_URL`` (a path when it is not set). Whether any
     part was offloaded."""
+    if not carries_bytes(p for a in artifacts for p in a.get("parts") or ()):
+        return False
     base = (a2a_settings.PUBLIC_URL or "").rstrip("/") + agent.path("jsonrpc")
     before = [p.get("file", {}).get("uri") for a in artifacts for p in a.get("parts") or ()]
     for artifact in artifacts:

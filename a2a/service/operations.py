@@ -90,6 +90,8 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
 
 async def _offloaded(ctx: CallContext, task: Task) -> Task:
     """The new task, its large file parts written to the storage (a2a.core.files)."""
+    if not files.carries_bytes(task["history"][0].get("parts") or ()):
+        return task
     base = ctx.origin + ctx.agent.path("jsonrpc")
     await asyncio.to_thread(files.offload_message, task["history"][0], task, base=base)
     return task
@@ -439,7 +441,7 @@ async def _continue(ctx: CallContext, message: Message) -> Task:
 async def _offload_follow_up(ctx: CallContext, message: Message) -> int | None:
     """The task's file bytes with this follow-up message's, its large file parts written to
     the storage (a2a.core.files) once the caller is known to own the task; None without files."""
-    if not any(part.get("kind") == "file" for part in message.get("parts") or ()):
+    if not files.carries_bytes(message.get("parts") or ()):
         return None
     task = dict(await load_task(message["taskId"], ctx))
     base = ctx.origin + ctx.agent.path("jsonrpc")
