@@ -4,6 +4,7 @@ handler, refused over the limits, and deleted with its task; on every store."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import os
@@ -196,3 +197,41 @@ def test_another_agents_file_is_served_on_its_own_routes_only(agent, settings):
     assert call("GET", path, headers=agent["alice"]).content == CONTENT
     # The default agent's route does not serve the billing agent's task's file.
     assert call("GET", path.removeprefix("/agents/billing"), headers=agent["alice"]).status_code == 404
+
+
+def test_the_agent_page_links_and_downloads_its_visitors_files_only(agent, client):
+    # A staff visitor owns the tasks they send from the page; the page's links use its
+    # sign-in (a session), not the A2A route's bearer token.
+    alice = User.objects.get(username="alice")
+    alice.is_staff = True
+    alice.save()
+    client.force_login(alice)
+    page = client.post("/a2a/browse/", {"text": "", "file": _upload()})
+    assert page.status_code == 200, page.content[:300]
+    body = page.content.decode()
+    [link] = [href for href in body.split('href="')[1:] if href.startswith("files/")]
+    link = link.split('"', 1)[0]
+    task_id = link.split("/")[1]
+    assert f'<a href="{link}" download>data.bin' in body
+    again = client.get("/a2a/browse/", {"task": task_id}).content.decode()
+    assert f'href="{link}"' in again
+    download = client.get("/a2a/browse/" + link)
+    assert download.status_code == 200 and asyncio.run(_read(download)) == CONTENT
+    # Another staff visitor, a signed-out one: not theirs.
+    bob = User.objects.get(username="bob")
+    bob.is_staff = True
+    bob.save()
+    client.force_login(bob)
+    assert client.get("/a2a/browse/" + link).status_code == 404
+    client.logout()
+    assert client.get("/a2a/browse/" + link).status_code == 302  # to the login page
+
+
+async def _read(response) -> bytes:
+    return b"".join([chunk async for chunk in response.streaming_content])
+
+
+def _upload():
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return SimpleUploadedFile("data.bin", CONTENT, content_type="application/octet-stream")

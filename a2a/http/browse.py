@@ -26,13 +26,15 @@ from django.conf import settings
 from django.contrib.admin.utils import quote as admin_quote
 from django.contrib.auth.models import AnonymousUser
 from django.core.files.uploadedfile import UploadedFile
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
 from a2a import auth
 from a2a.conf import a2a_settings
+from a2a.core.files import stored_name
+from a2a.http import files
 from a2a.http.common import event_stream, origin, public_url, request_agent
 from a2a.http.sse import sse_stream
 from a2a.protocol import V10
@@ -139,7 +141,11 @@ def _part_view(part: dict[str, Any]) -> dict[str, str]:
         file = part.get("file") or {}
         name = file.get("name") or file.get("uri") or "file"
         size = f", {len(base64.b64decode(file['bytes'], validate=False))} bytes" if file.get("bytes") else ""
-        return {"kind": "file", "text": f"{name} ({file.get('mimeType') or 'unknown type'}{size})"}
+        shown = {"kind": "file", "text": f"{name} ({file.get('mimeType') or 'unknown type'}{size})"}
+        stored = stored_name(part)
+        if stored is not None:  # an offloaded part: the page's own link (its sign-in, not A2A's)
+            shown["url"] = "files/" + stored.removeprefix("a2a-files/")
+        return shown
     return {"kind": "data", "text": json.dumps(part.get("data"), indent=2, ensure_ascii=False)}
 
 
@@ -244,6 +250,18 @@ def _json_error(error: A2AError, status: int = 400) -> HttpResponse:
     return HttpResponse(
         orjson.dumps({"error": V10.render_error(error)}), content_type="application/json", status=status
     )
+
+
+async def file(request: HttpRequest, task_id: str, key: str) -> HttpResponseBase:
+    """An offloaded file part of a task the visitor owns (the task view's links): 404 for
+    anyone else, as on the A2A route (:func:`a2a.http.files.serve`)."""
+    try:
+        ctx = await _visitor(request, sending=False)
+    except _Refused as refused:
+        return refused.response
+    if ctx is None:
+        raise Http404("No such file")
+    return await files.serve(request, ctx, task_id, key)
 
 
 async def stream(request: HttpRequest) -> HttpResponseBase:

@@ -17,7 +17,7 @@ from a2a.core import files
 from a2a.http.common import call_context, request_agent
 from a2a.protocol.errors import A2AError
 from a2a.service import operations
-from a2a.service.context import check_tenant
+from a2a.service.context import CallContext, check_tenant
 
 #: Bytes read from the storage at a time.
 CHUNK = 1 << 20
@@ -35,11 +35,20 @@ async def _chunks(handle: IO[bytes]) -> AsyncIterator[bytes]:
 
 async def download(request: HttpRequest, task_id: str, key: str) -> StreamingHttpResponse:
     """The file ``key`` of task ``task_id``, streamed from the storage, as an attachment."""
-    if request.method not in ("GET", "HEAD") or key in (".", "..") or "/" in key or "\\" in key:
-        raise Http404("No such file")
     try:
         caller = await auth.authenticate(request, request_agent(request))
         ctx = call_context(request, caller, "rest", tenant=check_tenant(request.GET.get("tenant")))
+    except A2AError:
+        raise Http404("No such file") from None
+    return await serve(request, ctx, task_id, key)
+
+
+async def serve(request: HttpRequest, ctx: CallContext, task_id: str, key: str) -> StreamingHttpResponse:
+    """The file ``key`` of task ``task_id`` to the caller of ``ctx`` (404 unless it owns the
+    task): for the A2A route above and the agent page's links (its visitor's context)."""
+    if request.method not in ("GET", "HEAD") or key in (".", "..") or "/" in key or "\\" in key:
+        raise Http404("No such file")
+    try:
         await operations.load_task(task_id, ctx)
     except A2AError:
         raise Http404("No such file") from None

@@ -20,6 +20,7 @@ def agent_patterns(wrap: Callable[[Any], Any]) -> list[URLPattern | URLResolver]
         path("", wrap(browse.agent), name="agent"),
         path("stream", wrap(browse.stream), name="stream"),
         path("cancel", wrap(browse.cancel), name="cancel"),
+        path("files/<str:task_id>/<str:key>", wrap(browse.file), name="file"),  # the task view's links
     ]
     patterns: list[URLPattern | URLResolver] = [
         path(".well-known/agent-card.json", wrap(views.agent_card), name="agent-card"),
