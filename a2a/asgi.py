@@ -179,12 +179,13 @@ class A2AASGIHandler(ASGIHandler):
         if limited.over:
             send = limited.send  # Connection: close
         respond: Callable[[], Awaitable[HttpResponseBase]] | None
-        if direct or self.chain is None:
-            respond = await self._direct(found, limited.scope, body_file, send)
+        chain = None if direct else self.chain
+        if chain is not None:
+            respond = functools.partial(CHAINS.run, chain, self, limited.scope, body_file)
         else:
-            respond = functools.partial(CHAINS.run, self.chain, self, limited.scope, body_file)
+            respond = await self._direct(found, limited.scope, body_file, send)
         if respond is not None:
-            await self._serve(respond, scope["path"], limited.receive, send, body_file)
+            await self._serve(respond, scope["path"], limited.receive, send, body_file, on_chain=chain is not None)
 
     async def _direct(
         self, found: tuple[View, dict[str, Any]], scope: dict[str, Any], body_file: Any, send: Any
@@ -202,9 +203,17 @@ class A2AASGIHandler(ASGIHandler):
         return functools.partial(view, request, **kwargs)
 
     async def _serve(
-        self, respond: Callable[[], Awaitable[Any]], path: str, receive: Any, send: Any, body_file: Any
+        self,
+        respond: Callable[[], Awaitable[Any]],
+        path: str,
+        receive: Any,
+        send: Any,
+        body_file: Any,
+        *,
+        on_chain: bool,
     ) -> None:
-        """``respond()`` and send its response, cancelled when the client goes away."""
+        """``respond()`` and send its response, cancelled when the client goes away (a
+        streamed one ``on_chain`` is closed after: its ``request_finished``)."""
 
         # As Django does: a client that goes away cancels the view (and ends a stream).
         # The view runs in this task; a listener task cancels it on a disconnect.
@@ -229,7 +238,7 @@ class A2AASGIHandler(ASGIHandler):
             try:
                 await self.send_response(response, send)
             finally:
-                if response.streaming and self.chain is not None and not a2a_settings.DIRECT_ASGI:
+                if response.streaming and on_chain:
                     await CHAINS.close(response)  # request_finished, after the stream
         except asyncio.CancelledError:
             if not gone:
