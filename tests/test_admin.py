@@ -72,7 +72,7 @@ def detail_url(kind: str, task_id: str) -> str:
 def rows(response) -> list[tuple[str, str]]:
     """(id, state) of each result row; both admins render the same cell classes."""
     body = response.content.decode()
-    ids = re.findall(r'<th class="field-id"><a href="[^"]*">([^<]*)</a></th>', body)
+    ids = re.findall(r'<th class="field-task_id"><a href="[^"]*"><span class="task-id" title="([^"]*)">', body)
     badge = r'<span class="task-state task-state-[a-z-]+">([^<]*)</span>'
     states = re.findall(rf'<td class="field-state[a-z_]*">{badge}</td>', body)
     return list(zip((html.unescape(i) for i in ids), states, strict=True))
