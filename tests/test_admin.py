@@ -72,7 +72,7 @@ def detail_url(kind: str, task_id: str) -> str:
 def rows(response) -> list[tuple[str, str]]:
     """(id, state) of each result row; both admins render the same cell classes."""
     body = response.content.decode()
-    ids = re.findall(r'<th class="field-id"><a href="[^"]*">([^<]*)</a></th>', body)
+    ids = re.findall(r'<th class="field-task_id"><a href="[^"]*"><span class="task-id" title="([^"]*)">', body)
     badge = r'<span class="task-state task-state-[a-z-]+">([^<]*)</span>'
     states = re.findall(rf'<td class="field-state[a-z_]*">{badge}</td>', body)
     return list(zip((html.unescape(i) for i in ids), states, strict=True))
@@ -299,6 +299,31 @@ def test_updated_and_context_filters(admin_client, store, list_url):
     body = admin_client.get(list_url).content.decode()
     assert "By context" in body and "?context=ctx-b" in body.replace("&amp;", "&")
     assert "Past 7 days" in body
+
+
+def test_detail_conversation_ends_with_the_agents_replies_and_names_the_agent(admin_client, store, kind):
+    """The artifacts are the agent's replies, after the history; the status message follows
+    when the history does not hold it (a failure), once when it does (a question)."""
+    failed = recent_task("fails", state="failed")
+    failed["_agent"] = "billing"
+    failed["status"]["message"] = {"role": "agent", "messageId": "s1", "parts": [{"kind": "text", "text": "No quota"}]}
+    store.save(failed)
+    body = admin_client.get(detail_url(kind, "fails")).content.decode()
+    conversation = body.split('class="form-row field-history task-conversation">')[1].split("</fieldset>")[0]
+    roles = re.findall(r'<div class="task-role">([^<]*)</div>', conversation)
+    assert roles == ["user", "billing · answer", "billing"]
+    assert conversation.index("No quota") > conversation.index("artifact ")  # the artifact, then why it failed
+    assert re.search(r"<label>Agent:</label><div class=\"readonly\"><a [^>]*>billing</a>", body)
+
+    asking = recent_task("asks", state="input-required")
+    question = {"role": "agent", "messageId": "q1", "parts": [{"kind": "text", "text": "Which city?"}]}
+    asking["history"].append(question)
+    asking["status"]["message"] = question
+    store.save(asking)
+    body = admin_client.get(detail_url(kind, "asks")).content.decode()
+    conversation = body.split('class="form-row field-history task-conversation">')[1].split("</fieldset>")[0]
+    assert conversation.count('<pre class="task-part-text">Which city?</pre>') == 1
+    assert "default" in re.findall(r'<div class="task-role">([^<]*)</div>', conversation)
 
 
 def test_detail_renders_the_conversation_and_artifacts_readably(admin_client, store, kind):

@@ -89,3 +89,11 @@ def test_the_search_names_its_agent_word():
     assert agents.split_search("refund agent:billing now") == ("billing", "refund now")
     assert agents.split_search("agent: refund") == ("", "agent: refund")
     assert agents.split_search("") == ("", "")
+
+
+def test_the_owner_filter_offers_callers_not_scope_keys(admin_client, two_agents):
+    """The ORM table's ``owner`` column folds the agent into the key: the filter shows the caller."""
+    body = html.unescape(admin_client.get(TASK_LIST).content.decode())
+    owners = body.split('data-filter-title="owner"')[1].split("</details>")[0]
+    assert "?owner=alice" in owners and "\x1e" not in owners and "\x1f" not in owners
+    assert ids(admin_client.get(TASK_LIST, {"owner": "alice"})) == ["b-2", "s-1"]

@@ -131,7 +131,7 @@ def test_admin_in_a_browser(browser, live_server):
         page.click("input[type=submit]")
         page.get_by_role("link", name="Tasks").click()
         page.wait_for_selector("#result_list")
-        ids = page.locator("#result_list th.field-id a").all_inner_texts()
+        ids = page.locator("#result_list th.field-task_id a").all_inner_texts()
         assert ids == ["t-working", "t-answered", "t-waiting", "t-failed"]
         badge = page.locator("#result_list .task-state-completed").first
         assert badge.inner_text() == "completed"
@@ -142,18 +142,20 @@ def test_admin_in_a_browser(browser, live_server):
         # Filter: the "ctx-demo" context, then the past hour.
         page.locator("#changelist-filter details[data-filter-title=context] a", has_text="ctx-demo").click()
         page.locator("#changelist-filter details[data-filter-title=updated] a", has_text="Past hour").click()
-        assert page.locator("#result_list th.field-id a").all_inner_texts() == ["t-working", "t-answered", "t-waiting"]
+        shown = page.locator("#result_list th.field-task_id a").all_inner_texts()
+        assert shown == ["t-working", "t-answered", "t-waiting"]
         page.locator("#changelist-filter details[data-filter-title=state] a", has_text="completed").click()
-        assert page.locator("#result_list th.field-id a").all_inner_texts() == ["t-answered"]
+        assert page.locator("#result_list th.field-task_id a").all_inner_texts() == ["t-answered"]
 
         # The task, as a person reads it.
         page.get_by_role("link", name="t-answered").click()
         page.wait_for_selector(".task-conversation")
         bubbles = page.locator(".task-conversation .task-message")
-        assert bubbles.count() == 3
-        assert "For which quarter?" in page.locator(".task-message.role-agent").inner_text()
-        assert "Revenue grew 12% in Q3." in page.locator(".field-artifacts").inner_text()
-        assert '"quarter": "Q3"' in page.locator(".field-artifacts .task-part-data").inner_text()
+        assert bubbles.count() == 3 + 3  # the history, then the agent's three artifacts
+        assert "For which quarter?" in page.locator(".task-message.role-agent").first.inner_text()
+        assert "Revenue grew 12% in Q3." in bubbles.nth(3).inner_text()
+        assert "Revenue grew 12% in Q3." in page.locator(".task-reply-artifact").first.inner_text()
+        assert '"quarter": "Q3"' in page.locator(".task-reply-artifact .task-part-data").inner_text()
         link = page.get_by_role("link", name="chart.csv")
         assert "/download/artifacts/2/0/" in link.get_attribute("href")
         page.screenshot(path=ARTIFACTS / "admin-task-detail.png", full_page=True)

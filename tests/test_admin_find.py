@@ -73,7 +73,10 @@ def make(task_id: str, ask: str, *, answer: str = "", artifact: str = "", state:
 
 def ids(response) -> list[str]:
     body = response.content.decode()
-    return [html.unescape(i) for i in re.findall(r'<th class="field-id"><a href="[^"]*">([^<]*)</a></th>', body)]
+    return [
+        html.unescape(i)
+        for i in re.findall(r'<th class="field-task_id"><a href="[^"]*"><span class="task-id" title="([^"]*)">', body)
+    ]
 
 
 @pytest.fixture
@@ -243,7 +246,8 @@ def test_dashboard_of_a_scanned_store_says_what_it_read(admin_client, settings, 
         store.save(make(f"t{i}", "x", when=ago(minutes=i)))
     monkeypatch.setattr(dashboard, "SCAN_LIMIT", 3)
     body = admin_client.get(DASHBOARD).content.decode()
-    assert "The 3 most recently updated tasks of" in body and "reads at most 3" in body
+    assert "The 3 most recently updated tasks in this process&#x27;s memory" in body and "reads at most 3" in body
+    assert "MemoryTaskStore" not in body  # the store in words, not its Python repr
     assert re.findall(
         r'fill="currentColor">(\d+)</text>', body.split('id="chart-states"')[1].split("</section>")[0]
     ) == ["3"]

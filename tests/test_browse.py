@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import html
 import json
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -138,6 +140,45 @@ def test_send_ask_answer_and_open_in_the_admin(client_staff, staff, scripted):
     response = send(client_staff, text="artifact:Paris forecast", taskId=task_id)
     page = response.content.decode()
     assert "completed" in page and "Paris forecast" in page and "done: artifact:Paris forecast" in page
+
+
+def lines(page: str) -> list[tuple[str, str]]:
+    """(classes, text) of each line of the page's conversation."""
+    found = re.findall(r'<li class="(message [^"]*|status)"[^>]*>(.*?)</li>', page, re.S)
+    return [(classes, html.unescape(re.sub(r"<[^>]+>", "", text)).strip()) for classes, text in found]
+
+
+def test_the_task_reads_as_a_conversation(client_staff, scripted):
+    """The user's message, then the agent's replies: an artifact's chunks joined in one,
+    the handler's answer; no line for a status without a message (no "submitted: task ...")."""
+    script = "progress:Reading;chunk:r:Hel;chunk:r:lo;last:r: world"
+    page = send(client_staff, text=script).content.decode()
+    (task,) = _tasks()
+    assert lines(page) == [
+        ("message user", f"you{script}"),
+        ("message agent artifact", "toolnexus-agentHello world"),
+        ("message agent artifact", f"toolnexus-agentdone: {script}"),
+    ]
+    assert page.count(f'data-reply="{task["id"]}/r"') == 1
+    assert "submitted:" not in page and ">working<" not in page
+
+
+def test_a_status_message_is_a_line_a_question_a_message(client_staff, scripted):
+    assert lines(send(client_staff, text="fail:Out of quota").content.decode()) == [
+        ("message user", "youfail:Out of quota"),
+        ("status", "failed: Out of quota"),
+    ]
+    assert lines(send(client_staff, text="ask:Which city?").content.decode()) == [
+        ("message user", "youask:Which city?"),
+        ("message agent question", "toolnexus-agentWhich city?"),
+    ]
+
+
+def test_a_direct_reply_follows_the_message_it_answers(client_staff, scripted):
+    assert lines(send(client_staff, text="reply:Hello to you").content.decode()) == [
+        ("message user", "youreply:Hello to you"),
+        ("message agent", "toolnexus-agentHello to you"),
+    ]
 
 
 def test_the_staff_user_owns_the_task_on_an_authenticated_agent(client_staff, staff, settings, scripted):

@@ -10,6 +10,11 @@ server's WSGI live server would buffer the stream). Screenshots go to tests/arti
   ``input-required``, the question shown, the form's button now "Answer".
 - ``agent-browse-completed.png``: after the answer: the task completed, with its
   artifact, and the link to the task in the admin.
+- ``agent-browse-chunks-growing.png``, ``agent-browse-chunks.png``: a reply streamed in
+  three chunks, after two (the reply still growing) and when done: one message, grown in
+  place (1280 px wide, as every shot here).
+- ``agent-browse-second-agent.png``: the second agent's page (/agents/shout/a2a/browse/):
+  its longer interface URLs inside the card.
 """
 
 from __future__ import annotations
@@ -118,7 +123,7 @@ def test_talk_to_the_agent_in_a_browser(site, browser, tmp_path, capsys):
         ARTIFACTS / "agent-browse-input-required.png",
         ARTIFACTS / "agent-browse-completed.png",
     )
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
     try:
         log_in(page, site)
         task_id = stream_ask_and_answer(page, tmp_path / "gate", screenshots)
@@ -139,3 +144,62 @@ def test_talk_to_the_agent_in_a_browser(site, browser, tmp_path, capsys):
     with capsys.disabled():
         for path in screenshots:
             print(f"\nscreenshot: {path}")
+
+
+#: The text of each reply the page shows for the artifact "r" (one element, or none).
+REPLY = "document.querySelectorAll('#events li.message.agent[data-reply$=\"/r\"]')"
+
+
+def reply_texts(page) -> list[str]:
+    return page.evaluate(f"[...{REPLY}].map(e => e.querySelector('.body').textContent)")
+
+
+def test_a_streamed_reply_grows_in_place(site, browser, tmp_path, capsys):
+    """Three chunks of one artifact (append, then lastChunk) are one message whose text
+    grows; status lines only where a status says something; the cards' URLs inside them."""
+    gates = [tmp_path / "one", tmp_path / "two"]
+    growing_png = ARTIFACTS / "agent-browse-chunks-growing.png"
+    chunks_png = ARTIFACTS / "agent-browse-chunks.png"
+    second_png = ARTIFACTS / "agent-browse-second-agent.png"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        log_in(page, site)
+        page.fill("#id_text", f"chunk:r:Hello;wait:{gates[0]};chunk:r:, wide;wait:{gates[1]};last:r: world")
+        page.click("#send-button")
+        page.wait_for_function(f"{REPLY}.length === 1")
+        reply = page.locator("#events li[data-reply$='/r']").element_handle()
+        assert reply_texts(page) == ["Hello"]
+        assert "streaming" in reply.get_attribute("class")
+        gates[0].touch()
+        page.wait_for_function(f"{REPLY}[0].textContent.includes('Hello, wide')")
+        assert reply_texts(page) == ["Hello, wide"] and "streaming" in reply.get_attribute("class")
+        page.screenshot(path=growing_png, full_page=True)
+        gates[1].touch()
+        page.wait_for_selector("#task-state.state-completed")
+        assert reply_texts(page) == ["Hello, wide world"]  # one message, grown
+        assert reply.evaluate("e => e.isConnected") and "streaming" not in reply.get_attribute("class")
+        assert page.locator("#events li.message.user").count() == 1
+        assert page.locator("#events li.status").count() == 0  # no "submitted: task ..." lines
+        page.screenshot(path=chunks_png, full_page=True)
+        assert_inside(page, "#interfaces")
+
+        page.goto(f"{site}/agents/shout/a2a/browse/")
+        assert "/agents/shout/a2a/rest" in page.locator("#interfaces").inner_text()
+        assert_inside(page, "#interfaces")
+        page.screenshot(path=second_png, full_page=True)
+    finally:
+        page.close()
+    with capsys.disabled():
+        print(f"\nscreenshots: {growing_png} {chunks_png} {second_png}")
+
+
+def assert_inside(page, card: str) -> None:
+    """Every URL of the card within the card's box (none overflows it)."""
+    box = page.locator(card).bounding_box()
+    urls = page.locator(f"{card} code")
+    assert urls.count() >= 4
+    for i in range(urls.count()):
+        url = urls.nth(i).bounding_box()
+        assert box["x"] <= url["x"] and url["x"] + url["width"] <= box["x"] + box["width"], (i, url, box)
+    assert page.locator(card).evaluate("e => e.scrollWidth <= e.clientWidth")

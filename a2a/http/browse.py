@@ -157,11 +157,51 @@ def admin_url(task_id: str) -> str:
         return ""
 
 
-def task_view(task: Task | Message) -> dict[str, Any]:
-    """What the template shows of a task (or of the direct reply Message that stands for one)."""
+def _said(role: str, parts: list[dict[str, Any]], *, extra: str = "", artifact: dict | None = None) -> dict[str, Any]:
+    """One line of the conversation: who says it (``user``, ``agent``, or ``status`` for a
+    status message that is no question), its parts as the page shows them, more classes
+    (``artifact``, ``question``), and for an artifact its name and id (the script grows
+    the reply of that id when more chunks come)."""
+    return {
+        "role": role,
+        "classes": f"{role} {extra}".strip(),
+        "name": (artifact or {}).get("name") or "",
+        "artifact": (artifact or {}).get("artifactId") or "",
+        "parts": [_part_view(p) for p in parts],
+    }
+
+
+def conversation(task: Task) -> list[dict[str, Any]]:
+    """The task as a conversation: its history (the user's messages, the agent's
+    questions), then its artifacts as the agent's replies (a streamed artifact's chunks
+    are one reply), then its status message when the history does not hold it (why it
+    failed, what it waits for). No line for a status without a message."""
+    history = task.get("history") or []
+    message = (task.get("status") or {}).get("message")
+    answerable = task_state(task) in ("input-required", "auth-required")
+    asked = message.get("messageId") if message and answerable else None
+    lines = [
+        _said(
+            "user" if m.get("role") == "user" else "agent",
+            m.get("parts", []),
+            extra="question" if asked and m.get("messageId") == asked else "",
+        )
+        for m in history
+    ]
+    lines += [_said("agent", a.get("parts", []), extra="artifact", artifact=a) for a in task.get("artifacts") or []]
+    if message and message.get("messageId") not in {m.get("messageId") for m in history}:
+        lines.append(
+            _said("agent", message["parts"], extra="question") if answerable else _said("status", message["parts"])
+        )
+    return lines
+
+
+def task_view(task: Task | Message, sent: Message | None = None) -> dict[str, Any]:
+    """What the template shows of a task (or of the direct reply Message that stands for
+    one, after the message ``sent``)."""
     if task.get("kind") == "message":
-        return {"reply": [_part_view(p) for p in task.get("parts", [])], "state": "completed", "final": True}
-    status = task.get("status") or {}
+        asked = [_said("user", sent.get("parts", []))] if sent else []
+        return {"conversation": [*asked, _said("agent", task.get("parts", []))], "state": "completed", "final": True}
     state = task_state(task)
     return {
         "id": task["id"],
@@ -169,15 +209,7 @@ def task_view(task: Task | Message) -> dict[str, Any]:
         "state": state,
         "final": state in FINAL,
         "answerable": state in ("input-required", "auth-required"),
-        "status": [_part_view(p) for p in (status.get("message") or {}).get("parts", [])],
-        "history": [
-            {"role": m.get("role", ""), "parts": [_part_view(p) for p in m.get("parts", [])]}
-            for m in task.get("history") or []
-        ],
-        "artifacts": [
-            {"name": a.get("name") or a.get("artifactId", ""), "parts": [_part_view(p) for p in a.get("parts", [])]}
-            for a in task.get("artifacts") or []
-        ],
+        "conversation": conversation(task),
         "admin_url": admin_url(task["id"]),
         "delegations": task_delegations(task),  # the remote tasks its handler started
     }
@@ -201,6 +233,7 @@ def _page(
     ctx: CallContext | None,
     *,
     task: Task | Message | None = None,
+    sent: Message | None = None,
     error: str = "",
     status: int = 200,
 ) -> HttpResponse:
@@ -208,7 +241,7 @@ def _page(
         "card": _card_view(request),
         "can_send": ctx is not None,
         "caller": ctx.caller if ctx else "",
-        "task": task_view(task) if task is not None else None,
+        "task": task_view(task, sent) if task is not None else None,
         "error": error,
         "stream_url": request_agent(request).path("browse:stream"),
         "cancel_url": request_agent(request).path("browse:cancel"),
@@ -231,10 +264,11 @@ async def agent(request: HttpRequest) -> HttpResponseBase:
     if request.method == "POST":
         assert ctx is not None
         try:
-            answer = await operations.send_message(SendParams(message=_message(request), blocking=True), ctx)
+            sent = _message(request)
+            answer = await operations.send_message(SendParams(message=sent, blocking=True), ctx)
         except A2AError as exc:
             return _page(request, ctx, error=exc.message, status=400)
-        return _page(request, ctx, task=answer)
+        return _page(request, ctx, task=answer, sent=sent)
     if request.method not in ("GET", "HEAD"):
         return HttpResponse(status=405, headers={"Allow": "GET, HEAD, POST"})
     task_id = request.GET.get("task", "")

@@ -20,8 +20,18 @@ from django.urls import reverse
 from stores.admin import search
 from stores.admin.actions import retention_policy
 from stores.admin.agents import split_search
-from stores.admin.display import expires_html, preview_html, relative_time, state_badge, task_when, updated_text
+from stores.admin.display import (
+    context_html,
+    expires_html,
+    id_html,
+    preview_html,
+    relative_time,
+    state_badge,
+    task_when,
+    updated_text,
+)
 from stores.admin.filters import TaskFilter
+from stores.admin.source import store_label
 from stores.base import MAX_PAGE_SIZE, Task, TaskPage, TaskStore
 from stores.fields import task_state
 from stores.models import TaskRecord
@@ -96,14 +106,18 @@ class StoreChangeList:
         """What the list shows of ``task``."""
         opts = self.model_admin.opts
         context_id = task.get("contextId") or ""
+        agent = agent_name(task)
         return {
             "id": task["id"],
+            "id_html": id_html(task["id"]),
             "url": reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[quote(task["id"])]),
             "state": task_state(task),
             "badge": state_badge(task_state(task)),
             "preview": preview_html(task),
+            "agent": agent,
+            "agent_url": self.get_query_string({"agent": agent}),
             "context_id": context_id,
-            "context_url": self.get_query_string({"context": context_id}, remove=["q"]),
+            "context": context_html(context_id, self.get_query_string({"context": context_id}, remove=["q"])),
             "owner": task_owner(task),
             "updated": updated_text(task),
             "updated_ago": relative_time(task_when(task)),
@@ -116,6 +130,7 @@ class StoreChangeList:
         return {
             "cl": self,
             "store": self.store,
+            "store_label": store_label(self.store) if self.store is not None else "",
             "rows": [self.row(task) for task in page.tasks],
             "total": page.total_size,
             "q": self.query,

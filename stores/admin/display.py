@@ -19,6 +19,7 @@ from django.utils.timesince import timesince, timeuntil
 from stores.base import STATES, Task
 from stores.fields import task_updated, without_event_log
 from stores.retention import Policy, kept
+from stores.scope import agent_name
 from stores.timestamps import parse_timestamp
 
 #: Builds the URL that downloads an inline (base64) file part: (section, item, part) -> URL.
@@ -119,9 +120,11 @@ def _entry(item: Any, *title_keys: str, download: Callable[[int], str] | None = 
 
 def task_sections(task: Task, download: DownloadURL | None = None) -> dict[str, Any]:
     """What the detail pages show of ``task``: its status message, artifacts and history
-    as entries (a title, the role, the parts rendered one by one, the item's JSON), and
-    its metadata and whole self as pretty JSON. ``download`` makes the links of inline
-    file parts."""
+    as entries (a title, the role, who speaks, the parts rendered one by one, the item's
+    JSON), the conversation (the history, then the agent's artifacts and its status
+    message when the history does not hold it, as the agent's replies), and its
+    metadata and whole self as pretty JSON. ``download`` makes the links of inline file
+    parts."""
     status: dict[str, Any] = task["status"] if isinstance(task.get("status"), dict) else {}
     artifacts, history = task.get("artifacts"), task.get("history")
     message = status.get("message")
@@ -129,16 +132,26 @@ def task_sections(task: Task, download: DownloadURL | None = None) -> dict[str, 
     def links(section: str, i: int) -> Callable[[int], str] | None:
         return (lambda j: download(section, i, j)) if download else None
 
+    said = [_entry(m, "role", "messageId", download=links("history", i)) for i, m in enumerate(history or []) if m]
+    made = [
+        _entry(a, "name", "description", "artifactId", download=links("artifacts", i))
+        for i, a in enumerate(artifacts or [])
+        if a
+    ]
+    status_entries = [_entry(message, "role", "messageId", download=links("status", 0))] if message else []
+    in_history = {m.get("messageId") for m in history or [] if isinstance(m, dict)}
+    repeated = isinstance(message, dict) and message.get("messageId") in in_history
+    unsaid = [] if repeated else status_entries
+    conversation = [*said, *({**entry, "role": "agent", "artifact": True} for entry in made), *unsaid]
+    agent = agent_name(task)
+    for entry in conversation:
+        entry["speaker"] = agent if entry["role"] == "agent" else entry["role"]
     return {
-        "message": [_entry(message, "role", "messageId", download=links("status", 0))] if message else [],
-        "artifacts": [
-            _entry(a, "name", "description", "artifactId", download=links("artifacts", i))
-            for i, a in enumerate(artifacts or [])
-            if a
-        ],
-        "history": [
-            _entry(m, "role", "messageId", download=links("history", i)) for i, m in enumerate(history or []) if m
-        ],
+        "agent": agent,
+        "message": status_entries,
+        "artifacts": made,
+        "history": said,
+        "conversation": conversation,
         "metadata": pretty_json(task["metadata"]) if task.get("metadata") else "",
         "task_json": pretty_json(without_event_log(task)),
     }
@@ -166,6 +179,29 @@ def updated_text(task: Task) -> str:
     """The task's status timestamp as :func:`format_when` shows it, else as it is."""
     when = task_when(task)
     return format_when(when) if when else task_updated(task) or "-"
+
+
+#: Ids longer than this many characters are shown cut to :data:`SHORT_ID` (a UUID to its first 8).
+LONG_ID = 12
+SHORT_ID = 8
+
+
+def short_id(value: str) -> str:
+    """``value`` whole when short, else its first :data:`SHORT_ID` characters and "…"
+    (a UUID's first 8 hex digits, as git shortens a hash)."""
+    return value if len(value) <= LONG_ID else value[:SHORT_ID] + "…"
+
+
+def id_html(value: str) -> SafeString:
+    """An id in the list: :func:`short_id`, on one line, the whole id as its tooltip."""
+    return format_html('<span class="task-id" title="{}">{}</span>', value, short_id(value))
+
+
+def context_html(context_id: str, href: str) -> SafeString:
+    """A task's context in the list: :func:`id_html`, a link to that context's tasks."""
+    if not context_id:
+        return mark_safe("-")
+    return format_html('<a href="{}">{}</a>', href, id_html(context_id))
 
 
 def state_badge(state: str) -> SafeString:

@@ -19,6 +19,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from stores.admin.agents import agent_of_scope, orm_agent_condition
+from stores.admin.display import short_id
 from stores.admin.source import configured_store
 from stores.base import MAX_PAGE_SIZE, STATES, Task, TaskQuery
 from stores.orm import OrmTaskStore
@@ -130,7 +131,11 @@ class RecentValuesFilter(TaskFilter):
         values = list(dict.fromkeys(v for v in self.recent_values(request, model_admin) if v))[: self.RECENT]
         if chosen and chosen not in values:
             values.insert(0, chosen)
-        return [(v, v if len(v) <= 40 else v[:39] + "…") for v in values]
+        return [(v, self.label(v)) for v in values]
+
+    def label(self, value: str) -> str:
+        """How the filter shows ``value``."""
+        return value if len(value) <= 40 else value[:39] + "…"
 
     def recent_values(self, request: HttpRequest, model_admin: Any) -> list[str]:
         """The field's values of the newest tasks, newest first (with repeats)."""
@@ -151,17 +156,36 @@ class RecentValuesFilter(TaskFilter):
 
 
 class ContextFilter(RecentValuesFilter):
-    """Filter by context: the contexts of the most recently updated tasks, and the chosen one."""
+    """Filter by context: the contexts of the five most recently updated tasks, and the
+    chosen one, by their short ids (the whole id as the tooltip); the search box finds
+    any other (a context id lists its tasks)."""
 
     title = "context"
     parameter_name = "context"
     field = "context_id"
+    RECENT = 5
+    template = "admin/stores/context_filter.html"
+
+    def label(self, value: str) -> str:
+        return short_id(value)
+
+    def choices(self, changelist: Any) -> Iterator[Any]:
+        values = ["", *(value for value, _ in self.lookup_choices)]
+        for value, choice in zip(values, super().choices(changelist), strict=True):
+            yield {**choice, "title": value}
 
     def task_value(self, task: Task) -> str:
         return task.get("contextId") or ""
 
     def task_query(self) -> dict[str, Any]:
         return {"context_id": self.value()} if self.value() else {}
+
+
+def owner_of_scope(scope: str) -> str:
+    """The caller in a scope key (:func:`stores.scope.scope_key`): after the agent and the tenant."""
+    _, agent, key = scope.partition(AGENT_SEPARATOR)
+    _, tenant, owner = (key if agent else scope).partition(SCOPE_SEPARATOR)
+    return owner if tenant else (key if agent else scope)
 
 
 class OwnerFilter(RecentValuesFilter):
@@ -171,6 +195,10 @@ class OwnerFilter(RecentValuesFilter):
     title = "owner"
     parameter_name = "owner"
     field = "owner"
+
+    def recent_values(self, request: HttpRequest, model_admin: Any) -> list[str]:
+        # The column holds the scope key: the caller comes after the agent and the tenant.
+        return [owner_of_scope(scope) for scope in super().recent_values(request, model_admin)]
 
     def task_value(self, task: Task) -> str:
         return task_owner(task)

@@ -20,12 +20,14 @@ from django.utils.safestring import SafeString
 
 from stores.admin import dashboard
 from stores.admin.actions import TaskActionsMixin, retention_policy
-from stores.admin.agents import orm_agent_condition, split_search
+from stores.admin.agents import agent_of_scope, orm_agent_condition, split_search
 from stores.admin.changelist import StoreChangeList
 from stores.admin.detail import TaskDetailMixin
 from stores.admin.display import (
+    context_html,
     expires_html,
     format_when,
+    id_html,
     preview_html,
     relative_time,
     render_entries,
@@ -34,7 +36,7 @@ from stores.admin.display import (
 )
 from stores.admin.filters import TASK_FILTERS
 from stores.admin.search import SEARCH_HELP, orm_text_search
-from stores.admin.source import configured_store, orm_configured, store_or_error
+from stores.admin.source import configured_store, orm_configured, store_label, store_or_error
 from stores.models import TaskRecord
 from stores.orm import OrmTaskStore
 
@@ -54,7 +56,7 @@ class TaskRecordAdmin(TaskActionsMixin, TaskDetailMixin, admin.ModelAdmin):
     that is not the ORM one).
     """
 
-    list_display = ("id", "state_badge", "preview", "context_link", "updated", "expires")
+    list_display = ("task_id", "state_badge", "preview", "agent", "context_link", "updated", "expires")
     list_filter = TASK_FILTERS
     search_fields = ("id",)  # shows the search box; the search is get_search_results
     search_help_text = SEARCH_HELP
@@ -187,6 +189,7 @@ class TaskRecordAdmin(TaskActionsMixin, TaskDetailMixin, admin.ModelAdmin):
             request,
             "Task dashboard",
             store=store,
+            store_label=store_label(store) if store is not None else "",
             orm=isinstance(store, OrmTaskStore),
             errors=[error] if error else [],
             stats=stats,
@@ -199,6 +202,10 @@ class TaskRecordAdmin(TaskActionsMixin, TaskDetailMixin, admin.ModelAdmin):
 
     # --- The ORM change list's columns and read-only fields -----------------------------------
 
+    @admin.display(description="Id", ordering="id")
+    def task_id(self, obj: TaskRecord) -> SafeString:
+        return id_html(obj.id)
+
     @admin.display(description="State", ordering="state")
     def state_badge(self, obj: TaskRecord) -> SafeString:
         return state_badge(obj.state)
@@ -207,13 +214,14 @@ class TaskRecordAdmin(TaskActionsMixin, TaskDetailMixin, admin.ModelAdmin):
     def preview(self, obj: TaskRecord) -> SafeString:
         return preview_html(obj.task if isinstance(obj.task, dict) else {})
 
-    @admin.display(description="Context id", ordering="context_id")
-    def context_link(self, obj: TaskRecord) -> SafeString | str:
-        if not obj.context_id:
-            return "-"
-        return format_html(
-            '<a href="?{}" title="Only this context">{}</a>', urlencode({"context": obj.context_id}), obj.context_id
-        )
+    @admin.display(description="Agent")
+    def agent(self, obj: TaskRecord) -> SafeString:
+        name = agent_of_scope(obj.owner)
+        return format_html('<a href="?{}" title="Only this agent\'s tasks">{}</a>', urlencode({"agent": name}), name)
+
+    @admin.display(description="Context", ordering="context_id")
+    def context_link(self, obj: TaskRecord) -> SafeString:
+        return context_html(obj.context_id, "?" + urlencode({"context": obj.context_id}))
 
     @staticmethod
     def _sections(obj: TaskRecord) -> dict[str, Any]:

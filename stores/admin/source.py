@@ -7,6 +7,8 @@ from django.core.exceptions import ImproperlyConfigured
 
 from stores.backends import get_task_store
 from stores.base import TaskStore
+from stores.file import FileTaskStore
+from stores.memory import MemoryTaskStore
 from stores.orm import OrmTaskStore
 
 
@@ -26,3 +28,14 @@ def configured_store() -> TaskStore | None:
 def orm_configured() -> bool:
     """Whether the configured store is the ORM one (Django's change list on its table)."""
     return isinstance(configured_store(), OrmTaskStore)
+
+
+def store_label(store: TaskStore) -> str:
+    """The store in words, for the pages (not its Python repr)."""
+    if isinstance(store, OrmTaskStore):
+        return f"the database (the ORM store, database “{store.using}”)"
+    if isinstance(store, FileTaskStore):
+        return f"the files in {store.directory} (the file store)"
+    if isinstance(store, MemoryTaskStore):
+        return "this process's memory (the memory store: gone when the server stops)"
+    return f"{type(store).__name__} (a store of this project's own)"

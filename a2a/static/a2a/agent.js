@@ -24,23 +24,73 @@
   var csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
   var current = { id: taskIdText.textContent.trim(), state: stateBadge.textContent.trim() };
 
+  var agentName = events.dataset.agent || "agent";
+  var replies = {};  // "taskId/artifactId" -> the reply its chunks grow (the page's own first)
+  events.querySelectorAll("[data-reply]").forEach(function (reply) { replies[reply.dataset.reply] = reply; });
+
   function partText(part) {
     if (part.text !== undefined) return part.text;
-    if (part.data !== undefined) return JSON.stringify(part.data);
+    if (part.data !== undefined) return JSON.stringify(part.data, null, 2);
     return "[file " + (part.filename || part.url || "") + "]";
   }
 
   function textOf(parts) { return (parts || []).map(partText).join(" "); }
 
-  function add(kind, label, text) {
+  // A message of the conversation: who says it, then its parts (text as it is, so that
+  // chunks appended later join it; data and files on lines of their own).
+  function bubble(role, extra, who) {
     var item = document.createElement("li");
-    item.className = kind;
-    var strong = document.createElement("strong");
-    strong.textContent = label;
-    item.appendChild(strong);
-    if (text) item.appendChild(document.createTextNode(": " + text));
+    item.className = "message " + role + (extra ? " " + extra : "");
+    var label = document.createElement("span");
+    label.className = "who";
+    label.textContent = who;
+    var body = document.createElement("div");
+    body.className = "body";
+    item.appendChild(label);
+    item.appendChild(body);
     events.appendChild(item);
     return item;
+  }
+
+  function addParts(item, parts) {
+    var body = item.querySelector(".body");
+    (parts || []).forEach(function (part) {
+      if (part.text !== undefined) { body.appendChild(document.createTextNode(part.text)); return; }
+      var pre = document.createElement("pre");
+      pre.textContent = partText(part);
+      body.appendChild(pre);
+    });
+    return item;
+  }
+
+  // A status line, only for a status that carries a message.
+  function statusLine(state, text) {
+    var item = document.createElement("li");
+    item.className = "status";
+    var strong = document.createElement("strong");
+    strong.textContent = state;
+    item.appendChild(strong);
+    item.appendChild(document.createTextNode(": " + text));
+    events.appendChild(item);
+  }
+
+  // An artifact's chunk: a new reply, or (append) more of the reply it grows, in place.
+  function showArtifact(taskId, update) {
+    var artifact = update.artifact;
+    var key = taskId + "/" + artifact.artifactId;
+    var reply = replies[key];
+    if (reply && !update.append) {
+      reply.querySelector(".body").textContent = "";  // replaced
+    } else if (!reply) {
+      reply = replies[key] = bubble("agent", "artifact", agentName + (artifact.name ? " · " + artifact.name : ""));
+      reply.dataset.reply = key;
+    }
+    addParts(reply, artifact.parts);
+    reply.classList.toggle("streaming", !update.lastChunk);
+  }
+
+  function finishReplies() {
+    events.querySelectorAll(".streaming").forEach(function (reply) { reply.classList.remove("streaming"); });
   }
 
   function showError(message) {
@@ -75,26 +125,35 @@
     }
   }
 
+  function showStatus(taskId, status) {
+    var state = STATES[status.state] || status.state;
+    setState(taskId, state);
+    var message = status.message;
+    var answerable = state === "input-required" || state === "auth-required";
+    if (answerable || FINAL.indexOf(state) >= 0) finishReplies();
+    if (!message || !(message.parts || []).length) return;
+    if (answerable) { addParts(bubble("agent", "question", agentName), message.parts); return; }
+    var text = textOf(message.parts);
+    var remote = message.referenceTaskIds;
+    if (remote && remote.length) text += " (remote task " + remote.join(", ") + ")";  // a delegation's
+    statusLine(state, text);
+  }
+
   function show(event) {
-    if (event.task) {
+    if (event.task) {  // the task as it stands: what it already holds joins the conversation
       var task = event.task;
       form.elements.contextId.value = task.contextId || "";
-      setState(task.id, STATES[task.status.state] || task.status.state);
-      add("status", STATES[task.status.state] || "task", "task " + task.id);
+      (task.artifacts || []).forEach(function (artifact) {
+        showArtifact(task.id, { artifact: artifact, append: false, lastChunk: true });
+      });
+      showStatus(task.id, task.status);
     } else if (event.statusUpdate) {
-      var update = event.statusUpdate;
-      var state = STATES[update.status.state] || update.status.state;
-      setState(update.taskId, state);
-      var text = update.status.message ? textOf(update.status.message.parts) : "";
-      var remote = update.status.message && update.status.message.referenceTaskIds;
-      if (remote && remote.length) text += " (remote task " + remote.join(", ") + ")";  // a delegation's
-      add(state === "input-required" ? "question" : "status", state, text);
+      showStatus(event.statusUpdate.taskId, event.statusUpdate.status);
     } else if (event.artifactUpdate) {
-      var artifact = event.artifactUpdate.artifact;
-      add("artifact", "artifact " + (artifact.name || artifact.artifactId), textOf(artifact.parts));
+      showArtifact(event.artifactUpdate.taskId, event.artifactUpdate);
     } else if (event.message) {
       section.hidden = false;
-      add("agent", "reply", textOf(event.message.parts));
+      addParts(bubble("agent", "", agentName), event.message.parts);
     } else if (event.error) {
       showError(event.error.message);
     }
@@ -123,8 +182,8 @@
     var body = new FormData(form);
     var file = form.elements.file.files[0];
     if (!body.get("text").trim() && !file) { showError("Type a message or attach a file"); return; }
-    if (!form.elements.taskId.value) { events.textContent = ""; }
-    add("user", "you", body.get("text") + (file ? " [file " + file.name + "]" : ""));
+    section.hidden = false;
+    addParts(bubble("user", "", "you"), [{ text: body.get("text") + (file ? " [file " + file.name + "]" : "") }]);
     sendButton.disabled = true;
     form.elements.text.value = "";
     form.elements.file.value = "";
@@ -161,7 +220,8 @@
       if (answer.error) { showError(answer.error.message); return; }
       var state = STATES[answer.task.status.state];
       setState(answer.task.id, state);
-      add("status", state, "canceled from this page");
+      finishReplies();
+      statusLine(state, "canceled from this page");
     });
   }
 })();
