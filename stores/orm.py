@@ -471,7 +471,8 @@ class OrmTaskStore(TaskStore):
         or write (SQLite writes its journal, or WAL and shared-memory files, beside it)."""
         connection = connections[self.using]
         name = connection.settings_dict.get("NAME")
-        if connection.vendor != "sqlite" or not name or connection.creation.is_in_memory_db(name):
+        in_memory = isinstance(name, str) and (name == ":memory:" or "mode=memory" in name)  # as Django's sqlite3
+        if connection.vendor != "sqlite" or not name or in_memory:
             return []
         path = Path(name)
         problem = (

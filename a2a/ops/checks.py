@@ -548,7 +548,7 @@ def check_grpc() -> Messages:
         errors.append(
             Error(
                 f"A2A_GRPC_IN_ASGI is on but {missing} is not installed.",
-                hint='Install the "grpc" extra (docs/getting-started.md, Installing).',
+                hint="Install the package with its grpc extra ([grpc]: docs/getting-started.md, Installing).",
                 id="a2a.E090",
             )
         )
