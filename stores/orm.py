@@ -469,6 +469,8 @@ class OrmTaskStore(TaskStore):
     def _sqlite_file_problem(self) -> builtins.list[CheckMessage]:
         """``stores.E004`` when the database is a SQLite file this process cannot create
         or write (SQLite writes its journal, or WAL and shared-memory files, beside it)."""
+        if self.using not in connections.settings:  # TASK_STORE's own check names a missing alias
+            return []
         connection = connections[self.using]
         name = connection.settings_dict.get("NAME")
         in_memory = isinstance(name, str) and (name == ":memory:" or "mode=memory" in name)  # as Django's sqlite3
