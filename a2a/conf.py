@@ -238,7 +238,7 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             "bytes).",
         ),
     },
-    'The gRPC binding (a2a/grpc; pip install "django-a2a-agent[grpc]")': {
+    'The gRPC binding (a2a/grpc; the "grpc" extra)': {
         "A2A_GRPC_URL": Setting(
             str,
             None,

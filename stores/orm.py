@@ -8,6 +8,7 @@ import datetime as dt
 import logging
 import select
 from collections.abc import Callable, Collection, Iterator
+from pathlib import Path
 from typing import Any
 
 from django.core.checks import CheckMessage, Error, Warning
@@ -23,6 +24,7 @@ from stores.models import PushConfigRecord, TaskCount, TaskRecord
 from stores.push_configs import PushConfig, PushConfigStore, check_config
 from stores.scope import task_scope
 from stores.timestamps import format_timestamp, now_iso, parse_timestamp
+from stores.writable import directory_problem
 
 logger = logging.getLogger(__name__)
 
@@ -434,9 +436,11 @@ class OrmTaskStore(TaskStore):
         :func:`a2a.ops.checks.startup_errors`): ``stores.E002`` when the ``stores``
         migrations are not all applied there (every request would fail on a missing table
         or column). ``manage.py check`` and ``migrate`` do not pass it: ``migrate`` runs the
-        system checks before it creates the tables."""
-        if databases is None or self.using not in databases:
-            return []
+        system checks before it creates the tables. Always (no query): ``stores.E004``
+        when the database is a SQLite file that cannot be created or written."""
+        unwritable = self._sqlite_file_problem()
+        if unwritable or databases is None or self.using not in databases:
+            return unwritable
         try:
             executor = MigrationExecutor(connections[self.using])
             targets = [key for key in executor.loader.graph.leaf_nodes() if key[0] == "stores"]
@@ -459,6 +463,38 @@ class OrmTaskStore(TaskStore):
                 if self.using != "default"
                 else "Run `python manage.py migrate`.",
                 id="stores.E002",
+            )
+        ]
+
+    def _sqlite_file_problem(self) -> builtins.list[CheckMessage]:
+        """``stores.E004`` when the database is a SQLite file this process cannot create
+        or write (SQLite writes its journal, or WAL and shared-memory files, beside it)."""
+        if self.using not in connections.settings:  # TASK_STORE's own check names a missing alias
+            return []
+        connection = connections[self.using]
+        name = connection.settings_dict.get("NAME")
+        in_memory = isinstance(name, str) and (name == ":memory:" or "mode=memory" in name)  # as Django's sqlite3
+        if connection.vendor != "sqlite" or not name or in_memory:
+            return []
+        path = Path(name)
+        problem = (
+            directory_problem(path.parent) if path.parent.is_dir() else "does not exist (SQLite creates no directory)"
+        )
+        if problem is None and path.exists():
+            try:
+                with path.open("r+b"):  # opened for writing, nothing written
+                    pass
+            except OSError as exc:
+                problem = f"holds {path.name}, which cannot be written: {exc.strerror or exc}"
+        if problem is None:
+            return []
+        return [
+            Error(
+                f"TASK_STORE is the ORM store on database {self.using!r}, a SQLite file in {path.parent}, "
+                f"which {problem}.",
+                hint="Point DATABASES[" + repr(self.using) + "]['NAME'] at a file in a directory this process may "
+                "create and write (e.g. BASE_DIR / 'db.sqlite3').",
+                id="stores.E004",
             )
         ]
 

@@ -64,13 +64,19 @@ def slow(request: HandlerRequest) -> str:
 
 def recording(request: HandlerRequest) -> str:
     """Appends this process's pid to the file ``$A2A_TEST_RUNS_FILE`` (one line per
-    run), then works for ``sleep:S`` seconds (default 0.3): who ran what, how often."""
+    run), then works for ``sleep:S`` seconds (default 0.3), or until the file PATH of
+    ``wait:PATH`` exists (a gate the test opens, however slow the machine): who ran what,
+    how often. A cancel ends the work at once."""
     import os
 
     with open(os.environ["A2A_TEST_RUNS_FILE"], "a") as runs:
         runs.write(f"{os.getpid()} {request.task_id}\n")
     verb, _, arg = request.text.partition(":")
-    request.cancelled.wait(float(arg) if verb == "sleep" else 0.3)
+    if verb == "wait":
+        while not os.path.exists(arg) and not request.cancelled.wait(0.02):
+            pass
+    else:
+        request.cancelled.wait(float(arg) if verb == "sleep" else 0.3)
     return f"done: {request.text}"
 
 

@@ -49,3 +49,17 @@ def test_a_read_only_directory_is_reported_by_the_check(tmp_path):
     finally:
         tmp_path.chmod(0o700)
     assert "cannot be written" in error.msg
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_a_directory_nobody_may_create_is_reported_as_root_too():
+    """Root passes every permission bit (os.access says yes): the check tries instead."""
+    [error] = FileTaskStore("/proc/a2a-tasks").check()
+    assert error.id == "stores.E003" and "cannot be created in /proc" in error.msg
+    assert "Point TASK_STORE at a directory" in error.hint
+
+
+def test_the_check_tries_a_write_and_leaves_nothing_behind(tmp_path):
+    assert FileTaskStore(tmp_path).check() == []  # the directory exists: a file tried in it
+    assert FileTaskStore(tmp_path / "new" / "tasks").check() == []  # missing: a directory tried beside
+    assert list(tmp_path.iterdir()) == []

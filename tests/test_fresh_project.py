@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from django.db import connections
 
 from a2a.conf import a2a_settings, from_environment, project_name
 from stores.orm import OrmTaskStore
@@ -151,6 +152,43 @@ def test_a_configuration_error_stops_uvicorn_at_start_up_with_the_checks_message
     assert "SystemCheckError: System check identified some issues" in output
 
 
+#: Stores with a path this process cannot create or write, as root too (no chmod: root
+#: bypasses permission bits): a directory under /proc, a path under a file. Each is an
+#: error of `manage.py check` and stops the server, saying what to do.
+UNUSABLE_PATHS = [
+    ({"TASK_STORE": "file:/proc/a2a-tasks"}, "(stores.E003) TASK_STORE is the file store in /proc/a2a-tasks, which"),
+    ({"TASK_STORE": "file:{tmp}/a-file/tasks"}, "is not a directory"),
+    (
+        {"TASK_STORE": "orm", "DATABASE_URL": "sqlite:////proc/a2a-db/db.sqlite3"},
+        "(stores.E004) TASK_STORE is the ORM store on database 'default', a SQLite file in /proc/a2a-db",
+    ),
+    ({"TASK_STORE": "orm", "DATABASE_URL": "sqlite:////proc/db.sqlite3"}, "(stores.E004)"),
+    ({"A2A_AGENTS": '{"billing": {"TASK_STORE": "file:/proc/billing"}}'}, "(stores.E003)"),
+]
+
+
+def _unusable_env(variables: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "a-file").write_text("")
+    return site_env(**{name: value.replace("{tmp}", str(tmp_path)) for name, value in variables.items()})
+
+
+@pytest.mark.parametrize(
+    ("variables", "message"), UNUSABLE_PATHS, ids=["file", "under-a-file", "sqlite", "sqlite-root", "agent"]
+)
+def test_a_store_path_that_cannot_be_written_is_a_check_error(tmp_path, variables, message):
+    command = [sys.executable, str(ROOT / "manage.py"), "check"]
+    done = subprocess.run(command, env=_unusable_env(variables, tmp_path), cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode != 0, done.stdout
+    assert message in done.stderr and "HINT: Point " in done.stderr, done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("variables", "message"), UNUSABLE_PATHS[:3], ids=["file", "under-a-file", "sqlite"])
+def test_a_store_path_that_cannot_be_written_stops_uvicorn(tmp_path, variables, message):
+    output = start_and_fail(_unusable_env(variables, tmp_path), tmp_path)
+    assert message in output and "Traceback" not in output, output
+
+
 @pytest.mark.slow
 def test_unapplied_orm_store_migrations_stop_uvicorn_and_migrate_still_runs(tmp_path):
     env = site_env(TASK_STORE="orm", DATABASE_URL=f"sqlite:///{tmp_path / 'new.sqlite3'}")
@@ -170,3 +208,17 @@ def test_the_orm_store_checks_migrations_only_when_given_its_database(db):
     store = OrmTaskStore()
     assert store.check() == []  # manage.py check, migrate: no database query
     assert store.check(databases=["default"]) == []  # the test database is migrated
+
+
+def test_the_orm_store_on_a_sqlite_file_it_cannot_write_is_a_check_error(db, monkeypatch, tmp_path):
+    """No query: the file's directory is tried, as the file store's (SQLite writes its
+    journal beside the file); an in-memory database has no file to check."""
+    settings_dict = connections["default"].settings_dict
+    monkeypatch.setitem(settings_dict, "NAME", str(tmp_path / "a-file" / "db.sqlite3"))
+    (tmp_path / "a-file").write_text("")
+    [error] = OrmTaskStore().check()
+    assert error.id == "stores.E004" and "does not exist" in error.msg
+    monkeypatch.setitem(settings_dict, "NAME", str(tmp_path / "db.sqlite3"))
+    assert OrmTaskStore().check() == []
+    monkeypatch.setitem(settings_dict, "NAME", ":memory:")
+    assert OrmTaskStore().check() == []

@@ -331,3 +331,37 @@ def test_start_up_log(settings, monkeypatch, caplog, tmp_path):
         deployment.log_startup()
     store_line = next(r for r in caplog.records if "FileTaskStore" in r.getMessage())
     assert store_line.levelname == "INFO"  # (the warning that follows is A2A_EVENTS's: tests/test_events.py)
+
+
+class _NoTasks:
+    """A runner with nothing in flight (what _maintain needs of one)."""
+
+    def task_ids(self) -> set[str]:
+        return set()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux's /proc")
+def test_an_unusable_store_is_logged_once_not_on_every_check(settings, caplog):
+    """A store that fails every check (a directory under /proc) logs its failure once,
+    with the traceback, and once more when it works again: not a traceback per tick."""
+    settings.TASK_STORE = "file:/proc/a2a-tasks"
+    settings.A2A_LEASE_CHECK_INTERVAL = 0.01
+
+    async def for_a_while(seconds: float) -> None:
+        maintaining = asyncio.ensure_future(reaper._maintain(_NoTasks()))
+        await asyncio.sleep(seconds)
+        maintaining.cancel()
+
+    with caplog.at_level(logging.DEBUG, logger="a2a.runtime.reaper"):
+        asyncio.run(for_a_while(0.5))
+        failed = [r for r in caplog.records if r.levelno >= logging.WARNING]
+        again = [r for r in caplog.records if "failed again" in r.getMessage()]
+        assert len(failed) == 1 and failed[0].exc_info, caplog.text
+        assert "could not create /proc/a2a-tasks" in failed[0].getMessage()
+        assert len(again) >= 3  # it kept checking, quietly
+        caplog.clear()
+        failures = reaper.Failures()
+        failures.failed("checking", OSError("gone"))
+        failures.succeeded("checking")
+        failures.succeeded("checking")
+    assert [r.getMessage() for r in caplog.records][1:] == ["checking works again"]

@@ -48,7 +48,7 @@ pytestmark = ALL_DATABASES
 # --- The wire client against the ASGI app -----------------------------------------------
 
 
-def test_a_first_test_reads_as_the_docs_show_it(a2a_client):
+def test_a_first_test_with_the_built_in_echo_handler(a2a_client):
     task = a2a_client.send("hello")["task"]
     assert_task_state(task, "completed")
     assert artifact_text(task) == "echo: hello"
@@ -110,6 +110,74 @@ def test_db_beside_the_client_sees_the_tasks_on_every_store(db, a2a_client, use_
     assert not connection.in_atomic_block
     task = a2a_client.send("stored")["task"]
     assert use_store.get(task["id"])["status"]["state"] == "completed"
+
+
+def test_another_agent_and_a_follow_up_turn(a2a_client, settings):
+    """``send(agent=...)`` speaks to an agent of A2A_AGENTS at its own routes (found in the
+    URLconf); ``task_id`` answers an ``input-required`` task, ``context_id`` continues a
+    conversation."""
+    settings.A2A_AGENTS = {"billing": {"HANDLER": "tests.handlers.scripted", "AGENT_NAME": "Billing"}}
+    billing = a2a_client.with_(agent="billing")
+    assert billing.jsonrpc_path() == "/agents/billing/a2a/"
+    assert billing.rest_path("/tasks/x") == "/agents/billing/a2a/rest/tasks/x"
+    assert billing.with_(version="0.3").rest_path("/tasks/x") == "/agents/billing/a2a/rest/v1/tasks/x"
+    asked = a2a_client.send("ask:Which account?", agent="billing")["task"]
+    assert_task_state(asked, "input-required")
+    answered = a2a_client.send("number 7", agent="billing", task_id=asked["id"])["task"]
+    assert answered["id"] == asked["id"] and state_of(answered) != "input-required"
+    assert a2a_client.rpc("GetTask", {"id": asked["id"]})["error"]["code"] == -32001  # not the default agent's
+    assert state_of(billing.result("GetTask", {"id": asked["id"]})) == state_of(answered)
+    first = a2a_client.send("hi")["task"]
+    again = a2a_client.send("again", context_id=first["contextId"])["task"]
+    assert again["contextId"] == first["contextId"] and again["id"] != first["id"]
+    with pytest.raises(Exception, match="No agent named 'nobody'"):
+        a2a_client.send("hi", agent="nobody")
+
+
+# --- The client's own store -------------------------------------------------------------
+
+
+def test_the_clients_tasks_live_in_a_store_of_the_tests_own(a2a_client, settings):
+    from stores.backends import get_task_store
+    from stores.memory import MemoryTaskStore
+
+    store = get_task_store()
+    assert isinstance(store, MemoryTaskStore) and store is settings.TASK_STORE
+    task = a2a_client.send("kept apart")["task"]
+    assert store.get(task["id"]) is not None
+
+
+def test_a_store_the_test_chose_first_is_kept(settings, tmp_path, request):
+    from stores.backends import get_task_store
+    from stores.file import FileTaskStore
+
+    settings.TASK_STORE = f"file:{tmp_path}"
+    client = request.getfixturevalue("a2a_client")  # asked for after the choice
+    task = client.send("chosen")["task"]
+    assert isinstance(get_task_store(), FileTaskStore) and (tmp_path / f"{task['id']}.json").exists()
+
+
+@pytest.mark.a2a_project_store
+def test_a_test_marked_a2a_project_store_talks_to_the_projects_store(a2a_client, settings):
+    from importlib import import_module
+
+    assert settings.TASK_STORE == import_module("tests.settings").TASK_STORE == "memory"
+
+
+def test_agents_with_a_store_of_their_own_get_a_fresh_one_too(settings, monkeypatch, tmp_path):
+    """An agent's own TASK_STORE in the settings module is as real as the project's."""
+    from importlib import import_module
+
+    from a2a.testing.isolation import own_stores
+
+    agents = {"billing": {"TASK_STORE": f"file:{tmp_path}"}, "support": {"AGENT_NAME": "Support"}}
+    monkeypatch.setattr(import_module("tests.settings"), "A2A_AGENTS", agents, raising=False)
+    settings.A2A_AGENTS = agents
+    overrides = own_stores()
+    assert overrides["A2A_AGENTS"] == {"billing": {"TASK_STORE": "memory"}, "support": {"AGENT_NAME": "Support"}}
+    assert agents["billing"]["TASK_STORE"] == f"file:{tmp_path}"  # the project's dict untouched
+    settings.A2A_AGENTS = {"billing": {"TASK_STORE": f"file:{tmp_path}"}}  # the test's own choice
+    assert "A2A_AGENTS" not in own_stores()
 
 
 # --- The fake model ---------------------------------------------------------------------

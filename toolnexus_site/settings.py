@@ -47,7 +47,7 @@ WSGI_APPLICATION = "toolnexus_site.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        "DIRS": [BASE_DIR / "toolnexus_site" / "templates"],  # the front page's
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

@@ -10,6 +10,6 @@ specification's ``a2a.proto`` (``lf.a2a.v1``), served by grpcio's asyncio server
 - :mod:`a2a.grpc.server`: the server (``manage.py a2a_grpc``, or beside the ASGI app
   with ``A2A_GRPC_IN_ASGI``).
 
-Needs the ``grpc`` extra (``pip install "django-a2a-agent[grpc]"``); nothing else
+Needs the ``grpc`` extra (docs/getting-started.md, Installing); nothing else
 imports this package unless gRPC is asked for.
 """

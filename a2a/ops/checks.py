@@ -548,7 +548,7 @@ def check_grpc() -> Messages:
         errors.append(
             Error(
                 f"A2A_GRPC_IN_ASGI is on but {missing} is not installed.",
-                hint='pip install "django-a2a-agent[grpc]"',
+                hint="Install the package with its grpc extra ([grpc]: docs/getting-started.md, Installing).",
                 id="a2a.E090",
             )
         )

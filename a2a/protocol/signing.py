@@ -54,7 +54,7 @@ def _require_extra() -> None:
         import rfc8785  # noqa: F401
     except ImportError as exc:  # pragma: no cover - the extra is installed in the test venv
         raise SigningError(
-            f"Signed Agent Cards need the 'signing' extra (pip install 'django-a2a-agent[signing]'): {exc}"
+            f"Signed Agent Cards need the 'signing' extra (docs/getting-started.md, Installing): {exc}"
         ) from None
 
 

@@ -108,7 +108,7 @@ def tasks_api() -> Any:
         except ImportError:
             raise ExecutorError(
                 'A2A_EXECUTOR = "tasks" needs Django\'s Tasks framework: Django 6, or on Django 5.2 '
-                'the backport (pip install "django-a2a-agent[tasks]")'
+                'the backport (the "tasks" extra)'
             ) from None
     import_module(f"{api.__name__}.signals")  # its handler of a changed TASKS setting (tests)
     return api

@@ -172,29 +172,54 @@ async def maintain(runner: Runs) -> None:
         sweeping.cancel()
 
 
+class Failures:
+    """The periodic work's failures, logged so that a store that stays unusable does not
+    fill the log: a failure with its traceback the first time, once more when what it says
+    changes, and a line when the work succeeds again; the same failure meanwhile at DEBUG."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, str] = {}
+
+    def failed(self, what: str, exc: BaseException) -> None:
+        said = f"{type(exc).__name__}: {exc}"
+        if self._last.get(what) == said:
+            logger.debug("%s failed again: %s", what, said)
+            return
+        self._last[what] = said
+        logger.error("%s failed (logged again only when it changes): %s", what, said, exc_info=exc)
+
+    def succeeded(self, what: str) -> None:
+        if self._last.pop(what, None) is not None:
+            logger.warning("%s works again", what)
+
+
 async def _maintain(runner: Runs) -> None:
     next_check = 0.0
+    failures = Failures()
     while True:
         try:
             stores = task_stores_in_use()
-        except Exception:  # misconfigured: stores.E001 (or a2a.E110) says why; try again later
-            logger.exception("the task store cannot be used for lease checks")
+        except Exception as exc:  # misconfigured: stores.E001 (or a2a.E110) says why; try again later
+            failures.failed("finding the task stores for lease checks", exc)
             await asyncio.sleep(lease_seconds() / 3)
             continue
         interval = a2a_settings.LEASE_CHECK_INTERVAL
         if time.monotonic() >= next_check:
             for store in stores:
+                what = f"checking {store!r} for expired task leases"
                 try:
                     await _io(store, reap, store, runner=runner)
-                except Exception:
-                    logger.exception("checking for expired task leases failed")
+                    failures.succeeded(what)
+                except Exception as exc:
+                    failures.failed(what, exc)
             # jitter: the workers of one server do not all scan at once
             next_check = time.monotonic() + interval * random.uniform(0.8, 1.2) if interval > 0 else float("inf")
         try:
             for store, task_ids in _by_store(runner):
                 await heartbeat(runner, store, task_ids)
-        except Exception:
-            logger.exception("renewing task leases failed")
+            failures.succeeded("renewing task leases")
+        except Exception as exc:
+            failures.failed("renewing task leases", exc)
         tick = lease_seconds() / 3
         await asyncio.sleep(max(0.05, min(tick, next_check - time.monotonic())))
 

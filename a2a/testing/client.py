@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import orjson
 
+from a2a.agents import get_agent
 from a2a.asgi import get_asgi_application
 
 #: The base URL requests to the in-process application carry.
@@ -68,12 +69,17 @@ def send_params(
     *,
     blocking: bool | None = None,
     configuration: Mapping[str, Any] | None = None,
+    task_id: str | None = None,
+    context_id: str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """``SendMessage`` params: a text becomes a message of ``version``; ``blocking`` is
-    written the version's way (v1.0 ``returnImmediately``, v0.3 ``blocking``); ``extra``
-    are further params (``metadata``, ``tenant``)."""
+    """``SendMessage`` params: a text becomes a message of ``version``; ``task_id`` and
+    ``context_id`` go on the message (a follow-up turn: the answer to ``input-required``
+    on that task, or a new task in that conversation); ``blocking`` is written the
+    version's way (v1.0 ``returnImmediately``, v0.3 ``blocking``); ``extra`` are further
+    params (``metadata``, ``tenant``)."""
     msg = message(text_or_message, version) if isinstance(text_or_message, str) else dict(text_or_message)
+    msg.update({key: value for key, value in (("taskId", task_id), ("contextId", context_id)) if value is not None})
     config = dict(configuration or {})
     if blocking is not None:
         config.update({"returnImmediately": not blocking} if version == "1.0" else {"blocking": blocking})
@@ -104,8 +110,10 @@ def check_stream(response: httpx.Response) -> None:
 class WireClient:
     """Requests to one A2A server: ``app`` (an ASGI application, the project's own when
     neither it nor ``base_url`` is given) or ``base_url`` (a live server). ``version`` is
-    the ``A2A-Version`` header sent by default (``None``: no header, so v0.3); ``http``
-    an ``httpx.Client`` a live server's sync calls reuse (a new connection each by default)."""
+    the ``A2A-Version`` header sent by default (``None``: no header, so v0.3); ``agent``
+    the agent of ``A2A_AGENTS`` spoken to (its JSON-RPC and HTTP+JSON routes, found in the
+    project's URLconf; ``None``: the default agent's, ``/a2a/``); ``http`` an
+    ``httpx.Client`` a live server's sync calls reuse (a new connection each by default)."""
 
     app: Any = None
     base_url: str | None = None
@@ -113,6 +121,7 @@ class WireClient:
     headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
     timeout: float = 15.0
     http: httpx.Client | None = None
+    agent: str | None = None
 
     def with_(self, **changes: Any) -> WireClient:
         """A copy with other fields (``client.with_(version="0.3", headers={...})``)."""
@@ -138,10 +147,18 @@ class WireClient:
         timeout = {"timeout": httpx.Timeout(self.timeout).as_dict()}  # what httpx's own build_request sets
         return httpx.Request(method, self.url(path), headers=all_headers, extensions=timeout, **kwargs)
 
+    def jsonrpc_path(self) -> str:
+        """The JSON-RPC endpoint of this client's agent (``/a2a/`` for the default one)."""
+        return JSONRPC_PATH if self.agent is None else get_agent(self.agent).path("jsonrpc")
+
     def rest_path(self, path: str, version: str | None = UNSET) -> str:
-        """``path`` under the HTTP+JSON prefix of ``version`` (``/message:send`` ...)."""
+        """``path`` under the HTTP+JSON prefix of ``version`` (``/message:send`` ...), on
+        this client's agent."""
         version = self.version if version is UNSET else version
-        return REST_PATHS["1.0" if version == "1.0" else "0.3"] + path
+        prefix = REST_PATHS["1.0" if version == "1.0" else "0.3"]
+        if self.agent is not None:
+            prefix = get_agent(self.agent).path("rest") + prefix.removeprefix(REST_PATHS["1.0"])
+        return prefix + path
 
     # --- Transport -------------------------------------------------------------------------
 
@@ -197,10 +214,11 @@ class WireClient:
         return self.send_request(self.build(method, path, **kwargs))
 
     def rpc_response(
-        self, method: str, params: Any = UNSET, *, request_id: Any = 1, path: str = JSONRPC_PATH, **kwargs: Any
+        self, method: str, params: Any = UNSET, *, request_id: Any = 1, path: str | None = None, **kwargs: Any
     ) -> httpx.Response:
-        """A JSON-RPC call's HTTP response, whatever its status."""
-        return self.request("POST", path, json=rpc_body(method, params, request_id), **kwargs)
+        """A JSON-RPC call's HTTP response, whatever its status (``path``: another endpoint
+        than the agent's)."""
+        return self.request("POST", path or self.jsonrpc_path(), json=rpc_body(method, params, request_id), **kwargs)
 
     def rpc(self, method: str, params: Any = UNSET, *, status: int | None = None, **kwargs: Any) -> Any:
         """A JSON-RPC call's answer (the whole envelope, an error included); with ``status``,
@@ -211,9 +229,20 @@ class WireClient:
         """A JSON-RPC call's ``result`` (AssertionError with the envelope when it is an error)."""
         return result_of(self.rpc(method, params, **kwargs))
 
-    def send(self, text_or_message: str | Mapping[str, Any], *, version: str | None = UNSET, **params: Any) -> Any:
+    def send(
+        self,
+        text_or_message: str | Mapping[str, Any],
+        *,
+        version: str | None = UNSET,
+        agent: str | None = UNSET,
+        **params: Any,
+    ) -> Any:
         """``SendMessage`` (``message/send`` in v0.3) with a text or a message; its result.
-        ``params``: ``blocking``, ``configuration``, ``metadata``, ``tenant``, ``headers``."""
+        ``agent``: another agent of ``A2A_AGENTS`` than this client's (``"billing"``);
+        ``params``: ``task_id``, ``context_id`` (a follow-up turn), ``blocking``,
+        ``configuration``, ``metadata``, ``tenant``, ``headers``."""
+        if agent is not UNSET:
+            return self.with_(agent=agent).send(text_or_message, version=version, **params)
         method, body, kwargs = self._send_call(text_or_message, version, params, stream=False)
         return self.result(method, body, **kwargs)
 
@@ -229,12 +258,20 @@ class WireClient:
 
     def stream_rpc(self, method: str, params: Any = UNSET, *, request_id: Any = 1, **kwargs: Any) -> list:
         """A streaming JSON-RPC call's frames (each a JSON-RPC response object)."""
-        return self.stream("POST", JSONRPC_PATH, json=rpc_body(method, params, request_id), **kwargs)
+        return self.stream("POST", self.jsonrpc_path(), json=rpc_body(method, params, request_id), **kwargs)
 
     def send_stream(
-        self, text_or_message: str | Mapping[str, Any], *, version: str | None = UNSET, **params: Any
+        self,
+        text_or_message: str | Mapping[str, Any],
+        *,
+        version: str | None = UNSET,
+        agent: str | None = UNSET,
+        **params: Any,
     ) -> list:
-        """``SendStreamingMessage`` (``message/stream``): every frame's ``result``."""
+        """``SendStreamingMessage`` (``message/stream``): every frame's ``result``
+        (``agent`` and ``params`` as :meth:`send`)."""
+        if agent is not UNSET:
+            return self.with_(agent=agent).send_stream(text_or_message, version=version, **params)
         method, body, kwargs = self._send_call(text_or_message, version, params, stream=True)
         return [result_of(frame) for frame in self.stream_rpc(method, body, **kwargs)]
 
@@ -248,13 +285,20 @@ class WireClient:
         self, method: str, params: Any = UNSET, *, request_id: Any = 1, status: int | None = None, **kwargs: Any
     ) -> Any:
         """:meth:`rpc`, awaited."""
-        response = await self.arequest("POST", JSONRPC_PATH, json=rpc_body(method, params, request_id), **kwargs)
+        response = await self.arequest("POST", self.jsonrpc_path(), json=rpc_body(method, params, request_id), **kwargs)
         return json_of(response, status)
 
     async def asend(
-        self, text_or_message: str | Mapping[str, Any], *, version: str | None = UNSET, **params: Any
+        self,
+        text_or_message: str | Mapping[str, Any],
+        *,
+        version: str | None = UNSET,
+        agent: str | None = UNSET,
+        **params: Any,
     ) -> Any:
         """:meth:`send`, awaited."""
+        if agent is not UNSET:
+            return await self.with_(agent=agent).asend(text_or_message, version=version, **params)
         method, body, kwargs = self._send_call(text_or_message, version, params, stream=False)
         return result_of(await self.arpc(method, body, **kwargs))
 

@@ -3,7 +3,9 @@ fixtures, and each acts only when a test asks for it, so a project that does not
 them (or is not a Django project) sees nothing.
 
 - ``a2a_client``: a :class:`~a2a.testing.client.WireClient` speaking v1.0 to the
-  project's ASGI application in this process. With pytest-django it makes the test
+  project's ASGI application in this process, its tasks in an in-memory store of the
+  test's own (``a2a_stores``: never the project's real ``TASK_STORE``, unless the test
+  set one or is marked ``a2a_project_store``). With pytest-django it makes the test
   transactional (as ``transactional_db`` does, even beside ``db``): the runner saves
   each transition from its own threads, which a ``db`` test's open transaction would
   hide from them, so this is what lets the test see its tasks on every store.
@@ -21,12 +23,14 @@ from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
+from django.test import override_settings
 
 from a2a.testing.client import WireClient
 from a2a.testing.fake_agent import FakeAgent
 from a2a.testing.fake_agent import fake_agent as serve_fake_agent
 from a2a.testing.fake_model import FakeModel
 from a2a.testing.fake_model import fake_model as serve_fake_model
+from a2a.testing.isolation import PROJECT_STORE_MARKER, PROJECT_STORE_MARKER_DOC, own_stores
 
 #: pytest-django is there (its ``settings`` and ``transactional_db`` fixtures).
 WITH_PYTEST_DJANGO = importlib.util.find_spec("pytest_django") is not None
@@ -39,18 +43,42 @@ def a2a_project() -> None:
         pytest.skip("a2a.testing needs a configured Django project (DJANGO_SETTINGS_MODULE)")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", PROJECT_STORE_MARKER_DOC)
+
+
+@pytest.fixture
+def a2a_stores(request: pytest.FixtureRequest, a2a_project: None) -> Iterator[None]:
+    """The test's own task stores (:mod:`a2a.testing.isolation`) for as long as it runs,
+    unless it is marked ``a2a_project_store``."""
+    if request.node.get_closest_marker(PROJECT_STORE_MARKER):
+        yield
+        return
+    overrides = own_stores()
+    if WITH_PYTEST_DJANGO and request.config.pluginmanager.hasplugin("django"):
+        settings_fixture = request.getfixturevalue("settings")  # restores them with the test's own changes
+        for name, value in overrides.items():
+            setattr(settings_fixture, name, value)
+        yield
+        return
+    with override_settings(**overrides):
+        yield
+
+
 if WITH_PYTEST_DJANGO:
 
     @pytest.fixture
-    def a2a_client(a2a_project: None, transactional_db: None) -> WireClient:
-        """A v1.0 wire client to the project's ASGI application (``.with_(version="0.3")``)."""
+    def a2a_client(a2a_stores: None, transactional_db: None) -> WireClient:
+        """A v1.0 wire client to the project's ASGI application (``.with_(version="0.3")``),
+        its tasks in a store of the test's own."""
         return WireClient(version="1.0")
 
 else:
 
     @pytest.fixture
-    def a2a_client(a2a_project: None) -> WireClient:
-        """A v1.0 wire client to the project's ASGI application (``.with_(version="0.3")``)."""
+    def a2a_client(a2a_stores: None) -> WireClient:
+        """A v1.0 wire client to the project's ASGI application (``.with_(version="0.3")``),
+        its tasks in a store of the test's own."""
         return WireClient(version="1.0")
 
 

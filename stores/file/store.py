@@ -49,6 +49,7 @@ from stores.file.index import SharedIndex
 from stores.file.push import FILE_SUBDIRECTORY, FilePushConfigStore
 from stores.file.taskfile import DamageLog, TaskLocks, file_stem, move_aside, parse
 from stores.push_configs import PushConfigStore
+from stores.writable import directory_problem
 
 logger = logging.getLogger(__name__)
 
@@ -131,18 +132,17 @@ class FileTaskStore(TaskStore):
             logger.warning("removed %d temp file(s) left in %s by an interrupted write", len(removed), self.directory)
 
     def check(self, *, databases: Collection[str] | None = None) -> builtins.list[CheckMessage]:
-        """``stores.E003`` when the directory cannot be created or written (checked
-        without creating anything)."""
-        existing = self.directory
-        while not existing.exists() and existing.parent != existing:
-            existing = existing.parent
-        if existing.is_dir() and os.access(existing, os.W_OK | os.X_OK):
+        """``stores.E003`` when the directory cannot be created or written: tried (a
+        temporary file or directory, removed at once), not read off the permission bits,
+        which root bypasses."""
+        problem = directory_problem(self.directory)
+        if problem is None:
             return []
-        problem = "is not a directory" if not existing.is_dir() else "cannot be written"
         return [
             Error(
-                f"TASK_STORE is the file store in {self.directory}, but {existing} {problem}.",
-                hint="Point TASK_STORE at a directory this process may create and write.",
+                f"TASK_STORE is the file store in {self.directory}, which {problem}.",
+                hint="Point TASK_STORE at a directory this process may create and write "
+                '(e.g. "file:./tasks", under BASE_DIR), or create it and give this user write access.',
                 id="stores.E003",
             )
         ]

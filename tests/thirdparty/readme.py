@@ -76,11 +76,14 @@ class ReadmeSteps:
 
 def readme_steps(text: str) -> ReadmeSteps:
     section = readme_section(text, SECTION)
+    # The distribution as a git URL names it: pip install "<name>[extras] @ git+https://..."
     installs = [
-        m.group(1) for block in fenced_blocks(section, "sh") for m in re.finditer(r"pip install\s+([^\s#\[]+)", block)
+        m.group(1)
+        for block in fenced_blocks(section, "sh")
+        for m in re.finditer(r'pip install\s+"?([\w.-]+)(?:\[[\w,]*\])?\s*@\s*git\+', block)
     ]
     if not installs:
-        raise StepFailed(f"the README's {SECTION!r} section has no `pip install <package>` step")
+        raise StepFailed(f"the README's {SECTION!r} section has no `pip install <package> @ git+...` step")
     python_blocks = fenced_blocks(section, "python")
     if len(python_blocks) != 1:
         raise StepFailed(f"the README's {SECTION!r} section should have one python block, it has {len(python_blocks)}")
@@ -179,7 +182,18 @@ def merge_statement(target: str, snippet: str, node: ast.stmt) -> str:
             old = existing[-1]
             assert old.end_lineno is not None
             return _splice(target, old.lineno, old.end_lineno, code)
+    last = _from_environment_line(tree)
+    if last is not None:  # the README keeps `globals().update(from_environment())` last
+        return _splice(target, last, last - 1, code + "\n")
     return target.rstrip("\n") + "\n\n" + code + "\n"
+
+
+def _from_environment_line(tree: ast.Module) -> int | None:
+    """The line of a top-level ``globals().update(from_environment(...))``, if any."""
+    for node in tree.body:
+        if isinstance(node, ast.Expr) and "from_environment(" in ast.unparse(node):
+            return node.lineno
+    return None
 
 
 def merge(target: str, snippet: str) -> str:

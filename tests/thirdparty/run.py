@@ -11,7 +11,8 @@ following the README's Quickstart ("Add it to your project", "Write a handler") 
 4. Apply the README: its ``pip install`` names our distribution; each ``# <file>.py``
    part of its Python block is merged into the generated file, statement by statement
    (a ``NAME = [..., x]`` extends the generated list, an import replaces the one that
-   bound the same name, an assignment replaces the generated one or is appended), or,
+   bound the same name, an assignment replaces the generated one or is appended, above
+   the ``from_environment()`` line the README keeps last), or,
    when its header says ``(the whole file)`` (``asgi.py``), replaces the file; the
    handler file the README's "Write a handler" section shows is written as shown. The
    one liberty taken: an absolute ``file:`` TASK_STORE directory is put under the

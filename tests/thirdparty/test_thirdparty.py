@@ -106,6 +106,18 @@ def test_the_readme_shows_a_second_agent():
     assert run.SECOND_ANSWER.split("{")[0] in steps.new_files[f"{run.PROJECT}/billing.py"]
 
 
+def test_the_second_agents_settings_go_above_the_from_environment_line():
+    """As the README says: A2A_AGENTS with the other A2A settings, from_environment() last
+    (so an A2A_AGENTS in the environment still wins)."""
+    readme = run.README.read_text()
+    generated = 'DEBUG = True\nINSTALLED_APPS = ["django.contrib.admin"]\n'
+    settings = run.merge(generated, run.readme_steps(readme).files["settings.py"])
+    settings = run.merge(settings, run.second_agent_steps(readme).files["settings.py"])
+    statements = [ast.unparse(node) for node in ast.parse(settings).body]
+    assert statements[-1] == "globals().update(from_environment())"
+    assert any(statement.startswith("A2A_AGENTS = ") for statement in statements)
+
+
 def test_absolute_file_stores_move_under_the_work_directory(tmp_path):
     code = 'TASK_STORE = "file:/var/lib/myagent/tasks"  # or "orm"\n'
     assert (

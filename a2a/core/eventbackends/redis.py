@@ -1,5 +1,5 @@
 """Events over Redis pub/sub (``A2A_EVENTS = "redis://host:6379/0"``), with redis-py's
-asyncio client (``pip install "django-a2a-agent[redis]"``).
+asyncio client (the ``redis`` extra).
 
 Pub/sub carries messages of any size, so every event travels whole. Channels are
 global to a Redis server (the database number does not separate them): deployments

@@ -8,7 +8,7 @@ The address defaults to ``A2A_GRPC_ADDRESS``; ``--port`` keeps its host. Every
 operation goes through the same service layer and task store as the HTTP bindings, so
 this process and the web processes serve the same tasks (with a shared store and
 event backend, as for several web processes). Set ``A2A_GRPC_URL`` to advertise it
-on the Agent Card. Needs ``pip install "django-a2a-agent[grpc]"``.
+on the Agent Card. Needs the ``grpc`` extra (docs/getting-started.md, Installing).
 """
 
 from __future__ import annotations
@@ -44,7 +44,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         if server is None:
-            raise CommandError(f'The gRPC binding needs: pip install "django-a2a-agent[grpc]" ({MISSING})')
+            raise CommandError(
+                f'The gRPC binding needs the "grpc" extra (docs/getting-started.md, Installing) ({MISSING})'
+            )
         address = options["address"] or a2a_settings.GRPC_ADDRESS
         if options["port"] is not None:
             host = address.rsplit(":", 1)[0] if ":" in address else address

@@ -1,0 +1,60 @@
+"""The example site (toolnexus_site) as ``make run`` serves it: ``/`` answers with a page
+linking what the site serves (the admin's "View site" leads there), and a run leaves
+no untracked files in the checkout."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.server import ROOT, site_env
+
+#: Run with the site's own settings: its front page, as a browser gets it.
+FRONT_PAGE = """
+import json
+import django
+django.setup()
+from django.contrib import admin
+from django.test import Client
+from django.test.utils import setup_test_environment
+from django.urls import resolve
+
+setup_test_environment()
+answer = Client().get("/")
+print(json.dumps({"status": answer.status_code, "page": answer.content.decode(),
+                  "view_site": resolve(admin.site.site_url).url_name}))
+"""
+
+
+def test_the_front_page_links_each_agent_the_admin_and_the_catalog(tmp_path):
+    env = site_env(DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    done = subprocess.run([sys.executable, "-c", FRONT_PAGE], env=env, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout.splitlines()[-1])
+    assert answer["status"] == 200 and answer["view_site"] == "home"
+    page = answer["page"]
+    for link in (
+        'href="/admin/"',
+        'href="/a2a/browse/"',
+        'href="/.well-known/agent-card.json"',
+        'href="/.well-known/ai-catalog.json"',
+        'href="/agents/shout/a2a/browse/"',  # the site's second agent too
+    ):
+        assert link in page, link
+    assert "http://testserver/a2a/" in page and "http://testserver/agents/shout/a2a/" in page
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["db.sqlite3", "db.sqlite3-wal", "db.sqlite3-shm", "db.sqlite3-journal", "staticfiles/admin/x.css", "tasks/t.json"],
+)
+def test_what_make_run_writes_is_ignored_by_git(path):
+    """``make run`` migrates SQLite (WAL: its -wal and -shm files), collects the static
+    files and keeps tasks in ./tasks: none shows as untracked."""
+    done = subprocess.run(["git", "check-ignore", "-q", path], cwd=ROOT, capture_output=True, check=False)
+    if done.returncode == 128:  # git's "not a git repository": an sdist or an exported tree
+        pytest.skip("not a git checkout")
+    assert done.returncode == 0, f"{path} is not ignored by .gitignore"
