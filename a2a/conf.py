@@ -259,8 +259,18 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             False,
             check_id="a2a.E090",
             doc="Also serve gRPC on A2A_GRPC_ADDRESS from the ASGI app (a2a.asgi), beside HTTP in the same "
-            "process and event loop, started and stopped with it (several worker processes share the port). "
-            "False: only `manage.py a2a_grpc` serves it. Checked: a2a.E090 (the grpc extra is installed).",
+            "process and event loop, started and stopped with it (several worker processes share the port only "
+            "with A2A_GRPC_REUSE_PORT). False: only `manage.py a2a_grpc` serves it. Checked: a2a.E090 (the grpc "
+            "extra is installed).",
+        ),
+        "A2A_GRPC_REUSE_PORT": Setting(
+            bool,
+            False,
+            doc="Whether gRPC servers share A2A_GRPC_ADDRESS's port (SO_REUSEPORT: the kernel spreads the "
+            "connections over every server bound to it), as the worker processes of one deployment do with "
+            "A2A_GRPC_IN_ASGI (`uvicorn --workers 4`). False: a port in use stops the start-up "
+            "(`manage.py a2a_grpc` exits, the ASGI lifespan fails), so a second deployment cannot silently take "
+            "half of another's calls. True shares it with any server of this user that also sets it.",
         ),
     },
     'The model-backed handler (A2A_HANDLER = "a2a.handlers.llm.handle")': {
