@@ -150,6 +150,14 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             "docs/agents.md) answer only callers A2A_AUTHENTICATION_CLASSES accept (401 with WWW-Authenticate "
             "otherwise). False: anyone may read them, as anyone may read the agent cards they list.",
         ),
+        "A2A_CATALOG_PUBLISHER": Setting(
+            str,
+            "",
+            doc="The publisher the AI Catalog's entry identifiers name (urn:air:{publisher}:a2a:{agent}): the "
+            'domain of the organization that publishes the agents, e.g. "example.com", the same on every host '
+            "and port that serves them. Empty: the host the catalog is served from, with its port unless the "
+            "scheme's default (so two deployments on one host never share identifiers).",
+        ),
         "A2A_BROWSABLE_AGENT": Setting(
             object,
             "staff",

@@ -23,7 +23,8 @@ from django.views.decorators.csrf import csrf_exempt
 
 from a2a.conf import a2a_settings
 from a2a.http.common import origin, request_agent
-from a2a.http.rest import A2A_JSON, PARAM, ROUTES, Route
+from a2a.http.media import A2A_JSON
+from a2a.http.rest import PARAM, ROUTES, Route
 
 OPENAPI_VERSION = "3.2.0"  # 3.2 describes each event of an SSE stream (itemSchema)
 #: Request fields bound to the path (or, ``tenant``, to a tenant path not served here),
