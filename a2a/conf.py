@@ -153,10 +153,8 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         "A2A_CATALOG_PUBLISHER": Setting(
             str,
             "",
-            doc="The publisher the AI Catalog's entry identifiers name (urn:air:{publisher}:a2a:{agent}): the "
-            'domain of the organization that publishes the agents, e.g. "example.com", the same on every host '
-            "and port that serves them. Empty: the host the catalog is served from, with its port unless the "
-            "scheme's default (so two deployments on one host never share identifiers).",
+            doc="The publisher of the AI Catalog's entry identifiers (urn:air:{publisher}:a2a:{agent}), e.g. "
+            '"example.com". Empty: the serving host, with its port unless the scheme\'s default.',
         ),
         "A2A_BROWSABLE_AGENT": Setting(
             object,
@@ -274,11 +272,8 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         "A2A_GRPC_REUSE_PORT": Setting(
             bool,
             False,
-            doc="Whether gRPC servers share A2A_GRPC_ADDRESS's port (SO_REUSEPORT: the kernel spreads the "
-            "connections over every server bound to it), as the worker processes of one deployment do with "
-            "A2A_GRPC_IN_ASGI (`uvicorn --workers 4`). False: a port in use stops the start-up "
-            "(`manage.py a2a_grpc` exits, the ASGI lifespan fails), so a second deployment cannot silently take "
-            "half of another's calls. True shares it with any server of this user that also sets it.",
+            doc="Whether gRPC servers share A2A_GRPC_ADDRESS's port (SO_REUSEPORT), as the worker processes of one "
+            "deployment with A2A_GRPC_IN_ASGI do (`uvicorn --workers 4`). False: a port in use stops the start-up.",
         ),
     },
     'The model-backed handler (A2A_HANDLER = "a2a.handlers.llm.handle")': {

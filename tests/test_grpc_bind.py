@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -70,8 +71,8 @@ def test_servers_that_all_ask_share_the_port(settings):
         assert asyncio.run(second(port)) == port
 
 
-def test_the_asgi_lifespan_fails_on_a_held_grpc_port(settings):
-    settings.A2A_GRPC_IN_ASGI = True
+def lifespan_startup() -> dict[str, Any]:
+    """What the ASGI app answers a lifespan startup with (ending the lifespan either way)."""
 
     async def go() -> dict[str, Any]:
         app = get_asgi_application()
@@ -85,9 +86,24 @@ def test_the_asgi_lifespan_fails_on_a_held_grpc_port(settings):
         await asyncio.wait_for(lifespan, 30)
         return answer
 
+    return asyncio.run(go())
+
+
+def test_the_asgi_lifespan_fails_when_a_socket_holds_the_grpc_port(settings):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        settings.A2A_GRPC_IN_ASGI = True
+        settings.A2A_GRPC_ADDRESS = f"127.0.0.1:{taken.getsockname()[1]}"
+        answer = lifespan_startup()
+    assert answer["type"] == "lifespan.startup.failed" and "gRPC" in answer["message"]
+
+
+def test_the_asgi_lifespan_fails_when_another_grpc_server_holds_the_port(settings):
+    settings.A2A_GRPC_IN_ASGI = True
     with held_port() as port:
         settings.A2A_GRPC_ADDRESS = f"127.0.0.1:{port}"
-        answer = asyncio.run(go())
+        answer = lifespan_startup()
     assert answer["type"] == "lifespan.startup.failed", answer
     assert "A2A gRPC binding: cannot listen on" in answer["message"]
     assert "A2A_GRPC_REUSE_PORT" in answer["message"]  # what to set when sharing was meant
