@@ -150,6 +150,12 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             "docs/agents.md) answer only callers A2A_AUTHENTICATION_CLASSES accept (401 with WWW-Authenticate "
             "otherwise). False: anyone may read them, as anyone may read the agent cards they list.",
         ),
+        "A2A_CATALOG_PUBLISHER": Setting(
+            str,
+            "",
+            doc="The publisher of the AI Catalog's entry identifiers (urn:air:{publisher}:a2a:{agent}), e.g. "
+            '"example.com". Empty: the serving host, with its port unless the scheme\'s default.',
+        ),
         "A2A_BROWSABLE_AGENT": Setting(
             object,
             "staff",
@@ -259,8 +265,15 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             False,
             check_id="a2a.E090",
             doc="Also serve gRPC on A2A_GRPC_ADDRESS from the ASGI app (a2a.asgi), beside HTTP in the same "
-            "process and event loop, started and stopped with it (several worker processes share the port). "
-            "False: only `manage.py a2a_grpc` serves it. Checked: a2a.E090 (the grpc extra is installed).",
+            "process and event loop, started and stopped with it (several worker processes share the port only "
+            "with A2A_GRPC_REUSE_PORT). False: only `manage.py a2a_grpc` serves it. Checked: a2a.E090 (the grpc "
+            "extra is installed).",
+        ),
+        "A2A_GRPC_REUSE_PORT": Setting(
+            bool,
+            False,
+            doc="Whether gRPC servers share A2A_GRPC_ADDRESS's port (SO_REUSEPORT), as the worker processes of one "
+            "deployment with A2A_GRPC_IN_ASGI do (`uvicorn --workers 4`). False: a port in use stops the start-up.",
         ),
     },
     'The model-backed handler (A2A_HANDLER = "a2a.handlers.llm.handle")': {

@@ -123,6 +123,47 @@ def test_the_ai_catalog_lists_each_listed_agent_and_follows_the_draft(client, tw
     assert names == {default: agents()["default"].settings.AGENT_NAME, billing: "Billing"}
 
 
+def _identifiers(client, host: str) -> list[str]:
+    catalog = client.get("/.well-known/ai-catalog.json", HTTP_HOST=host).json()
+    return [entry["identifier"] for entry in catalog["entries"]]
+
+
+def test_entry_identifiers_name_the_port_so_two_deployments_on_one_host_differ(client, two_agents):
+    # (it was urn:air:127.0.0.1:a2a:default on every port)
+    assert _identifiers(client, "127.0.0.1:8001") == [
+        "urn:air:127.0.0.1%3A8001:a2a:default",
+        "urn:air:127.0.0.1%3A8001:a2a:billing",
+    ]
+    assert _identifiers(client, "127.0.0.1:8002")[0] == "urn:air:127.0.0.1%3A8002:a2a:default"
+    assert _identifiers(client, "127.0.0.1:80")[0] == "urn:air:127.0.0.1:a2a:default"  # the scheme's own port
+    assert _identifiers(client, "[::1]:8001")[0] == "urn:air:%5B%3A%3A1%5D%3A8001:a2a:default"
+    two_agents.A2A_PUBLIC_URL = "https://agents.example.com:8443/"
+    assert _identifiers(client, "127.0.0.1:8001")[0] == "urn:air:agents.example.com%3A8443:a2a:default"
+
+
+def test_the_publisher_is_a_setting_the_same_on_every_port(client, two_agents):
+    two_agents.A2A_CATALOG_PUBLISHER = "example.com"
+    assert (
+        _identifiers(client, "127.0.0.1:8001")
+        == _identifiers(client, "127.0.0.1:8002")
+        == [
+            "urn:air:example.com:a2a:default",
+            "urn:air:example.com:a2a:billing",
+        ]
+    )
+
+
+def test_cards_and_the_api_catalog_link_the_ai_catalog(client, two_agents):
+    link = '<http://testserver/.well-known/ai-catalog.json>; rel="ai-catalog"; type="application/ai-catalog+json"'
+    for card_path in ("/.well-known/agent-card.json", "/agents/billing/.well-known/agent-card.json"):
+        assert client.get(card_path)["Link"] == link
+        assert client.head(card_path)["Link"] == link
+    assert client.head("/.well-known/api-catalog")["Link"].split(", ") == [
+        '<http://testserver/.well-known/api-catalog>; rel="api-catalog"',
+        link,
+    ]
+
+
 def test_the_api_catalog_is_a_linkset_of_the_cards(client, two_agents):
     response = client.get("/.well-known/api-catalog")
     assert response.status_code == 200
@@ -145,7 +186,7 @@ def test_the_api_catalog_is_a_linkset_of_the_cards(client, two_agents):
 def test_head_of_the_api_catalog_answers_with_its_link(client, two_agents):
     response = client.head("/.well-known/api-catalog")
     assert response.status_code == 200
-    assert response["Link"] == '<http://testserver/.well-known/api-catalog>; rel="api-catalog"'
+    assert response["Link"].startswith('<http://testserver/.well-known/api-catalog>; rel="api-catalog", ')
     assert response.content == b""
 
 
@@ -223,4 +264,5 @@ def test_the_catalogs_through_the_asgi_application(two_agents, direct):
     assert [entry["url"] for entry in catalog.json()["entries"]][1] == (
         "http://testserver/agents/billing/.well-known/agent-card.json"
     )
-    assert call("HEAD", "/.well-known/api-catalog").headers["link"].endswith('rel="api-catalog"')
+    link = call("HEAD", "/.well-known/api-catalog").headers["link"]
+    assert link.startswith('<http://testserver/.well-known/api-catalog>; rel="api-catalog"')

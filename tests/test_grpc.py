@@ -469,29 +469,6 @@ def test_served_beside_the_asgi_app_on_its_lifespan(settings):
     assert got["result"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
-def test_lifespan_fails_when_the_grpc_port_is_taken(settings):
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        settings.A2A_GRPC_IN_ASGI = True
-        settings.A2A_GRPC_ADDRESS = f"127.0.0.1:{taken.getsockname()[1]}"
-
-        async def go() -> dict[str, Any]:
-            app = get_asgi_application()
-            inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-            outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-            lifespan = asyncio.ensure_future(app({"type": "lifespan"}, inbox.get, outbox.put))
-            await inbox.put({"type": "lifespan.startup"})
-            answer = await asyncio.wait_for(outbox.get(), 30)
-            if answer["type"] != "lifespan.startup.failed":  # (without the fix) end it
-                await inbox.put({"type": "lifespan.shutdown"})
-            await asyncio.wait_for(lifespan, 30)
-            return answer
-
-        answer = asyncio.run(go())
-    assert answer["type"] == "lifespan.startup.failed" and "gRPC" in answer["message"]
-
-
 @pytest.mark.slow
 def test_the_management_command_serves_until_sigterm(tmp_path):
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONUNBUFFERED": "1"}

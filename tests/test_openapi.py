@@ -80,6 +80,9 @@ def test_the_schemas_are_the_specifications(doc):
     assert send["responses"]["200"]["content"]["application/a2a+json"]["schema"] == {
         "$ref": "#/components/schemas/SendMessageResponse"
     }
+    # application/json to a client whose Accept prefers it (a2a/http/media.py), errors too
+    assert list(send["responses"]["200"]["content"]) == ["application/a2a+json", "application/json"]
+    assert list(send["responses"]["default"]["content"]) == ["application/a2a+json", "application/json"]
     assert schemas["Task"]["title"] == "Task"
     assert schemas["Message"]["properties"]["parts"]["items"] == {"$ref": "#/components/schemas/Part"}
     list_params = {p["name"] for p in doc["paths"]["/tasks"]["get"]["parameters"] if p.get("in") == "query"}

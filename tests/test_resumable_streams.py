@@ -278,7 +278,16 @@ def test_events_older_than_the_max_age_are_not_replayed(scripted, settings):
 
 @pytest.mark.parametrize(
     ("value", "field"),
-    [("abc", "Last-Event-ID"), ("-1", "Last-Event-ID"), ("99", "Last-Event-ID"), ({"lastEventId": "x"}, "metadata")],
+    [
+        ("abc", "Last-Event-ID"),
+        ("-1", "Last-Event-ID"),
+        ("99", "Last-Event-ID"),
+        ("6.5", "Last-Event-ID"),
+        ({"lastEventId": "x"}, "metadata"),
+        ({"lastEventId": 6.5}, "metadata"),  # a fraction names no event
+        ({"lastEventId": -6.0}, "metadata"),
+        ({"lastEventId": True}, "metadata"),
+    ],
 )
 def test_a_bad_last_event_id_is_invalid_params(scripted, value, field):
     task_id = _finished_task()[0].result["task"]["id"]
@@ -288,6 +297,27 @@ def test_a_bad_last_event_id_is_invalid_params(scripted, value, field):
         frames_ = _stream_in_process("SubscribeToTask", {"id": task_id}, {"Last-Event-ID": value})
     assert len(frames_) == 1 and frames_[0].error["code"] == -32602, frames_
     assert field in frames_[0].error["message"]
+
+
+@pytest.mark.parametrize(
+    ("metadata", "header"),
+    [({"lastEventId": 6.0}, None), ({"lastEventId": "6.0"}, None), ({"lastEventId": "6"}, None), (None, "6.0")],
+)
+def test_an_integral_float_or_numeric_text_resumes_like_the_number(scripted, metadata, header):
+    # The official SDK keeps metadata as a protobuf Struct, whose numbers are doubles: the
+    # event number it was given comes back as 6.0 (it was refused: "not 6.0").
+    task_id = _finished_task()[0].result["task"]["id"]
+    params: dict[str, Any] = {"id": task_id}
+    if metadata is not None:
+        params["metadata"] = {replay.KEY: metadata}
+    resumed = _stream_in_process("SubscribeToTask", params, {"Last-Event-ID": header} if header else None)
+    assert [f.id for f in resumed] == [7, 8, 9], resumed
+
+
+def test_a_whole_number_is_exact():
+    assert [replay.whole_number(v) for v in (0, 7, 7.0, "7", "007", "7.00", 2.0**53)] == [0, 7, 7, 7, 7, 7, 2**53]
+    refused = (7.5, "7.5", "7.", "7e0", " 7", "", -1, -1.0, 2.0**60, float("inf"), float("nan"), True, None, [7])
+    assert [replay.whole_number(v) for v in refused] == [None] * len(refused)
 
 
 def test_the_private_fields_never_reach_the_wire(scripted):

@@ -23,6 +23,7 @@ longer reaches back that far it gets the gap marker and then the whole task
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -154,7 +155,7 @@ def last_event_id(header: str, metadata: Any = None) -> int | None:
     """The number a reconnecting client last saw: the request metadata's
     ``{KEY: {"lastEventId": n}}`` or the ``Last-Event-ID`` header (gRPC: the
     ``last-event-id`` metadata); None when it names none. InvalidParamsError for
-    anything but a non-negative integer."""
+    anything but a non-negative whole number (:func:`whole_number`)."""
     named = metadata.get(KEY) if isinstance(metadata, dict) else None
     value: Any = named.get("lastEventId") if isinstance(named, dict) else None
     where = f"metadata[{KEY!r}].lastEventId"
@@ -162,14 +163,33 @@ def last_event_id(header: str, metadata: Any = None) -> int | None:
         value, where = (header.strip() or None), "Last-Event-ID"
     if value is None:
         return None
-    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 18:
-        value = int(value)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        shown = repr(value)[:80]
+    number = whole_number(value)
+    if number is None:
         raise InvalidParamsError(
-            f"must be the number of a stream event (a non-negative integer), not {shown}", field=where
+            f"must be the number of a stream event (a non-negative whole number), not {repr(value)[:80]}",
+            field=where,
         )
-    return value
+    return number
+
+
+#: A number as text: digits, and a fraction of zeros (``2.0``, what a float prints).
+_WHOLE = re.compile(r"(\d{1,18})(?:\.0+)?")
+#: The largest float every smaller whole number of which a float holds exactly.
+_EXACT_FLOAT = 2.0**53
+
+
+def whole_number(value: Any) -> int | None:
+    """``value`` as a non-negative int when it is one: an int, an integral float (a
+    client that keeps metadata as a protobuf ``Struct``, such as the official SDK's,
+    sends back the number it was given as ``2.0``), or their text (``"2"``, ``"2.0"``);
+    else None (a fraction, a negative, a bool, anything else)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer() and 0 <= value <= _EXACT_FLOAT:
+        value = int(value)
+    elif isinstance(value, str) and value.isascii() and (match := _WHOLE.fullmatch(value)):
+        value = int(match.group(1))
+    return value if isinstance(value, int) and value >= 0 else None
 
 
 def numbered(item: StreamItem) -> StreamItem:

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import orjson
 from django.http import HttpRequest, HttpResponse
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from a2a import auth
@@ -37,6 +37,30 @@ def listings(request: HttpRequest) -> list[discovery.Listing]:
         discovery.Listing(agent, agent_url(request, agent, "agent-card"), agent_url(request, agent, "jsonrpc"))
         for agent in discovery.listed_agents()
     ]
+
+
+def publisher(request: HttpRequest) -> str:
+    """The AI Catalog entries' publisher: ``A2A_CATALOG_PUBLISHER``, else the host the
+    agents are served from with its port unless the scheme's default (two deployments on
+    one host are two publishers: their entries must not share identifiers)."""
+    if a2a_settings.CATALOG_PUBLISHER:
+        return a2a_settings.CATALOG_PUBLISHER
+    parts = urlsplit(origin(request))
+    host = (parts.hostname or "localhost").lower()
+    host = f"[{host}]" if ":" in host else host  # an IPv6 literal keeps its brackets
+    default_port = {"http": 80, "https": 443}.get(parts.scheme)
+    return host if parts.port in (None, default_port) else f"{host}:{parts.port}"
+
+
+def catalog_link(request: HttpRequest) -> str | None:
+    """The ``Link`` header value that names the AI Catalog (``rel="ai-catalog"``, the
+    draft's link relation), for the responses a client may start from (the Agent
+    Cards, the API catalog); None when the project's URLs do not route it."""
+    try:
+        path = reverse("a2a:ai-catalog")
+    except NoReverseMatch:
+        return None
+    return f'<{origin(request)}{path}>; rel="ai-catalog"; type="{discovery.AI_CATALOG_MEDIA_TYPE}"'
 
 
 def _error(error: A2AError, status: int, headers: dict[str, str] | None = None) -> HttpResponse:
@@ -80,8 +104,7 @@ async def ai_catalog(request: HttpRequest) -> HttpResponse:
     """The AI Catalog of the listed agents (``application/ai-catalog+json``)."""
     if refused := await _refused(request):
         return refused
-    publisher = urlsplit(origin(request)).hostname or "localhost"
-    document = discovery.ai_catalog(listings(request), publisher)
+    document = discovery.ai_catalog(listings(request), publisher(request))
     return _document(request, document, discovery.AI_CATALOG_MEDIA_TYPE, {})
 
 
@@ -92,5 +115,6 @@ async def api_catalog(request: HttpRequest) -> HttpResponse:
     if refused := await _refused(request):
         return refused
     anchor = origin(request) + reverse("a2a:api-catalog")
-    link = {"Link": f'<{anchor}>; rel="api-catalog"'}
+    links = [f'<{anchor}>; rel="api-catalog"', catalog_link(request)]
+    link = {"Link": ", ".join(value for value in links if value)}
     return _document(request, discovery.api_catalog(anchor, listings(request)), discovery.API_CATALOG_MEDIA_TYPE, link)

@@ -23,7 +23,8 @@ from django.views.decorators.csrf import csrf_exempt
 
 from a2a.conf import a2a_settings
 from a2a.http.common import origin, request_agent
-from a2a.http.rest import A2A_JSON, PARAM, ROUTES, Route
+from a2a.http.media import A2A_JSON, JSON
+from a2a.http.rest import PARAM, ROUTES, Route
 
 OPENAPI_VERSION = "3.2.0"  # 3.2 describes each event of an SSE stream (itemSchema)
 #: Request fields bound to the path (or, ``tenant``, to a tenant path not served here),
@@ -126,7 +127,13 @@ def _answer(response: str | None) -> dict[str, Any]:
         }
     schema = {"type": "object"} if response == "Empty" else {"$ref": SCHEMAS + response}
     return {"description": f"{response} (google.protobuf.Empty: {{}})" if response == "Empty" else response,
-            "content": {A2A_JSON: {"schema": schema}}}  # fmt: skip
+            "content": _json(schema)}  # fmt: skip
+
+
+def _json(schema: dict[str, Any]) -> dict[str, Any]:
+    """An answer's content: ``application/a2a+json``, or ``application/json`` to a client
+    whose ``Accept`` prefers it (:mod:`a2a.http.media`)."""
+    return {A2A_JSON: {"schema": schema}, JSON: {"schema": schema}}
 
 
 def _operation(route: Any, method: str, operation: Any, operation_id: str, request: dict[str, Any]) -> dict[str, Any]:
@@ -140,7 +147,7 @@ def _operation(route: Any, method: str, operation: Any, operation_id: str, reque
             "200": _answer(operation.response),
             "default": {
                 "description": "An error (google.rpc.Status)",
-                "content": {A2A_JSON: {"schema": {"$ref": SCHEMAS + "Status"}}},
+                "content": _json({"$ref": SCHEMAS + "Status"}),
             },
         },
         "x-a2a-route": route.name,
@@ -151,7 +158,7 @@ def _operation(route: Any, method: str, operation: Any, operation_id: str, reque
         media: dict[str, Any] = {"schema": {"$ref": SCHEMAS + operation.request}}
         if operation.request in EXAMPLES:
             media["example"] = EXAMPLES[operation.request]
-        entry["requestBody"] = {"required": True, "content": {A2A_JSON: media, "application/json": media}}
+        entry["requestBody"] = {"required": True, "content": {A2A_JSON: media, JSON: media}}
     if operation.name == "SendMessage":
         entry["responses"]["200"]["links"] = {
             name: {"operationId": name, "parameters": {"path.task_id": "$response.body#/task/id"}}

@@ -13,7 +13,8 @@ a2a.proto says GET), ``POST|GET tasks/{id}/pushNotificationConfigs``,
 The dialect comes from ``A2A-Version`` (header or query parameter), as on JSON-RPC:
 ``1.0`` is v1.0, empty or ``0.3`` is v0.3, whose HTTP+JSON bodies are the ProtoJSON of
 its gRPC messages (:mod:`a2a.protocol.v03rest`). Success bodies are the bare objects
-(``application/a2a+json`` in v1.0, ``application/json`` in v0.3); errors are
+(``application/a2a+json`` in v1.0, ``application/json`` in v0.3, the other one to a
+client whose ``Accept`` asks for it: :mod:`a2a.http.media`); errors are
 ``google.rpc.Status`` objects with the HTTP status of spec 5.4 (v0.3 bodies add the
 error's name as ``type`` and its ``message`` at the top, which v0.3 clients read);
 streams are SSE of bare StreamResponse objects.
@@ -34,7 +35,9 @@ from django.views.decorators.csrf import csrf_exempt
 from a2a import auth
 from a2a.agents import Agent
 from a2a.core import replay, tracing
+from a2a.http import media
 from a2a.http.common import call_context, event_stream, request_agent
+from a2a.http.media import A2A_JSON, JSON
 from a2a.http.sse import sse_stream
 from a2a.protocol import V10, Dialect, limits, rest_dialect_for
 from a2a.protocol.errors import (
@@ -50,7 +53,6 @@ from a2a.service.card import extended_card
 from a2a.service.context import CallContext, check_tenant
 from a2a.service.errors import client_error
 
-A2A_JSON = "application/a2a+json"
 BOOLEAN_QUERY = {"true": True, "false": False}
 
 
@@ -82,24 +84,27 @@ def error_body(dialect: Dialect, error: A2AError) -> dict[str, Any]:
     return body
 
 
-def _content_type(dialect: Dialect) -> str:
-    return A2A_JSON if dialect.version == "1.0" else "application/json"
+def _content_type(dialect: Dialect, request: HttpRequest) -> str:
+    """``application/a2a+json`` in v1.0 (spec 11.1), ``application/json`` in v0.3, unless
+    the request's ``Accept`` prefers the other (:mod:`a2a.http.media`)."""
+    offered = (A2A_JSON, JSON) if dialect.version == "1.0" else (JSON, A2A_JSON)
+    return media.preferred(request.headers.get("Accept"), offered)
 
 
-def _error_response(dialect: Dialect, error: A2AError) -> HttpResponse:
+def _error_response(dialect: Dialect, error: A2AError, request: HttpRequest) -> HttpResponse:
     body = _dumps(error_body(dialect, error))
-    return HttpResponse(body, status=error.http_status, content_type=_content_type(dialect))
+    return HttpResponse(body, status=error.http_status, content_type=_content_type(dialect, request))
 
 
 def _failure_response(
-    dialect: Dialect, error: A2AError, methods: tuple[str, ...], agent: Agent | None = None
+    dialect: Dialect, error: A2AError, methods: tuple[str, ...], request: HttpRequest, agent: Agent | None = None
 ) -> HttpResponse:
     """``error`` as this binding answers it: a method the route does not serve is 405
     with ``Allow``, missing credentials are 401 with a challenge."""
     if isinstance(error, MethodNotFoundError):
         error.http_status = 405  # the Status body's code too, not only the HTTP status
         error.status = "METHOD_NOT_ALLOWED"
-    response = _error_response(dialect, error)
+    response = _error_response(dialect, error, request)
     if isinstance(error, MethodNotFoundError):
         response["Allow"] = ", ".join(methods)
     elif isinstance(error, auth.AuthenticationRequiredError):
@@ -148,7 +153,7 @@ def endpoint(
         try:
             dialect = rest_dialect_for(request.headers.get("A2A-Version") or request.GET.get("A2A-Version"))
         except A2AError as exc:  # a version we do not speak: answered as v1.0 says
-            return _error_response(V10, exc)
+            return _error_response(V10, exc, request)
         try:
             if request.method not in methods:
                 raise MethodNotFoundError(f"{request.method} is not allowed here; use {' or '.join(methods)}")
@@ -162,10 +167,10 @@ def endpoint(
             result = await operation(dialect, request, kwargs, ctx)
         except Exception as exc:
             error = client_error(exc, f"REST {request.path}")
-            return _failure_response(dialect, error, methods, request_agent(request))
+            return _failure_response(dialect, error, methods, request, request_agent(request))
         if isinstance(result, HttpResponseBase):
             return result
-        return HttpResponse(_dumps(result), content_type=_content_type(dialect))
+        return HttpResponse(_dumps(result), content_type=_content_type(dialect, request))
 
     return view
 

@@ -12,50 +12,44 @@ from django.views.decorators.csrf import csrf_exempt
 
 from a2a import auth
 from a2a.conf import a2a_settings
-from a2a.http import jsonrpc
+from a2a.http import jsonrpc, media
 from a2a.http.common import call_context, event_stream, public_url, request_agent, requested_version
+from a2a.http.discovery import catalog_link
 from a2a.protocol import V03, dialect_for, limits
 from a2a.protocol.errors import A2AError, InvalidRequestError
 from a2a.push import tokens
 from a2a.service import card
 
-JSON = "application/json"
+JSON = media.JSON
 
 
 @csrf_exempt
 async def jsonrpc_endpoint(request: HttpRequest) -> HttpResponseBase:
-    """POST a JSON-RPC 2.0 request (or batch) here."""
+    """POST a JSON-RPC 2.0 request (or batch) here. The answer is ``application/json``
+    (spec 9.1), or ``application/a2a+json`` when the ``Accept`` header prefers it."""
+    content_type = media.preferred(request.headers.get("Accept"), (JSON, media.A2A_JSON))
+
+    def refusal(error: A2AError, status: int, headers: dict[str, str] | None = None) -> HttpResponse:
+        body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": V03.render_error(error)})
+        return HttpResponse(body, content_type=content_type, status=status, headers=headers)
+
     if request.method != "POST":
         error = InvalidRequestError(f"{request.method} is not allowed here: POST a JSON-RPC request")
-        return HttpResponse(
-            orjson.dumps({"jsonrpc": "2.0", "id": None, "error": V03.render_error(error)}),
-            content_type=JSON,
-            status=405,
-            headers={"Allow": "POST"},
-        )
+        return refusal(error, 405, {"Allow": "POST"})
     try:
         body = limits.read_body(request)
         limits.check_media_type(request)  # 415: not a JSON body (a cross-site "simple request")
     except A2AError as error:  # over A2A_MAX_BODY_BYTES (413), an unreadable Content-Length (400), not JSON (415)
-        return HttpResponse(
-            orjson.dumps({"jsonrpc": "2.0", "id": None, "error": V03.render_error(error)}),
-            content_type=JSON,
-            status=error.http_status,
-        )
+        return refusal(error, error.http_status)
     try:
         caller = await auth.authenticate(request, request_agent(request))
     except auth.AuthenticationRequiredError as exc:
-        return HttpResponse(
-            orjson.dumps({"jsonrpc": "2.0", "id": None, "error": V03.render_error(exc)}),
-            content_type=JSON,
-            status=401,
-            headers={"WWW-Authenticate": auth.challenge(request_agent(request))},
-        )
+        return refusal(exc, 401, {"WWW-Authenticate": auth.challenge(request_agent(request))})
     payload = await jsonrpc.handle(body, requested_version(request), call_context(request, caller, "jsonrpc"))
     if payload is None:
         return HttpResponse(status=204)
     if isinstance(payload, bytes):
-        return HttpResponse(payload, content_type=JSON)
+        return HttpResponse(payload, content_type=content_type)
     return event_stream(payload)
 
 
@@ -69,11 +63,19 @@ def _get_only(request: HttpRequest, what: str) -> HttpResponse | None:
     )
 
 
-def _cached(request: HttpRequest, document: dict[str, Any], vary: str, content_type: str = JSON) -> HttpResponse:
-    """``document`` with its ETag and public caching headers (spec 8.6); 304 when the caller has it."""
+def _cached(
+    request: HttpRequest,
+    document: dict[str, Any],
+    vary: str,
+    content_type: str = JSON,
+    headers: dict[str, str] | None = None,
+) -> HttpResponse:
+    """``document`` with its ETag and public caching headers (spec 8.6), and ``headers``;
+    304 when the caller has it."""
     body = orjson.dumps(document)
     etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
-    headers = {"ETag": etag, "Cache-Control": f"public, max-age={a2a_settings.CARD_MAX_AGE}", "Vary": vary}
+    cache = {"ETag": etag, "Cache-Control": f"public, max-age={a2a_settings.CARD_MAX_AGE}", "Vary": vary}
+    headers = {**(headers or {}), **cache}
     if etag in request.headers.get("If-None-Match", ""):
         return HttpResponse(status=304, headers=headers)
     return HttpResponse(body, content_type=content_type, headers=headers)
@@ -81,7 +83,9 @@ def _cached(request: HttpRequest, document: dict[str, Any], vary: str, content_t
 
 @csrf_exempt  # read-only: any other method gets 405, not CSRF's 403
 async def agent_card(request: HttpRequest) -> HttpResponse:
-    """The Agent Card, with the HTTP caching headers of spec 8.6; GET and HEAD only."""
+    """The Agent Card, with the HTTP caching headers of spec 8.6; GET and HEAD only.
+    ``application/json``, or ``application/a2a-agent-card+json`` to a client that asks
+    for it; a ``Link`` to the AI Catalog (``rel="ai-catalog"``)."""
     refused = _get_only(request, "agent card")
     if refused is not None:
         return refused
@@ -92,7 +96,9 @@ async def agent_card(request: HttpRequest) -> HttpResponse:
     public = card.build_card(
         public_url(request, "jsonrpc"), version=version, rest=public_url(request, "rest"), agent=request_agent(request)
     )
-    return _cached(request, public, "A2A-Version, Host")
+    content_type = media.preferred(request.headers.get("Accept"), (JSON, media.AGENT_CARD_JSON))
+    link = catalog_link(request)  # where the project's other agents are listed
+    return _cached(request, public, "A2A-Version, Host, Accept", content_type, {"Link": link} if link else None)
 
 
 @csrf_exempt  # read-only, as the card

@@ -156,7 +156,7 @@ def check_authentication(agent: Agent | None = None) -> Messages:
     return []
 
 
-@concern("A2A_CATALOG_AUTHENTICATION")
+@concern("A2A_CATALOG_AUTHENTICATION", "A2A_CATALOG_PUBLISHER")
 def check_catalogs() -> Messages:
     """``a2a.W120``: the catalogs should require authentication, but no class authenticates."""
     if a2a_settings.CATALOG_AUTHENTICATION and not a2a_settings.AUTHENTICATION_CLASSES:
@@ -530,7 +530,7 @@ def _grpc_missing() -> str | None:
     return None
 
 
-@concern("A2A_GRPC_URL", "A2A_GRPC_ADDRESS", "A2A_GRPC_IN_ASGI")
+@concern("A2A_GRPC_URL", "A2A_GRPC_ADDRESS", "A2A_GRPC_IN_ASGI", "A2A_GRPC_REUSE_PORT")
 def check_grpc() -> Messages:
     """``a2a.E090``: ``A2A_GRPC_IN_ASGI`` is on without the ``grpc`` extra;
     ``a2a.E091``: ``A2A_GRPC_ADDRESS`` is not ``host:port``, or ``A2A_GRPC_URL`` is

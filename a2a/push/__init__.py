@@ -8,8 +8,10 @@ The configs (created by :mod:`a2a.service.push_configs`) are dicts::
 ``dialect`` is the protocol version the config was created in; its deliveries are
 rendered in that version (spec 4.3.3): v1.0 POSTs a ``StreamResponse``
 (``{"task": {...}}``, ``Content-Type: application/a2a+json``), v0.3 POSTs the Task.
-Each delivery carries ``X-A2A-Notification-Token`` (the config's token) and
-``Authorization: <scheme> <credentials>`` when configured; when the agent has a signing
+Each delivery carries ``Authorization: <scheme> <credentials>`` when the config's
+``authentication`` brings credentials (spec 4.3.3, the specification's pull request 1793)
+and ``X-A2A-Notification-Token`` with the config's token (a v0.3 convention the v1.0 text
+no longer names, kept for the receivers that read it); when the agent has a signing
 key, each attempt also carries a JWT signed with it (:mod:`a2a.push.tokens`: the claims,
 the agent's JWK Set, and :func:`verify_notification` for receivers). Configs live in the
 push-config store of the task store (``TaskStore.push_configs``).
@@ -275,10 +277,8 @@ def payload(config: PushConfig, task: Task) -> tuple[bytes, dict[str, str]]:
     headers = {"Content-Type": content_type, "User-Agent": USER_AGENT}
     if config.get("token"):
         headers["X-A2A-Notification-Token"] = config["token"]
-    auth = config.get("authentication") or {}
-    schemes = auth.get("schemes") or []
-    if schemes and auth.get("credentials"):
-        headers["Authorization"] = f"{schemes[0]} {auth['credentials']}"
+    if own := tokens.authorization(config):
+        headers["Authorization"] = own
     return orjson.dumps(body), headers
 
 

@@ -4,8 +4,9 @@ and :func:`verify_notification`, the check a receiver runs.
 An agent that has a signing key (``A2A_CARD_SIGNING_KEY``, its own in ``A2A_AGENTS`` or
 the project's: the key that signs its Agent Card) signs every delivery attempt with a
 JWT (RFC 7519) in ``X-A2A-Notification-Signature``, and in ``Authorization: Bearer``
-too unless the config brings its own credentials (the v0.3 spec's webhook example,
-§9.5). Header: ``alg`` (the key's), ``typ: JWT``, ``kid``, ``jku`` when known. Claims:
+too unless the config's ``authentication`` takes that header (:func:`token_headers`: its
+own ``<scheme> <credentials>``, spec 4.3.3, or a scheme other than Bearer). Header:
+``alg`` (the key's), ``typ: JWT``, ``kid``, ``jku`` when known. Claims:
 
 - ``iss``: the agent's card URL when ``A2A_PUBLIC_URL`` is set, else its name;
 - ``aud``: the webhook URL the config names (the token is for that receiver alone);
@@ -136,14 +137,27 @@ def issue(agent_name: str | None, *, task_id: str, audience: str, body: bytes, n
     return jwt.encode(claims, current.key, algorithm=current.alg, headers=header)
 
 
+def authorization(config: Mapping[str, Any]) -> str | None:
+    """The ``Authorization`` header the config's ``authentication`` asks for (spec 4.3.3:
+    ``<scheme> <credentials>``; of a v0.3 ``schemes`` list, the first); None when it
+    brings no credentials."""
+    auth = config.get("authentication") or {}
+    schemes, credentials = auth.get("schemes") or [], auth.get("credentials")
+    return f"{schemes[0]} {credentials}" if schemes and credentials else None
+
+
 def token_headers(config: Mapping[str, Any], token: str | None) -> dict[str, str]:
     """The headers that carry ``token`` for ``config``: always :data:`SIGNATURE_HEADER`;
-    ``Authorization: Bearer`` too unless the config sends credentials of its own there."""
+    ``Authorization: Bearer`` too when the config leaves that header free and a Bearer
+    token is what it would take: no ``authentication``, or one whose scheme is Bearer
+    and that brings no credentials (then the JWT is the credential). A config that
+    names another scheme without credentials gets no ``Authorization`` at all: a
+    Bearer token there would be a scheme it did not ask for."""
     if token is None:
         return {}
-    auth = config.get("authentication") or {}
-    own = bool(auth.get("schemes") and auth.get("credentials"))
-    return {SIGNATURE_HEADER: token, **({} if own else {"Authorization": f"Bearer {token}"})}
+    schemes = [str(scheme).lower() for scheme in (config.get("authentication") or {}).get("schemes") or ()]
+    free = authorization(config) is None and (not schemes or "bearer" in schemes)
+    return {SIGNATURE_HEADER: token, **({"Authorization": f"Bearer {token}"} if free else {})}
 
 
 # --- the receiver's side -----------------------------------------------------------------------

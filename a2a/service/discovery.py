@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from a2a.agents import Agent, agents, default_agent
 
@@ -51,8 +52,10 @@ def listed_agents() -> list[Agent]:
 
 def identifier(publisher: str, agent: Agent) -> str:
     """The entry's identifier: ``urn:air:{publisher}:a2a:{agent name}``, the draft's
-    ``urn:air`` naming with the serving host's domain as the publisher."""
-    return f"urn:air:{publisher}:a2a:{agent.name}"
+    ``urn:air`` naming. ``publisher`` is a domain, or an authority with a port
+    (``127.0.0.1:8001``): what is not a letter, digit or ``-._~`` is percent-encoded
+    (RFC 8141), its ``:`` too, so the URN's segments stay the draft's three."""
+    return f"urn:air:{quote(publisher, safe='')}:a2a:{quote(agent.name, safe='')}"
 
 
 def ai_catalog(listings: list[Listing], publisher: str) -> dict[str, Any]:

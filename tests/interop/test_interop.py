@@ -130,6 +130,18 @@ def test_sdk_subscribe_to_a_running_task(run_client, server, version):
     assert observed["final"]["state"] == "completed"
 
 
+@BOTH_BINDINGS
+def test_sdk_resumes_a_stream_after_the_number_it_read(run_client, server, version):
+    # The SDK keeps an event's metadata as a protobuf Struct: the number it reads is a
+    # float, and the Last-Event-ID made from it "3.0" (it was refused: -32602 "not '3.0'").
+    observed = sdk(run_client, server, "resume", version)
+    seqs = observed["seqs"]
+    assert seqs == [f"{n}.0" for n in range(1, len(seqs) + 1)] and len(seqs) > 4, seqs
+    assert observed["lastEventId"] == "3.0"
+    assert observed["resumed"] == observed["whole"][3:]  # exactly the rest, nothing twice
+    assert observed["resumedSeqs"] == seqs[3:]
+
+
 @EVERY_TRANSPORT
 def test_sdk_multi_turn(run_client, server, version):
     observed = sdk(run_client, server, "multi-turn", version)

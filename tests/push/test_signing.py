@@ -25,7 +25,7 @@ from a2a.protocol import signing
 from a2a.push import NotificationVerificationError, tokens, verify_notification
 from tests.helpers import call
 from tests.keys import pem, public_pem
-from tests.push.support import DIALECTS, V10, send
+from tests.push.support import DIALECTS, V03, V10, send
 
 KEY = ec.generate_private_key(ec.SECP256R1())
 OLD_KEY = ec.generate_private_key(ec.SECP256R1())
@@ -116,6 +116,28 @@ def test_a_configs_own_credentials_keep_authorization(memory, receiver, signing_
         assert hit.headers["authorization"] == "Basic dTpw"
         claims = verify_notification(hit.raw, hit.headers, jwks=the_jwks(), audience=receiver.url())
         assert claims["aud"] == receiver.url()
+
+
+@pytest.mark.parametrize(
+    ("version", "authentication", "bearer"),
+    [
+        (V10, {"scheme": "Bearer"}, True),  # no credentials of its own: the JWT is its Bearer token
+        (V10, {"scheme": "bearer"}, True),  # scheme names are case-insensitive (RFC 9110 11.1)
+        (V10, {"scheme": "Basic"}, False),  # (it was sent "Bearer <jwt>", a scheme it did not ask for)
+        (V03, {"schemes": ["Basic", "Bearer"]}, True),
+        (V03, {"schemes": ["Basic"]}, False),
+    ],
+)
+def test_a_scheme_without_credentials_takes_the_jwt_only_if_bearer(
+    memory, receiver, signing_key, version, authentication, bearer
+):
+    send(version, {"url": receiver.url(), "authentication": authentication})
+    receiver.wait_for(1)
+    assert push.wait_idle()
+    for hit in receiver.hits:
+        token = hit.headers["x-a2a-notification-signature"]  # signed all the same
+        assert hit.headers.get("authorization") == (f"Bearer {token}" if bearer else None)
+        assert verify_notification(hit.raw, hit.headers, jwks=the_jwks(), audience=receiver.url())
 
 
 def test_without_a_key_nothing_is_signed(memory, receiver):

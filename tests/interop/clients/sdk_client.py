@@ -32,6 +32,7 @@ from typing import Any
 
 import grpc
 import httpx
+from a2a.client.service_parameters import ServiceParametersFactory, with_a2a_extensions
 from a2a.client.transports import jsonrpc as jsonrpc_transport
 from a2a.client.transports import rest as rest_transport
 from a2a.helpers import get_artifact_text, get_message_text, new_text_message
@@ -54,7 +55,7 @@ from a2a.types import (
 )
 from google.protobuf import json_format
 
-from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.client import A2ACardResolver, ClientCallContext, ClientConfig, ClientFactory
 
 TERMINAL = {"completed", "failed", "canceled", "rejected"}
 SETTLED = TERMINAL | {"input-required", "auth-required"}
@@ -321,6 +322,45 @@ async def subscribe(s: Session, args: argparse.Namespace) -> dict[str, Any]:
     return {"taskId": task.id, "events": events, "final": describe(await s.get(task.id))}
 
 
+#: The server's resumable-streams extension (docs/extensions/resumable-streams.md).
+RESUMABLE = "https://django-a2a-agent.readthedocs.io/extensions/resumable-streams/v1"
+
+
+def seq_of(response: StreamResponse) -> Any:
+    """The event number in a stream event's metadata, as the SDK gives it (a Struct's number: a float)."""
+    update = getattr(response, response.WhichOneof("payload"))
+    metadata = update.metadata if update.HasField("metadata") else None
+    return metadata[RESUMABLE]["seq"] if metadata is not None and RESUMABLE in metadata else None
+
+
+async def resume(s: Session, args: argparse.Namespace) -> dict[str, Any]:
+    """A stream with the extension activated, cut after its third event; then
+    SubscribeToTask with ``Last-Event-ID`` made from that event's number as the SDK read
+    it (``str()`` of a float: "3.0"), which must bring exactly the rest."""
+    activated = ServiceParametersFactory.create([with_a2a_extensions([RESUMABLE])])
+    request = SendMessageRequest(message=user_message("progress:one;artifact:first;progress:two;progress:three"))
+    streamed = s.streaming.send_message(request, context=ClientCallContext(service_parameters=activated))
+    whole = [r async for r in streamed]
+    task_id = whole[0].task.id
+    seqs = [seq_of(r) for r in whole]
+    cut = seqs[2]
+    resumed_with = {**activated, "Last-Event-ID": str(cut)}
+    rest = [
+        r
+        async for r in s.streaming.subscribe(
+            SubscribeToTaskRequest(id=task_id), context=ClientCallContext(service_parameters=resumed_with)
+        )
+    ]
+    return {
+        "taskId": task_id,
+        "seqs": [repr(n) for n in seqs],
+        "lastEventId": str(cut),
+        "whole": [event(r) for r in whole],
+        "resumed": [event(r) for r in rest],
+        "resumedSeqs": [repr(seq_of(r)) for r in rest],
+    }
+
+
 async def multi_turn(s: Session, args: argparse.Namespace) -> dict[str, Any]:
     asked = await s.send_task("ask:Which city?")
     answered = await s.send_task("artifact:Paris", task_id=asked.id, context_id=asked.context_id)
@@ -470,6 +510,7 @@ SCENARIOS = {
     "stream": stream,
     "subscribe": subscribe,
     "multi-turn": multi_turn,
+    "resume": resume,
     "push": push,
     "push-in-send": push_in_send,
     "parse-push": None,  # no server: see parse_push
