@@ -5,12 +5,21 @@ its place: the agent's download route (:mod:`a2a.http.files`), which serves it t
 task's owner only, or the storage's own signed, expiring URL where it signs them
 (django-storages' ``querystring_auth``). The base64 content is decoded into the storage
 in chunks; ``A2A_FILES_MAX_PART_BYTES`` and ``A2A_FILES_MAX_TASK_BYTES`` refuse a message
-with -32600 (HTTP 413). The files of a deleted task go with it (:func:`install`)."""
+with -32600 (HTTP 413). The files of a deleted task go with it (:func:`install`).
+
+A file is written whole before the task that references it is saved, so a task never
+references a partial file, and the download route serves only a file its task references
+(:func:`referenced`). A crash between the two, or a message refused after its files were
+written, leaves a file no task references: :mod:`a2a.core.file_orphans` finds and removes
+those once older than ``A2A_FILES_ORPHAN_GRACE``."""
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
+import os
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from typing import IO, Any
@@ -89,11 +98,21 @@ def carries_bytes(parts: Iterable[Part]) -> bool:
     return any(p.get("kind") == "file" and "bytes" in (p.get("file") or {}) for p in parts)
 
 
-def offload(parts: list[Part], task_id: str, *, base: str, tenant: str = "", total: int = 0, check: bool = True) -> int:
+def offload(
+    parts: list[Part],
+    task_id: str,
+    *,
+    base: str,
+    tenant: str = "",
+    total: int = 0,
+    check: bool = True,
+    written: list[str] | None = None,
+) -> int:
     """Write each file part of ``parts`` over ``A2A_FILES_OFFLOAD_BYTES`` to the storage,
     replacing it (in place) with a ``uri`` part under ``base`` (the agent's JSON-RPC URL);
-    returns ``total`` plus the bytes of file content the parts carry. PayloadTooLargeError
-    (-32600, HTTP 413) over a limit, before anything is written."""
+    returns ``total`` plus the bytes of file content the parts carry; ``written`` gets the
+    storage name of each file written. PayloadTooLargeError (-32600, HTTP 413) over a
+    limit, before anything is written."""
     inline = [p["file"]["bytes"] for p in parts if p.get("kind") == "file" and "bytes" in p.get("file", {})]
     for encoded in inline:
         total += content_size(encoded)
@@ -109,21 +128,27 @@ def offload(parts: list[Part], task_id: str, *, base: str, tenant: str = "", tot
         content = File(io.BufferedReader(_Base64Reader(file["bytes"])), name=key)
         content.size = content_size(file["bytes"])
         name = storage().save(f"{prefix(task_id)}/{key}", content)
+        if written is not None:
+            written.append(name)
         part["file"] = {k: v for k, v in file.items() if k != "bytes"} | {"uri": _url(name, base, tenant)}
     return total
 
 
-def offload_message(message: Message, task: Task, *, base: str) -> None:
-    """:func:`offload` for one message of ``task``, counting its file bytes in the task."""
+def offload_message(message: Message, task: Task, *, base: str) -> list[str]:
+    """:func:`offload` for one message of ``task``, counting its file bytes in the task;
+    the storage names of the files written (for :func:`discard` when the message is refused)."""
+    written: list[str] = []
     total = offload(
         message.get("parts") or [],
         task["id"],
         base=base,
         tenant=task.get("_tenant", ""),
         total=int(task.get(FILE_BYTES) or 0),
+        written=written,
     )
     if total:
         task[FILE_BYTES] = total
+    return written
 
 
 def offload_artifacts(artifacts: list[Artifact], task_id: str, agent: Agent) -> bool:
@@ -162,6 +187,17 @@ def stored_name(part: Part) -> str | None:
     return f"{prefix(segments[-2])}/{segments[-1]}"
 
 
+def referenced(task: Task) -> set[str]:
+    """The storage names of the files ``task`` references: the offloaded parts of its
+    history, its status message and its artifacts, under its own prefix (a part naming
+    another task's file is not this task's)."""
+    own = prefix(task["id"]) + "/"
+    messages = [*(task.get("history") or ()), (task.get("status") or {}).get("message") or {}]
+    parts = [p for m in messages for p in m.get("parts") or ()]
+    parts += [p for a in task.get("artifacts") or () for p in a.get("parts") or ()]
+    return {name for name in map(stored_name, parts) if name is not None and name.startswith(own)}
+
+
 def open_part(part: Part) -> IO[bytes]:
     """The content of a file part, inline or offloaded, as a binary file (for handlers)."""
     file = part.get("file") or {}
@@ -184,19 +220,44 @@ class AdminFiles:
 
 
 def delete_files(task_ids: list[str]) -> None:
-    """Delete the stored files of these tasks."""
+    """Delete the stored files of these tasks, and their directories."""
     store = storage()
     for task_id in task_ids:
         try:
             _dirs, names = store.listdir(prefix(task_id))
         except (FileNotFoundError, NotADirectoryError):
             continue
-        for name in names:
-            store.delete(f"{prefix(task_id)}/{name}")
+        discard([f"{prefix(task_id)}/{name}" for name in names])
 
 
-def _on_tasks_deleted(*, tasks: list[Task], **kwargs: Any) -> None:
-    delete_files([task["id"] for task in tasks if task.get(FILE_BYTES)])
+def discard(names: Iterable[str]) -> None:
+    """Delete these stored files, then each directory they leave empty."""
+    store, emptied = storage(), set()
+    for name in names:
+        store.delete(name)
+        emptied.add(name.rsplit("/", 1)[0])
+    for directory in emptied:
+        remove_empty_directory(directory)
+
+
+def remove_empty_directory(directory: str, *, older_than: float | None = None) -> bool:
+    """Remove ``directory`` of the storage if it is empty (and, with ``older_than``, was last
+    changed more than that many seconds ago); whether it was removed. Only a storage with
+    directories (a local path: FileSystemStorage) has one to remove."""
+    try:
+        path = storage().path(directory)
+    except NotImplementedError:  # a remote storage (S3, GCS): a prefix, not a directory
+        return False
+    with contextlib.suppress(OSError):  # not empty, gone already, or not a directory
+        if older_than is None or os.path.getmtime(path) < time.time() - older_than:
+            os.rmdir(path)
+            return True
+    return False
+
+
+def _on_tasks_deleted(*, tasks: list[Task], moved_to: object = None, **kwargs: Any) -> None:
+    if moved_to is None:  # a move keeps them: the copy references the same files
+        delete_files([task["id"] for task in tasks if task.get(FILE_BYTES)])
 
 
 def install() -> None:
