@@ -64,7 +64,7 @@ def orphans_of(task_id: str, stores: Sequence[TaskStore], *, older_than: float) 
     """The orphans of one task directory: its files older than ``older_than`` seconds that
     no task ``task_id`` of ``stores`` references. The files are dated before the tasks
     are read, so a file saved into a task meanwhile is seen as referenced."""
-    directory = f"{files.prefix(task_id)}"
+    directory = files.prefix(task_id)
     try:
         _dirs, names = files.storage().listdir(directory)
     except (FileNotFoundError, NotADirectoryError):
