@@ -17,10 +17,12 @@ import pytest
 from django.core.management import call_command
 
 from a2a.core import file_orphans, files
+from a2a.handlers import HandlerRequest, Reply, direct_reply
 from a2a.ops.file_checks import check_files
 from a2a.runtime import file_sweep
 from stores.backends import resolve_store
 from stores.retention import delete_tasks, tasks_deleted
+from tests.handlers import digest
 from tests.helpers import call
 from tests.test_files import CONTENT, file_agent, file_message, send
 
@@ -263,3 +265,16 @@ def test_the_health_probe_deletes_through_the_one_path(agent, store, deletions):
     [heard] = deletions
     assert heard["store"] is store and heard["tasks"][0]["id"].startswith("healthz-")
     assert store.get(heard["tasks"][0]["id"]) is None
+
+
+@direct_reply
+def replies_with_the_digest(request: HandlerRequest) -> Reply:
+    """A direct_reply handler reading the message's file: a Message, no task, ever."""
+    return Reply(digest(request))
+
+
+def test_a_direct_reply_leaves_no_file(agent, store, settings):
+    settings.A2A_HANDLER = f"{__name__}.replies_with_the_digest"
+    answer = send(agent["alice"])["result"]
+    assert "message" in answer and str(len(CONTENT)) in str(answer)  # the handler read the stored file
+    assert store.list().tasks == [] and file_orphans.task_directories() == []

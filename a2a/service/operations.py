@@ -115,8 +115,13 @@ async def _direct_answer(ctx: CallContext, params: SendParams) -> AsyncIterator[
     hold_credentials(task["id"], dict(ctx.credentials))
     with bus.subscribe(task["id"], ctx.store) as events:
         await events.ready()
-        check_input_modes(params.message, ctx.agent.settings.INPUT_MODES)
-        yield events, await asyncio.wrap_future(get_runner().answer(task))
+        written = files.referenced(task)
+        async with _discarded_unless_saved(ctx, task["id"], written):
+            check_input_modes(params.message, ctx.agent.settings.INPUT_MODES)
+            answer = await asyncio.wrap_future(get_runner().answer(task))
+        if written and _is_message(answer):  # no task is ever saved: nothing references its files
+            await asyncio.to_thread(files.discard, written)
+        yield events, answer
 
 
 def _is_message(answer: Task | Message) -> bool:
