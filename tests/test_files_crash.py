@@ -140,7 +140,7 @@ def unreachable(media: Path, tasks: dict[str, str]) -> tuple[list[Path], list[Pa
     """The stored files no stored task names (orphans), those of them partial, and the
     files tasks name (each checked whole: a task never names a partial file)."""
     orphans, partial, reachable = [], [], 0
-    for path in sorted((media / "a2a-files").glob("*/*")):
+    for path in sorted(media.glob("a2a-files/*/*")):
         if path.name in tasks.get(path.parent.name, ""):
             assert path.stat().st_size == PART, f"a task references a partial file: {path}"
             reachable += 1
@@ -169,22 +169,23 @@ def test_kill_9_during_uploads_then_repair_leaves_no_unreachable_file(store, tmp
     env, stored_tasks = site(store, tmp_path, database_url)
     manage("migrate", "--noinput", env=env)
     templates = bodies(rng)
-    sent = 0
-    for _ in range(ROUNDS):
+    media, sent, rounds = tmp_path / "media", 0, 0
+    # ROUNDS kills, more (up to 3 times as many) until one lands between a write and its save
+    while rounds < ROUNDS or (rounds < 3 * ROUNDS and not unreachable(media, stored_tasks())[0]):
+        rounds += 1
         with running_server(env, log=tmp_path / "server.log") as base:
             httpx.post(f"{base}/a2a/", json={"jsonrpc": "2.0", "id": 0, "method": "GetTask", "params": {"id": "warm"}})
             with Uploads(base, templates) as uploads:
                 time.sleep(rng.uniform(1.0, 3.0))  # a kill at a random moment of the uploads
                 os.kill(base.pid, signal.SIGKILL)
             sent += len(uploads.answered)
-    media = tmp_path / "media"
     orphans, partial, reachable = unreachable(media, stored_tasks())
     listed = repair(env, "--dry-run")
     assert f"Would remove {len(orphans)} stored file(s)" in listed, listed
     repaired = repair(env)
     after, _partial, still_reachable = unreachable(media, stored_tasks())
     print(
-        f"\n{store}: {ROUNDS} kill -9 rounds, {sent} uploads answered, {len(orphans)} orphans "
+        f"\n{store}: {rounds} kill -9 rounds, {sent} uploads answered, {len(orphans)} orphans "
         f"({len(partial)} partial) and {reachable} reachable files before the repair; "
         f"{len(after)} orphans and {still_reachable} reachable after ({time.monotonic() - started:.1f} s)"
     )
