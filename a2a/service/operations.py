@@ -90,7 +90,9 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
 
 
 async def _offloaded(ctx: CallContext, task: Task) -> Task:
-    """The new task, its large file parts written to the storage (a2a.core.files)."""
+    """The new task, its large file parts written to the storage (a2a.core.files); a part
+    naming another task's stored file refused first."""
+    files.check_references(task["history"][0].get("parts") or (), task["id"], ctx.origin)
     if not files.carries_bytes(task["history"][0].get("parts") or ()):
         return task
     base = ctx.origin + ctx.agent.path("jsonrpc")
@@ -448,7 +450,9 @@ async def _continue(ctx: CallContext, message: Message) -> Task:
 async def _offload_follow_up(ctx: CallContext, message: Message) -> tuple[int | None, list[str]]:
     """The task's file bytes with this follow-up message's (None without files), its large
     file parts written to the storage (a2a.core.files) once the caller is known to own the
-    task, and the storage names of the files written."""
+    task, and the storage names of the files written. A part naming a stored file of
+    another task is refused first (the task's own, of an earlier turn, it may name)."""
+    files.check_references(message.get("parts") or (), message["taskId"], ctx.origin)
     if not files.carries_bytes(message.get("parts") or ()):
         return None, []
     task = dict(await load_task(message["taskId"], ctx))
