@@ -59,5 +59,21 @@ LATER_SECTIONS: dict[str, dict[str, Setting]] = {
             doc="Bytes of the file parts one task's messages carry in all; over it the message is refused "
             "(-32600, HTTP 413). None: no limit.",
         ),
+        "A2A_FILES_ORPHAN_GRACE": Setting(
+            float,
+            3600.0,
+            min=60,
+            doc="Seconds a stored file no task references is left alone (it may be one being written, its "
+            "task about to be saved); older, `manage.py a2a_repair` and the periodic orphan sweep remove it "
+            "(a crash between the write and the save, a refused message's files).",
+        ),
+        "A2A_FILES_ORPHAN_INTERVAL": Setting(
+            float,
+            600.0,
+            min=0,
+            doc="Every server process (and queue worker) looks for stored files no task references this often "
+            "(seconds, with jitter), a bounded number of task directories at a time; 0: never by itself "
+            "(`manage.py a2a_repair` does).",
+        ),
     },
 }

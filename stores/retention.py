@@ -16,8 +16,9 @@ referring to an earlier one never find a hole.
 
 Everything that goes with a task goes through :func:`delete_tasks`: the store deletes
 the task with its push configs, then :data:`tasks_deleted` is sent, the one hook for
-the rest (stored files, say): a receiver gets ``store`` and ``tasks`` (the deleted
-tasks as last read). Below the ``a2a`` app: no setting is read here
+the rest (stored files, say): a receiver gets ``store``, ``tasks`` (the deleted
+tasks as last read) and ``moved_to`` (the store a moved task's copy lives in, else
+None). Below the ``a2a`` app: no setting is read here
 (``a2a.runtime.retention`` reads ``A2A_RETENTION`` and runs the sweeps).
 """
 
@@ -126,17 +127,19 @@ class Swept:
             self.deleted[state] = self.deleted.get(state, 0) + 1
 
 
-def delete_tasks(store: TaskStore, tasks: Sequence[Task]) -> list[Task]:
+def delete_tasks(store: TaskStore, tasks: Sequence[Task], *, moved_to: TaskStore | None = None) -> list[Task]:
     """Delete ``tasks`` (as read) unless they changed since, with what goes with them:
     their push configs (the store), then every receiver of :data:`tasks_deleted`.
     Returns the tasks deleted. The one way a batch of tasks is deleted (retention, the
-    admin, ``manage.py a2a_tasks prune``)."""
+    admin, ``manage.py a2a_tasks prune`` and ``copy --move``, the health probe).
+    ``moved_to``: the store a copy of each now lives in (``copy --move``), so a receiver
+    keeps what the copy still uses (stored files)."""
     if not tasks:
         return []
     gone = set(store.delete_many(tasks))
     deleted = [task for task in tasks if task["id"] in gone]
     if deleted:
-        tasks_deleted.send(sender=type(store), store=store, tasks=deleted)
+        tasks_deleted.send(sender=type(store), store=store, tasks=deleted, moved_to=moved_to)
     return deleted
 
 

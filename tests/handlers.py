@@ -125,7 +125,7 @@ def digest(request: HandlerRequest) -> str:
     for part in request.message.get("parts") or ():
         if part.get("kind") == "file":
             sha, size = hashlib.sha256(), 0
-            with open_part(part) as handle:
+            with open_part(part, request.task_id) as handle:
                 while chunk := handle.read(1 << 20):
                     sha.update(chunk)
                     size += len(chunk)

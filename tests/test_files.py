@@ -31,6 +31,12 @@ V10 = {"A2A-Version": "1.0"}
 
 @pytest.fixture
 def agent(settings, use_store, tmp_path):
+    return file_agent(settings, tmp_path)
+
+
+def file_agent(settings, tmp_path):
+    """The agent these tests call: offloading over 100 kB to a storage in ``tmp_path``, its
+    callers' headers (alice, bob)."""
     settings.A2A_AUTHENTICATION_CLASSES = ["a2a.auth.BearerTokenAuthentication"]
     settings.A2A_HANDLER = "tests.handlers.digest"
     settings.STORAGES = {

@@ -1,6 +1,8 @@
 """The download route of offloaded file parts (:mod:`a2a.core.files`):
 ``a2a/files/<task id>/<key>`` streams the file to the task's owner, the caller the A2A
-endpoints authenticate; anyone else, and an unknown file, gets a 404 (like an unknown task)."""
+endpoints authenticate; anyone else, and an unknown file, gets a 404 (like an unknown task).
+Only a file the task references is served: one is referenced once it is written whole,
+so a file being written, or left partial by a crash, is never served."""
 
 from __future__ import annotations
 
@@ -49,12 +51,12 @@ async def serve(request: HttpRequest, ctx: CallContext, task_id: str, key: str) 
     if request.method not in ("GET", "HEAD") or key in (".", "..") or "/" in key or "\\" in key:
         raise Http404("No such file")
     try:
-        await operations.load_task(task_id, ctx)
+        task = await operations.load_task(task_id, ctx)
     except A2AError:
         raise Http404("No such file") from None
     name = f"{files.prefix(task_id)}/{key}"
     store = files.storage()
-    if not await asyncio.to_thread(store.exists, name):
+    if name not in files.referenced(task) or not await asyncio.to_thread(store.exists, name):
         raise Http404("No such file")
     size = await asyncio.to_thread(store.size, name)
     handle = await asyncio.to_thread(store.open, name, "rb")

@@ -10,7 +10,14 @@ from a2a.conf import a2a_settings
 from a2a.ops.checks import Messages, concern
 
 
-@concern("A2A_FILES_STORAGE", "A2A_FILES_OFFLOAD_BYTES", "A2A_FILES_MAX_PART_BYTES", "A2A_FILES_MAX_TASK_BYTES")
+@concern(
+    "A2A_FILES_STORAGE",
+    "A2A_FILES_OFFLOAD_BYTES",
+    "A2A_FILES_MAX_PART_BYTES",
+    "A2A_FILES_MAX_TASK_BYTES",
+    "A2A_FILES_ORPHAN_GRACE",
+    "A2A_FILES_ORPHAN_INTERVAL",
+)
 def check_files() -> Messages:
     """``a2a.E120``: ``A2A_FILES_STORAGE`` names no ``STORAGES`` alias."""
     alias = a2a_settings.FILES_STORAGE

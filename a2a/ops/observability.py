@@ -52,6 +52,7 @@ from a2a.runtime.runner import current_runner
 from stores.backends import get_task_store
 from stores.base import TERMINAL_STATES, Task
 from stores.fields import task_state
+from stores.retention import delete_tasks
 from stores.scope import agent_name
 from stores.timestamps import now_iso
 
@@ -206,19 +207,19 @@ async def _check_store() -> dict[str, Any]:
     but can no longer write (a full disk, a read-only database) fails the check."""
     store = get_task_store()
     probe = f"healthz-{uuid.uuid4()}"
-    if store.nonblocking:
+    task = _probe_task(probe)
+    if store.nonblocking:  # deleted the one way every task is (what goes with a task goes)
         store.get(probe)
-        store.save(_probe_task(probe))
-        store.delete(probe)
+        delete_tasks(store, [store.save(task)])
     else:
         await store.aget(probe)
         try:
-            await store.asave(_probe_task(probe))
+            saved = await store.asave(task)
         except BaseException:
             with contextlib.suppress(Exception):  # whatever a failed save left behind
-                await store.adelete(probe)
+                await asyncio.to_thread(delete_tasks, store, [task])
             raise
-        await store.adelete(probe)
+        await asyncio.to_thread(delete_tasks, store, [saved])
     return {"ok": True, "backend": type(store).__name__}
 
 

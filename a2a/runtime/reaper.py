@@ -59,7 +59,7 @@ from a2a.core.leases import (
     taken_over,
 )
 from a2a.protocol.model import agent_message, set_status
-from a2a.runtime import retention
+from a2a.runtime import file_sweep, retention
 from a2a.runtime.executors import Submits, get_executor
 from stores.base import Task, TaskStore
 from stores.fields import task_state
@@ -163,13 +163,15 @@ async def maintain(runner: Runs) -> None:
     """Run for the life of ``runner``'s loop: reap once now, renew the leases of the
     runner's tasks every third of the lease, reap every ``A2A_LEASE_CHECK_INTERVAL``.
     Every distinct store of the agents' tasks is reaped; each task is renewed in its agent's.
-    Retention sweeps (:func:`a2a.runtime.retention.keep_sweeping`) run beside, as a task
-    of their own: a long sweep never delays a renewal."""
-    sweeping = asyncio.ensure_future(retention.keep_sweeping())
+    Retention sweeps (:func:`a2a.runtime.retention.keep_sweeping`) and the sweep of
+    stored files no task references (:func:`a2a.runtime.file_sweep.keep_sweeping`) run
+    beside, as tasks of their own: a long sweep never delays a renewal."""
+    sweeping = [asyncio.ensure_future(retention.keep_sweeping()), asyncio.ensure_future(file_sweep.keep_sweeping())]
     try:
         await _maintain(runner)
     finally:
-        sweeping.cancel()
+        for task in sweeping:
+            task.cancel()
 
 
 class Failures:

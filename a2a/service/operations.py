@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Collection, Iterator
 
 from a2a.agents import DEFAULT_AGENT
 from a2a.conf import a2a_settings
@@ -80,7 +80,8 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
         task = await _continue(ctx, message)
     else:
         task = await _offloaded(ctx, _new_task(ctx, params))
-        task = await lifecycle.create(ctx.store, task, queued=get_executor().queued)
+        async with _discarded_unless_saved(ctx, task["id"], files.referenced(task)):
+            task = await lifecycle.create(ctx.store, task, queued=get_executor().queued)
     hold_credentials(task["id"], dict(ctx.credentials))  # for its handler's delegations, not saved
     tracing.annotate(task)
     if push_config is not None:  # saved before the runner starts: it hears every later transition
@@ -89,7 +90,9 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
 
 
 async def _offloaded(ctx: CallContext, task: Task) -> Task:
-    """The new task, its large file parts written to the storage (a2a.core.files)."""
+    """The new task, its large file parts written to the storage (a2a.core.files); a part
+    naming another task's stored file refused first."""
+    files.check_references(task["history"][0].get("parts") or (), task["id"], ctx.origin)
     if not files.carries_bytes(task["history"][0].get("parts") or ()):
         return task
     base = ctx.origin + ctx.agent.path("jsonrpc")
@@ -114,8 +117,13 @@ async def _direct_answer(ctx: CallContext, params: SendParams) -> AsyncIterator[
     hold_credentials(task["id"], dict(ctx.credentials))
     with bus.subscribe(task["id"], ctx.store) as events:
         await events.ready()
-        check_input_modes(params.message, ctx.agent.settings.INPUT_MODES)
-        yield events, await asyncio.wrap_future(get_runner().answer(task))
+        written = files.referenced(task)
+        async with _discarded_unless_saved(ctx, task["id"], written):
+            check_input_modes(params.message, ctx.agent.settings.INPUT_MODES)
+            answer = await asyncio.wrap_future(get_runner().answer(task))
+        if written and _is_message(answer):  # no task is ever saved: nothing references its files
+            await asyncio.to_thread(files.discard, written)
+        yield events, answer
 
 
 def _is_message(answer: Task | Message) -> bool:
@@ -406,7 +414,7 @@ async def _continue(ctx: CallContext, message: Message) -> Task:
     """Append a follow-up message to a task waiting for input and resubmit it."""
     task_id = message["taskId"]
     trace = tracing.carrier()
-    file_bytes = await _offload_follow_up(ctx, message)
+    file_bytes, written = await _offload_follow_up(ctx, message)
 
     def change(task: Task) -> Task:
         state = task_state(task)
@@ -432,21 +440,41 @@ async def _continue(ctx: CallContext, message: Message) -> Task:
             task[tracing.TRACE_KEY] = trace
         return set_status(task, "submitted")
 
-    task = await lifecycle.transition(ctx.store, task_id, change)
-    if task is None:
-        raise TaskNotFoundError(task_id)
+    async with _discarded_unless_saved(ctx, task_id, written):
+        task = await lifecycle.transition(ctx.store, task_id, change)
+        if task is None:
+            raise TaskNotFoundError(task_id)
     return task
 
 
-async def _offload_follow_up(ctx: CallContext, message: Message) -> int | None:
-    """The task's file bytes with this follow-up message's, its large file parts written to
-    the storage (a2a.core.files) once the caller is known to own the task; None without files."""
+async def _offload_follow_up(ctx: CallContext, message: Message) -> tuple[int | None, list[str]]:
+    """The task's file bytes with this follow-up message's (None without files), its large
+    file parts written to the storage (a2a.core.files) once the caller is known to own the
+    task, and the storage names of the files written. A part naming a stored file of
+    another task is refused first (the task's own, of an earlier turn, it may name)."""
+    files.check_references(message.get("parts") or (), message["taskId"], ctx.origin)
     if not files.carries_bytes(message.get("parts") or ()):
-        return None
+        return None, []
     task = dict(await load_task(message["taskId"], ctx))
     base = ctx.origin + ctx.agent.path("jsonrpc")
-    await asyncio.to_thread(files.offload_message, message, task, base=base)
-    return int(task.get(files.FILE_BYTES) or 0)
+    written = await asyncio.to_thread(files.offload_message, message, task, base=base)
+    return int(task.get(files.FILE_BYTES) or 0), written
+
+
+@contextlib.asynccontextmanager
+async def _discarded_unless_saved(ctx: CallContext, task_id: str, written: Collection[str]) -> AsyncIterator[None]:
+    """On an error (the message refused, the save failed), delete the files ``written`` for
+    it that the stored task does not reference: a refused message leaves no file behind.
+    What a crash leaves, a2a.core.file_orphans removes."""
+    try:
+        yield
+    except Exception:
+        if written:
+            with contextlib.suppress(Exception):  # the error is the answer; an orphan is swept later
+                stored = await ctx.store.aget(task_id)
+                kept = files.referenced(stored) if stored is not None else set()
+                await asyncio.to_thread(files.discard, [name for name in written if name not in kept])
+        raise
 
 
 async def load_task(task_id: str, ctx: CallContext = INTERNAL) -> Task:

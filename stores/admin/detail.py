@@ -60,7 +60,8 @@ class TaskDetailMixin:
         """An inline (base64) file part of a task, as an attachment."""
         if not self.has_view_permission(request):  # type: ignore[attr-defined]
             raise PermissionDenied
-        task = get_task_store().get(unquote(object_id))
+        task_id = unquote(object_id)
+        task = get_task_store().get(task_id)
         try:
             if section == "status":
                 holder = task["status"]["message"]  # type: ignore[index]
@@ -71,7 +72,7 @@ class TaskDetailMixin:
             file = holder["parts"][part]["file"]
             stored = stored_files(holder["parts"][part])
             if stored is not None:  # kept in a storage (a2a's offloaded parts): streamed from it
-                response: HttpResponse | FileResponse = FileResponse(stored.open(holder["parts"][part]))
+                response: HttpResponse | FileResponse = FileResponse(stored.open(task_id, holder["parts"][part]))
             else:
                 response = HttpResponse(base64.b64decode(file["bytes"], validate=False))
         except (KeyError, IndexError, TypeError, binascii.Error, FileNotFoundError):

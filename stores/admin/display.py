@@ -53,11 +53,12 @@ def parts_text(parts: Any) -> str:
 
 class StoredFiles(Protocol):
     """File parts kept in a storage rather than inline (the ``a2a`` app's offloaded parts):
-    which parts they are, and their content, for the admin's download links."""
+    which parts they are, and their content, for the admin's download links. ``open``
+    reads only a file of the task ``task_id`` the part is in (FileNotFoundError else)."""
 
     def holds(self, part: dict[str, Any]) -> bool: ...
 
-    def open(self, part: dict[str, Any]) -> IO[bytes]: ...
+    def open(self, task_id: str, part: dict[str, Any]) -> IO[bytes]: ...
 
 
 #: The registered :class:`StoredFiles` (at most one: :func:`register_stored_files`).

@@ -36,8 +36,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.timesince import timesince
 from tqdm import tqdm
 
-from a2a.agents import Agent, UnknownAgent, get_agent
+from a2a.agents import Agent, UnknownAgent, get_agent, task_stores_in_use
 from a2a.conf import a2a_settings
+from a2a.core.files import FILE_BYTES
 from a2a.handlers.llm import parts_text
 from a2a.ops import bulk as maintenance
 from a2a.runtime.retention import policy as retention_policy
@@ -45,7 +46,7 @@ from a2a.runtime.retention import sweep_store
 from stores.backends import get_task_store, resolve_store
 from stores.base import STATES, TERMINAL_STATES, Task, TaskStore
 from stores.file import FileTaskStore
-from stores.retention import Policy
+from stores.retention import Policy, delete_tasks
 from stores.scope import agent_name
 from stores.timestamps import parse_timestamp
 
@@ -390,6 +391,7 @@ class Command(BaseCommand):
         tally = maintenance.Tally()
         # Read the ids first: a --move deletes from the store being paged through.
         ids = [t["id"] for t in selection.select(origin)]
+        with_files = changed = 0
         with self.bar(len(ids), "move" if move else "copy") as bar:
             for task_id in ids:
                 task = origin.get(task_id)
@@ -400,14 +402,24 @@ class Command(BaseCommand):
                     # Its webhooks go with it (a --move's delete removes them from the origin).
                     for config in origin.push_configs.list_push_configs(task_id):
                         destination.push_configs.save_push_config(config)
-                    if move:
-                        origin.delete(task_id)
+                    if move:  # the one delete path: what goes with a task goes, its stored files stay
+                        if not delete_tasks(origin, [task], moved_to=destination):
+                            changed += 1  # at another version now: the copy is older, the source keeps it
+                        elif task.get(FILE_BYTES):
+                            with_files += 1
                 else:
                     tally.skipped += 1
                 bar.update()
         self.done(f"{tally.summary('Moved' if move else 'Copied')} from {origin!r} to {destination!r}", started)
         if tally.skipped:
             self.stderr.write(f"  {tally.skipped} already in the target (use --overwrite to replace them)")
+        if changed:
+            self.stderr.write(f"  {changed} changed while being copied: left in the source too (copy them again)")
+        if with_files and all(repr(store) != repr(destination) for store in task_stores_in_use()):
+            self.stderr.write(
+                f"  {with_files} moved task(s) keep their stored files; make {destination!r} a store in use "
+                "(TASK_STORE, an agent's) before the next orphan sweep, or it removes them (docs/files.md)"
+            )
 
 
 # --- Helpers --------------------------------------------------------------------------------
