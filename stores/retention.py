@@ -198,14 +198,12 @@ def sweep(
 
 
 def _delete(store: TaskStore, batch: list[list[Task]], dry_run: bool, swept: Swept, whole: bool) -> list[Task]:
-    tasks = [task for group in batch for task in group]
-    if dry_run:
-        deleted = tasks
-    else:
-        deleted = delete_contexts(store, batch) if whole else delete_tasks(store, tasks)
-    swept.spared += len(tasks) - len(deleted)
-    swept.add(deleted)
-    return deleted
+    read = tasks = [task for group in batch for task in group]
+    if not dry_run:
+        tasks = delete_contexts(store, batch) if whole else delete_tasks(store, tasks)
+    swept.spared += len(read) - len(tasks)
+    swept.add(tasks)
+    return tasks
 
 
 class _Contexts:
