@@ -208,7 +208,8 @@ def _follow(store: TaskStore, talks: dict[str, list[str]], race: Race, stop: thr
     rng = random.Random(seed)
     try:
         while not stop.is_set():
-            context, ids = rng.choice(list(talks.items()))
+            with race.lock:
+                context, ids = rng.choice(list(talks.items())[-60:])  # the latest: still there, mostly
             if rng.random() < 0.5:
                 task = follow_up(context, [rng.choice(ids)])
                 store.save(task, expected_version=0)
@@ -227,25 +228,46 @@ def _follow(store: TaskStore, talks: dict[str, list[str]], race: Race, stop: thr
         connections.close_all()
 
 
-def _sweep_until(store: TaskStore, stop: threading.Event, rounds: list[int]) -> None:
+def _sweep_until(store: TaskStore, stop: threading.Event) -> None:
     try:
         while not stop.is_set():
             swept(store)
-            rounds.append(1)
+    finally:
+        connections.close_all()
+
+
+def _expire_more(store: TaskStore, talks: dict[str, list[str]], race: Race, stop: threading.Event) -> None:
+    """Keep adding expired conversations: the sweeps always have some to delete."""
+    try:
+        n = len(talks)
+        while not stop.is_set():
+            ids = conversation(store, f"talk-{n:04d}")
+            with race.lock:
+                talks[f"talk-{n:04d}"] = ids
+            n += 1
+            time.sleep(0.002)
     finally:
         connections.close_all()
 
 
 def race_sweeps(store: TaskStore, talks: dict[str, list[str]], *, seconds: float, sweepers: int = 2) -> Race:
-    race, stop, rounds = Race(), threading.Event(), []
+    """Follow-ups and continuations (three threads) racing ``sweepers`` sweeping threads
+    for ``seconds``, while more conversations expire; the threads switch often."""
+    race, stop = Race(), threading.Event()
     threads = [threading.Thread(target=_follow, args=(store, talks, race, stop, n)) for n in range(3)]
-    threads += [threading.Thread(target=_sweep_until, args=(store, stop, rounds)) for _ in range(sweepers)]
-    for thread in threads:
-        thread.start()
-    time.sleep(seconds)
-    stop.set()
-    for thread in threads:
-        thread.join(60)
+    threads.append(threading.Thread(target=_expire_more, args=(store, talks, race, stop)))
+    threads += [threading.Thread(target=_sweep_until, args=(store, stop)) for _ in range(sweepers)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0002)
+    try:
+        for thread in threads:
+            thread.start()
+        time.sleep(seconds)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(60)
+        sys.setswitchinterval(interval)
     return race
 
 
@@ -269,7 +291,7 @@ def assert_no_split(store: TaskStore, talks: dict[str, list[str]], race: Race) -
 
 @pytest.mark.parametrize("store_kind", store_params())
 def test_follow_ups_racing_sweeps_never_split_a_conversation(store):
-    talks = {f"talk-{i:02d}": conversation(store, f"talk-{i:02d}") for i in range(40)}
+    talks = {f"talk-{i:04d}": conversation(store, f"talk-{i:04d}") for i in range(40)}
     race = race_sweeps(store, talks, seconds=RACE_SECONDS)
     counts = assert_no_split(store, talks, race)
     assert counts["joined"] > 0 and counts["gone"] > 0  # the race ran both ways
@@ -316,7 +338,7 @@ def sweeping_process(store: TaskStore, tmp_path: Path, seconds: float) -> subpro
     "store_kind", store_params(kinds=["file"] + (["orm-postgres"] if "orm-postgres" in STORE_KINDS else []))
 )
 def test_follow_ups_racing_another_process_sweeps_never_split_a_conversation(store, tmp_path):
-    talks = {f"talk-{i:02d}": conversation(store, f"talk-{i:02d}") for i in range(40)}
+    talks = {f"talk-{i:04d}": conversation(store, f"talk-{i:04d}") for i in range(40)}
     if isinstance(store, FileTaskStore):
         store.list(TaskQuery())  # the index built: the other process journals into it
     proc = sweeping_process(store, tmp_path, RACE_SECONDS)

@@ -17,7 +17,6 @@ import contextlib
 import hashlib
 import logging
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -65,25 +64,29 @@ class Conversations:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.deleting / f"{_name(context)}.json")
 
-    def interrupted(self, context: Context | None = None) -> Iterator[tuple[Context, dict[str, int]]]:
-        """(context, task id -> version) of each delete a crash interrupted (of
-        ``context`` only, when given: one ``stat`` when there is none)."""
-        if context is not None:
-            paths = [self.deleting / f"{_name(context)}.json"]
-        else:
-            try:
-                paths = [p for p in self.deleting.iterdir() if p.suffix == ".json"]
-            except FileNotFoundError:
-                return
-        for path in paths:
-            try:
-                record = orjson.loads(fsio.read_file(path))
-                found = (record["owner"], record["context"]), {str(k): int(v) for k, v in record["tasks"].items()}
-            except FileNotFoundError:
-                continue
-            except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
-                logger.warning("removing the unreadable record of a delete %s: %s", path, exc)
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
-                continue
-            yield found
+    def recorded(self) -> list[Context]:
+        """The conversations with a record of a delete: interrupted by a crash, or under
+        way in another thread or process (:meth:`record` under the conversation's lock tells)."""
+        try:
+            paths = [p for p in self.deleting.iterdir() if p.suffix == ".json" and not p.name.startswith(".")]
+        except FileNotFoundError:
+            return []
+        return [found[0] for found in map(self._read, paths) if found is not None]
+
+    def record(self, context: Context) -> dict[str, int] | None:
+        """Task id -> version of the record of a delete of ``context`` (one ``stat`` when
+        there is none): under the conversation's lock, a delete a crash interrupted."""
+        found = self._read(self.deleting / f"{_name(context)}.json")
+        return found[1] if found is not None else None
+
+    def _read(self, path: Path) -> tuple[Context, dict[str, int]] | None:
+        try:
+            record = orjson.loads(fsio.read_file(path))
+            return (record["owner"], record["context"]), {str(k): int(v) for k, v in record["tasks"].items()}
+        except FileNotFoundError:
+            return None
+        except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            logger.warning("removing the unreadable record of a delete %s: %s", path, exc)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            return None

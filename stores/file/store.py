@@ -372,14 +372,24 @@ class FileTaskStore(TaskStore):
 
     def _finish_deletes(self, context: Context | None = None) -> builtins.list[Task]:
         """Finish the deletes of conversations a crash interrupted (of ``context`` only,
-        whose lock the caller holds): the tasks named, still at the versions named."""
+        whose lock the caller holds; else of every conversation with a record, each
+        under its lock): the tasks named, still at the versions named."""
+        if context is not None:
+            return self._finish_delete(context)
         finished: builtins.list[Task] = []
-        for found, versions in self._conversations.interrupted(context):
-            with self._conversations.hold(found) if context is None else contextlib.nullcontext():
-                tasks = [t for t in map(self.get, versions) if t is not None]
-                finished += [t for t in tasks if self._delete(t["id"], versions[t["id"]])]
-                self._conversations.end(found)
-            logger.warning("finished the delete of a conversation a crash interrupted (%d task(s) left)", len(tasks))
+        for found in self._conversations.recorded():
+            with self._conversations.hold(found):
+                finished += self._finish_delete(found)
+        return finished
+
+    def _finish_delete(self, context: Context) -> builtins.list[Task]:
+        versions = self._conversations.record(context)  # under the lock: no delete is under way
+        if versions is None:
+            return []
+        tasks = [t for t in map(self.get, versions) if t is not None]
+        finished = [t for t in tasks if self._delete(t["id"], versions[t["id"]])]
+        self._conversations.end(context)
+        logger.warning("finished the delete of a conversation a crash interrupted (%d task(s) left)", len(tasks))
         return finished
 
     # --- Repair ----------------------------------------------------------------------------
