@@ -347,3 +347,39 @@ def test_follow_ups_racing_another_process_sweeps_never_split_a_conversation(sto
     assert proc.returncode == 0, err
     counts = assert_no_split(store, talks, race)
     assert counts["joined"] > 0 and counts["gone"] > 0
+
+
+# --- The file store: a delete a crash interrupted ----------------------------------------------
+
+
+class Crash(BaseException):
+    """The process dies here."""
+
+
+@pytest.mark.parametrize("then", ["sweep", "follow-up"])
+def test_a_file_store_delete_a_crash_interrupted_is_finished_first(tmp_path, monkeypatch, then):
+    store = FileTaskStore(tmp_path / "tasks", fsync=False)
+    talk = conversation(store, "talk")
+    removed = []
+    remove = FileTaskStore._remove
+
+    def remove_then_crash(self, path, task_id, found):
+        if removed:
+            raise Crash
+        removed.append(task_id)
+        return remove(self, path, task_id, found)
+
+    monkeypatch.setattr(FileTaskStore, "_remove", remove_then_crash)
+    with pytest.raises(Crash):
+        swept(store)
+    monkeypatch.undo()
+    assert len(context_ids(store, "talk")) == 2  # a crash in the middle: part of it is left
+    store = FileTaskStore(tmp_path / "tasks", fsync=False)  # the next process
+    if then == "sweep":
+        assert sorted(swept(store)) == sorted(set(talk) - set(removed))
+        assert context_ids(store, "talk") == set()
+    else:
+        new = follow_up("talk", [talk[0]])
+        store.save(new, expected_version=0)
+        assert context_ids(store, "talk") == {new["id"]}  # a new conversation, never a half of the old one
+    assert list((tmp_path / "tasks" / ".locks" / "deleting").iterdir()) == []
