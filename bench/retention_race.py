@@ -9,7 +9,8 @@ second old in either state has expired. Client threads hold conversations over
 JSON-RPC, on either server at random: each starts with a task that asks for input,
 then, after 0.6 to 1.4 s (around its expiry), either answers it (a continuation) or
 sends a new message in the same ``contextId`` whose ``referenceTaskIds`` name the
-previous task (a follow-up), a few turns each.
+previous task (a follow-up), a few turns each; filler threads send one-task
+conversations back to back, so each sweep has many conversations to read and delete.
 
 The handler (:func:`handler`, run by the servers) reads the earlier conversation
 (``request.context_tasks()``) when it starts, works 0.3 s (several sweeps), and reads
@@ -148,6 +149,18 @@ def _converse(urls: list[str], tally: Tally, stop: threading.Event, seed: int) -
                     tally.add("unexpected answers", answer)
 
 
+def _fill(urls: list[str], tally: Tally, stop: threading.Event, seed: int) -> None:
+    """One-task conversations, back to back: every sweep has many to read and delete
+    (as a busy deployment's has), which is when a sweep's read and its delete are apart."""
+    import httpx
+
+    rng = random.Random(seed)
+    with httpx.Client() as client:
+        while not stop.is_set():
+            answer = _send(client, rng.choice(urls), _message("fill", contextId=uuid.uuid4().hex))
+            tally.add("one-task conversations" if "result" in answer else "unexpected answers", answer.get("error"))
+
+
 def _deleted(client: Any, base: str) -> float:
     """Tasks the server's sweeps deleted (its retention counter)."""
     total = 0.0
@@ -195,7 +208,7 @@ def _store(kind: str, tmp: Path, postgres_url: str) -> Iterator[dict[str, str]]:
     yield env
 
 
-def run(kind: str, seconds: float, clients: int, postgres_url: str) -> dict[str, Any]:
+def run(kind: str, seconds: float, clients: int, fillers: int, postgres_url: str) -> dict[str, Any]:
     import httpx
 
     from tests.server import running_server, site_env
@@ -220,6 +233,7 @@ def run(kind: str, seconds: float, clients: int, postgres_url: str) -> dict[str,
                 urls = [httpx.get(f"{b}/.well-known/agent-card.json").json()["url"] for b in (one, two)]
                 tally, stop = Tally(), threading.Event()
                 threads = [threading.Thread(target=_converse, args=(urls, tally, stop, n)) for n in range(clients)]
+                threads += [threading.Thread(target=_fill, args=(urls, tally, stop, -n)) for n in range(1, fillers + 1)]
                 for thread in threads:
                     thread.start()
                 time.sleep(seconds)
@@ -228,7 +242,8 @@ def run(kind: str, seconds: float, clients: int, postgres_url: str) -> dict[str,
                     thread.join(120)
                 with httpx.Client() as client:
                     deleted = sum(_deleted(client, b) for b in (one, two))
-        result: dict[str, Any] = {"store": kind, "seconds": seconds, "clients": clients, **tally.counts}
+        result: dict[str, Any] = {"store": kind, "seconds": seconds, "clients": clients, "fillers": fillers}
+        result.update(tally.counts)
         result["tasks deleted by the sweeps"] = int(deleted)
         result.update(_verdict(log))
         if tally.odd:
@@ -240,12 +255,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", choices=["file", "postgres"], default="file")
     parser.add_argument("--seconds", type=float, default=float(os.environ.get("A2A_RACE_SECONDS", "60")))
-    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--clients", type=int, default=8, help="threads holding conversations")
+    parser.add_argument("--fillers", type=int, default=2, help="threads sending one-task conversations")
     parser.add_argument("--postgres-url", default=os.environ.get("A2A_BENCH_POSTGRES_URL", ""))
     args = parser.parse_args()
     if args.store == "postgres" and not args.postgres_url:
         parser.error("--postgres-url (or A2A_BENCH_POSTGRES_URL): a database of your own, emptied first")
-    result = run(args.store, args.seconds, args.clients, args.postgres_url)
+    result = run(args.store, args.seconds, args.clients, args.fillers, args.postgres_url)
     print(json.dumps(result), flush=True)
     bad = result["splits"] or result.get("unexpected answers") or result.get("start failed")
     sys.exit(1 if bad else 0)
