@@ -126,7 +126,7 @@ def _rows(connection: Any, groups: Collection[RowContext], ids: Sequence[str]) -
     """Task id -> (owner, context id, version) of every row of the conversations and of
     ``ids``, locked for update where the database can."""
     qn = connection.ops.quote_name
-    meta = TaskRecord._meta
+    meta: Any = TaskRecord._meta
     names = [qn(meta.get_field(name).column) for name in ("id", "owner", "context_id", "version")]
     lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
     select = f"SELECT {', '.join(names)} FROM {qn(meta.db_table)} WHERE "

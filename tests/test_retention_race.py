@@ -142,9 +142,29 @@ def test_a_conversation_changed_in_any_way_is_kept_and_one_unchanged_goes(store)
     store.save(follow_up("added", []), expected_version=0)
     resume(store, talks["moved"][2])
     read["short"] = read["short"][:2]  # the sweep missed one: never a half
-    deleted = delete_contexts(store, list(read.values()))
-    assert sorted(t["id"] for t in deleted) == sorted(talks["same"])
+    lone, moved_on = ({**old_task(i, "", "completed"), "contextId": ""} for i in ("lone", "moved-on"))
+    store.save(lone)
+    store.save({**moved_on, "_version": 2})  # no context: each a conversation of its own
+    deleted = delete_contexts(store, [*read.values(), [lone], [moved_on]])
+    assert sorted(t["id"] for t in deleted) == sorted([*talks["same"], "lone"])
+    assert store.get("moved-on") is not None
     assert {n for n in talks if context_ids(store, n)} == {"added", "moved", "short"}
+
+
+def test_the_default_delete_contexts_compares_the_conversation_first():
+    """A store of one's own without ``delete_contexts``: the contract's default (best effort)."""
+    from stores.memory import MemoryTaskStore
+
+    store = MemoryTaskStore()
+    talks = {name: conversation(store, name) for name in ("same", "added", "moved")}
+    read = {name: [store.get(i) for i in ids] for name, ids in talks.items()}
+    store.save(follow_up("added", []), expected_version=0)
+    resume(store, talks["moved"][2])
+    lone = {**old_task("lone", "", "completed"), "contextId": ""}  # no context: a conversation of its own
+    store.save(lone)
+    deleted = TaskStore.delete_contexts(store, [*read.values(), [lone]])
+    assert sorted(t["id"] for t in deleted) == sorted([*talks["same"], "lone"])
+    assert {n for n in talks if context_ids(store, n)} == {"added", "moved"}
 
 
 # --- After the conversation is gone ------------------------------------------------------------
