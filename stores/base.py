@@ -26,6 +26,8 @@ The contract, from the seeds and then some:
   opaque cursor for the next page; a filter on a context needs an owner (or
   ``all_owners=True``): a context is per owner, see :class:`TaskQuery`.
 - ``delete(id)`` removes a task and says whether there was one.
+- ``delete_contexts(contexts)`` (retention) deletes each conversation whole or not at
+  all, as the store finds it at the moment of the delete (see the method).
 - ``aget``/``asave``/``alist``/``adelete`` do the same without blocking the event
   loop (by default they run the sync method in a worker thread).
 
