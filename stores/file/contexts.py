@@ -5,7 +5,7 @@ A conversation is deleted whole or not at all (``FileTaskStore.delete_contexts``
 its lock, which the creation of a task in it takes too, and under the locks of all its
 tasks. Its files are then removed one by one, so a crash in the middle would leave part
 of it: before the first, the delete writes down what it removes (the tasks and their
-versions, ``.locks/deleting/<hash>.json``, fsynced), and removes the record after the
+versions, ``.locks/deleting/<hash>.json``, written atomically), and removes the record after the
 last. A record found later (a crash) is finished, under the conversation's lock, by the
 next delete of any conversation (each retention sweep) and before a task is created in
 that conversation: the tasks it names still at the versions named are removed.
@@ -43,10 +43,9 @@ class Conversations:
     """The conversations' locks (striped ``flock`` files, as the tasks' are) and the
     records of their deletes under way, under ``lock_dir``."""
 
-    def __init__(self, lock_dir: str | os.PathLike[str], *, fsync: bool) -> None:
+    def __init__(self, lock_dir: str | os.PathLike[str]) -> None:
         self._locks = TaskLocks(os.path.join(lock_dir, LOCKS))
         self.deleting = Path(lock_dir, DELETING)
-        self.fsync = fsync
 
     def hold(self, context: Context) -> contextlib.AbstractContextManager[None]:
         """Hold the lock of ``context`` (across threads and processes)."""
@@ -54,10 +53,11 @@ class Conversations:
 
     def begin(self, context: Context, versions: dict[str, int]) -> None:
         """Write down that ``context``'s tasks ``versions`` (id -> version) are being
-        removed (durably, with ``fsync``). Under its lock."""
+        removed. Under its lock. Atomic, not fsynced: it outlives the process, as the
+        removals do; like them (a delete is never fsynced) it may not outlive a power loss."""
         self.deleting.mkdir(parents=True, exist_ok=True)
         record = {"owner": context[0], "context": context[1], "tasks": versions}
-        fsio.atomic_write(self.deleting / f"{_name(context)}.json", orjson.dumps(record), fsync=self.fsync)
+        fsio.atomic_write(self.deleting / f"{_name(context)}.json", orjson.dumps(record), fsync=False)
 
     def end(self, context: Context) -> None:
         """The delete of ``context`` is done: forget its record."""

@@ -103,7 +103,7 @@ class FileTaskStore(TaskStore):
         # The hot paths (each save, each read) build their paths as str: cheaper than Paths.
         self._prefix = os.path.join(self.directory, "")
         self._locks = TaskLocks(os.path.join(self.directory, LOCK_DIRECTORY))
-        self._conversations = Conversations(self.directory / LOCK_DIRECTORY, fsync=fsync)
+        self._conversations = Conversations(self.directory / LOCK_DIRECTORY)
         self._damaged = DamageLog()
         self._opened = False
         self._open_lock = threading.Lock()
