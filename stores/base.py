@@ -26,6 +26,8 @@ The contract, from the seeds and then some:
   opaque cursor for the next page; a filter on a context needs an owner (or
   ``all_owners=True``): a context is per owner, see :class:`TaskQuery`.
 - ``delete(id)`` removes a task and says whether there was one.
+- ``delete_contexts(contexts)`` (retention) deletes each conversation whole or not at
+  all, as the store finds it at the moment of the delete (see the method).
 - ``aget``/``asave``/``alist``/``adelete`` do the same without blocking the event
   loop (by default they run the sync method in a worker thread).
 
@@ -44,13 +46,14 @@ import datetime as dt
 import logging
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from stores.cursors import decode_cursor
 from stores.fields import task_updated_at, task_version
 from stores.push_configs import MemoryPushConfigStore, PushConfigKeeper, PushConfigStore, TaskStorePushConfigs
+from stores.scope import task_context
 
 if TYPE_CHECKING:
     from django.core.checks import CheckMessage
@@ -253,6 +256,28 @@ class TaskStore(ABC):
                 gone.append(task["id"])
         return gone
 
+    def delete_contexts(self, contexts: Sequence[Collection[Task]]) -> builtins.list[Task]:
+        """Delete each of ``contexts`` whole or not at all, decided at the moment of the
+        delete. Each is every task of one conversation as read (one owner's tasks of one
+        ``contextId``, :func:`stores.scope.task_context`; a task without a context is a
+        conversation of its own), and goes, with its tasks' push configs, only when the
+        store then holds exactly those tasks of it, each at the version read: a task
+        created in the context since, or one resumed, keeps the whole conversation.
+        Returns the tasks deleted (as given). Call it through
+        :func:`stores.retention.delete_contexts` (the signal).
+
+        The built-in stores decide and delete atomically, also across processes, and
+        make creating a task in a context wait for a delete of that context (see
+        docs/stores.md, "Retention"). This default is best effort: it lists the context,
+        then deletes its tasks with :meth:`delete_many`, so a task created or resumed
+        between the two (by another thread or process) can still split the conversation."""
+        deleted: builtins.list[Task] = []
+        for tasks in contexts:
+            if tasks and context_versions(self, tasks) == {t["id"]: task_version(t) for t in tasks}:
+                gone = set(self.delete_many(tasks))
+                deleted += [t for t in tasks if t["id"] in gone]
+        return deleted
+
     async def aget(self, task_id: str) -> Task | None:
         return await asyncio.to_thread(self.get, task_id)
 
@@ -299,3 +324,23 @@ class TaskStore(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
+
+
+def context_versions(store: TaskStore, tasks: Collection[Task]) -> dict[str, int]:
+    """Task id -> stored ``_version`` of every task the conversation of ``tasks`` (one
+    context's, :func:`stores.scope.task_context`) holds now, read through ``store.list``;
+    for tasks without a context, those of ``tasks`` still stored."""
+    first = next(iter(tasks))
+    key = task_context(first)
+    if key is None:
+        found = (store.get(t["id"]) for t in tasks)
+        return {t["id"]: task_version(t) for t in found if t is not None and task_context(t) is None}
+    versions: dict[str, int] = {}
+    token: str | None = None
+    while True:
+        query = TaskQuery(context_id=key[1], owner=key[0], page_size=MAX_PAGE_SIZE, page_token=token)
+        page = store.list(query)
+        versions.update((t["id"], task_version(t)) for t in page.tasks)
+        token = page.next_page_token
+        if not token:
+            return versions

@@ -226,6 +226,10 @@ class TaskIndex:
         keys = self._by_context.get(context_id, [])
         return [keys] if isinstance(keys, str) else keys
 
+    def context_ids(self, context_id: str, owner: str) -> list[str]:
+        """The ids of ``owner``'s tasks in ``context_id`` (one conversation)."""
+        return [i for i in (_split(k)[1] for k in self.keys(context_id)) if self._entries[i][3] == owner]
+
     def page(self, query: TaskQuery, load: Callable[[str], Task | None]) -> TaskPage:
         """One page for ``query``, newest-updated first, the tasks got with ``load(id)``
         (one that loads as None is skipped, and the page filled from the next ones)."""

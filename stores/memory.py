@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 import orjson
 
@@ -12,6 +12,7 @@ from stores.base import StaleTaskError, Task, TaskPage, TaskQuery, TaskStore
 from stores.fields import check_task, task_version
 from stores.index import TaskIndex
 from stores.push_configs import MemoryPushConfigStore, PushConfigStore
+from stores.scope import task_context
 
 
 class MemoryTaskStore(TaskStore):
@@ -80,6 +81,34 @@ class MemoryTaskStore(TaskStore):
             self.push_configs.delete_task_push_configs(task_id)
             gone.append(task_id)
         return gone
+
+    def delete_contexts(self, contexts: Sequence[Collection[Task]]) -> builtins.list[Task]:
+        """Each context whole or not at all, decided and deleted under the store's lock,
+        which every save (a task created in the context, one resumed) takes too."""
+        deleted: builtins.list[Task] = []
+        for tasks in contexts:
+            read = {t["id"]: task_version(t) for t in tasks}
+            with self._lock:
+                if not tasks or self._context_versions(next(iter(tasks)), read) != read:
+                    continue
+                for task_id in read:
+                    self._versions.pop(task_id, None)
+                    self._index.remove(task_id)
+                    del self._tasks[task_id]
+            for task_id in read:
+                self.push_configs.delete_task_push_configs(task_id)
+            deleted += tasks
+        return deleted
+
+    def _context_versions(self, task: Task, read: dict[str, int]) -> dict[str, int]:
+        """Task id -> ``_version`` of what the conversation of ``task`` holds now (for a
+        task without a context, of the tasks of ``read`` still stored). Under the lock."""
+        key = task_context(task)
+        if key is None:
+            ids: Collection[str] = [i for i in read if i in self._tasks]
+        else:
+            ids = self._index.context_ids(key[1], key[0])
+        return {i: self._versions.get(i, 0) for i in ids}
 
     # Dict operations never block: answer on the event loop without a thread hop.
     async def aget(self, task_id: str) -> Task | None:

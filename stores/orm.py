@@ -7,7 +7,7 @@ import contextlib
 import datetime as dt
 import logging
 import select
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from stores.cursors import cursor_total, decode_cursor, encode_cursor
 from stores.durability import acknowledged
 from stores.fields import check_task, task_state, task_updated, task_version
 from stores.models import PushConfigRecord, TaskCount, TaskRecord
+from stores.orm_contexts import LOCKED_VALUE, delete_contexts, lock_context, lock_key, locks_contexts
 from stores.push_configs import PushConfig, PushConfigStore, check_config
 from stores.scope import task_scope
 from stores.timestamps import format_timestamp, now_iso, parse_timestamp
@@ -188,6 +189,7 @@ class OrmTaskStore(TaskStore):
             return task
         try:
             with transaction.atomic(using=self.using):
+                lock_context(self._connection(), fields)  # a delete of its conversation first
                 objects.create(id=task_id, created_at=fields["updated_at"], **fields)
         except IntegrityError:  # created meanwhile by another writer
             objects.filter(pk=task_id).update(**fields)
@@ -208,6 +210,7 @@ class OrmTaskStore(TaskStore):
                 raise StaleTaskError(task_id, expected, None)
             try:
                 with transaction.atomic(using=self.using):
+                    lock_context(self._connection(), fields)
                     objects.create(id=task_id, created_at=fields["updated_at"], **fields)
             except IntegrityError:  # created meanwhile by another writer
                 raise StaleTaskError(task_id, expected, self._version_of(task_id)) from None
@@ -258,17 +261,23 @@ class OrmTaskStore(TaskStore):
     def _insert(self, task_id: str, fields: dict) -> bool:
         """INSERT the row (every column: ``fields``, else the field's default); False
         when one exists. A lone statement (no BEGIN/COMMIT round trips) unless already
-        in a transaction, which a savepoint then keeps usable."""
+        in a transaction, which a savepoint then keeps usable. On PostgreSQL a task with
+        a context takes its conversation's lock in the same statement
+        (:mod:`stores.orm_contexts`): it waits for a delete of the conversation under way."""
         connection = self._connection()
         qn = connection.ops.quote_name
         meta = TaskRecord._meta
         values = {"id": task_id, "created_at": fields["updated_at"], **fields}
         columns = meta.concrete_fields
-        sql = (
-            f"INSERT INTO {qn(meta.db_table)} ({', '.join(qn(f.column) for f in columns)}) "
-            f"VALUES ({', '.join(['%s'] * len(columns))})"
-        )
         params = [f.get_db_prep_save(values.get(f.name, f.get_default()), connection) for f in columns]
+        marks = ["%s"] * len(columns)
+        if fields["context_id"] and locks_contexts(connection):
+            at = [f.name for f in columns].index("context_id")
+            marks[at] = LOCKED_VALUE
+            params[at : at + 1] = [params[at], lock_key((fields["owner"], fields["context_id"]))]
+        sql = (
+            f"INSERT INTO {qn(meta.db_table)} ({', '.join(qn(f.column) for f in columns)}) VALUES ({', '.join(marks)})"
+        )
         returning, extra = self._push_returning(connection, task_id)
         try:
             with (
@@ -411,6 +420,13 @@ class OrmTaskStore(TaskStore):
                     task_id__in=gone[start : start + _DELETE_CHUNK]
                 ).delete()
         return gone
+
+    def delete_contexts(self, contexts: Sequence[Collection[Task]]) -> builtins.list[Task]:
+        """Each conversation whole or not at all, decided at the moment of the delete:
+        one transaction for the batch, which first stops the conversations from changing
+        (see :mod:`stores.orm_contexts`)."""
+        with transaction.atomic(using=self.using):
+            return delete_contexts(self._connection(), contexts)
 
     def _delete_rows(self, connection: Any, ids: builtins.list[str], version: int) -> builtins.list[str]:
         """``DELETE ... WHERE id IN (...) AND version = %s``: the ids deleted (a row saved

@@ -6,15 +6,18 @@ the policy does not name, and a task staff chose to keep (:data:`KEEP`), never e
 
 :func:`sweep` finds the expired tasks of a store (``TaskStore.scan_older``: an indexed
 range on the ORM store, the listing index on the others) and deletes them a batch at a
-time (``TaskStore.delete_many``: one short transaction per batch on the ORM store, each
-task under its own lock on the file store, the store's lock per task in memory), a
-generator, so its caller yields between batches. Policy sweeps delete a *context* (one
-owner's conversation) whole or not at all: while any task of it has not expired
-(it is in flight, waiting for input, recent, kept), every task of it stays, so a
-handler reading the earlier conversation (``HandlerRequest.context_tasks``) and a task
-referring to an earlier one never find a hole.
+time, a generator, so its caller yields between batches. Policy sweeps delete a
+*context* (one owner's conversation) whole or not at all: while any task of it has not
+expired (it is in flight, waiting for input, recent, kept), every task of it stays, so
+a handler reading the earlier conversation (``HandlerRequest.context_tasks``) and a task
+referring to an earlier one in its conversation never find a hole. The sweep reads each
+context to decide that it has expired, but the store decides again at the moment of the
+delete (``TaskStore.delete_contexts``: one transaction per batch on the ORM store, the
+context's lock and its tasks' on the file store, the store's lock in memory): a
+follow-up stored in the context meanwhile, or a task of it resumed, keeps it whole.
 
-Everything that goes with a task goes through :func:`delete_tasks`: the store deletes
+Everything that goes with a task goes through :func:`delete_tasks` (and
+:func:`delete_contexts`, its whole-conversation form): the store deletes
 the task with its push configs, then :data:`tasks_deleted` is sent, the one hook for
 the rest (stored files, say): a receiver gets ``store``, ``tasks`` (the deleted
 tasks as last read) and ``moved_to`` (the store a moved task's copy lives in, else
@@ -143,6 +146,20 @@ def delete_tasks(store: TaskStore, tasks: Sequence[Task], *, moved_to: TaskStore
     return deleted
 
 
+def delete_contexts(store: TaskStore, contexts: Sequence[Sequence[Task]]) -> list[Task]:
+    """Delete each of ``contexts`` (every task of one conversation, as read) whole or not
+    at all, decided at the moment of the delete (``TaskStore.delete_contexts``: a task
+    created in the conversation since, or one resumed, keeps it whole), with what goes
+    with the tasks, as :func:`delete_tasks` does. Returns the tasks deleted."""
+    contexts = [tasks for tasks in contexts if tasks]
+    if not contexts:
+        return []
+    deleted = store.delete_contexts(contexts)
+    if deleted:
+        tasks_deleted.send(sender=type(store), store=store, tasks=deleted)
+    return deleted
+
+
 def sweep(
     store: TaskStore,
     policy: Policy,
@@ -157,12 +174,14 @@ def sweep(
     """Delete the tasks of ``store`` that ``policy`` says have expired (and ``select``
     keeps), about ``batch_size`` at a time, yielding each batch deleted (a generator:
     the caller may pause between batches; nothing is held between them). With
-    ``whole_contexts`` a context goes only when all its tasks have expired, all together.
+    ``whole_contexts`` a context goes only when all its tasks have expired, all together,
+    as the store finds it at the moment of the delete (:func:`delete_contexts`).
     ``dry_run``: yield what would be deleted, delete nothing. ``swept``: filled in as it goes."""
     now = now or dt.datetime.now(dt.UTC)
     swept = swept if swept is not None else Swept()
     contexts = _Contexts(store, policy, now) if whole_contexts else None
-    batch: list[Task] = []
+    batch: list[list[Task]] = []
+    size = 0
     for state, age in policy.ages.items():
         for task in store.scan_older(state, now - age):
             if not policy.expired(task, now) or (select is not None and not select(task)):
@@ -171,19 +190,23 @@ def sweep(
             if group is None:
                 swept.spared += 1
                 continue
-            batch.extend(group)
-            if len(batch) >= batch_size:
-                yield _delete(store, batch, dry_run, swept)
-                batch = []
+            if group:
+                batch.append(group)
+                size += len(group)
+            if size >= batch_size:
+                yield _delete(store, batch, dry_run, swept, whole_contexts)
+                batch, size = [], 0
     if batch:
-        yield _delete(store, batch, dry_run, swept)
+        yield _delete(store, batch, dry_run, swept, whole_contexts)
 
 
-def _delete(store: TaskStore, batch: list[Task], dry_run: bool, swept: Swept) -> list[Task]:
-    deleted = batch if dry_run else delete_tasks(store, batch)
-    swept.spared += len(batch) - len(deleted)
-    swept.add(deleted)
-    return deleted
+def _delete(store: TaskStore, batch: list[list[Task]], dry_run: bool, swept: Swept, whole: bool) -> list[Task]:
+    read = tasks = [task for group in batch for task in group]
+    if not dry_run:
+        tasks = delete_contexts(store, batch) if whole else delete_tasks(store, tasks)
+    swept.spared += len(read) - len(tasks)
+    swept.add(tasks)
+    return tasks
 
 
 class _Contexts:
@@ -249,6 +272,7 @@ __all__ = [
     "RETAINED_STATES",
     "Policy",
     "Swept",
+    "delete_contexts",
     "delete_tasks",
     "kept",
     "parse_age",

@@ -3,7 +3,10 @@ filter tasks by (``TaskQuery.owner``)."""
 
 from __future__ import annotations
 
-from stores.base import Task
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # stores.base reads a task's scope through this module
+    from stores.base import Task
 
 #: Between the tenant and the owner in a scope key (a tenant never contains it).
 SCOPE_SEPARATOR = "\x1f"
@@ -43,6 +46,14 @@ def task_scope(task: Task) -> str:
     """The scope key of a task (:func:`scope_key` of its tenant, owner and agent): what
     the stores index and filter as its owner."""
     return scope_key(task_tenant(task), task_owner(task), task_agent(task))
+
+
+def task_context(task: Task) -> tuple[str, str] | None:
+    """The conversation ``task`` belongs to: (its scope key, its ``contextId``), or None
+    for a task without a context (a conversation of its own). A context is per owner:
+    callers who send the same ``contextId`` each have their own."""
+    context = task.get("contextId")
+    return (task_scope(task), context) if isinstance(context, str) and context else None
 
 
 #: The name of the agent of the project's single-agent settings (``a2a.agents`` reads it

@@ -310,14 +310,31 @@ class HandlerRequest:
     def context_tasks(self, limit: int = 10) -> list[Task]:
         """The latest ``limit`` other tasks of this context, oldest first: the earlier
         conversation. Only the task owner's own tasks: another caller who sends the same
-        ``contextId`` has a conversation of its own there, which this one never sees."""
+        ``contextId`` has a conversation of its own there, which this one never sees.
+
+        Read once this task is stored in the conversation, which keeps the conversation
+        whole while the handler runs (retention deletes one only when all its tasks have
+        expired): a :func:`direct_reply` handler's task not created yet is created first
+        when there is an earlier conversation to read (a task-visible act)."""
         query = self._context_query(limit)
-        return self._earlier(self._store().list(query).tasks, limit) if query else []
+        if query is None:
+            return []
+        earlier = self._earlier(self._store().list(query).tasks, limit)
+        if earlier and self.pending:
+            self.create()
+            earlier = self._earlier(self._store().list(query).tasks, limit)
+        return earlier
 
     async def acontext_tasks(self, limit: int = 10) -> list[Task]:
         """:meth:`context_tasks` for async handlers."""
         query = self._context_query(limit)
-        return self._earlier((await self._store().alist(query)).tasks, limit) if query else []
+        if query is None:
+            return []
+        earlier = self._earlier((await self._store().alist(query)).tasks, limit)
+        if earlier and self.pending:
+            await asyncio.to_thread(self.create)
+            earlier = self._earlier((await self._store().alist(query)).tasks, limit)
+        return earlier
 
     def _context_query(self, limit: int) -> TaskQuery | None:
         if limit <= 0 or not self.context_id:

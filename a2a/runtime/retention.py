@@ -16,8 +16,9 @@ Where it runs, one code path each time (:func:`sweep_store` / :func:`asweep_stor
   sweep when something enqueues it (a cron job, a scheduler), and no web process spends
   time on it.
 
-Several processes sweeping one store at once is harmless: a task is deleted only at the
-version the sweep read (``TaskStore.delete_many``), and a deleted task is gone for the
+Several processes sweeping one store at once is harmless: a conversation is deleted only
+as the store finds it at the moment of the delete (``TaskStore.delete_contexts``: a
+follow-up stored in it meanwhile keeps it whole), and a deleted one is gone for the
 others. Each deletion is counted (``a2a_retention_deleted_tasks_total{state,agent}``)
 and each store's sweep timed (``a2a_retention_sweep_seconds``).
 """

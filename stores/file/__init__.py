@@ -11,8 +11,9 @@ The modules, from the bottom up (each imports only those below it, as
 - :mod:`~stores.file.mapped`: the index over a mapped snapshot plus the changes since;
 - :mod:`~stores.file.live`: the index in use and its lock;
 - :mod:`~stores.file.check`: a loaded snapshot checked against the directory;
-- :mod:`~stores.file.index` (the shared listing index) and :mod:`~stores.file.push`
-  (push notification configs);
+- :mod:`~stores.file.index` (the shared listing index), :mod:`~stores.file.push`
+  (push notification configs) and :mod:`~stores.file.contexts` (each conversation's lock,
+  the record of a delete of one under way);
 - :mod:`~stores.file.store`: :class:`FileTaskStore`.
 """
 

@@ -36,19 +36,30 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 import orjson
 from django.core.checks import CheckMessage, Error
 
-from stores.base import StaleTaskError, StoreError, StoreUnavailable, Task, TaskPage, TaskQuery, TaskStore
+from stores.base import (
+    StaleTaskError,
+    StoreError,
+    StoreUnavailable,
+    Task,
+    TaskPage,
+    TaskQuery,
+    TaskStore,
+    context_versions,
+)
 from stores.fields import check_task, task_state, task_version
 from stores.file import fsio
+from stores.file.contexts import Context, Conversations
 from stores.file.index import SharedIndex
 from stores.file.push import FILE_SUBDIRECTORY, FilePushConfigStore
 from stores.file.taskfile import DamageLog, TaskLocks, file_stem, move_aside, parse
 from stores.push_configs import PushConfigStore
+from stores.scope import task_context
 from stores.writable import directory_problem
 
 logger = logging.getLogger(__name__)
@@ -93,6 +104,7 @@ class FileTaskStore(TaskStore):
         # The hot paths (each save, each read) build their paths as str: cheaper than Paths.
         self._prefix = os.path.join(self.directory, "")
         self._locks = TaskLocks(os.path.join(self.directory, LOCK_DIRECTORY))
+        self._conversations = Conversations(self.directory / LOCK_DIRECTORY)
         self._damaged = DamageLog()
         self._opened = False
         self._open_lock = threading.Lock()
@@ -245,18 +257,29 @@ class FileTaskStore(TaskStore):
         data = orjson.dumps(task)
         path = self.path(task_id)
         self.open()
+        # A new task (or a plain save, which may make one) waits for a delete of its
+        # conversation under way: that delete then either saw it or is over.
+        context = task_context(task) if not expected_version else None
         try:
-            with self.lock(path.stem):
-                if expected_version is not None:
-                    self._check_version(path, task_id, expected_version)
-                elif path.name in self._damaged:
-                    self._set_aside_if_damaged(path)
-                stamp = fsio.atomic_write(path, data, fsync=self.fsync)
-                self._listing.saved(task, stamp)
+            with self._conversations.hold(context) if context else contextlib.nullcontext():
+                if context:
+                    self._finish_deletes(context)
+                self._write(path, task, data, expected_version)
         except OSError as exc:
             raise StoreError(f"could not save the task: {fsio.describe(exc)}") from exc
         self._damaged.forget(path.name)
         return task
+
+    def _write(self, path: Path, task: Task, data: bytes, expected_version: int | None) -> None:
+        """Write ``task`` (``data``) to ``path`` under its lock (a compare-and-swap with
+        ``expected_version``), and index it."""
+        with self.lock(path.stem):
+            if expected_version is not None:
+                self._check_version(path, task["id"], expected_version)
+            elif path.name in self._damaged:
+                self._set_aside_if_damaged(path)
+            stamp = fsio.atomic_write(path, data, fsync=self.fsync)
+            self._listing.saved(task, stamp)
 
     def _check_version(self, path: Path, task_id: str, expected: int) -> None:
         """Raise StaleTaskError unless ``path`` holds ``task_id`` at version ``expected``
@@ -296,16 +319,78 @@ class FileTaskStore(TaskStore):
             current = self._read(path, task_id)
             if current is not None and version is not None and task_version(current) != version:
                 return False
-            found = current is not None
-            if found:
-                try:
-                    os.unlink(path)
-                except FileNotFoundError:
-                    found = False
-                self._listing.deleted(task_id)
-            if found or not path.exists():
-                self.push_configs.delete_task_push_configs(task_id)
+            return self._remove(path, task_id, current is not None)
+
+    def _remove(self, path: Path, task_id: str, found: bool) -> bool:
+        """Remove the task file ``path`` (``found``: it holds ``task_id``) and the task's
+        push configs (not when a damaged file is left for repair). Under the task's lock."""
+        if found:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                found = False
+            self._listing.deleted(task_id)
+        if found or not path.exists():
+            self.push_configs.delete_task_push_configs(task_id)
         return found
+
+    def delete_contexts(self, contexts: Sequence[Collection[Task]]) -> builtins.list[Task]:
+        """Each conversation whole or not at all, decided under its lock (which creating
+        a task in it takes too) and its tasks' locks, from what the directory holds now
+        (the listing index, brought up to date from every process's journal under the
+        conversation's lock). Finishes first the deletes a crash interrupted
+        (:mod:`stores.file.contexts`)."""
+        self.open()
+        deleted = self._finish_deletes()
+        for tasks in contexts:
+            context = task_context(next(iter(tasks)))
+            if context is None:
+                deleted += [t for t in tasks if self._delete(t["id"], task_version(t))]
+                continue
+            with self._conversations.hold(context):
+                if self._remove_context(context, tasks):
+                    deleted += tasks
+        return deleted
+
+    def _remove_context(self, context: Context, tasks: Collection[Task]) -> bool:
+        """Remove the conversation ``context`` when it holds exactly ``tasks`` at their
+        versions; whether it did. Under the conversation's lock."""
+        read = {t["id"]: task_version(t) for t in tasks}
+        if context_versions(self, tasks) != read:
+            return False
+        with self._locks.hold_all(self.path(task_id).stem for task_id in read):
+            for task_id, version in read.items():
+                current = self._read(self.path(task_id), task_id)
+                if current is None or task_version(current) != version:
+                    return False
+            if len(read) > 1:  # a crash in the middle would leave part of it: written down first
+                self._conversations.begin(context, read)
+            for task_id in read:
+                self._remove(self.path(task_id), task_id, True)
+            self._conversations.end(context)
+        return True
+
+    def _finish_deletes(self, context: Context | None = None) -> builtins.list[Task]:
+        """Finish the deletes of conversations a crash interrupted (of ``context`` only,
+        whose lock the caller holds; else of every conversation with a record, each
+        under its lock): the tasks named, still at the versions named."""
+        if context is not None:
+            return self._finish_delete(context)
+        finished: builtins.list[Task] = []
+        for found in self._conversations.recorded():
+            with self._conversations.hold(found):
+                finished += self._finish_delete(found)
+        return finished
+
+    def _finish_delete(self, context: Context) -> builtins.list[Task]:
+        versions = self._conversations.record(context)  # under the lock: no delete is under way
+        if versions is None:
+            return []
+        tasks = [t for t in map(self.get, versions) if t is not None]
+        finished = [t for t in tasks if self._delete(t["id"], versions[t["id"]])]
+        self._conversations.end(context)
+        logger.warning("finished the delete of a conversation a crash interrupted (%d task(s) left)", len(tasks))
+        return finished
 
     # --- Repair ----------------------------------------------------------------------------
 
@@ -348,8 +433,10 @@ class FileTaskStore(TaskStore):
         return target
 
     def _temp_directories(self) -> tuple[Path, ...]:
-        """Where this store's writes make temp files: the tasks, the journal, the snapshot."""
-        return (self.directory, self.directory / LOCK_DIRECTORY, self.directory / INDEX_DIRECTORY)
+        """Where this store's writes make temp files: the tasks, the journal, the snapshot,
+        the records of deletes under way."""
+        locks = self.directory / LOCK_DIRECTORY
+        return (self.directory, locks, self.directory / INDEX_DIRECTORY, self._conversations.deleting)
 
     def stale_temp_files(self, older_than: float = fsio.STALE_TEMP_SECONDS) -> builtins.list[Path]:
         """The temp files interrupted writes left here (see :func:`fsio.stale_temp_files`)."""

@@ -16,7 +16,7 @@ import re
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import orjson
@@ -113,10 +113,23 @@ class TaskLocks:
         self.lock_dir = lock_dir
         self._fallback = tuple(threading.Lock() for _ in range(LOCK_STRIPES)) if fcntl is None else ()
 
-    @contextlib.contextmanager
-    def hold(self, stem: str) -> Iterator[None]:
+    def hold(self, stem: str) -> contextlib.AbstractContextManager[None]:
         """Hold the lock of the task file ``<stem>.json`` (across threads and processes)."""
-        stripe = zlib.crc32(stem.encode("utf-8", "surrogatepass")) % LOCK_STRIPES
+        return self._stripe(zlib.crc32(stem.encode("utf-8", "surrogatepass")) % LOCK_STRIPES)
+
+    @contextlib.contextmanager
+    def hold_all(self, stems: Iterable[str]) -> Iterator[None]:
+        """Hold the locks of all the task files ``stems`` at once: each lock file once
+        (two tasks may share one: a second ``flock`` of it would wait for the first),
+        in their order, so two holders of several never wait for each other."""
+        stripes = sorted({zlib.crc32(stem.encode("utf-8", "surrogatepass")) % LOCK_STRIPES for stem in stems})
+        with contextlib.ExitStack() as held:
+            for stripe in stripes:
+                held.enter_context(self._stripe(stripe))
+            yield
+
+    @contextlib.contextmanager
+    def _stripe(self, stripe: int) -> Iterator[None]:
         if fcntl is None:  # pragma: no cover
             with self._fallback[stripe]:
                 yield
@@ -125,8 +138,7 @@ class TaskLocks:
         try:
             fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
         except FileNotFoundError:
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(self.lock_dir)
+            os.makedirs(self.lock_dir, exist_ok=True)
             fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)  # released when the descriptor closes
