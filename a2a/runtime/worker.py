@@ -73,8 +73,12 @@ def fulfil(task_id: str, agent: str = "") -> str:
         raise
     finally:
         _send_pending()
-    task = store.get(task_id)
-    close_old_connections()
+    try:
+        task = store.get(task_id)
+    except Exception:  # the store cannot be reached now: the job is done all the same
+        return "unknown"
+    finally:
+        close_old_connections()
     return task_state(task) if task is not None else "deleted"
 
 
