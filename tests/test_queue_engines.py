@@ -39,6 +39,7 @@ import redis
 
 from a2a.testing.client import WireClient
 from deploy.cluster import Cluster
+from tests.helpers import live_result as rpc
 from tests.helpers import live_submit as send
 from tests.server import postgres_database
 from tests.test_hostile_queue import count_runs, journal, report, settle_all
@@ -119,6 +120,22 @@ def kill_under_load(cl: Cluster, runs: Path, kills: int) -> set[int]:
     return killed
 
 
+def cancel_while_running(web: str, runs: Path, http: httpx.Client) -> str:
+    """A task canceled through the web process while a worker runs it: its handler hears
+    it at once (the job then returns, its worker free again)."""
+    task_id = send(web, "sleep:30", http)
+    deadline = time.monotonic() + 20
+    while not journal(runs).get(task_id) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert journal(runs).get(task_id), "the task to cancel never started"
+    assert rpc(web, "CancelTask", {"id": task_id}, http)["status"]["state"] == "TASK_STATE_CANCELED"
+    while len(journal(runs)[task_id]) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (_, pid), (what, same) = journal(runs)[task_id]
+    assert (what, same) == ("end", pid), "the canceled handler did not stop"
+    return task_id
+
+
 def check_runs(task_ids: list[str], final: dict[str, dict], runs: Path, killed: set[int]) -> tuple[int, int]:
     """Every task completed, or failed by its lease after a kill cut its runs; never two
     runs at once (count_runs): (completed, failed)."""
@@ -166,10 +183,13 @@ def test_every_task_sent_through_the_queue_ends_even_with_workers_killed(engine,
         httpx.Client() as http,
     ):
         (web,) = cl.urls
-        # 1. In bulk and blocking, nothing killed: every task completes, each run once.
+        # 1. In bulk and blocking, nothing killed: every task completes, each run once; one
+        # runs past its lease (the heartbeat renews it in the work-horse), one is canceled.
         began = time.monotonic()
-        bulk = [send(web, "sleep:0.05", http) for _ in range(BULK)]
+        canceled = cancel_while_running(web, runs, http)
+        bulk = [send(web, f"sleep:{LEASE + 1}", http)] + [send(web, "sleep:0.05", http) for _ in range(BULK - 1)]
         final, _ = settle_all(web, bulk, http, bound=40)
+        assert rpc(web, "GetTask", {"id": canceled}, http)["status"]["state"] == "TASK_STATE_CANCELED"
         answered = blocking_sends(web, BLOCKING)
         assert [t["status"]["state"] for t in answered] == ["TASK_STATE_COMPLETED"] * BLOCKING, answered
         took = time.monotonic() - began
@@ -179,7 +199,8 @@ def test_every_task_sent_through_the_queue_ends_even_with_workers_killed(engine,
         assert all(len(journal(runs)[t]) == 2 for t in bulk), "a task ran twice"
         report(
             f"{engine} queue, 2 workers: {BULK} tasks sent in bulk + {BLOCKING} blocking SendMessage -> "
-            f"{completed} completed in {took:.1f}s, 0 lost, 0 stuck"
+            f"{completed} completed in {took:.1f}s (one ran past its lease, renewed; one more canceled while it ran, "
+            "its handler stopped at once), 0 lost, 0 stuck"
         )
 
         # 2. Workers killed under load.
