@@ -213,19 +213,9 @@ def test_workers_killed_under_load_lose_nothing_and_run_nothing_twice(database, 
         "A2A_EVENTS_CHANNEL": f"a2a_hq_{uuid.uuid4().hex[:10]}",
     }
     count, kills = 60, 3
-    with (
-        # A db_worker runs one task at a time (its job runs the task to its end).
-        Cluster(
-            tmp_path / "cluster",
-            database_url=database,
-            redis_url=REDIS_URL,
-            web=1,
-            workers=3,
-            port=0,
-            settings=settings,
-        ) as cl,
-        httpx.Client() as http,
-    ):
+    place = {"database_url": database, "redis_url": REDIS_URL, "port": 0, "settings": settings}
+    # Three db_workers: each runs one task at a time (its job runs the task to its end).
+    with Cluster(tmp_path / "cluster", web=1, workers=3, **place) as cl, httpx.Client() as http:
         (web,) = cl.urls
         acknowledged = [send(web, f"sleep:{0.6 + (i % 4) * 0.2:.1f}", http) for i in range(count)]
         killed = kill_busy_workers(cl, runs, kills)

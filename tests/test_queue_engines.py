@@ -156,6 +156,48 @@ def check_runs(task_ids: list[str], final: dict[str, dict], runs: Path, killed: 
     return completed, failed
 
 
+def in_bulk_and_blocking(engine: str, web: str, runs: Path, http: httpx.Client) -> None:
+    """Nothing killed: every task sent in bulk or blocking completes, each run once; one
+    runs past its lease (the heartbeat renews it in the work-horse), one is canceled."""
+    began = time.monotonic()
+    canceled = cancel_while_running(web, runs, http)
+    bulk = [send(web, f"sleep:{LEASE + 1}", http)] + [send(web, "sleep:0.05", http) for _ in range(BULK - 1)]
+    final, _ = settle_all(web, bulk, http, bound=40)
+    assert rpc(web, "GetTask", {"id": canceled}, http)["status"]["state"] == "TASK_STATE_CANCELED"
+    answered = blocking_sends(web, BLOCKING)
+    assert [t["status"]["state"] for t in answered] == ["TASK_STATE_COMPLETED"] * BLOCKING, answered
+    took = time.monotonic() - began
+    final |= {t["id"]: t for t in answered}
+    completed, failed = check_runs(list(final), final, runs, set())
+    assert (completed, failed) == (BULK + BLOCKING, 0)
+    assert all(len(journal(runs)[t]) == 2 for t in bulk), "a task ran twice"
+    report(
+        f"{engine} queue, 2 workers: {BULK} tasks sent in bulk + {BLOCKING} blocking SendMessage -> "
+        f"{completed} completed in {took:.1f}s (one ran past its lease, renewed; one more canceled while it ran, "
+        "its handler stopped at once), 0 lost, 0 stuck"
+    )
+
+
+def killed_under_load(engine: str, cl: Cluster, runs: Path, http: httpx.Client) -> None:
+    """Workers killed under load: every task ends, completed or failed by its lease."""
+    (web,) = cl.urls
+    loaded = [send(web, f"sleep:{0.6 + (i % 4) * 0.2:.1f}", http) for i in range(UNDER_KILLS)]
+    killed = kill_under_load(cl, runs, KILLS)
+    assert len(killed) >= KILLS, f"only {len(killed)} kills: the load ended too soon"
+    final, took = settle_all(web, loaded, http, bound=30 + LEASE * 4)
+    completed, failed = check_runs(loaded, final, runs, killed)
+    restarts = sum(p.starts - 1 for p in cl.worker_processes)
+    rerun = sum(1 for t in loaded if sum(what == "start" for what, _ in journal(runs)[t]) > 1)
+    assert completed + failed == UNDER_KILLS
+    assert rerun >= 1, "no kill cut a run"
+    report(
+        f"{engine} queue x {len(killed)} processes kill -9-ed under load (a work-horse or pool child, or the whole "
+        f"worker; {restarts} worker restarts): {UNDER_KILLS} tasks sent -> {completed} completed ({rerun} run again "
+        f"after a kill cut their run), {failed} failed by their lease; 0 lost, 0 stuck; all ended {took:.1f}s after "
+        f"the last kill"
+    )
+
+
 @pytest.mark.parametrize("engine", ["rq", "celery"])
 def test_every_task_sent_through_the_queue_ends_even_with_workers_killed(engine, database, tmp_path):
     runs = tmp_path / "runs"
@@ -182,40 +224,5 @@ def test_every_task_sent_through_the_queue_ends_even_with_workers_killed(engine,
         ) as cl,
         httpx.Client() as http,
     ):
-        (web,) = cl.urls
-        # 1. In bulk and blocking, nothing killed: every task completes, each run once; one
-        # runs past its lease (the heartbeat renews it in the work-horse), one is canceled.
-        began = time.monotonic()
-        canceled = cancel_while_running(web, runs, http)
-        bulk = [send(web, f"sleep:{LEASE + 1}", http)] + [send(web, "sleep:0.05", http) for _ in range(BULK - 1)]
-        final, _ = settle_all(web, bulk, http, bound=40)
-        assert rpc(web, "GetTask", {"id": canceled}, http)["status"]["state"] == "TASK_STATE_CANCELED"
-        answered = blocking_sends(web, BLOCKING)
-        assert [t["status"]["state"] for t in answered] == ["TASK_STATE_COMPLETED"] * BLOCKING, answered
-        took = time.monotonic() - began
-        final |= {t["id"]: t for t in answered}
-        completed, failed = check_runs(list(final), final, runs, set())
-        assert (completed, failed) == (BULK + BLOCKING, 0)
-        assert all(len(journal(runs)[t]) == 2 for t in bulk), "a task ran twice"
-        report(
-            f"{engine} queue, 2 workers: {BULK} tasks sent in bulk + {BLOCKING} blocking SendMessage -> "
-            f"{completed} completed in {took:.1f}s (one ran past its lease, renewed; one more canceled while it ran, "
-            "its handler stopped at once), 0 lost, 0 stuck"
-        )
-
-        # 2. Workers killed under load.
-        loaded = [send(web, f"sleep:{0.6 + (i % 4) * 0.2:.1f}", http) for i in range(UNDER_KILLS)]
-        killed = kill_under_load(cl, runs, KILLS)
-        assert len(killed) >= KILLS, f"only {len(killed)} kills: the load ended too soon"
-        final, took = settle_all(web, loaded, http, bound=30 + LEASE * 4)
-        completed, failed = check_runs(loaded, final, runs, killed)
-        restarts = sum(p.starts - 1 for p in cl.worker_processes)
-    rerun = sum(1 for t in loaded if sum(what == "start" for what, _ in journal(runs)[t]) > 1)
-    assert completed + failed == UNDER_KILLS
-    assert rerun >= 1, "no kill cut a run"
-    report(
-        f"{engine} queue x {len(killed)} processes kill -9-ed under load (a work-horse or pool child, or the whole "
-        f"worker; {restarts} worker restarts): {UNDER_KILLS} tasks sent -> {completed} completed ({rerun} run again "
-        f"after a kill cut their run), {failed} failed by their lease; 0 lost, 0 stuck; all ended {took:.1f}s after "
-        f"the last kill"
-    )
+        in_bulk_and_blocking(engine, cl.urls[0], runs, http)
+        killed_under_load(engine, cl, runs, http)
