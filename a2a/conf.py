@@ -47,14 +47,19 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             doc="Dotted path to the callable (sync or async) that fulfils each Task.",
         ),
         "A2A_WORKERS": Setting(
-            int, 8, min=1, doc="How many Tasks are fulfilled at once per process; more wait their turn (as submitted)."
+            int,
+            8,
+            min=1,
+            doc="How many Tasks are fulfilled at once per process; more wait their turn (as submitted). A queue "
+            "worker runs one task per job, so there the queue engine's concurrency decides (docs/deployment.md).",
         ),
         "A2A_EXECUTOR": Setting(
             object,
             "thread",
             doc='Where Tasks are fulfilled (a2a/runtime/executors.py): "thread", the runner of the process that '
             'accepted them; or "tasks" / "tasks:<alias>", a job on the queue of Django\'s Tasks framework '
-            "(TASKS[<alias>]), run by worker processes (`manage.py db_worker`; see docs/deployment.md). "
+            "(TASKS[<alias>]), run by worker processes (`manage.py db_worker`, RQ or Celery workers; see "
+            "docs/deployment.md), each job running its task to its end. "
             "Checked: a2a.E070; a2a.W070 without a shared A2A_EVENTS.",
         ),
         "A2A_BLOCKING_TIMEOUT": Setting(

@@ -5,11 +5,17 @@ and Redis, all on loopback (docs/deployment.md).
 
 starts PostgreSQL and Redis if they are down, creates and migrates the database, then
 runs ``--web`` uvicorn processes (ports ``--port``, ``--port``+1, ...) and ``--workers``
-``manage.py db_worker`` processes, and restarts a worker that exits (as systemd's
-``Restart=always`` would: a worker stops on a database error it cannot ride out).
+queue workers, and restarts a worker that exits (as systemd's ``Restart=always`` would:
+a worker stops on a database error it cannot ride out). ``--engine`` picks the queue
+(:data:`ENGINES`), each worker started as its own docs say: ``db`` (the default,
+django-tasks-db: ``manage.py db_worker``), ``rq`` (django-tasks-rq:
+``manage.py rqworker --job-class django_tasks_rq.Job default``, RQ's forking worker) or
+``celery`` (django-tasks-fennel: ``celery -A django_tasks_fennel.app worker``, its
+prefork pool of ``--concurrency`` children), the last two with Redis as the broker.
 Every process gets the same settings, from the environment:
 
     TASK_STORE=orm  A2A_EXECUTOR=tasks  A2A_EVENTS=<redis URL>  DATABASE_URL=<postgres URL>
+    TASKS_BACKEND=<the engine's>  TASKS_BROKER_URL=<redis URL>
 
 and anything else set in the environment (``A2A_HANDLER``, ``A2A_WORKERS``, ...).
 :class:`Cluster` is the same thing as a context manager, for tests and benchmarks.
@@ -37,6 +43,13 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/a2a_cluster"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+#: The queue engines: the Tasks backend (TASKS_BACKEND of toolnexus_site/settings.py).
+ENGINES = {
+    "db": "django_tasks_db.DatabaseBackend",
+    "rq": "django_tasks_rq.RQBackend",
+    "celery": "django_tasks_fennel.CeleryBackend",
+}
 
 
 def free_port() -> int:
@@ -137,6 +150,9 @@ class Process:
         except subprocess.TimeoutExpired:
             self.popen.kill()
             self.popen.wait()
+        # what it started and left behind (an RQ work-horse, a Celery pool child): its session
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
 
 
 @dataclass
@@ -148,6 +164,10 @@ class Cluster:
     redis_url: str = DEFAULT_REDIS_URL
     web: int = 2
     workers: int = 2
+    engine: str = "db"  # the queue: a key of ENGINES
+    broker_url: str = ""  # the Redis of the "rq" and "celery" queues (default: redis_url)
+    concurrency: int = 2  # a Celery worker's pool children (-c)
+    worker_args: tuple[str, ...] = ()  # more options for each worker's command
     port: int = 8100  # web process i listens on port + i; 0: free ports
     settings: dict[str, str] = field(default_factory=dict)
     fresh: bool = False
@@ -167,6 +187,8 @@ class Cluster:
             A2A_EVENTS=self.redis_url,
             A2A_EXPECT_WORKERS=str(self.web),
             CONN_MAX_AGE="60",
+            TASKS_BACKEND=ENGINES[self.engine],
+            TASKS_BROKER_URL=self.broker_url or self.redis_url,
         )
         env.update(self.settings)
         return env
@@ -198,14 +220,23 @@ class Cluster:
             command += ["--http", "a2a.http.protocol:HttpToolsProtocol"]  # slow-client limits
             self.processes.append(Process(f"web{i + 1}", command, self.directory / f"web{i + 1}.log"))
         for i in range(self.workers):
-            command = [*manage, "db_worker", "--interval", "0.05", "--no-startup-delay", "--no-reload"]
-            command += ["--worker-id", f"worker{i + 1}-{os.getpid()}"]
+            command = [*self.worker_command(f"worker{i + 1}-{os.getpid()}"), *self.worker_args]
             self.processes.append(Process(f"worker{i + 1}", command, self.directory / f"worker{i + 1}.log", True))
         for process in self.processes:
             process.start(env)
         self._wait_ready()
         self._supervisor = threading.Thread(target=self._supervise, name="cluster-supervisor", daemon=True)
         self._supervisor.start()
+
+    def worker_command(self, name: str) -> list[str]:
+        """The command of a queue worker named ``name``, as its engine's docs start it."""
+        manage = [sys.executable, str(ROOT / "manage.py")]
+        if self.engine == "rq":  # RQ's default worker: a forked work-horse per job
+            return [*manage, "rqworker", "--job-class", "django_tasks_rq.Job", "default"]
+        if self.engine == "celery":  # the prefork pool: -c children, each one job at a time
+            celery = [sys.executable, "-m", "celery", "-A", "django_tasks_fennel.app", "worker", "-l", "INFO"]
+            return [*celery, "-c", str(self.concurrency), "-O", "fair", "-n", f"{name}@%h"]
+        return [*manage, "db_worker", "--interval", "0.05", "--no-startup-delay", "--no-reload", "--worker-id", name]
 
     def _wait_ready(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
@@ -262,7 +293,9 @@ def running(directory: Path, **options: object) -> Iterator[Cluster]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--web", type=int, default=2, help="uvicorn processes (default 2)")
-    parser.add_argument("--workers", type=int, default=2, help="db_worker processes (default 2)")
+    parser.add_argument("--workers", type=int, default=2, help="queue worker processes (default 2)")
+    parser.add_argument("--engine", choices=sorted(ENGINES), default="db", help="the queue (default db)")
+    parser.add_argument("--concurrency", type=int, default=2, help="a Celery worker's children (default 2)")
     parser.add_argument("--port", type=int, default=8100, help="the first web process's port (default 8100)")
     parser.add_argument("--database-url", default=os.environ.get("A2A_CLUSTER_DATABASE_URL", DEFAULT_DATABASE_URL))
     parser.add_argument("--redis-url", default=os.environ.get("A2A_CLUSTER_REDIS_URL", DEFAULT_REDIS_URL))
@@ -277,6 +310,8 @@ def main(argv: list[str] | None = None) -> None:
         redis_url=args.redis_url,
         web=args.web,
         workers=args.workers,
+        engine=args.engine,
+        concurrency=args.concurrency,
         port=args.port,
         fresh=args.fresh,
     )

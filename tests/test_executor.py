@@ -6,6 +6,7 @@ runs real `manage.py db_worker` processes)."""
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import time
 
 import pytest
@@ -59,11 +60,16 @@ def queue(settings):
     signal.disconnect(jobs.heard)
 
 
-def run_jobs(backend) -> list[str]:
-    """Be the worker: run every job waiting on the queue; returns their task ids."""
+def run_jobs(backend, *, background: bool = False) -> list[str]:
+    """Be the worker: run every job waiting on the queue (each returns once its task
+    ended its run); returns their task ids. ``background``: each job on a thread of
+    its own, as a worker runs it while the test goes on."""
     jobs, backend.results[:] = list(backend.results), []
     for job in jobs:
-        job.task.call(*job.args, **job.kwargs)
+        if background:
+            threading.Thread(target=job.task.call, args=job.args, kwargs=job.kwargs, daemon=True).start()
+        else:
+            job.task.call(*job.args, **job.kwargs)
     return [job.args[0] for job in jobs]
 
 
@@ -146,7 +152,7 @@ def test_a_second_job_for_one_task_runs_nothing(queue):
 def test_a_task_canceled_through_another_process_stops_its_handler_on_the_worker(queue, settings):
     settings.A2A_LEASE_SECONDS = 1.5  # heartbeats every 0.5 s
     task = send("sleep:30")
-    run_jobs(queue)
+    run_jobs(queue, background=True)
     wait_for(task["id"], {"working"})
     # Another process saved "canceled": this process's runner is not told directly.
     lifecycle.transition_sync(get_task_store(), task["id"], lambda t: set_status(t, "canceled"))
@@ -217,7 +223,7 @@ def test_a_cancel_heard_from_another_process_stops_the_handler_before_any_heartb
     settings.A2A_LEASE_SECONDS = 300.0
     try:
         task = send("sleep:60")
-        run_jobs(queue)
+        run_jobs(queue, background=True)
         stored = wait_for(task["id"], {"working"})
         canceled = {**set_status(dict(stored), "canceled"), "_version": stored["_version"] + 1}
         get_task_store().save(canceled)  # saved by the other process, which publishes it:
@@ -230,3 +236,68 @@ def test_a_cancel_heard_from_another_process_stops_the_handler_before_any_heartb
     finally:
         other.close(2)
         mine.close(2)
+
+
+def test_the_job_returns_once_its_task_ended(queue):
+    """A queue engine takes a job that returned for a job that is done (an RQ work-horse
+    then exits, taking its threads with it): the job runs the task to its end first."""
+    task = send("sleep:0.4;artifact:a")
+    (result,) = queue.results
+    assert result.task.call(*result.args) == "completed"
+    assert get_task_store().get(task["id"])["status"]["state"] == "completed"  # already, when it returned
+    assert get_runner().active == 0
+
+
+def test_a_task_that_asks_for_input_ends_its_job(queue):
+    task = send("ask:which one?")
+    (result,) = queue.results
+    assert result.task.call(*result.args) == "input-required"
+    stored = get_task_store().get(task["id"])
+    assert stored["status"]["state"] == "input-required" and "_lease" not in stored
+
+
+def test_a_job_stopped_by_the_queue_fails_its_task_saying_so(queue):
+    """RQ's job timeout (and Celery's soft time limit) raise in the job's thread from a
+    signal handler: the task fails at once with a message naming it, its handler is
+    stopped, and the exception goes on to the queue."""
+    import signal
+
+    class JobTimeoutException(Exception):  # as RQ's death penalty raises it
+        pass
+
+    def timeout(signum, frame):
+        raise JobTimeoutException("Task exceeded maximum timeout value (1 seconds)")
+
+    task = send("sleep:30")
+    (result,) = queue.results
+    previous = signal.signal(signal.SIGALRM, timeout)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    try:
+        with pytest.raises(JobTimeoutException):
+            result.task.call(*result.args)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    stored = get_task_store().get(task["id"])
+    assert stored["status"]["state"] == "failed" and "_lease" not in stored
+    assert stored["status"]["message"]["parts"][0]["text"] == worker.STOPPED_MESSAGE.format(
+        reason="JobTimeoutException"
+    )
+    deadline = time.monotonic() + 10
+    while get_runner().active and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert get_runner().active == 0  # the handler was stopped, not left running
+
+
+def test_a_job_for_a_task_another_worker_runs_returns_at_once(queue):
+    task = send("hi")
+    (result,) = queue.results
+
+    def taken(t):  # another worker started it and holds its lease
+        t["_lease"] = leases.new_lease(runs=1) | {"owner": "elsewhere:1:x"}
+        return set_status(t, "working")
+
+    lifecycle.transition_sync(get_task_store(), task["id"], taken)
+    began = time.monotonic()
+    assert result.task.call(*result.args) == "working"  # left to its worker
+    assert time.monotonic() - began < 5

@@ -1,7 +1,7 @@
 """The queue executor under hostile conditions (issue 14, "Also prove"), end to end on
 the distributed deployment of deploy/cluster.py: the ORM store on PostgreSQL,
 ``A2A_EXECUTOR = "tasks"`` (django-tasks-db, its queue in the same database), one
-uvicorn web process and two ``manage.py db_worker`` processes, events over Redis.
+uvicorn web process and ``manage.py db_worker`` processes (each runs one task at a time), events over Redis.
 
 1. Workers ``kill -9``-ed under load, several times, each restarted (the cluster's
    supervisor restarts a worker that exits, as systemd would): every acknowledged
@@ -213,12 +213,9 @@ def test_workers_killed_under_load_lose_nothing_and_run_nothing_twice(database, 
         "A2A_EVENTS_CHANNEL": f"a2a_hq_{uuid.uuid4().hex[:10]}",
     }
     count, kills = 60, 3
-    with (
-        Cluster(
-            tmp_path / "cluster", database_url=database, redis_url=REDIS_URL, web=1, port=0, settings=settings
-        ) as cl,
-        httpx.Client() as http,
-    ):
+    place = {"database_url": database, "redis_url": REDIS_URL, "port": 0, "settings": settings}
+    # Three db_workers: each runs one task at a time (its job runs the task to its end).
+    with Cluster(tmp_path / "cluster", web=1, workers=3, **place) as cl, httpx.Client() as http:
         (web,) = cl.urls
         acknowledged = [send(web, f"sleep:{0.6 + (i % 4) * 0.2:.1f}", http) for i in range(count)]
         killed = kill_busy_workers(cl, runs, kills)
@@ -251,7 +248,7 @@ def test_workers_killed_under_load_lose_nothing_and_run_nothing_twice(database, 
     setting = "A2A_RETRY_ON_LOST_LEASE on" if retry else "retries off (default)"
     report(
         f"orm-postgres + tasks executor ({setting}) x {kills} kill -9 of a db_worker under load ({count} tasks, "
-        f"2 workers, each restarted) -> {completed} completed, {failed} failed with the lease message (runs a kill "
+        f"3 workers, each restarted) -> {completed} completed, {failed} failed with the lease message (runs a kill "
         f"cut), {rerun} run again after a kill, never two runs at once; 0 lost, 0 stuck; all terminal {took:.1f}s "
         f"after the last kill"
     )
@@ -420,8 +417,16 @@ def test_a_redis_restart_mid_stream_ends_every_stream_and_every_task(database, t
     script = ";".join(f"progress:{i};sleep:0.5" for i in range(12))
     with (
         private_redis(tmp_path / "redis") as redis,
+        # A db_worker runs one task at a time (its job runs the task to its end): five for
+        # the nine tasks here, six of them streamed for six seconds.
         Cluster(
-            tmp_path / "cluster", database_url=database, redis_url=redis.url, web=2, port=0, settings=settings
+            tmp_path / "cluster",
+            database_url=database,
+            redis_url=redis.url,
+            web=2,
+            workers=5,
+            port=0,
+            settings=settings,
         ) as cl,
         httpx.Client() as http,
     ):
@@ -451,7 +456,7 @@ def test_a_redis_restart_mid_stream_ends_every_stream_and_every_task(database, t
     report(
         f"orm-postgres + tasks executor + redis events x Redis kill -9 and restart ({outage:.0f} s down) "
         f"mid-stream ({len(everyone)} streams on 2 web processes, {len(streams) * 2} across processes, "
-        f"{len(late)} opened during the outage; tasks on 2 workers) -> streams: {dict(outcomes)}, the last "
+        f"{len(late)} opened during the outage; tasks on 5 workers) -> streams: {dict(outcomes)}, the last "
         f"{max(lags):.2f}s after its task completed (or Redis was back); blocking SendMessage sent during "
         f"the outage: completed; "
         f"{len(final)} tasks all completed, 0 stuck"

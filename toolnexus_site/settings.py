@@ -134,9 +134,23 @@ A2A_AGENTS = {
 }
 globals().update(from_environment())
 
-# A2A_EXECUTOR=tasks: tasks are fulfilled by `manage.py db_worker` processes, from a
-# queue in this database (django-tasks-db; docs/deployment.md). TASKS_BACKEND names
-# another Tasks backend (e.g. one on RQ) instead.
+# A2A_EXECUTOR=tasks: tasks are fulfilled by queue workers (docs/deployment.md). The queue is
+# TASKS_BACKEND: in this database by default (django-tasks-db, `manage.py db_worker`), or on
+# RQ ("django_tasks_rq.RQBackend": `manage.py rqworker --job-class django_tasks_rq.Job default`)
+# or Celery ("django_tasks_fennel.CeleryBackend": `celery -A django_tasks_fennel.app worker`),
+# both with Redis at TASKS_BROKER_URL as the broker.
 if str(globals().get("A2A_EXECUTOR", "thread")).startswith("tasks"):
-    INSTALLED_APPS.append("django_tasks_db")
-    TASKS = {"default": {"BACKEND": env("TASKS_BACKEND", default="django_tasks_db.DatabaseBackend")}}
+    TASKS_BACKEND = env("TASKS_BACKEND", default="django_tasks_db.DatabaseBackend")
+    TASKS = {"default": {"BACKEND": TASKS_BACKEND}}
+    TASKS_BROKER_URL = env("TASKS_BROKER_URL", default="redis://127.0.0.1:6379/0")
+    if TASKS_BACKEND.startswith("django_tasks_rq."):
+        INSTALLED_APPS.append("django_rq")
+        # DEFAULT_TIMEOUT: a job runs its task to the end; RQ stops a longer one (the task fails, saying so).
+        RQ_QUEUES = {"default": {"URL": TASKS_BROKER_URL, "DEFAULT_TIMEOUT": env.int("TASKS_JOB_TIMEOUT", 3600)}}
+    elif TASKS_BACKEND.startswith("django_tasks_fennel."):
+        INSTALLED_APPS.append("django_tasks_fennel")
+        CELERY_BROKER_URL = CELERY_RESULT_BACKEND = TASKS_BROKER_URL
+        CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # a child holds no job while it runs a long task
+        CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+    else:
+        INSTALLED_APPS.append("django_tasks_db")
