@@ -98,7 +98,7 @@ class HandlerRequest:
     owner: str = ""
     #: The tenant the task was created under ("" for none): the context is the owner's in it.
     tenant: str = ""
-    #: The protocol version the client spoke: "1.0" or "0.3".
+    #: The protocol version the client spoke: "1.0", "1.1" or "0.3".
     version: str = "1.0"
     #: How it called: "jsonrpc", "rest", "grpc", "browser" (the browsable agent page), or
     #: "internal" (this process's own code).

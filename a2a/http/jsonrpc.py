@@ -17,7 +17,7 @@ import orjson
 
 from a2a.core import tracing
 from a2a.http.sse import SSE, error_stream, sse_stream
-from a2a.protocol import V03, Dialect, dialect_for, limits
+from a2a.protocol import V03, V1_VERSIONS, Dialect, dialect_for, limits
 from a2a.protocol.errors import A2AError, InvalidRequestError, JSONParseError, MethodNotFoundError
 from a2a.protocol.model import StreamItem
 from a2a.service.context import INTERNAL, CallContext, check_tenant
@@ -97,7 +97,7 @@ async def _call(
             raise MethodNotFoundError(f"Method not found: {method_name[:100]}")
         params = request.get("params")
         limits.check_nesting(params)  # deeper than any answer could be written
-        tenant = params.get("tenant") if dialect.version == "1.0" and isinstance(params, dict) else None
+        tenant = params.get("tenant") if dialect.version in V1_VERSIONS and isinstance(params, dict) else None
         if tenant or tracing.enabled():  # v1.0 "tenant" scopes the request's tasks (spec 8.3.2)
             ctx = dataclasses.replace(ctx, tenant=check_tenant(tenant, "params.tenant"), method=method_name)
         result = await method(dialect, params, ctx)

@@ -36,7 +36,7 @@ from a2a.agents import Agent
 from a2a.core import replay, tracing
 from a2a.http.common import call_context, event_stream, request_agent
 from a2a.http.sse import sse_stream
-from a2a.protocol import V10, Dialect, limits, rest_dialect_for
+from a2a.protocol import V1_VERSIONS, V10, Dialect, limits, rest_dialect_for
 from a2a.protocol.errors import (
     ERROR_NAMES,
     A2AError,
@@ -83,7 +83,7 @@ def error_body(dialect: Dialect, error: A2AError) -> dict[str, Any]:
 
 
 def _content_type(dialect: Dialect) -> str:
-    return A2A_JSON if dialect.version == "1.0" else "application/json"
+    return A2A_JSON if dialect.version in V1_VERSIONS else "application/json"
 
 
 def _error_response(dialect: Dialect, error: A2AError) -> HttpResponse:

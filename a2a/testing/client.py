@@ -26,6 +26,8 @@ from a2a.asgi import get_asgi_application
 TESTSERVER = "http://testserver"
 #: The JSON-RPC endpoint and the HTTP+JSON prefixes of the project's ``a2a.urls``.
 JSONRPC_PATH = "/a2a/"
+#: The versions whose objects are v1.0's (1.1 adds the task's generation).
+V1 = ("1.0", "1.1")
 REST_PATHS = {"1.0": "/a2a/rest", "0.3": "/a2a/rest/v1"}
 #: ``SendMessage`` and ``SendStreamingMessage`` by protocol version.
 SEND_METHODS = {"1.0": ("SendMessage", "SendStreamingMessage"), "0.3": ("message/send", "message/stream")}
@@ -50,8 +52,8 @@ def v03_message(text: str, **extra: Any) -> dict[str, Any]:
 
 
 def message(text: str, version: str | None = "1.0", **extra: Any) -> dict[str, Any]:
-    """A user message in the shape of ``version`` ("1.0", or v0.3 for anything else)."""
-    return v10_message(text, **extra) if version == "1.0" else v03_message(text, **extra)
+    """A user message in the shape of ``version`` ("1.0" or "1.1", or v0.3 for anything else)."""
+    return v10_message(text, **extra) if version in V1 else v03_message(text, **extra)
 
 
 def rpc_body(method: str, params: Any = UNSET, request_id: Any = 1) -> dict[str, Any]:
@@ -76,7 +78,7 @@ def send_params(
     msg = message(text_or_message, version) if isinstance(text_or_message, str) else dict(text_or_message)
     config = dict(configuration or {})
     if blocking is not None:
-        config.update({"returnImmediately": not blocking} if version == "1.0" else {"blocking": blocking})
+        config.update({"returnImmediately": not blocking} if version in V1 else {"blocking": blocking})
     return {"message": msg, **({"configuration": config} if config else {}), **extra}
 
 
@@ -141,7 +143,7 @@ class WireClient:
     def rest_path(self, path: str, version: str | None = UNSET) -> str:
         """``path`` under the HTTP+JSON prefix of ``version`` (``/message:send`` ...)."""
         version = self.version if version is UNSET else version
-        return REST_PATHS["1.0" if version == "1.0" else "0.3"] + path
+        return REST_PATHS["1.0" if version in V1 else "0.3"] + path
 
     # --- Transport -------------------------------------------------------------------------
 
@@ -274,7 +276,7 @@ class WireClient:
     def _send_call(self, text_or_message: Any, version: Any, params: dict[str, Any], *, stream: bool):
         version = self.version if version is UNSET else version
         kwargs = {"version": version, **({"headers": params.pop("headers")} if "headers" in params else {})}
-        method = SEND_METHODS["1.0" if version == "1.0" else "0.3"][stream]
+        method = SEND_METHODS["1.0" if version in V1 else "0.3"][stream]
         return method, send_params(text_or_message, version, **params), kwargs
 
 
