@@ -1,5 +1,6 @@
-"""The last sections of :data:`a2a.conf.SECTIONS` (agents, remote agents, files), declared
-here to keep a2a/conf.py within the module size limit; read them through :mod:`a2a.conf`."""
+"""The last sections of :data:`a2a.conf.SECTIONS` (agents, remote agents, files, the A2A
+1.1 draft), declared here to keep a2a/conf.py within the module size limit; read them
+through :mod:`a2a.conf`."""
 
 from __future__ import annotations
 
@@ -58,6 +59,16 @@ LATER_SECTIONS: dict[str, dict[str, Setting]] = {
             min=1,
             doc="Bytes of the file parts one task's messages carry in all; over it the message is refused "
             "(-32600, HTTP 413). None: no limit.",
+        ),
+    },
+    "A2A 1.1 draft: task generation (docs/protocol.md)": {
+        "A2A_LONG_POLL_TIMEOUT": Setting(
+            float,
+            30.0,
+            min=0,
+            doc="A GetTask with currentGeneration (a long-poll) is held at most this long (seconds) for the task "
+            "to move past it, then answered with the task as it stands. A held request waits on the event bus: "
+            "no thread, no reads of the store.",
         ),
     },
 }

@@ -37,7 +37,7 @@ from a2a.protocol.errors import A2AError, InvalidRequestError, VersionNotSupport
 from a2a.protocol.model import shown
 from a2a.service.context import CallContext
 from a2a.service.errors import client_error
-from a2a.service.methods import METHODS, Stream
+from a2a.service.methods import METHODS, Held, Stream
 
 #: The detail types a Status carries; imported so ``ParseDict`` knows their ``@type``.
 DETAIL_TYPES = (error_details_pb2.ErrorInfo, error_details_pb2.BadRequest)
@@ -139,6 +139,8 @@ def unary(name: str, response_class: type[Response]) -> Callable[..., Awaitable[
         try:
             ctx = await call_context(context)
             result = await method(dialect_of(ctx), to_json(request), ctx)
+            if isinstance(result, Held):  # a long-poll: no thread waits here
+                result = await result.answer()
             return to_message(result or {}, response_class)  # a deletion renders as nothing: Empty
         except Exception as exc:
             await abort(context, client_error(exc, "gRPC call"))

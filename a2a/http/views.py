@@ -13,7 +13,7 @@ from django.views.decorators.csrf import csrf_exempt
 from a2a import auth
 from a2a.conf import a2a_settings
 from a2a.http import jsonrpc
-from a2a.http.common import call_context, event_stream, public_url, request_agent, requested_version
+from a2a.http.common import call_context, event_stream, later_response, public_url, request_agent, requested_version
 from a2a.protocol import V03, dialect_for, limits
 from a2a.protocol.errors import A2AError, InvalidRequestError
 from a2a.push import tokens
@@ -56,6 +56,8 @@ async def jsonrpc_endpoint(request: HttpRequest) -> HttpResponseBase:
         return HttpResponse(status=204)
     if isinstance(payload, bytes):
         return HttpResponse(payload, content_type=JSON)
+    if isinstance(payload, jsonrpc.Later):
+        return later_response(payload.body, JSON)
     return event_stream(payload)
 
 

@@ -49,7 +49,7 @@ from a2a.runtime.runner import get_runner
 from a2a.service import push_configs
 from a2a.service.context import INTERNAL, CallContext
 from stores.base import TaskPage, TaskQuery
-from stores.fields import DELEGATIONS, task_seq, task_version
+from stores.fields import DELEGATIONS, task_generation, task_seq, task_version
 
 
 def _new_task(ctx: CallContext, params: SendParams) -> Task:
@@ -461,8 +461,40 @@ async def load_task(task_id: str, ctx: CallContext = INTERNAL) -> Task:
 
 
 async def get_task(params: GetParams, ctx: CallContext = INTERNAL) -> Task:
+    """GetTask; with ``current_generation`` (A2A 1.1 long-poll), see :func:`_past`."""
     with tracing.operation("GetTask", ctx, params.id):
-        return with_history(await load_task(params.id, ctx), params.history_length)
+        if params.current_generation is None:
+            task = await load_task(params.id, ctx)
+        else:
+            task = await _past(params.id, params.current_generation, ctx)
+        return with_history(task, params.history_length)
+
+
+def answered_at_once(task: Task, generation: int) -> bool:
+    """Whether a long-poll past ``generation`` is answered with ``task`` without waiting:
+    the task is past it, or terminal (it never moves again)."""
+    return task_generation(task) > generation or lifecycle.is_terminal(task)
+
+
+async def _past(task_id: str, generation: int, ctx: CallContext) -> Task:
+    """The task once its generation is past ``generation``: at once when it is (or when
+    the task is terminal: it never moves again), else when an event says it moved, else
+    as it stands after ``A2A_LONG_POLL_TIMEOUT``. The request waits on the bus (the
+    subscription first, then the read: no change falls between), holding no thread and
+    reading the store only when the task moved; a client that leaves cancels it, and
+    the subscription goes with it."""
+    with bus.subscribe(task_id, ctx.store) as events:
+        await events.ready()
+        task = await load_task(task_id, ctx)
+        try:
+            async with asyncio.timeout(a2a_settings.LONG_POLL_TIMEOUT):
+                while not answered_at_once(task, generation):
+                    event = await events.get()  # (a "sync" event: the store says, whatever the bus lost)
+                    if event.kind == "sync" or task_generation(event.task) > generation:
+                        task = await load_task(task_id, ctx)
+        except TimeoutError:
+            task = await load_task(task_id, ctx)  # the task as it stands
+        return task
 
 
 async def cancel_task(params: CancelParams, ctx: CallContext = INTERNAL) -> Task:
