@@ -22,6 +22,7 @@ from a2a.protocol import limits
 from a2a.protocol.errors import (
     ContentTypeNotSupportedError,
     InvalidParamsError,
+    TaskGenerationMismatchError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -77,7 +78,7 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
     push_config = await push_configs.check_send_config(params.push_config)  # refused before any task exists
     message = params.message
     if message.get("taskId"):
-        task = await _continue(ctx, message)
+        task = await _continue(ctx, message, params.if_generation_match)
     else:
         task = await _offloaded(ctx, _new_task(ctx, params))
         task = await lifecycle.create(ctx.store, task, queued=get_executor().queued)
@@ -402,8 +403,11 @@ def check_input_modes(message: Message, accepted: list[str] | None = None) -> No
             )
 
 
-async def _continue(ctx: CallContext, message: Message) -> Task:
-    """Append a follow-up message to a task waiting for input and resubmit it."""
+async def _continue(ctx: CallContext, message: Message, expected: int | None = None) -> Task:
+    """Append a follow-up message to a task waiting for input and resubmit it; with
+    ``expected`` (A2A 1.1 ``ifGenerationMatch``), only while the task's generation is
+    that: checked on the stored task in the very compare-and-swap save, so of two
+    follow-ups expecting the same generation exactly one is taken."""
     task_id = message["taskId"]
     trace = tracing.carrier()
     file_bytes = await _offload_follow_up(ctx, message)
@@ -412,6 +416,8 @@ async def _continue(ctx: CallContext, message: Message) -> Task:
         state = task_state(task)
         if not ctx.owns(task):
             raise TaskNotFoundError(task_id)
+        if expected is not None and task_generation(task) != expected:
+            raise TaskGenerationMismatchError(task_id, expected, task_generation(task))
         if file_bytes is not None:
             task[files.FILE_BYTES] = file_bytes
         if lifecycle.is_terminal(task):
