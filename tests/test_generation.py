@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 
+import orjson
 import pytest
 
 from a2a.testing.client import WireClient
@@ -89,3 +90,28 @@ def test_the_card_offers_1_1_on_each_binding(settings):
     card = V11.request("GET", "/.well-known/agent-card.json").json()
     offered = {(i["protocolBinding"], i["protocolVersion"]) for i in card["supportedInterfaces"]}
     assert {("JSONRPC", "1.1"), ("HTTP+JSON", "1.1"), ("GRPC", "1.1"), ("JSONRPC", "1.0")} <= offered
+
+
+def test_a_subscription_opening_on_a_starting_task_is_numbered_by_what_it_holds(use_store):
+    """SubscribeToTask as the runner starts the task, many times over: the snapshot's SSE
+    id is its generation, the state it shows is the one its number was given to (the
+    task's log says), and the events after it follow on with no number twice (issue 32
+    reported the file store opening with id 1 while already working, then working again
+    as 2: not reproduced here, in process or live; this guards the invariant)."""
+    for _ in range(15):
+        task_id = V11.send("progress:x;sleep:0.05", blocking=False)["task"]["id"]
+        body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}}
+        response = V11.request("POST", "/a2a/", json=body)
+        if not response.headers["content-type"].startswith("text/event-stream"):
+            continue  # finished before the subscription: nothing to open on
+        raw = response.text.splitlines()
+        ids = [int(line[4:]) for line in raw if line.startswith("id: ")]
+        results = [orjson.loads(line[6:])["result"] for line in raw if line.startswith("data: ")]
+        snapshot = results[0]["task"]
+        assert int(snapshot["generation"]) == ids[0]
+        assert ids == list(range(ids[0], ids[0] + len(ids))), ids
+        logged = {e["s"]: e for e in use_store.get(task_id).get("_events", ())}
+        if ids[0] in logged and logged[ids[0]]["k"] == "s":  # (1, the task as created, is not logged)
+            assert logged[ids[0]]["status"]["state"] == snapshot["status"]["state"].removeprefix(
+                "TASK_STATE_"
+            ).lower().replace("_", "-")
