@@ -219,3 +219,30 @@ def test_held_requests_hold_no_thread_of_the_middleware_chain(settings):
     during, answers = asyncio.run(go())
     assert during - before < 5, (before, during)
     assert [a["generation"] for a in answers] == [str(g) for _, g in tasks]  # timed out, as they stand
+
+
+def test_a_grpc_call_cancelled_by_its_client_frees_the_wait(settings):
+    settings.A2A_LONG_POLL_TIMEOUT = 30
+    task_id, generation = _waiting_task()
+
+    async def go() -> tuple[bool, float]:
+        server, port = await start("127.0.0.1:0")
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                stub = a2a_pb2_grpc.A2AServiceStub(channel)
+                call = stub.GetTask(pb.GetTaskRequest(id=task_id, current_generation=generation))
+                for _ in range(200):
+                    if bus.has_subscribers(task_id):
+                        break
+                    await asyncio.sleep(0.01)
+                held = bus.has_subscribers(task_id)
+                began = time.monotonic()
+                call.cancel()
+                while bus.has_subscribers(task_id) and time.monotonic() - began < 5:
+                    await asyncio.sleep(0.01)
+                return held, time.monotonic() - began
+        finally:
+            await server.stop(None)
+
+    held, took = asyncio.run(go())
+    assert held and took < 1, took

@@ -75,7 +75,7 @@ def test_a_wait_on_one_process_wakes_when_another_moves_the_task(setup, tmp_path
                 held = asyncio.ensure_future(client.post(f"{other}/a2a/", json=body, headers=V11))
                 await asyncio.sleep(0.5)
                 assert not held.done()
-                follow_up = {"message": _message("progress:two", taskId=task_id)}
+                follow_up = {"message": _message("ask:again?", taskId=task_id)}
                 follow_up["configuration"] = {"returnImmediately": True}
                 sent = {**body, "method": "SendMessage", "params": follow_up}
                 await client.post(f"{one}/a2a/", json=sent, headers=V11)
@@ -84,6 +84,25 @@ def test_a_wait_on_one_process_wakes_when_another_moves_the_task(setup, tmp_path
 
         task, took = asyncio.run(both())
         assert int(task["generation"]) > generation and 0.5 < took < 10, (task, took)
+        # Each process moves the task in turn: one more per event, whichever made it.
+        _wait_state(other, task_id, "TASK_STATE_INPUT_REQUIRED", past=generation)
+        second = _rpc(other, "SendMessage", {"message": _message("progress:two", taskId=task_id)})["task"]
+        assert second["status"]["state"] == "TASK_STATE_COMPLETED"
+        # ask:again? is submitted, working, input-required; progress:two submitted,
+        # working, two, the result, completed.
+        assert [_rpc(base, "GetTask", {"id": task_id})["generation"] for base in (one, other)] == [
+            str(generation + 8)
+        ] * 2
+
+
+def _wait_state(base: str, task_id: str, state: str, past: int) -> None:
+    deadline = time.monotonic() + 20
+    while True:
+        task = _rpc(base, "GetTask", {"id": task_id, "currentGeneration": str(past)})
+        if task["status"]["state"] == state:
+            return
+        assert time.monotonic() < deadline, task
+        past = int(task["generation"])
 
 
 def _cpu_seconds(pid: int) -> float:
