@@ -95,9 +95,9 @@ def test_the_card_offers_1_1_on_each_binding(settings):
 def test_a_subscription_opening_on_a_starting_task_is_numbered_by_what_it_holds(use_store):
     """SubscribeToTask as the runner starts the task, many times over: the snapshot's SSE
     id is its generation, the state it shows is the one its number was given to (the
-    task's log says), and the events after it follow on with no number twice (issue 32
-    reported the file store opening with id 1 while already working, then working again
-    as 2: not reproduced here, in process or live; this guards the invariant)."""
+    task's log says), and the events after it follow on with no number twice (issue 32's
+    "id 1 while working, then working again as 2" came from a direct handler's first act:
+    tests/test_handler_api.py; this guards the invariant for every task)."""
     for _ in range(15):
         task_id = V11.send("progress:x;sleep:0.05", blocking=False)["task"]["id"]
         body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}}
