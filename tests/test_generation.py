@@ -90,6 +90,8 @@ def test_the_card_offers_1_1_on_each_binding(settings):
     card = V11.request("GET", "/.well-known/agent-card.json").json()
     offered = {(i["protocolBinding"], i["protocolVersion"]) for i in card["supportedInterfaces"]}
     assert {("JSONRPC", "1.1"), ("HTTP+JSON", "1.1"), ("GRPC", "1.1"), ("JSONRPC", "1.0")} <= offered
+    v10 = V11.request("GET", "/.well-known/agent-card.json", version="1.0").json()
+    assert card == v10 and "protocolVersion" not in card  # asked as 1.1: the strict v1.0 card
 
 
 def test_a_subscription_opening_on_a_starting_task_is_numbered_by_what_it_holds(use_store):

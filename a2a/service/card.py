@@ -20,7 +20,7 @@ from a2a.agents import Agent
 from a2a.conf import a2a_settings
 from a2a.core import replay
 from a2a.handlers.skills import get_skills
-from a2a.protocol import Dialect
+from a2a.protocol import V1_VERSIONS, Dialect
 from a2a.protocol.errors import ExtendedAgentCardNotConfiguredError, UnsupportedOperationError
 from a2a.protocol.signing import Signer
 from a2a.push import tokens
@@ -112,7 +112,7 @@ def _build_card(endpoint: str, *, version: str, rest: str | None = None, agent: 
     if conf.DOCUMENTATION_URL:
         card["documentationUrl"] = conf.DOCUMENTATION_URL
     extended = extended_card_available(agent)
-    if version == "1.0":
+    if version in V1_VERSIONS:  # (a 1.1 card is a v1.0 one)
         card["capabilities"]["extendedAgentCard"] = extended
         card.update(auth.card_security("1.0", agent))
         return card
@@ -171,7 +171,6 @@ def extended_card(dialect: Dialect, ctx: CallContext) -> dict[str, Any]:
         )
     if not ctx.caller:
         raise ExtendedAgentCardNotConfiguredError("The extended agent card is only served to authenticated callers")
-    version = "0.3" if dialect.version == "0.3" else "1.0"  # a 1.1 card is a 1.0 one
     return build_extended_card(
-        ctx.origin + agent.path("jsonrpc"), version=version, rest=ctx.origin + agent.path("rest"), agent=agent
+        ctx.origin + agent.path("jsonrpc"), version=dialect.version, rest=ctx.origin + agent.path("rest"), agent=agent
     )
