@@ -1,5 +1,6 @@
-"""The last sections of :data:`a2a.conf.SECTIONS` (agents, remote agents, files), declared
-here to keep a2a/conf.py within the module size limit; read them through :mod:`a2a.conf`."""
+"""The last sections of :data:`a2a.conf.SECTIONS` (agents, remote agents, files, the A2A
+1.1 draft), declared here to keep a2a/conf.py within the module size limit; read them
+through :mod:`a2a.conf`."""
 
 from __future__ import annotations
 
@@ -74,6 +75,16 @@ LATER_SECTIONS: dict[str, dict[str, Setting]] = {
             doc="Every server process (and queue worker) looks for stored files no task references this often "
             "(seconds, with jitter), a bounded number of task directories at a time; 0: never by itself "
             "(`manage.py a2a_repair` does).",
+        ),
+    },
+    "A2A 1.1 draft: task generation (docs/protocol.md)": {
+        "A2A_LONG_POLL_TIMEOUT": Setting(
+            float,
+            30.0,
+            min=0,
+            doc="A GetTask with currentGeneration (a long-poll) is held at most this long (seconds) for the task "
+            "to move past it, then answered with the task as it stands. A held request waits on the event bus: "
+            "no thread, no reads of the store.",
         ),
     },
 }

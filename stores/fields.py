@@ -88,6 +88,13 @@ def task_seq(task: Task | None) -> int:
     return seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
 
 
+def task_generation(task: Task) -> int:
+    """The task's generation (A2A 1.1, spec 3.2.7): the number of its last stream event,
+    ``_seq``, which grows by exactly 1 per event, so one counter serves both; 1 for a
+    task saved before numbers (its next event is 2)."""
+    return task_seq(task) or 1
+
+
 def without_event_log(task: Task) -> Task:
     """``task`` without its event log (a copy when it has one): what the admin and an
     export show of it (the log repeats the task's statuses and artifacts)."""

@@ -66,7 +66,7 @@ def test_a_project_without_agents_sees_no_difference(settings):
     assert [i["url"] for i in without["supportedInterfaces"]] == [
         "http://testserver/a2a/",
         "http://testserver/a2a/rest",
-    ] * 2
+    ] * 3  # 1.0, 1.1, 0.3
     task = send("default", "hi")
     assert answer_text(task) == "done: hi"
     assert "_agent" not in settings.TASK_STORE.get(task["id"])

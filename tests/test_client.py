@@ -26,7 +26,14 @@ from tests.keys import pem, public_pem
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-INTERFACES = [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3"), ("HTTP+JSON", "0.3")]
+INTERFACES = [
+    ("JSONRPC", "1.0"),
+    ("HTTP+JSON", "1.0"),
+    ("JSONRPC", "1.1"),
+    ("HTTP+JSON", "1.1"),
+    ("JSONRPC", "0.3"),
+    ("HTTP+JSON", "0.3"),
+]
 BASE = "http://testserver"
 
 
@@ -201,15 +208,15 @@ def test_the_extended_card_for_an_authenticated_caller(settings):
 # --- the card -------------------------------------------------------------------------------
 
 
-def test_the_card_offers_both_bindings_in_both_versions_and_v10_jsonrpc_is_first():
+def test_the_card_offers_both_bindings_in_every_version_and_the_client_picks_1_1_jsonrpc():
     async def go():
         async with client() as c:
             card = await c.fetch_card()
             return card, c.interface
 
     card, chosen = run(go())
-    assert [(i.binding, i.version) for i in interfaces(card)] == INTERFACES[:2] + INTERFACES[2:]
-    assert (chosen.binding, chosen.version, chosen.url) == ("JSONRPC", "1.0", f"{BASE}/a2a/")
+    assert [(i.binding, i.version) for i in interfaces(card)] == INTERFACES
+    assert (chosen.binding, chosen.version, chosen.url) == ("JSONRPC", "1.1", f"{BASE}/a2a/")
 
 
 def test_choosing_from_cards_of_other_shapes():

@@ -417,7 +417,7 @@ def test_extended_card_for_an_authenticated_caller(tokens, settings):
 # --- the card, the command, beside the ASGI app -------------------------------------------
 
 
-def test_the_card_advertises_grpc_only_when_configured_and_only_as_v1_0(settings):
+def test_the_card_advertises_grpc_only_when_configured_and_only_as_v1_0_and_1_1(settings):
     assert not any(
         i["protocolBinding"] == "GRPC" for i in card.build_card("http://h/a2a/", version="1.0")["supportedInterfaces"]
     )
@@ -428,7 +428,7 @@ def test_the_card_advertises_grpc_only_when_configured_and_only_as_v1_0(settings
     ]
     both = card.build_card("http://h/a2a/", version="0.3", rest="http://h/a2a/rest")
     grpc_entries = [i for i in both["supportedInterfaces"] if i["protocolBinding"] == "GRPC"]
-    assert [i["protocolVersion"] for i in grpc_entries] == ["1.0"]
+    assert [i["protocolVersion"] for i in grpc_entries] == ["1.0", "1.1"]  # 1.1: the same proto, and more
     # v0.3 readers dial additionalInterfaces with v0.3's own proto: no gRPC there.
     assert all(i["transport"] != "GRPC" for i in both["additionalInterfaces"])
     # The served card parses as lf.a2a.v1.AgentCard.

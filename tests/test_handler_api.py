@@ -314,6 +314,28 @@ def test_a_direct_handler_that_works_gets_a_task(settings, store):
     assert len(store) == 5
 
 
+@direct_reply
+def starts_then_works(request: HandlerRequest) -> str:
+    request.progress("started")  # the first task-visible act: the task is created with it
+    time.sleep(0.3)
+    return "done"
+
+
+def test_a_direct_handlers_first_act_is_its_tasks_first_event(settings, store):
+    """Issue 32: a direct handler's first act (a progress update) created the task in
+    ``working`` (event 1) and then saved the act as event 2, another ``working``: a
+    SubscribeToTask that opened in between (most often on the file store, whose saves
+    are slowest) showed id 1 working, then working again as 2. The act is now the
+    task's creation: one event, number 1, holding what it says."""
+    settings.A2A_HANDLER = f"{HERE}.starts_then_works"
+    task = send("go", blocking=False)
+    assert task["_seq"] == 1 and texts(task["status"].get("message")) == ["started"]
+    assert store.get(task["id"])["_seq"] == 1  # no second "working" behind it
+    wait_until(lambda: store.get(task["id"])["status"]["state"] == "completed")
+    done = store.get(task["id"])
+    assert done["_seq"] == 3 and [e["s"] for e in done["_events"]] == [2, 3]  # the result, then completed
+
+
 def test_direct_reply_over_json_rpc(settings, store):
     settings.A2A_HANDLER = f"{HERE}.pinger"
     headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}

@@ -33,12 +33,14 @@ from a2a.client.errors import (
     MethodNotFound,
     PushNotificationNotSupported,
     RemoteAgentError,
+    TaskGenerationMismatch,
     TaskNotCancelable,
     TaskNotFound,
     UnsupportedOperation,
     VersionNotSupported,
 )
 from a2a.client.events import apply
+from a2a.client.generation import generation_of
 from a2a.client.remote import RemoteAgent, UnknownRemoteAgent, async_client_for, client_for, remote_agent, remote_agents
 from a2a.client.remote import async_client as async_remote_client
 from a2a.client.remote import client as remote_client
@@ -71,6 +73,7 @@ __all__ = [
     "RemoteAgent",
     "RemoteAgentError",
     "RetryPolicy",
+    "TaskGenerationMismatch",
     "TaskNotCancelable",
     "TaskNotFound",
     "UnknownRemoteAgent",
@@ -80,6 +83,7 @@ __all__ = [
     "async_client_for",
     "async_remote_client",
     "client_for",
+    "generation_of",
     "remote_agent",
     "remote_agents",
     "remote_client",

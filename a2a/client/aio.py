@@ -13,6 +13,7 @@ from a2a.client import card as cards
 from a2a.client.base import BaseClient, SSEDecoder, card_call, user_message
 from a2a.client.bindings import Binding, Call
 from a2a.client.errors import CardNotFoundError, RemoteAgentError
+from a2a.client.generation import Order, generation_of
 from a2a.protocol.model import Message, Part, StreamItem, Task
 from stores.base import TaskPage
 
@@ -94,6 +95,19 @@ class AsyncClient(BaseClient):
             raise refused from None
 
     async def _events(self, operation: str, *args: Any, **kwargs: Any) -> AsyncIterator[StreamItem]:
+        """:meth:`Client._events <a2a.client.Client._events>`: in generation order."""
+        order = Order()
+        async for item in self._raw_events(operation, *args, **kwargs):
+            verdict = order.see(item)
+            if verdict == "old":
+                continue
+            yield item
+            if verdict == "gap" and item.task is not None:
+                task = await self.get_task(item.task["id"])
+                order.fetched(task)
+                yield StreamItem("task", task=task, seq=generation_of(task))
+
+    async def _raw_events(self, operation: str, *args: Any, **kwargs: Any) -> AsyncIterator[StreamItem]:
         binding = await self.connect()
         call: Call = getattr(binding, operation)(*args, **kwargs)
         response = await self._send(call, binding)
@@ -141,9 +155,18 @@ class AsyncClient(BaseClient):
         """SendStreamingMessage: ``async for item in client.stream(...)``."""
         return self._events("stream", user_message(message, context_id=context_id, task_id=task_id), **config)
 
-    async def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:
-        """GetTask."""
-        return await self._run("get", task_id, history_length=history_length)
+    async def get_task(
+        self, task_id: str, *, history_length: int | None = None, current_generation: int | None = None
+    ) -> Task:
+        """GetTask (a long-poll with ``current_generation``: :meth:`Client.get_task <a2a.client.Client.get_task>`)."""
+        return await self._run("get", task_id, history_length=history_length, current_generation=current_generation)
+
+    async def poll(self, task: Task, *, interval: float = 0.5) -> Task:
+        """``task`` as it is next (:meth:`Client.poll <a2a.client.Client.poll>`)."""
+        number = generation_of(task)
+        if number is None:
+            await asyncio.sleep(interval)
+        return await self.get_task(task["id"], current_generation=number)
 
     async def list_tasks(self, **query: Any) -> TaskPage:
         """ListTasks (:meth:`Client.list_tasks <a2a.client.Client.list_tasks>`)."""

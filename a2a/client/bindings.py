@@ -17,6 +17,7 @@ from urllib.parse import quote
 from a2a.client import wire
 from a2a.client.card import Interface
 from a2a.client.errors import CODE_OF, InvalidResponseError, RemoteAgentError, remote_error
+from a2a.protocol import V1_VERSIONS
 from a2a.protocol.model import Message, StreamItem, new_id
 
 #: JSON-RPC method of each operation: (v1.0, v0.3).
@@ -61,7 +62,7 @@ class Binding:
     def __init__(self, interface: Interface) -> None:
         self.interface = interface
         self.dialect = wire.dialect_of(interface.version, interface.binding)
-        self.v10 = interface.version == "1.0"
+        self.v10 = interface.version in V1_VERSIONS  # (1.1 is v1.0 with the generation)
 
     @property
     def headers(self) -> dict[str, str]:
@@ -92,8 +93,10 @@ class Binding:
         call.stream = True
         return call
 
-    def get(self, task_id: str, *, history_length: int | None = None) -> Call:
+    def get(self, task_id: str, *, history_length: int | None = None, current_generation: int | None = None) -> Call:
         params: dict[str, Any] = {} if history_length is None else {"historyLength": history_length}
+        if current_generation is not None:  # a long-poll (1.1): the agent answers once the task is past it
+            params["currentGeneration"] = str(current_generation)
         return self._on_task("get", task_id, params, "", query=True)
 
     def cancel(self, task_id: str, *, metadata: dict[str, Any] | None = None) -> Call:

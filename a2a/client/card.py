@@ -3,7 +3,8 @@
 Pure functions over the card document; the clients fetch it (:mod:`a2a.client.client`).
 A v1.0 card lists its interfaces in ``supportedInterfaces``; a v0.3 card names one ``url``
 (``preferredTransport``) and ``additionalInterfaces``. The client speaks JSON-RPC and
-HTTP+JSON in v1.0 and v0.3 and prefers them in :data:`PREFERENCE` order.
+HTTP+JSON in 1.1 (the draft: v1.0 and the task's generation), v1.0 and v0.3 and prefers
+them in :data:`PREFERENCE` order.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from a2a.protocol import signing
 #: The card's locations under an agent's base URL (the second is the pre-0.3 one).
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 BINDINGS = ("JSONRPC", "HTTP+JSON")
-VERSIONS = ("1.0", "0.3")
+VERSIONS = ("1.1", "1.0", "0.3")
 #: (binding, version) pairs in the order the client picks them.
 PREFERENCE = tuple((binding, version) for version in VERSIONS for binding in BINDINGS)
 _BINDING_NAMES = {"JSONRPC": "JSONRPC", "JSON-RPC": "JSONRPC", "HTTP+JSON": "HTTP+JSON", "REST": "HTTP+JSON"}
@@ -30,7 +31,7 @@ Keys = list[tuple[str | None, Any]]
 @dataclass(frozen=True)
 class Interface:
     """One interface of an agent: its URL, binding (``JSONRPC`` or ``HTTP+JSON``) and A2A
-    version (``1.0`` or ``0.3``)."""
+    version (``1.1``, ``1.0`` or ``0.3``)."""
 
     url: str
     binding: str = "JSONRPC"

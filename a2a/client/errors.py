@@ -117,6 +117,13 @@ class VersionNotSupported(RemoteAgentError):
     code = -32009
 
 
+class TaskGenerationMismatch(RemoteAgentError):
+    """A follow-up's ``if_generation_match`` was not the task's generation (A2A 1.1):
+    read the task again before deciding to send it again."""
+
+    code = -32010
+
+
 class InvalidParams(RemoteAgentError):
     code = -32602
 
@@ -142,6 +149,7 @@ _PROTOCOL_CLASSES: dict[int, type[protocol_errors.A2AError]] = {
         protocol_errors.ExtendedAgentCardNotConfiguredError,
         protocol_errors.ExtensionSupportRequiredError,
         protocol_errors.VersionNotSupportedError,
+        protocol_errors.TaskGenerationMismatchError,
     )
 }
 #: The A2A code of each error reason (``TASK_NOT_FOUND``) and name (``TaskNotFoundError``),

@@ -14,6 +14,7 @@ from a2a.client import card as cards
 from a2a.client.base import BaseClient, SSEDecoder, card_call, user_message
 from a2a.client.bindings import Binding, Call
 from a2a.client.errors import CardNotFoundError, RemoteAgentError
+from a2a.client.generation import Order, generation_of
 from a2a.protocol.model import Message, Part, StreamItem, Task
 from stores.base import TaskPage
 
@@ -105,6 +106,20 @@ class Client(BaseClient):
             raise refused from None
 
     def _events(self, operation: str, *args: Any, **kwargs: Any) -> Iterator[StreamItem]:
+        """The stream's items in their generations' order (1.1 agents): after a gap, the
+        task as read again; an item already in it is dropped (:mod:`a2a.client.generation`)."""
+        order = Order()
+        for item in self._raw_events(operation, *args, **kwargs):
+            verdict = order.see(item)
+            if verdict == "old":
+                continue
+            yield item
+            if verdict == "gap" and item.task is not None:
+                task = self.get_task(item.task["id"])
+                order.fetched(task)
+                yield StreamItem("task", task=task, seq=generation_of(task))
+
+    def _raw_events(self, operation: str, *args: Any, **kwargs: Any) -> Iterator[StreamItem]:
         binding = self.connect()
         call: Call = getattr(binding, operation)(*args, **kwargs)
         response = self._send(call, binding)
@@ -154,9 +169,21 @@ class Client(BaseClient):
         :class:`~a2a.protocol.model.StreamItem` (close the iterator to stop listening)."""
         return self._events("stream", user_message(message, context_id=context_id, task_id=task_id), **config)
 
-    def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:
-        """GetTask."""
-        return self._run("get", task_id, history_length=history_length)
+    def get_task(
+        self, task_id: str, *, history_length: int | None = None, current_generation: int | None = None
+    ) -> Task:
+        """GetTask; with ``current_generation`` (a 1.1 agent), a long-poll: the agent
+        answers once the task is past that generation, or after its own timeout."""
+        return self._run("get", task_id, history_length=history_length, current_generation=current_generation)
+
+    def poll(self, task: Task, *, interval: float = 0.5) -> Task:
+        """``task`` as it is next: when the agent numbers its tasks (1.1), one long-poll
+        GetTask past ``task``'s generation (the agent holds it until the task moves);
+        otherwise GetTask after ``interval`` seconds."""
+        number = generation_of(task)
+        if number is None:
+            time.sleep(interval)
+        return self.get_task(task["id"], current_generation=number)
 
     def list_tasks(self, **query: Any) -> TaskPage:
         """ListTasks: ``context_id``, ``state``, ``page_size``, ``page_token``,

@@ -12,10 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from a2a.client import generation
 from a2a.client.errors import InvalidResponseError
-from a2a.protocol import V03, V03_REST, V10, Dialect
+from a2a.protocol import V03, V03_REST, V1_VERSIONS, V10, V11, Dialect
 from a2a.protocol.errors import A2AError
-from a2a.protocol.model import SETTLED_STATES, Artifact, Message, StreamItem, Task, pick, want_object, want_string
+from a2a.protocol.model import (
+    SETTLED_STATES,
+    Artifact,
+    Message,
+    StreamItem,
+    Task,
+    pick,
+    want_int,
+    want_object,
+    want_string,
+)
 from stores.base import TaskPage
 
 T = TypeVar("T")
@@ -23,9 +34,9 @@ _ARTIFACT_KEYS = ("name", "description", "metadata", "extensions")
 
 
 def dialect_of(version: str, binding: str) -> Dialect:
-    """The dialect an interface speaks: v1.0, v0.3 JSON-RPC, or v0.3 HTTP+JSON."""
-    if version == "1.0":
-        return V10
+    """The dialect an interface speaks: 1.1, v1.0, v0.3 JSON-RPC, or v0.3 HTTP+JSON."""
+    if version in V1_VERSIONS:
+        return V11 if version == "1.1" else V10
     return V03_REST if binding == "HTTP+JSON" else V03
 
 
@@ -51,23 +62,27 @@ def render_send(
     accepted_output_modes: list[str] | None = None,
     push_config: dict[str, Any] | None = None,
     metadata: dict[str, Any] | None = None,
+    if_generation_match: int | None = None,
 ) -> dict[str, Any]:
-    """SendMessageRequest params (a message in canonical shape)."""
-    config: dict[str, Any] = {"returnImmediately": not blocking} if d is V10 else {"blocking": blocking}
+    """SendMessageRequest params (a message in canonical shape); ``if_generation_match``
+    (1.1 agents): a follow-up taken only while the task is at that generation."""
+    config: dict[str, Any] = {"returnImmediately": not blocking} if d.version in V1_VERSIONS else {"blocking": blocking}
     if history_length is not None:
         config["historyLength"] = history_length
     if accepted_output_modes:
         config["acceptedOutputModes"] = list(accepted_output_modes)
+    if if_generation_match is not None:
+        config["ifGenerationMatch"] = str(if_generation_match)
     if push_config is not None:
         key = (
             "taskPushNotificationConfig"
-            if d is V10
+            if d.version in V1_VERSIONS
             else "pushNotification"
             if d is V03_REST
             else "pushNotificationConfig"
         )
         rendered = render_push_config(d, {"taskId": message.get("taskId") or "", **push_config})
-        config[key] = rendered if d is V10 else rendered["pushNotificationConfig"]
+        config[key] = rendered if d.version in V1_VERSIONS else rendered["pushNotificationConfig"]
     body: dict[str, Any] = {"message": d.render_message(message), "configuration": config}
     if metadata:
         body["metadata"] = metadata
@@ -79,7 +94,7 @@ def render_push_config(d: Dialect, config: dict[str, Any]) -> dict[str, Any]:
     out = d.render_push_config({**config, "id": config.get("id") or ""})
     out.pop("name", None)  # v0.3 HTTP+JSON: the task comes from the path
     if not config.get("id"):
-        (out if d is V10 else out["pushNotificationConfig"]).pop("id", None)
+        (out if d.version in V1_VERSIONS else out["pushNotificationConfig"]).pop("id", None)
     return out
 
 
@@ -147,7 +162,14 @@ def parse_task(d: Dialect, raw: Any, path: str = "task") -> Task:
         task["history"] = [d.parse_message(m, f"{path}.history[{i}]") for i, m in enumerate(raw["history"])]
     if raw.get("metadata"):
         task["metadata"] = want_object(raw["metadata"], f"{path}.metadata")
+    if (number := parse_generation(raw, path)) is not None:
+        task[generation.KEY] = number
     return task
+
+
+def parse_generation(raw: dict[str, Any], path: str) -> int | None:
+    """The ``generation`` of a 1.1 Task or update (ProtoJSON: an int64 as a string)."""
+    return want_int(raw.get("generation"), f"{path}.generation", minimum=0)
 
 
 def _ids(raw: dict[str, Any], path: str) -> Task:
@@ -165,16 +187,19 @@ def _parse_event(d: Dialect, kind: str, raw: Any) -> StreamItem:
         return StreamItem("message", message=d.parse_message(raw))
     raw = want_object(raw, kind)
     task = _ids(raw, kind)
+    number = parse_generation(raw, kind)
     if kind == "status":
         task["status"] = parse_status(d, raw.get("status") or {}, f"{kind}.status")
         final = raw.get("final")
-        return StreamItem("status", task=task, final=bool(final) if final is not None else _settled(task))
+        final = bool(final) if final is not None else _settled(task)
+        return StreamItem("status", task=task, final=final, seq=number)
     return StreamItem(
         "artifact",
         task=task,
         artifact=parse_artifact(d, raw.get("artifact"), f"{kind}.artifact"),
         append=bool(raw.get("append")),
         last_chunk=bool(pick(raw, "lastChunk")),
+        seq=number,
     )
 
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Regenerate a2a_pb2.py, a2a_pb2.pyi and a2a_pb2_grpc.py from a2a.proto (the A2A v1.0
-# specification's, copied verbatim) with grpcio-tools; the generated files are committed
+# Regenerate a2a_pb2.py, a2a_pb2.pyi and a2a_pb2_grpc.py from a2a.proto (the A2A v1.1
+# draft's, copied verbatim: v1.0's plus the task generation fields, so a v1.0 client's
+# messages read the same) with grpcio-tools; the generated files are committed
 # (as the official SDK does), so installing the `grpc` extra needs no compiler.
 # google/api/*.proto come from googleapis-common-protos, google/protobuf/*.proto from
 # grpcio-tools. The committed files were made with grpcio-tools 1.73.1 (protobuf 6.31
 # gencode, so they run on protobuf 6.31+ and grpcio 1.73.1+: the `grpc` extra's bounds)
-# from a2a.proto of A2A v1.0 (sha256 e195bf96ab630c69797851970203e1b2b6b19528f2e9803b7d904b91a5104016).
+# from a2a.proto of the A2A v1.1 draft, dev-1.1 after pull request 1810
+# (sha256 132233188254f216309f809d32e80590e8e8928cf8b0d24484eccc5999c7c981).
 # A newer grpcio-tools raises both bounds: change the extra with it.
 # Usage: a2a/grpc/generate.sh [PYTHON] (default: .venv/bin/python; one with grpcio-tools)
 set -euo pipefail

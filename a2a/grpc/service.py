@@ -5,11 +5,12 @@ One mechanism converts: a request message becomes its ProtoJSON
 (the JSON-RPC params of the same method); the dialect's rendering of the result is
 ProtoJSON too, read back into the response message (``json_format.ParseDict``). Each
 servicer method is the JSON-RPC binding's method of the same name
-(:data:`a2a.service.methods.METHODS`) with the v1.0 dialect, called with
-``CallContext(binding="grpc", version="1.0", caller=...)``.
+(:data:`a2a.service.methods.METHODS`) with the v1.0 dialect (1.1's for ``a2a-version:
+1.1``), called with ``CallContext(binding="grpc", version="1.0", caller=...)``.
 
-Service parameters come as metadata (spec 10.2): ``a2a-version`` (empty or ``1.0``;
-this binding speaks v1.0's proto only), ``a2a-extensions``, and the credentials the
+Service parameters come as metadata (spec 10.2): ``a2a-version`` (empty or ``1.0``, or
+``1.1``: the proto is the 1.1 draft's, v1.0's plus the generation fields, which only a
+1.1 call is answered with), ``a2a-extensions``, and the credentials the
 authentication classes read (``authorization``, ``x-api-key``). Errors are
 ``google.rpc.Status`` with the gRPC code of spec 5.4 and an ``ErrorInfo`` detail (and
 ``BadRequest`` naming the field of invalid params) in ``grpc-status-details-bin``.
@@ -31,12 +32,12 @@ from a2a.conf import a2a_settings
 from a2a.grpc import a2a_pb2 as pb
 from a2a.grpc import a2a_pb2_grpc
 from a2a.handlers.credentials import credential_headers
-from a2a.protocol import V10, dialect_for
+from a2a.protocol import V1_VERSIONS, V10, Dialect, dialect_for
 from a2a.protocol.errors import A2AError, InvalidRequestError, VersionNotSupportedError
 from a2a.protocol.model import shown
 from a2a.service.context import CallContext
 from a2a.service.errors import client_error
-from a2a.service.methods import METHODS, Stream
+from a2a.service.methods import METHODS, Held, Stream
 
 #: The detail types a Status carries; imported so ``ParseDict`` knows their ``@type``.
 DETAIL_TYPES = (error_details_pb2.ErrorInfo, error_details_pb2.BadRequest)
@@ -91,10 +92,10 @@ async def call_context(context: grpc.aio.ServicerContext) -> CallContext:
     metadata = [(key.lower(), value) for key, value in context.invocation_metadata() or () if isinstance(value, str)]
     values = dict(metadata)
     version = values.get("a2a-version", "").strip()
-    if version and dialect_for(version) is not V10:  # an unknown version raises here too
+    if version and dialect_for(version).version not in V1_VERSIONS:  # an unknown version raises here too
         raise VersionNotSupportedError(
-            f"A2A version {version} has no gRPC binding here; this service is A2A 1.0's a2a.proto",
-            metadata={"requestedVersion": version, "supportedVersions": "1.0"},
+            f"A2A version {version} has no gRPC binding here; this service is A2A 1.0's a2a.proto (and 1.1's)",
+            metadata={"requestedVersion": version, "supportedVersions": "1.0,1.1"},
         )
     agent = call_agent(values)
     caller = await auth.authenticate_headers(metadata, agent)
@@ -103,7 +104,7 @@ async def call_context(context: grpc.aio.ServicerContext) -> CallContext:
     credentials = tuple(credential_headers(lambda name: values.get(name.lower())).items())
     return CallContext(
         caller=caller,
-        version="1.0",
+        version=version or "1.0",
         binding="grpc",
         origin=origin,
         extensions=extensions,
@@ -111,6 +112,11 @@ async def call_context(context: grpc.aio.ServicerContext) -> CallContext:
         credentials=credentials,
         last_event_id=values.get("last-event-id", ""),
     )
+
+
+def dialect_of(ctx: CallContext) -> Dialect:
+    """The dialect a call is answered in: v1.0, or 1.1 (with the generation fields)."""
+    return dialect_for(ctx.version)
 
 
 async def abort(context: grpc.aio.ServicerContext, error: A2AError) -> NoReturn:
@@ -131,7 +137,10 @@ def unary(name: str, response_class: type[Response]) -> Callable[..., Awaitable[
 
     async def call(self: Any, request: ProtoMessage, context: grpc.aio.ServicerContext) -> Response:
         try:
-            result = await method(V10, to_json(request), await call_context(context))
+            ctx = await call_context(context)
+            result = await method(dialect_of(ctx), to_json(request), ctx)
+            if isinstance(result, Held):  # a long-poll: no thread waits here
+                result = await result.answer()
             return to_message(result or {}, response_class)  # a deletion renders as nothing: Empty
         except Exception as exc:
             await abort(context, client_error(exc, "gRPC call"))
@@ -151,11 +160,13 @@ def streaming(name: str) -> Callable[..., AsyncIterator[pb.StreamResponse]]:
         self: Any, request: ProtoMessage, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.StreamResponse]:  # grpcio serves async generators as streams
         try:
-            stream: Stream = await method(V10, to_json(request), await call_context(context))
+            ctx = await call_context(context)
+            dialect = dialect_of(ctx)
+            stream: Stream = await method(dialect, to_json(request), ctx)
             try:
                 async for item in stream.items:
                     if item.kind != "keepalive":
-                        yield to_message(V10.render_stream_item(item), pb.StreamResponse)
+                        yield to_message(dialect.render_stream_item(item), pb.StreamResponse)
             finally:
                 await stream.items.aclose()  # type: ignore[attr-defined]
         except Exception as exc:

@@ -98,7 +98,7 @@ class HandlerRequest:
     owner: str = ""
     #: The tenant the task was created under ("" for none): the context is the owner's in it.
     tenant: str = ""
-    #: The protocol version the client spoke: "1.0" or "0.3".
+    #: The protocol version the client spoke: "1.0", "1.1" or "0.3".
     version: str = "1.0"
     #: How it called: "jsonrpc", "rest", "grpc", "browser" (the browsable agent page), or
     #: "internal" (this process's own code).
@@ -239,14 +239,18 @@ class HandlerRequest:
         return saved is not None
 
     def _save(self, change: lifecycle.Change, event: lifecycle.EventFor | None = None) -> Task | None:
-        """Save ``change`` to the task (creating it first if the handler answers
-        directly and this is its first task-visible act); None when not saved."""
+        """Save ``change`` to the task; None when not saved. When the handler answers
+        directly and this is its first task-visible act, the act creates the task: one
+        event, the task's first, rather than a creation in ``working`` and the act after it
+        (a stream opening between the two showed ``working`` twice)."""
         if self._settled is not None:
             logger.warning(
                 "task %s: the handler already set %s; a later update is ignored", self.task_id, self._settled
             )
             return None
-        self.create()
+        created = self.create(change)
+        if created is not None:
+            return created
         return lifecycle.transition_sync(self._store(), self.task_id, change, event)
 
     # --- artifacts ------------------------------------------------------------------
@@ -362,17 +366,21 @@ class HandlerRequest:
         update, or with :meth:`create`, then call ``on_create`` with it."""
         self._pending, self._on_create = task, on_create
 
-    def create(self) -> None:
-        """Save the deferred task now (``working``, leased to this process); a no-op
-        when it exists."""
+    def create(self, change: lifecycle.Change | None = None) -> Task | None:
+        """Save the deferred task now (``working``, leased to this process, with
+        ``change`` applied: the handler's first act); the task saved, or None when it
+        existed already (or ``change`` declined: the task is saved without it)."""
         with self._lock:
             task = self._pending
             if task is None:
-                return
-            saved = lifecycle.create_sync(self._store(), set_status(task, "working"), runs=1)
+                return None
+            first = set_status(task, "working")
+            changed = change(first) if change is not None else first
+            saved = lifecycle.create_sync(self._store(), changed if changed is not None else first, runs=1)
             self._pending = None
         if self._on_create is not None:
             self._on_create(dict(saved))
+        return saved if changed is not None else None
 
     @classmethod
     def for_task(

@@ -28,6 +28,17 @@ def requested_version(request: HttpRequest) -> str | None:
     return meta.get("HTTP_A2A_VERSION") or (request.GET.get("A2A-Version") if meta.get("QUERY_STRING") else None)
 
 
+def later_response(body: Callable[[], Coroutine[Any, Any, bytes]], content_type: str) -> StreamingHttpResponse:
+    """A response whose head goes now and whose one body chunk, ``body()``, when it is
+    known (a held long-poll): streamed, so the middleware chain's worker thread lets go of
+    it at once, and a client that leaves cancels the wait (a2a/asgi.py)."""
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield await body()
+
+    return StreamingHttpResponse(chunks(), content_type=content_type, headers={"Cache-Control": "no-store"})
+
+
 def event_stream(events: AsyncIterator[bytes]) -> StreamingHttpResponse:
     """An SSE response that no proxy buffers or caches."""
     return StreamingHttpResponse(

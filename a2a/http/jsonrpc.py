@@ -10,19 +10,26 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 import orjson
 
 from a2a.core import tracing
 from a2a.http.sse import SSE, error_stream, sse_stream
-from a2a.protocol import V03, Dialect, dialect_for, limits
+from a2a.protocol import V03, V1_VERSIONS, Dialect, dialect_for, limits
 from a2a.protocol.errors import A2AError, InvalidRequestError, JSONParseError, MethodNotFoundError
 from a2a.protocol.model import StreamItem
 from a2a.service.context import INTERNAL, CallContext, check_tenant
 from a2a.service.errors import client_error
-from a2a.service.methods import METHODS, Stream
+from a2a.service.methods import METHODS, Held, Stream
+
+
+class Later:
+    """A JSON-RPC answer whose bytes are known later (a held long-poll): ``body()``."""
+
+    def __init__(self, body: Callable[[], Coroutine[Any, Any, bytes]]) -> None:
+        self.body = body
 
 
 def _error(dialect: Dialect, request_id: Any, error: A2AError) -> dict[str, Any]:
@@ -72,10 +79,11 @@ V03_STREAMING = frozenset({"message/stream", "tasks/resubscribe"})
 
 async def _call(
     dialect: Dialect, request: Any, ctx: CallContext, *, batched: bool = False, version: str | None = None
-) -> dict[str, Any] | SSE | None:
+) -> dict[str, Any] | SSE | Later | None:
     """Answer one request object; None for a notification; an SSE stream for a
     streaming method (primed: errors before its first event are plain errors, except
-    for v0.3's streaming methods, whose errors are a stream of that one error)."""
+    for v0.3's streaming methods, whose errors are a stream of that one error); a
+    :class:`Later` for a held long-poll."""
     if not isinstance(request, dict):
         return _error(dialect, None, InvalidRequestError("A JSON-RPC request must be an object"))
     request_id = request.get("id")
@@ -97,7 +105,7 @@ async def _call(
             raise MethodNotFoundError(f"Method not found: {method_name[:100]}")
         params = request.get("params")
         limits.check_nesting(params)  # deeper than any answer could be written
-        tenant = params.get("tenant") if dialect.version == "1.0" and isinstance(params, dict) else None
+        tenant = params.get("tenant") if dialect.version in V1_VERSIONS and isinstance(params, dict) else None
         if tenant or tracing.enabled():  # v1.0 "tenant" scopes the request's tasks (spec 8.3.2)
             ctx = dataclasses.replace(ctx, tenant=check_tenant(tenant, "params.tenant"), method=method_name)
         result = await method(dialect, params, ctx)
@@ -106,6 +114,10 @@ async def _call(
                 raise InvalidRequestError("A streaming method must be a single request with an id, not batched")
             first = await anext(result.items)
             return _sse(dialect, request_id, first, result.items)
+        if isinstance(result, Held):
+            if not batched and "id" in request:
+                return Later(lambda: _answer(dialect, request_id, result, method_name))
+            result = await result.answer()  # a batch is answered whole: it waits in place
     except Exception as exc:
         response = _error(dialect, request_id, client_error(exc, f"JSON-RPC {method_name}"))
     else:
@@ -115,6 +127,14 @@ async def _call(
     if sse_errors:  # a v0.3 request (by its A2A-Version) for a v0.3 streaming method
         return error_stream(_dumps(response))
     return response
+
+
+async def _answer(dialect: Dialect, request_id: Any, held: Held, method_name: str) -> bytes:
+    """The response of a held request, once it is known."""
+    try:
+        return _dumps({"jsonrpc": "2.0", "id": request_id, "result": await held.answer()})
+    except Exception as exc:
+        return _dumps(_error(dialect, request_id, client_error(exc, f"JSON-RPC {method_name}")))
 
 
 def _sse(dialect: Dialect, request_id: Any, first: StreamItem, items: AsyncIterator[StreamItem]) -> SSE:
@@ -135,9 +155,10 @@ def _dumps(payload: Any) -> bytes:
     return orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
 
 
-async def handle(body: bytes, version: str | None, ctx: CallContext = INTERNAL) -> bytes | SSE | None:
+async def handle(body: bytes, version: str | None, ctx: CallContext = INTERNAL) -> bytes | SSE | Later | None:
     """Answer a JSON-RPC HTTP body: the response bytes, an SSE stream (streaming
-    methods), or None when nothing is to be sent (notifications)."""
+    methods), a :class:`Later` (a held long-poll), or None when nothing is to be sent
+    (notifications)."""
     try:
         payload = orjson.loads(body)
     except orjson.JSONDecodeError as exc:

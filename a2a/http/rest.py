@@ -36,10 +36,10 @@ from a2a import auth
 from a2a.agents import Agent
 from a2a.core import replay, tracing
 from a2a.http import media
-from a2a.http.common import call_context, event_stream, request_agent
+from a2a.http.common import call_context, event_stream, later_response, request_agent
 from a2a.http.media import A2A_JSON, JSON
 from a2a.http.sse import sse_stream
-from a2a.protocol import V10, Dialect, limits, rest_dialect_for
+from a2a.protocol import V1_VERSIONS, V10, Dialect, limits, rest_dialect_for
 from a2a.protocol.errors import (
     ERROR_NAMES,
     A2AError,
@@ -47,7 +47,7 @@ from a2a.protocol.errors import (
     JSONParseError,
     MethodNotFoundError,
 )
-from a2a.service import operations
+from a2a.service import methods, operations
 from a2a.service import push_configs as configs
 from a2a.service.card import extended_card
 from a2a.service.context import CallContext, check_tenant
@@ -85,9 +85,9 @@ def error_body(dialect: Dialect, error: A2AError) -> dict[str, Any]:
 
 
 def _content_type(dialect: Dialect, request: HttpRequest) -> str:
-    """``application/a2a+json`` in v1.0 (spec 11.1), ``application/json`` in v0.3, unless
-    the request's ``Accept`` prefers the other (:mod:`a2a.http.media`)."""
-    offered = (A2A_JSON, JSON) if dialect.version == "1.0" else (JSON, A2A_JSON)
+    """``application/a2a+json`` in v1.0 and v1.1 (spec 11.1), ``application/json`` in v0.3,
+    unless the request's ``Accept`` prefers the other (:mod:`a2a.http.media`)."""
+    offered = (A2A_JSON, JSON) if dialect.version in V1_VERSIONS else (JSON, A2A_JSON)
     return media.preferred(request.headers.get("Accept"), offered)
 
 
@@ -196,7 +196,17 @@ async def _send_streaming(d: Dialect, request: HttpRequest, kw: dict[str, str], 
 
 
 async def _get(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
-    return d.render_task(await operations.get_task(d.parse_get({**_query(request), "id": kw["task_id"]}), ctx))
+    result = await methods.get(d, {**_query(request), "id": kw["task_id"]}, ctx)
+    if not isinstance(result, methods.Held):
+        return result
+
+    async def body() -> bytes:  # the head (200) is out: an error now is told in the body
+        try:
+            return _dumps(await result.answer())
+        except Exception as exc:
+            return _dumps(error_body(d, client_error(exc, f"REST {request.path}")))
+
+    return later_response(body, _content_type(d, request))
 
 
 async def _list(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:

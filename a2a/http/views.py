@@ -13,7 +13,7 @@ from django.views.decorators.csrf import csrf_exempt
 from a2a import auth
 from a2a.conf import a2a_settings
 from a2a.http import jsonrpc, media
-from a2a.http.common import call_context, event_stream, public_url, request_agent, requested_version
+from a2a.http.common import call_context, event_stream, later_response, public_url, request_agent, requested_version
 from a2a.http.discovery import catalog_link
 from a2a.protocol import V03, dialect_for, limits
 from a2a.protocol.errors import A2AError, InvalidRequestError
@@ -50,6 +50,8 @@ async def jsonrpc_endpoint(request: HttpRequest) -> HttpResponseBase:
         return HttpResponse(status=204)
     if isinstance(payload, bytes):
         return HttpResponse(payload, content_type=content_type)
+    if isinstance(payload, jsonrpc.Later):
+        return later_response(payload.body, content_type)
     return event_stream(payload)
 
 

@@ -2,7 +2,8 @@
 
 Which dialect a request speaks comes from its ``A2A-Version`` (header or query
 parameter): empty or ``0.3`` is v0.3 (and the toolnexus dialect, which is v0.3
-payloads under v1.0 method names), ``1.0`` is v1.0. The HTTP+JSON binding's v0.3 is
+payloads under v1.0 method names), ``1.0`` is v1.0, ``1.1`` the 1.1 draft (v1.0 and the
+task's ``generation``: :mod:`a2a.protocol.v11`). The HTTP+JSON binding's v0.3 is
 another wire format (the ProtoJSON of v0.3's gRPC messages): :func:`rest_dialect_for`.
 """
 
@@ -13,13 +14,17 @@ from a2a.protocol.model import shown
 from a2a.protocol.v03 import V03Dialect, v10_parts_v03_role, v10_shaped
 from a2a.protocol.v03rest import V03RestDialect
 from a2a.protocol.v10 import V10Dialect, V10ObjectsV03Names
+from a2a.protocol.v11 import V11Dialect
 
 V03 = V03Dialect()
 V10 = V10Dialect()
+V11 = V11Dialect()
 V03_REST = V03RestDialect()
 V10_V03_NAMES = V10ObjectsV03Names()  # fasta2a's: never named by a version, only by a payload
-DIALECTS = {"": V03, "0.3": V03, "1.0": V10}
-SUPPORTED_VERSIONS = ("0.3", "1.0")
+DIALECTS = {"": V03, "0.3": V03, "1.0": V10, "1.1": V11}
+SUPPORTED_VERSIONS = ("0.3", "1.0", "1.1")
+#: The versions whose objects are v1.0's (1.1 adds fields to them).
+V1_VERSIONS = frozenset({"1.0", "1.1"})
 
 Dialect = V03Dialect
 

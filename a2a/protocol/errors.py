@@ -126,6 +126,20 @@ class VersionNotSupportedError(A2AError):
     status = "FAILED_PRECONDITION"
 
 
+class TaskGenerationMismatchError(A2AError):
+    """A follow-up's ``ifGenerationMatch`` (A2A 1.1, spec 3.2.7) is not the task's generation."""
+
+    code, reason, http_status = -32010, "TASK_GENERATION_MISMATCH", 409
+    default_message = "Task generation mismatch"
+    status = "ABORTED"
+
+    def __init__(self, task_id: str, expected: int, current: int) -> None:
+        super().__init__(
+            f"Task generation mismatch: expected {expected} but current generation is {current}",
+            metadata={"taskId": task_id, "expectedGeneration": expected, "currentGeneration": current},
+        )
+
+
 #: The spec's name of each error code (``TaskNotFoundError``...), as v0.3 HTTP+JSON
 #: error bodies carry it in ``type``.
 ERROR_NAMES: dict[int, str] = {
@@ -145,5 +159,6 @@ ERROR_NAMES: dict[int, str] = {
         ExtendedAgentCardNotConfiguredError,
         ExtensionSupportRequiredError,
         VersionNotSupportedError,
+        TaskGenerationMismatchError,
     )
 }

@@ -151,6 +151,8 @@ class SendParams:
     metadata: dict[str, Any] | None = None
     #: A push notification config for the task (its ``task_id`` is filled in once the task exists).
     push_config: PushConfigParams | None = None
+    #: A follow-up's precondition (A2A 1.1 ``ifGenerationMatch``): the task's generation it expects.
+    if_generation_match: int | None = None
 
 
 @dataclass
@@ -160,6 +162,9 @@ class GetParams:
     #: SubscribeToTask: the number of the last stream event the client saw (resumable
     #: streams, :mod:`a2a.core.replay`), None for a new stream.
     last_event_id: int | None = None
+    #: GetTask long-poll (A2A 1.1 ``currentGeneration``): answer once the task's
+    #: generation is past it (or the wait times out); None answers at once.
+    current_generation: int | None = None
 
 
 @dataclass

@@ -11,11 +11,13 @@ from typing import Any
 from a2a.protocol import limits
 from a2a.protocol.errors import A2AError, InvalidParamsError
 from a2a.protocol.model import (
+    GetParams,
     Message,
     Part,
     PushConfigListParams,
     PushConfigParams,
     PushConfigRef,
+    SendParams,
     StreamItem,
     Task,
     pick,
@@ -195,6 +197,22 @@ class V10Dialect(V03Dialect):
             if artifact.get(key):
                 out[key] = artifact[key]
         return out
+
+    def parse_send(self, params: Any) -> SendParams:
+        """v0.3's, with A2A 1.1's ``configuration.ifGenerationMatch`` (same package, additive)."""
+        parsed = super().parse_send(params)
+        config = params.get("configuration")
+        if isinstance(config, dict):
+            parsed.if_generation_match = want_int(
+                pick(config, "ifGenerationMatch"), "configuration.ifGenerationMatch", minimum=0
+            )
+        return parsed
+
+    def parse_get(self, params: Any) -> GetParams:
+        """v0.3's, with A2A 1.1's ``currentGeneration`` (a GetTask long-poll)."""
+        parsed = super().parse_get(params)
+        parsed.current_generation = want_int(pick(params, "currentGeneration"), "currentGeneration", minimum=0)
+        return parsed
 
     def parse_blocking(self, config: dict[str, Any], *, given: bool = True) -> bool:
         # v1.0: "returnImmediately": false (the default) means wait.

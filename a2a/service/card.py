@@ -20,7 +20,7 @@ from a2a.agents import Agent
 from a2a.conf import a2a_settings
 from a2a.core import replay
 from a2a.handlers.skills import get_skills
-from a2a.protocol import Dialect
+from a2a.protocol import V1_VERSIONS, Dialect
 from a2a.protocol.errors import ExtendedAgentCardNotConfiguredError, UnsupportedOperationError
 from a2a.protocol.signing import Signer
 from a2a.push import tokens
@@ -84,11 +84,12 @@ def _build_card(endpoint: str, *, version: str, rest: str | None = None, agent: 
     card: dict[str, Any] = {
         "name": conf.AGENT_NAME,
         "description": conf.AGENT_DESCRIPTION,
-        # Both bindings in both versions (v0.3's HTTP+JSON is the ProtoJSON of its gRPC
-        # messages, served under the same URL: its clients put "/v1" before each path).
+        # Both bindings in every version (v0.3's HTTP+JSON is the ProtoJSON of its gRPC
+        # messages, served under the same URL: its clients put "/v1" before each path;
+        # 1.1, the draft, is v1.0 with the task's generation: A2A-Version 1.1 asks for it).
         "supportedInterfaces": [
             {"url": url, "protocolBinding": binding, "protocolVersion": protocol}
-            for protocol in ("1.0", "0.3")
+            for protocol in ("1.0", "1.1", "0.3")
             for binding, url in interfaces
         ],
         "version": conf.AGENT_VERSION,
@@ -101,16 +102,17 @@ def _build_card(endpoint: str, *, version: str, rest: str | None = None, agent: 
         "defaultOutputModes": list(conf.OUTPUT_MODES),
         "skills": skills(agent),
     }
-    if a2a_settings.GRPC_URL:  # the gRPC binding (a2a.grpc) speaks v1.0's a2a.proto only
-        card["supportedInterfaces"].append(
-            {"url": a2a_settings.GRPC_URL, "protocolBinding": "GRPC", "protocolVersion": "1.0"}
-        )
+    if a2a_settings.GRPC_URL:  # the gRPC binding (a2a.grpc): the 1.1 draft's a2a.proto, which is 1.0's and more
+        card["supportedInterfaces"] += [
+            {"url": a2a_settings.GRPC_URL, "protocolBinding": "GRPC", "protocolVersion": protocol}
+            for protocol in ("1.0", "1.1")
+        ]
     if conf.PROVIDER_ORGANIZATION:
         card["provider"] = {"organization": conf.PROVIDER_ORGANIZATION, "url": conf.PROVIDER_URL}
     if conf.DOCUMENTATION_URL:
         card["documentationUrl"] = conf.DOCUMENTATION_URL
     extended = extended_card_available(agent)
-    if version == "1.0":
+    if version in V1_VERSIONS:  # (a 1.1 card is a v1.0 one)
         card["capabilities"]["extendedAgentCard"] = extended
         card.update(auth.card_security("1.0", agent))
         return card

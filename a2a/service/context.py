@@ -25,7 +25,7 @@ class CallContext:
     """One request's caller and protocol.
 
     ``caller``: the authenticated principal, ``""`` on an agent without
-    authentication. ``version``: ``"1.0"`` or ``"0.3"``. ``binding``: ``"jsonrpc"``,
+    authentication. ``version``: ``"1.0"``, ``"1.1"`` or ``"0.3"``. ``binding``: ``"jsonrpc"``,
     ``"rest"``, ``"grpc"``, ``"browser"`` (the browsable agent page) or ``"internal"``
     (calls from this process's own code). ``origin``: the public base URL the request
     reached (``A2A_PUBLIC_URL`` or scheme and host), for the URLs the extended card

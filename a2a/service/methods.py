@@ -7,6 +7,7 @@ method is written once for both.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -25,7 +26,18 @@ async def send(d: Dialect, params: Any, ctx: CallContext) -> Any:
 
 
 async def get(d: Dialect, params: Any, ctx: CallContext) -> Any:
-    return d.render_task(await operations.get_task(d.parse_get(params), ctx))
+    """GetTask; a long-poll (``currentGeneration``) that must wait is :class:`Held`."""
+    parsed = d.parse_get(params)
+    if parsed.current_generation is None:
+        return d.render_task(await operations.get_task(parsed, ctx))
+    now = await operations.get_task(dataclasses.replace(parsed, current_generation=None), ctx)
+    if operations.answered_at_once(now, parsed.current_generation):
+        return d.render_task(now)
+
+    async def answer() -> Any:
+        return d.render_task(await operations.get_task(parsed, ctx))
+
+    return Held(answer)
 
 
 async def cancel(d: Dialect, params: Any, ctx: CallContext) -> Any:
@@ -65,6 +77,17 @@ class Stream:
 
     def __init__(self, items: AsyncIterator[StreamItem]) -> None:
         self.items = items
+
+
+class Held:
+    """What a method returns when its answer waits on the event bus (a long-poll
+    GetTask): ``answer()`` gives the rendered result once it is known. An HTTP binding
+    sends the response's head at once and its body then, so no thread waits meanwhile
+    (the middleware chain's worker is free once the head is out: a2a/http/chain.py);
+    gRPC, which has no such worker, awaits it."""
+
+    def __init__(self, answer: Callable[[], Awaitable[Any]]) -> None:
+        self.answer = answer
 
 
 async def stream(d: Dialect, params: Any, ctx: CallContext) -> Any:

@@ -22,6 +22,7 @@ from a2a.protocol import limits
 from a2a.protocol.errors import (
     ContentTypeNotSupportedError,
     InvalidParamsError,
+    TaskGenerationMismatchError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -49,7 +50,7 @@ from a2a.runtime.runner import get_runner
 from a2a.service import push_configs
 from a2a.service.context import INTERNAL, CallContext
 from stores.base import TaskPage, TaskQuery
-from stores.fields import DELEGATIONS, task_seq, task_version
+from stores.fields import DELEGATIONS, task_generation, task_seq, task_version
 
 
 def _new_task(ctx: CallContext, params: SendParams) -> Task:
@@ -77,7 +78,7 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
     push_config = await push_configs.check_send_config(params.push_config)  # refused before any task exists
     message = params.message
     if message.get("taskId"):
-        task = await _continue(ctx, message)
+        task = await _continue(ctx, message, params.if_generation_match)
     else:
         task = await _offloaded(ctx, _new_task(ctx, params))
         async with _discarded_unless_saved(ctx, task["id"], files.referenced(task)):
@@ -410,8 +411,11 @@ def check_input_modes(message: Message, accepted: list[str] | None = None) -> No
             )
 
 
-async def _continue(ctx: CallContext, message: Message) -> Task:
-    """Append a follow-up message to a task waiting for input and resubmit it."""
+async def _continue(ctx: CallContext, message: Message, expected: int | None = None) -> Task:
+    """Append a follow-up message to a task waiting for input and resubmit it; with
+    ``expected`` (A2A 1.1 ``ifGenerationMatch``), only while the task's generation is
+    that: checked on the stored task in the very compare-and-swap save, so of two
+    follow-ups expecting the same generation exactly one is taken."""
     task_id = message["taskId"]
     trace = tracing.carrier()
     file_bytes, written = await _offload_follow_up(ctx, message)
@@ -420,6 +424,8 @@ async def _continue(ctx: CallContext, message: Message) -> Task:
         state = task_state(task)
         if not ctx.owns(task):
             raise TaskNotFoundError(task_id)
+        if expected is not None and task_generation(task) != expected:
+            raise TaskGenerationMismatchError(task_id, expected, task_generation(task))
         if file_bytes is not None:
             task[files.FILE_BYTES] = file_bytes
         if lifecycle.is_terminal(task):
@@ -489,8 +495,40 @@ async def load_task(task_id: str, ctx: CallContext = INTERNAL) -> Task:
 
 
 async def get_task(params: GetParams, ctx: CallContext = INTERNAL) -> Task:
+    """GetTask; with ``current_generation`` (A2A 1.1 long-poll), see :func:`_past`."""
     with tracing.operation("GetTask", ctx, params.id):
-        return with_history(await load_task(params.id, ctx), params.history_length)
+        if params.current_generation is None:
+            task = await load_task(params.id, ctx)
+        else:
+            task = await _past(params.id, params.current_generation, ctx)
+        return with_history(task, params.history_length)
+
+
+def answered_at_once(task: Task, generation: int) -> bool:
+    """Whether a long-poll past ``generation`` is answered with ``task`` without waiting:
+    the task is past it, or terminal (it never moves again)."""
+    return task_generation(task) > generation or lifecycle.is_terminal(task)
+
+
+async def _past(task_id: str, generation: int, ctx: CallContext) -> Task:
+    """The task once its generation is past ``generation``: at once when it is (or when
+    the task is terminal: it never moves again), else when an event says it moved, else
+    as it stands after ``A2A_LONG_POLL_TIMEOUT``. The request waits on the bus (the
+    subscription first, then the read: no change falls between), holding no thread and
+    reading the store only when the task moved; a client that leaves cancels it, and
+    the subscription goes with it."""
+    with bus.subscribe(task_id, ctx.store) as events:
+        await events.ready()
+        task = await load_task(task_id, ctx)
+        try:
+            async with asyncio.timeout(a2a_settings.LONG_POLL_TIMEOUT):
+                while not answered_at_once(task, generation):
+                    event = await events.get()  # (a "sync" event: the store says, whatever the bus lost)
+                    if event.kind == "sync" or task_generation(event.task) > generation:
+                        task = await load_task(task_id, ctx)
+        except TimeoutError:
+            task = await load_task(task_id, ctx)  # the task as it stands
+        return task
 
 
 async def cancel_task(params: CancelParams, ctx: CallContext = INTERNAL) -> Task:

@@ -27,6 +27,8 @@ from a2a.asgi import get_asgi_application
 TESTSERVER = "http://testserver"
 #: The JSON-RPC endpoint and the HTTP+JSON prefixes of the project's ``a2a.urls``.
 JSONRPC_PATH = "/a2a/"
+#: The versions whose objects are v1.0's (1.1 adds the task's generation).
+V1 = ("1.0", "1.1")
 REST_PATHS = {"1.0": "/a2a/rest", "0.3": "/a2a/rest/v1"}
 #: ``SendMessage`` and ``SendStreamingMessage`` by protocol version.
 SEND_METHODS = {"1.0": ("SendMessage", "SendStreamingMessage"), "0.3": ("message/send", "message/stream")}
@@ -51,8 +53,8 @@ def v03_message(text: str, **extra: Any) -> dict[str, Any]:
 
 
 def message(text: str, version: str | None = "1.0", **extra: Any) -> dict[str, Any]:
-    """A user message in the shape of ``version`` ("1.0", or v0.3 for anything else)."""
-    return v10_message(text, **extra) if version == "1.0" else v03_message(text, **extra)
+    """A user message in the shape of ``version`` ("1.0" or "1.1", or v0.3 for anything else)."""
+    return v10_message(text, **extra) if version in V1 else v03_message(text, **extra)
 
 
 def rpc_body(method: str, params: Any = UNSET, request_id: Any = 1) -> dict[str, Any]:
@@ -82,7 +84,7 @@ def send_params(
     msg.update({key: value for key, value in (("taskId", task_id), ("contextId", context_id)) if value is not None})
     config = dict(configuration or {})
     if blocking is not None:
-        config.update({"returnImmediately": not blocking} if version == "1.0" else {"blocking": blocking})
+        config.update({"returnImmediately": not blocking} if version in V1 else {"blocking": blocking})
     return {"message": msg, **({"configuration": config} if config else {}), **extra}
 
 
@@ -155,7 +157,7 @@ class WireClient:
         """``path`` under the HTTP+JSON prefix of ``version`` (``/message:send`` ...), on
         this client's agent."""
         version = self.version if version is UNSET else version
-        prefix = REST_PATHS["1.0" if version == "1.0" else "0.3"]
+        prefix = REST_PATHS["1.0" if version in V1 else "0.3"]
         if self.agent is not None:
             prefix = get_agent(self.agent).path("rest") + prefix.removeprefix(REST_PATHS["1.0"])
         return prefix + path
@@ -318,7 +320,7 @@ class WireClient:
     def _send_call(self, text_or_message: Any, version: Any, params: dict[str, Any], *, stream: bool):
         version = self.version if version is UNSET else version
         kwargs = {"version": version, **({"headers": params.pop("headers")} if "headers" in params else {})}
-        method = SEND_METHODS["1.0" if version == "1.0" else "0.3"][stream]
+        method = SEND_METHODS["1.0" if version in V1 else "0.3"][stream]
         return method, send_params(text_or_message, version, **params), kwargs
 
 

@@ -209,7 +209,8 @@ def test_sdk_push_config_in_send_message(run_client, server, receiver, tmp_path,
 def test_the_card_offers_both_bindings_in_both_versions(server):
     """What the SDK's factory chose from above: every (binding, version) pair, in the
     v1.0 ``supportedInterfaces`` and in the v0.3 ``additionalInterfaces``; gRPC in v1.0
-    only (a v0.3 gRPC client speaks v0.3's proto)."""
+    and 1.1 only (a v0.3 gRPC client speaks v0.3's proto). The 1.1 entries (the draft)
+    do not change what the SDK's 1.0 client picks."""
     card = httpx.get(f"{server}/.well-known/agent-card.json").json()
     rest = f"{server}/a2a/rest"
     assert card["additionalInterfaces"] == [
@@ -220,8 +221,11 @@ def test_the_card_offers_both_bindings_in_both_versions(server):
     assert offered == {
         ("JSONRPC", "1.0"): card["url"],
         ("HTTP+JSON", "1.0"): rest,
+        ("JSONRPC", "1.1"): card["url"],
+        ("HTTP+JSON", "1.1"): rest,
         ("JSONRPC", "0.3"): card["url"],
         ("HTTP+JSON", "0.3"): rest,
         ("GRPC", "1.0"): offered[("GRPC", "1.0")],
+        ("GRPC", "1.1"): offered[("GRPC", "1.0")],
     }
     assert offered[("GRPC", "1.0")].startswith("127.0.0.1:")

@@ -130,6 +130,8 @@ def test_card_without_version_serves_both_generations():
     assert interfaces == {
         ("JSONRPC", "1.0"): "http://testserver/a2a/",
         ("HTTP+JSON", "1.0"): "http://testserver/a2a/rest",
+        ("JSONRPC", "1.1"): "http://testserver/a2a/",
+        ("HTTP+JSON", "1.1"): "http://testserver/a2a/rest",
         ("JSONRPC", "0.3"): "http://testserver/a2a/",
         ("HTTP+JSON", "0.3"): "http://testserver/a2a/rest",
     }

@@ -3,9 +3,10 @@
 ``URL`` is the agent's base URL (its card is read from ``/.well-known/agent-card.json``
 to find the JSON-RPC endpoint), the card's own URL, or the JSON-RPC endpoint itself.
 The message goes out non-blocking (through :mod:`a2a.client`); the task is then polled
-with ``GetTask`` until it finishes or asks for input, each state change (and progress
-message) shown on stderr. The answer's artifacts go to stdout (``--json``: the final
-task, in the project's canonical shape whatever the agent's version). The exit status is
+with ``GetTask`` (long-polled when the agent speaks A2A 1.1: ``Client.poll``) until it
+finishes or asks for input, each state change (and progress message) shown on stderr.
+The answer's artifacts go to stdout (``--json``: the final task, in the project's
+canonical shape whatever the agent's version). The exit status is
 non-zero when the task failed, was canceled or rejected, or did not finish within
 ``--timeout``::
 
@@ -154,8 +155,7 @@ class Command(BaseCommand):
                 return task
             if time.monotonic() - started > timeout:
                 raise CommandError(f"Task {task.get('id')} is still {state} after {timeout:g}s.")
-            time.sleep(interval)
-            task = client.get_task(task["id"])
+            task = client.poll(task, interval=interval)  # a long-poll when the agent numbers its tasks (1.1)
 
     def print_result(self, item: dict[str, Any], as_json: bool, *, message: bool = False) -> None:
         if as_json:
