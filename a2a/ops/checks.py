@@ -27,6 +27,7 @@ from a2a.client import remote
 from a2a.conf import a2a_settings
 from a2a.core.events import resolve_event_backend
 from a2a.handlers import load_handler
+from a2a.handlers.frameworks import missing_framework
 from a2a.handlers.llm import LLMHandler
 from a2a.handlers.skills import enabled_ids, scan, skills_dir
 from a2a.ops.deployment import UNSHARED_HINT, configured_store, expected_workers, unshared_message
@@ -87,13 +88,13 @@ def check_handler(agent: Agent | None = None) -> Messages:
     try:
         load_handler(handler)
     except Exception as exc:
-        return [
-            Error(
-                f"A2A_HANDLER {handler!r} cannot be used: {exc}",
-                hint="Name a callable by its dotted path, e.g. 'myproject.agent.handle'.",
-                id="a2a.E001",
-            )
-        ]
+        message = f"A2A_HANDLER {handler!r} cannot be used: {exc}"
+        hint = "Name a callable or a framework's agent by its dotted path, e.g. 'myproject.agent.handle'."
+        framework = missing_framework(exc)
+        if framework is not None:  # an agent of a framework that is not installed
+            message = f"A2A_HANDLER {handler!r} needs {framework.name}, which is not installed ({exc})"
+            hint = f"Install the extra: {framework.install}"
+        return [Error(message, hint=hint, id="a2a.E001")]
     return []
 
 
