@@ -37,7 +37,7 @@ def state(task: dict[str, Any]) -> str:
 
 
 def status_text(task: dict[str, Any]) -> str:
-    return "\n".join(p.get("text", "") for p in (task["status"].get("message") or {}).get("parts", ()))
+    return "\n".join(p["text"] for p in (task["status"].get("message") or {}).get("parts", ()) if "text" in p)
 
 
 def answer(task: dict[str, Any]) -> list[list[Any]]:

@@ -6,14 +6,11 @@ stores), external tools, cancel, failures, structured output and usage."""
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from django.core.management import call_command
-from django.core.management.base import SystemCheckError
 from pydantic import BaseModel
 from pydantic_ai import Agent, CallDeferred, RunContext
 from pydantic_ai.exceptions import UnexpectedModelBehavior
@@ -255,15 +252,3 @@ def test_structured_output_is_a_data_part(settings):
 def test_the_explicit_form_passes_deps_per_task(settings):
     settings.A2A_HANDLER = f"{HERE}.explicit"
     assert answer(send("who")) == [["The tool said: deps are for who "]]
-
-
-def test_a_missing_framework_is_a_check_error_naming_the_extra(settings, monkeypatch):
-    monkeypatch.setitem(sys.modules, "pydantic_ai", None)  # as if not installed
-    monkeypatch.delitem(sys.modules, "tests.frameworks.needs_pydantic_ai", raising=False)
-    loading.load_handler.cache_clear()
-    settings.A2A_HANDLER = "tests.frameworks.needs_pydantic_ai.agent"
-    with pytest.raises(SystemCheckError) as raised:
-        call_command("check", databases=[])
-    assert "needs PydanticAI, which is not installed" in str(raised.value)
-    assert "pip install 'django-a2a-agent[pydantic-ai]'" in str(raised.value)
-    loading.load_handler.cache_clear()

@@ -15,7 +15,7 @@ import base64
 import binascii
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, NoReturn
 
 import orjson
@@ -209,15 +209,18 @@ _NO = frozenset({"no", "n", "deny", "denied", "reject"})
 @dataclass(frozen=True)
 class Question:
     """What a paused run asks: the tools waiting for approval (``approvals``) and those
-    whose result comes from outside (``calls``), each ``{"id", "tool", "args"}``."""
+    whose result comes from outside (``calls``), each ``{"id", "tool", "args"}``; or
+    the values a graph interrupted with (``interrupts``, each ``{"id", "value"}``)."""
 
     approvals: list[dict[str, Any]]
     calls: list[dict[str, Any]]
+    interrupts: list[dict[str, Any]] = field(default_factory=list)
 
     def parts(self) -> list[Part]:
         lines = [f"{c['tool']}({quoted(c['args'])}) needs your approval: reply yes or no." for c in self.approvals]
         lines += [f"{c['tool']}({quoted(c['args'])}) waits for its result: reply with it." for c in self.calls]
-        data = {"approvals": self.approvals, "calls": self.calls}
+        lines += [i["value"] if isinstance(i["value"], str) else quoted(i["value"]) for i in self.interrupts]
+        data = {"approvals": self.approvals, "calls": self.calls, "interrupts": self.interrupts}
         return [_text("\n".join(lines)), _data({"a2a.awaiting": data})]
 
 
@@ -225,7 +228,13 @@ async def pause(request: HandlerRequest, question: Question, state: Any, metadat
     """Keep ``state`` (JSON) with the task, then put the task in ``input-required`` with
     the question: the client's next message resumes the run (:func:`paused_state`), in
     this process or another, after a restart too on a durable store."""
-    record = {"turn": request.turn, "state": state, "approvals": question.approvals, "calls": question.calls}
+    record = {
+        "turn": request.turn,
+        "state": state,
+        "approvals": question.approvals,
+        "calls": question.calls,
+        "interrupts": question.interrupts,
+    }
 
     def keep(task: Task) -> Task | None:
         if lifecycle.is_terminal(task):
