@@ -142,13 +142,14 @@ class AnswerStream:
             await self.request.aartifact(chunk, artifact_id=self.artifact_id, name=self.name, append=append)
             self._started = True
 
-    async def finish(self, text: str | None = None) -> None:
-        """The answer is complete: the artifact becomes ``text`` (default: what was
-        streamed), in one last chunk; nothing when the answer is empty."""
+    async def finish(self, content: str | list[Part] | None = None) -> None:
+        """The answer is complete: the artifact becomes ``content`` (text, or the parts of
+        a structured output; default: the text streamed), in one last chunk; nothing
+        when the answer is empty and nothing was streamed."""
         await self.settle()
-        text = self.text if text is None else text
-        if text or self._started:
-            await self.request.aartifact(text, artifact_id=self.artifact_id, name=self.name, last_chunk=True)
+        content = self.text if content is None else content
+        if content or self._started:
+            await self.request.aartifact(content or "", artifact_id=self.artifact_id, name=self.name, last_chunk=True)
 
     async def settle(self) -> None:
         """Wait for the chunk being saved (the stream pauses, or ends)."""
@@ -309,10 +310,8 @@ def failed(framework: str, exc: BaseException, metadata: dict[str, Any] | None =
 
 
 async def completed(stream: AnswerStream, output: Any, metadata: dict[str, Any]) -> Result:
-    """The run's output as the task's result: text streamed (the whole text as the last
-    chunk), anything else as a data part."""
-    if isinstance(output, str):
-        await stream.finish(output)
-        return Result(None, metadata=metadata)
-    await stream.finish()
-    return Result(None if output is None else output_parts(output), metadata=metadata)
+    """The run's output as the task's answer: text (the whole text as the last chunk of
+    what streamed), anything else as a data part, replacing what streamed (a structured
+    output's JSON)."""
+    await stream.finish(output if output is None or isinstance(output, str) else output_parts(output))
+    return Result(None, metadata=metadata)
