@@ -20,7 +20,6 @@ from agents import Agent, RunConfig, Runner, RunResultStreaming, RunState
 from agents.exceptions import AgentsException
 from agents.items import ToolApprovalItem, TResponseInputItem
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent
-from openai.types.responses import ResponseTextDeltaEvent
 
 from a2a.handlers.frameworks import base
 from a2a.handlers.request import HandlerRequest
@@ -96,7 +95,7 @@ class OpenAIAgentsHandler(base.FrameworkHandler):
         """The run's events: text deltas to the answer, tool calls and outputs as progress."""
         names: dict[str, str] = {}
         async for event in result.stream_events():
-            if isinstance(event, RawResponsesStreamEvent) and isinstance(event.data, ResponseTextDeltaEvent):
+            if isinstance(event, RawResponsesStreamEvent) and event.data.type == "response.output_text.delta":
                 stream.add(event.data.delta)
             elif isinstance(event, RunItemStreamEvent) and event.name == "tool_called":
                 raw = event.item.raw_item
