@@ -21,7 +21,8 @@ connection errors, 408, 429 and 5xx are retried ``A2A_LLM_MAX_RETRIES`` times wi
 exponential backoff (honouring ``Retry-After``); any other error fails the task with
 the provider's own error text as the status message.
 
-``A2A_LLM_REMOTE_TOOLS`` offers the skills of other A2A agents as tools the model calls
+``A2A_LLM_TOOLS`` offers the project's own Python functions as tools the model calls
+(:mod:`a2a.handlers.functions`), ``A2A_LLM_REMOTE_TOOLS`` the skills of other A2A agents
 (:mod:`a2a.handlers.tools`): a task is then up to ``A2A_LLM_MAX_ROUNDS`` requests, and
 the metadata lists each one's usage under ``"rounds"``.
 """
@@ -43,7 +44,7 @@ from a2a.conf import SETTINGS, a2a_settings
 from a2a.core import metrics
 from a2a.handlers import HandlerRequest, Result, TaskFailed
 from a2a.handlers.skills import Skill, get_skill, get_skills, requested_skill
-from a2a.handlers.tools import RoundLimit, ToolLoop, parts_text, remote_tools
+from a2a.handlers.tools import RoundLimit, Tool, ToolLoop, function_tools, parts_text, remote_tools
 from a2a.protocol.model import Message, Task
 
 logger = logging.getLogger(__name__)
@@ -356,7 +357,8 @@ class LLMHandler:
         conf = request.agent.settings
         client = replace(self.client(conf), agent=request.agent.name)
         skill = self.skill_for(request)
-        tools = await remote_tools(conf.LLM_REMOTE_TOOLS) if conf.LLM_REMOTE_TOOLS else []
+        remote = await remote_tools(conf.LLM_REMOTE_TOOLS) if conf.LLM_REMOTE_TOOLS else []
+        tools: list[Tool] = [*function_tools(conf.LLM_TOOLS, (t.name for t in remote)), *remote]
         loop = ToolLoop(
             client.style,
             tools,

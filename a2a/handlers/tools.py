@@ -1,4 +1,5 @@
-"""Remote agents as the model's tools: the skills of the agents ``A2A_LLM_REMOTE_TOOLS``
+"""The model's tools, and the loop that runs them: the project's own functions
+(:mod:`a2a.handlers.functions`), and remote agents: the skills of the agents ``A2A_LLM_REMOTE_TOOLS``
 names (entries of ``A2A_REMOTE_AGENTS``) offered to the model, each call run on the
 remote agent, its answer fed back, for at most ``A2A_LLM_MAX_ROUNDS`` model requests.
 
@@ -30,12 +31,13 @@ import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from django.core.signals import setting_changed
 
 from a2a.client import ClientError, async_remote_client, user_message
+from a2a.handlers.functions import FunctionTool, load_function_tool
 from a2a.handlers.results import TaskFailed
 from a2a.protocol.model import Message, Task
 
@@ -170,6 +172,19 @@ async def _card(name: str) -> dict[str, Any] | None:
     return card
 
 
+def function_tools(paths: list[str], taken: Iterable[str] = ()) -> list[FunctionTool]:
+    """The tools of the project's functions ``paths`` (an agent's ``LLM_TOOLS``), named as
+    the providers allow and apart from ``taken`` (the remote tools' names)."""
+    found: list[FunctionTool] = []
+    names = set(taken)
+    for path in paths:
+        tool = load_function_tool(path)
+        name = tool_name(tool.name, names)
+        names.add(name)
+        found.append(replace(tool, name=name))
+    return found
+
+
 async def remote_tools(names: list[str]) -> list[RemoteTool]:
     """The tools of the remote agents ``names`` (an agent's ``LLM_REMOTE_TOOLS``: those
     that can be reached)."""
@@ -197,13 +212,12 @@ setting_changed.connect(_on_setting_changed)
 
 @dataclass(frozen=True)
 class ToolCall:
-    """A tool the model asked for: the call's id, the tool's name, the request text (or
-    ``problem``, what is wrong with the arguments)."""
+    """A tool the model asked for: the call's id, the tool's name, its arguments (JSON
+    text or an object, as the model wrote them)."""
 
     id: str
     name: str
-    text: str = ""
-    problem: str = ""
+    arguments: Any = None
 
 
 @dataclass(frozen=True)
@@ -213,6 +227,9 @@ class ToolAnswer:
     text: str
     is_error: bool = False
 
+
+#: A tool the model may call: a remote agent's skill, or one of the project's functions.
+Tool = RemoteTool | FunctionTool
 
 #: Runs a remote task: (agent name, message) -> the remote task as it ended.
 Delegate = Callable[[str, Message], Awaitable[Task | Message]]
@@ -231,23 +248,28 @@ def answer_of(outcome: Task | Message) -> ToolAnswer:
     return ToolAnswer(answer or said or "(the agent answered with no text)")
 
 
-async def run_call(call: ToolCall, tools: dict[str, RemoteTool], delegate: Delegate) -> ToolAnswer:
-    """Run one call: on its agent, or an error the model reads (an unknown tool, bad
-    arguments, a remote agent that failed or could not be reached)."""
-    if call.problem:
-        return ToolAnswer(call.problem, True)
+async def run_call(call: ToolCall, tools: dict[str, Tool], delegate: Delegate) -> ToolAnswer:
+    """Run one call: the project's function, or a task on its agent; or an error the
+    model reads (an unknown tool, bad arguments, a function that raised, a remote agent
+    that failed or could not be reached)."""
     tool = tools.get(call.name)
     if tool is None:
         return ToolAnswer(f"There is no tool {call.name!r}; the tools are: {', '.join(tools) or 'none'}.", True)
+    if isinstance(tool, FunctionTool):
+        return ToolAnswer(*await tool.call(call.arguments))
+    text, problem = _request_text(call.name, call.arguments)
+    if problem:
+        return ToolAnswer(problem, True)
     try:
-        return answer_of(await delegate(tool.agent, tool.message(call.text)))
+        return answer_of(await delegate(tool.agent, tool.message(text)))
     except (TaskFailed, ClientError) as exc:
         logger.info("tool %s (remote agent %r) failed: %s", call.name, tool.agent, exc)
         return ToolAnswer(str(exc) or type(exc).__name__, True)
 
 
-def _request_text(call_id: str, name: str, arguments: Any) -> ToolCall:
-    """A call whose arguments are ``{"request": text}`` (JSON text or an object)."""
+def _request_text(name: str, arguments: Any) -> tuple[str, str]:
+    """The text of a remote tool's call, whose arguments are ``{"request": text}`` (JSON
+    text or an object); or what is wrong with them."""
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
@@ -255,9 +277,8 @@ def _request_text(call_id: str, name: str, arguments: Any) -> ToolCall:
             arguments = None
     text = arguments.get("request") if isinstance(arguments, dict) else None
     if not isinstance(text, str):
-        problem = f'The arguments of {name!r} must be {{"request": "<text>"}}, not {str(arguments)[:200]}.'
-        return ToolCall(call_id, name, problem=problem)
-    return ToolCall(call_id, name, text)
+        return "", f'The arguments of {name!r} must be {{"request": "<text>"}}, not {str(arguments)[:200]}.'
+    return text, ""
 
 
 # --- The two wire styles ---------------------------------------------------------------------
@@ -267,7 +288,7 @@ def calls_in(style: str, raw: dict[str, Any]) -> list[ToolCall]:
     """The tool calls of a model's answer (none: it answered)."""
     if style == "anthropic":
         blocks = [b for b in raw.get("content") or () if isinstance(b, dict) and b.get("type") == "tool_use"]
-        return [_request_text(str(b.get("id")), str(b.get("name")), b.get("input")) for b in blocks]
+        return [ToolCall(str(b.get("id")), str(b.get("name")), b.get("input")) for b in blocks]
     try:
         calls = raw["choices"][0]["message"].get("tool_calls") or []
     except (KeyError, IndexError, TypeError, AttributeError):
@@ -276,7 +297,7 @@ def calls_in(style: str, raw: dict[str, Any]) -> list[ToolCall]:
     for call in calls if isinstance(calls, list) else ():
         function = call.get("function") if isinstance(call, dict) else None
         if isinstance(function, dict):
-            found.append(_request_text(str(call.get("id")), str(function.get("name")), function.get("arguments")))
+            found.append(ToolCall(str(call.get("id")), str(function.get("name")), function.get("arguments")))
     return found
 
 
@@ -334,7 +355,7 @@ class ToolLoop:
     ``max_rounds`` requests. ``rounds`` records each request's usage and tools."""
 
     style: str
-    tools: list[RemoteTool]
+    tools: list[Tool]
     delegate: Delegate
     max_rounds: int = 5
     rounds: list[dict[str, Any]] = field(default_factory=list)

@@ -78,6 +78,9 @@ def test_an_agent_in_a2a_agents_is_checked_the_same_way(settings, monkeypatch):
 def test_another_missing_module_is_not_blamed_on_a_framework():
     assert missing_framework(ModuleNotFoundError("No module named 'nowhere'", name="nowhere")) is None
     assert missing_framework(ValueError("x")) is None
+    # A project whose own package is named `agents` (and is missing): not the OpenAI Agents SDK.
+    assert missing_framework(ModuleNotFoundError(name="agents"), "agents.support.handle") is None
+    assert missing_framework(ModuleNotFoundError(name="agents"), "myproject.support") is FRAMEWORKS[2]
 
 
 def test_nothing_installed_shadows_this_project_s_a2a():

@@ -25,7 +25,8 @@ class Framework:
 
     @property
     def install(self) -> str:
-        return f"pip install 'django-a2a-agent[{self.extra}]'"
+        """What installs it."""
+        return f"Install the extra: pip install 'django-a2a-agent[{self.extra}]'"
 
 
 FRAMEWORKS = (
@@ -55,9 +56,22 @@ def as_handler(obj: Any) -> Any:
     return obj if served is None else served
 
 
-def missing_framework(exc: BaseException) -> Framework | None:
-    """The framework whose absence ``exc`` (raised importing a handler) reports, if any."""
+def missing_framework(exc: BaseException, path: str = "") -> Framework | None:
+    """The framework whose absence ``exc`` (raised importing the handler ``path``) reports,
+    if any (a project's own package of the same name as a framework's, missing, is not)."""
     if not isinstance(exc, ModuleNotFoundError) or not exc.name:
         return None
     root = exc.name.split(".")[0]
+    if root == path.split(".")[0]:
+        return None
     return next((f for f in FRAMEWORKS if root in f.modules), None)
+
+
+def unusable_handler(path: str, exc: BaseException) -> tuple[str, str]:
+    """Why the handler ``path`` cannot be used (``exc``, raised loading it), and the hint:
+    for an agent of a framework that is not installed, the extra to install."""
+    framework = missing_framework(exc, path)
+    if framework is not None:
+        return f"A2A_HANDLER {path!r} needs {framework.name}, which is not installed ({exc})", framework.install
+    hint = "Name a callable or a framework's agent by its dotted path, e.g. 'myproject.agent.handle'."
+    return f"A2A_HANDLER {path!r} cannot be used: {exc}", hint
