@@ -162,3 +162,5 @@ counting = _counting()
 #: What it asks for that approval, and its answer after a yes and after a no.
 QUESTION = "Delete /tmp/x? Reply yes or no."
 ANSWERS = {"yes": "Deleted /tmp/x", "no": "Kept /tmp/x"}
+#: The card's skill for it (the settings list none).
+SKILL = {"id": "langgraph", "name": "LangGraph", "tags": ["think", "tools", "approve"]}

@@ -11,6 +11,7 @@ from types import ModuleType
 
 import pytest
 
+from a2a.testing import WireClient
 from tests.conftest import ALL_DATABASES
 from tests.frameworks.support import (
     DURABLE,
@@ -81,3 +82,11 @@ def test_usage_is_in_the_task_s_llm_metadata(served, request):
     llm = send("weather")["metadata"]["llm"]
     assert llm["framework"] == request.node.callspec.params["served"]
     assert llm["usage"]["totalTokens"] > 0
+
+
+def test_the_card_describes_the_agent_unless_the_settings_do(served, settings):
+    settings.A2A_SKILLS = []
+    [skill] = WireClient().request("GET", "/.well-known/agent-card.json").json()["skills"]
+    assert {key: skill[key] for key in served.SKILL} == served.SKILL and skill["description"]
+    settings.A2A_SKILLS = [{"id": "mine", "name": "Mine", "description": "Set in the settings."}]
+    assert [s["id"] for s in WireClient().request("GET", "/.well-known/agent-card.json").json()["skills"]] == ["mine"]

@@ -44,6 +44,18 @@ class FrameworkHandler(AgentHandler):
     async def handle(self, request: HandlerRequest) -> Any:  # pragma: no cover - every adapter overrides it
         raise NotImplementedError(f"{type(self).__name__}.handle")
 
+    def describe(self) -> tuple[str, str, list[str]]:
+        """The agent's name, description and tools' names, as the framework knows them."""
+        return "agent", "", []
+
+    def card_skills(self) -> list[dict[str, Any]]:
+        """The card's skill for the agent (when the settings list none): its name, its
+        description, its tools as the tags."""
+        name, description, tools = self.describe()
+        skill_id = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "agent"
+        description = description or f"An agent built with {self.framework}."
+        return [{"id": skill_id, "name": name, "description": description, "tags": tools or [self.framework]}]
+
 
 def option(value: Any, request: HandlerRequest) -> Any:
     """An adapter's option: a value as it is, or a callable of the request (per task)."""

@@ -108,6 +108,10 @@ class LangGraphHandler(base.FrameworkHandler):
         self.graph = graph if self.saver is None else graph.copy({"checkpointer": self.saver})
         self.config, self.input, self.output_key = config, input, output_key
 
+    def describe(self) -> tuple[str, str, list[str]]:
+        nodes = [name for name in self.graph.nodes if not name.startswith("__")]
+        return self.graph.name or "graph", "", nodes
+
     def thread(self, request: HandlerRequest) -> str:
         """The checkpointer's thread: the task's on this adapter's checkpointer; the
         caller's context on the graph's own (each caller has a conversation of its own)."""

@@ -46,6 +46,11 @@ class OpenAIAgentsHandler(base.FrameworkHandler):
         self.agent = agent
         self.options = {"context": context, "run_config": run_config, "max_turns": max_turns}
 
+    def describe(self) -> tuple[str, str, list[str]]:
+        instructions = self.agent.instructions if isinstance(self.agent.instructions, str) else ""
+        tools = [str(getattr(tool, "name", "")) for tool in self.agent.tools if getattr(tool, "name", "")]
+        return self.agent.name, self.agent.handoff_description or instructions, tools
+
     async def handle(self, request: HandlerRequest) -> Result:
         paused = await base.paused_state(request)
         if paused is None:

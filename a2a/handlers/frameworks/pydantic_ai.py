@@ -76,6 +76,11 @@ class PydanticAIHandler(base.FrameworkHandler):
         self.agent = agent
         self.options = {"deps": deps, "model": model, "model_settings": model_settings, "usage_limits": usage_limits}
 
+    def describe(self) -> tuple[str, str, list[str]]:
+        tools = [name for toolset in self.agent.toolsets for name in getattr(toolset, "tools", {})]
+        description = self.agent.description if isinstance(self.agent.description, str) else ""
+        return self.agent.name or "agent", description, tools
+
     async def handle(self, request: HandlerRequest) -> Result:
         paused = await base.paused_state(request)
         if paused is None:
