@@ -12,12 +12,16 @@ from typing import Any, Literal
 import pytest
 from django.core.checks import run_checks
 
-from a2a.handlers.functions import function_tool, schema_of
+from a2a.handlers.functions import function_tool, requires_approval, schema_of
+from a2a.protocol.model import new_id
 from a2a.testing.fake_model import anthropic_reply, anthropic_tool_use, openai_reply, openai_tool_call
+from tests.conftest import ALL_DATABASES, make_store
+from tests.frameworks.support import DURABLE, restart
 from tests.helpers import send_direct
 
 HERE = __name__
 THREADS: list[str] = []
+REFUNDED: list[str] = []
 
 
 def order_status(order: str, verbose: bool = False) -> str:
@@ -33,6 +37,13 @@ async def totals(orders: list[str], currency: Literal["EUR", "USD"] = "EUR") -> 
     return {"orders": orders, "total": 42, "currency": currency}
 
 
+@requires_approval
+def refund(order: str) -> str:
+    """Refund an order (a person approves first)."""
+    REFUNDED.append(order)
+    return f"refunded {order}"
+
+
 def broken(order: str) -> str:
     """Always fails."""
     raise KeyError(order)
@@ -42,7 +53,8 @@ def broken(order: str) -> str:
 def style(request, settings, fake_model) -> str:
     settings.A2A_LLM_STYLE = request.param
     settings.A2A_HANDLER = "a2a.handlers.llm.handle"
-    settings.A2A_LLM_TOOLS = [f"{HERE}.order_status", f"{HERE}.totals", f"{HERE}.broken"]
+    settings.A2A_LLM_TOOLS = [f"{HERE}.order_status", f"{HERE}.totals", f"{HERE}.broken", f"{HERE}.refund"]
+    REFUNDED.clear()
     return request.param
 
 
@@ -56,10 +68,9 @@ def reply(style: str, text: str):
     return anthropic_reply(text) if style == "anthropic" else openai_reply(text)
 
 
-def send(text: str) -> dict:
-    return send_direct(
-        {"kind": "message", "messageId": f"m-{text}", "role": "user", "parts": [{"kind": "text", "text": text}]}
-    )
+def send(text: str, task_id: str | None = None) -> dict:
+    message = {"kind": "message", "messageId": new_id(), "role": "user", "parts": [{"kind": "text", "text": text}]}
+    return send_direct({**message, "taskId": task_id} if task_id else message)
 
 
 def tool_result(style: str, body: dict[str, Any]) -> tuple[str, bool]:
@@ -95,7 +106,7 @@ def test_the_model_calls_a_function_and_reads_its_answer(style, fake_model):
     assert THREADS and THREADS[0] != "MainThread" and "a2a-handler" not in THREADS[0]  # off the loop, on a worker
     offered = fake_model.requests[0].body["tools"]
     names = [t["name"] if style == "anthropic" else t["function"]["name"] for t in offered]
-    assert names == ["order_status", "totals", "broken"]
+    assert names == ["order_status", "totals", "broken", "refund"]
     assert [r.get("tools") for r in task["metadata"]["llm"]["rounds"]] == [["order_status"], None]
 
 
@@ -132,3 +143,33 @@ def test_the_check_refuses_a_path_that_is_not_a_function(settings):
     assert errors and "tests.test_llm_functions.nowhere" in errors[0].msg
     settings.A2A_LLM_TOOLS = [f"{HERE}.order_status"]
     assert not [e for e in run_checks() if e.id == "a2a.E015"]
+
+
+def status_text(task: dict) -> str:
+    return "\n".join(p["text"] for p in task["status"]["message"]["parts"] if "text" in p)
+
+
+@pytest.mark.parametrize(("answer", "refunded", "result"), [("Yes", ["A1"], "refunded A1"), ("deny", [], "denied")])
+def test_a_function_needing_approval_waits_for_a_person(style, fake_model, answer, refunded, result):
+    fake_model.queue(call(style, "refund", {"order": "A1"}), reply(style, "Done."))
+    asked = send("Refund A1")
+    assert asked["status"]["state"] == "input-required" and REFUNDED == []
+    assert status_text(asked) == 'refund({"order": "A1"}) needs your approval: reply yes or no.'
+    assert asked["metadata"]["llm"]["rounds"][0]["tools"] == ["refund"]
+    again = send("what?", task_id=asked["id"])  # neither yes nor no: asked again, the model not asked
+    assert again["status"]["state"] == "input-required" and len(fake_model.requests) == 1
+    done = send(answer, task_id=asked["id"])
+    assert done["status"]["state"] == "completed" and refunded == REFUNDED
+    content, is_error = tool_result(style, fake_model.requests[1].body)
+    assert result in content and is_error == (not refunded)
+    assert len(done["metadata"]["llm"]["rounds"]) == 2  # both turns' rounds
+
+
+@ALL_DATABASES
+@pytest.mark.parametrize("kind", DURABLE)
+def test_the_approval_resumes_after_a_restart(style, fake_model, settings, tmp_path, kind):
+    settings.TASK_STORE = make_store(kind, tmp_path)
+    fake_model.queue(call(style, "refund", {"order": "A1"}), reply(style, "Done."))
+    asked = send("Refund A1")
+    restart(settings, kind, tmp_path)
+    assert send("approve", task_id=asked["id"])["status"]["state"] == "completed" and REFUNDED == ["A1"]

@@ -25,12 +25,13 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.utils.module_loading import import_string
 
 logger = logging.getLogger(__name__)
 
+_F = TypeVar("_F", bound=Callable[..., Any])
 _SIMPLE = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object"}
 
 
@@ -42,6 +43,8 @@ class FunctionTool:
     description: str
     parameters: dict[str, Any]
     function: Callable[..., Any]
+    #: A person approves each call first (:func:`requires_approval`).
+    approval: bool = False
 
     def spec(self, style: str) -> dict[str, Any]:
         """The tool as the request's ``tools`` lists it, in ``style``."""
@@ -100,7 +103,15 @@ def function_tool(function: Callable[..., Any], name: str | None = None) -> Func
     doc = inspect.getdoc(function) or ""
     description = doc.split("\n\n")[0].replace("\n", " ").strip() or function.__name__
     parameters = {"type": "object", "properties": properties, "required": required}
-    return FunctionTool(name or function.__name__, description[:1024], parameters, function)
+    approval = bool(getattr(function, "requires_approval", False))
+    return FunctionTool(name or function.__name__, description[:1024], parameters, function, approval)
+
+
+def requires_approval(function: _F) -> _F:
+    """Mark a function whose every call a person approves first: the task waits in
+    ``input-required`` (the conversation kept on it) until the client answers yes or no."""
+    function.requires_approval = True  # type: ignore[attr-defined]
+    return function
 
 
 def schema_of(hint: Any) -> dict[str, Any]:

@@ -81,6 +81,20 @@ def parts_text(parts: Any) -> str:
     return "\n".join(t for t in (part_text(p) for p in parts or () if isinstance(p, dict)) if t)
 
 
+def task_turns(task: dict[str, Any]) -> list[dict[str, str]]:
+    """A task as chat turns: its messages (user -> user, agent -> assistant), then its
+    artifacts as the assistant's answer."""
+    turns = []
+    for message in task.get("history") or ():
+        text = parts_text(message.get("parts"))
+        if text:
+            turns.append({"role": "assistant" if message.get("role") == "agent" else "user", "content": text})
+    answer = "\n\n".join(t for t in (parts_text(a.get("parts")) for a in task.get("artifacts") or ()) if t)
+    if answer:
+        turns.append({"role": "assistant", "content": answer})
+    return turns
+
+
 # --- The tools -----------------------------------------------------------------------------
 
 
@@ -349,6 +363,28 @@ class RoundLimit(TaskFailed):
     """The model still called tools in the last round ``A2A_LLM_MAX_ROUNDS`` allows."""
 
 
+class ApprovalNeeded(Exception):
+    """The model called a function that needs a person's approval: the loop stops with the
+    conversation so far (``messages``, the model's turn last), its ``calls``, and those
+    that wait for the approval (``asking``)."""
+
+    def __init__(self, messages: list[dict[str, Any]], calls: list[ToolCall], asking: list[ToolCall]) -> None:
+        super().__init__(", ".join(call.name for call in asking))
+        self.messages, self.calls, self.asking = messages, calls, asking
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The calls a paused loop goes on with, and whether the person approved them."""
+
+    calls: list[ToolCall]
+    approved: bool
+
+
+#: What the model reads for a call the person denied.
+DENIED = "The user denied this tool call."
+
+
 @dataclass
 class ToolLoop:
     """Ask the model, run the tools it calls, feed it their answers, ask again: at most
@@ -360,11 +396,17 @@ class ToolLoop:
     max_rounds: int = 5
     rounds: list[dict[str, Any]] = field(default_factory=list)
 
-    async def run(self, chat: Chat, system: str, messages: list[dict[str, Any]]) -> Answer:
-        """The model's final answer; :class:`RoundLimit` when it still calls tools at the limit."""
+    async def run(
+        self, chat: Chat, system: str, messages: list[dict[str, Any]], pending: Pending | None = None
+    ) -> Answer:
+        """The model's final answer; :class:`RoundLimit` when it still calls tools at the
+        limit; :class:`ApprovalNeeded` when it calls a function that needs a person's
+        approval (``pending``: the calls it waited on, and the answer, to go on with)."""
         specs = [tool.spec(self.style) for tool in self.tools]
         by_name = {tool.name: tool for tool in self.tools}
         messages = list(messages)
+        if pending is not None:
+            messages += result_turns(self.style, pending.calls, await self.answers(pending.calls, pending.approved))
         for number in range(1, self.max_rounds + 1):
             answer = await chat(system, messages, specs)
             calls = calls_in(self.style, answer.raw) if specs else []
@@ -376,10 +418,24 @@ class ToolLoop:
                 return answer
             if number == self.max_rounds:
                 break
-            answers = await asyncio.gather(*(run_call(call, by_name, self.delegate) for call in calls))
-            messages += [assistant_turn(self.style, answer.raw), *result_turns(self.style, calls, list(answers))]
-        asked = ", ".join(self.rounds[-1]["tools"])
+            messages.append(assistant_turn(self.style, answer.raw))
+            asking = [call for call in calls if getattr(by_name.get(call.name), "approval", False)]
+            if asking:
+                raise ApprovalNeeded(messages, calls, asking)
+            messages += result_turns(self.style, calls, await self.answers(calls, True))
+        asked = ", ".join(self.rounds[-1]["tools"])  # (the limit)
         raise RoundLimit(
             f"The model was still calling tools after {self.max_rounds} rounds (A2A_LLM_MAX_ROUNDS); "
             f"the last ones it asked for ({asked}) were not run."
         )
+
+    async def answers(self, calls: list[ToolCall], approved: bool) -> list[ToolAnswer]:
+        """The answers of ``calls``, run at once; a call needing approval is denied unless ``approved``."""
+        by_name: dict[str, Tool] = {tool.name: tool for tool in self.tools}
+
+        async def answer(call: ToolCall) -> ToolAnswer:
+            if not approved and getattr(by_name.get(call.name), "approval", False):
+                return ToolAnswer(DENIED, True)
+            return await run_call(call, by_name, self.delegate)
+
+        return list(await asyncio.gather(*(answer(call) for call in calls)))

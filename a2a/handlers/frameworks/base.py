@@ -21,11 +21,10 @@ from typing import Any, ClassVar, NoReturn
 import orjson
 
 from a2a.core import lifecycle
-from a2a.handlers.llm import task_turns
 from a2a.handlers.loading import AgentHandler
 from a2a.handlers.request import HandlerRequest
 from a2a.handlers.results import InputRequired, Result, TaskFailed
-from a2a.handlers.tools import part_text
+from a2a.handlers.tools import part_text, task_turns
 from a2a.protocol.model import Part, Task, new_id
 from stores.base import TaskStore
 

@@ -38,7 +38,7 @@ from tqdm import tqdm
 
 from a2a.agents import Agent, UnknownAgent, get_agent
 from a2a.conf import a2a_settings
-from a2a.handlers.llm import parts_text
+from a2a.handlers.tools import parts_text
 from a2a.ops import bulk as maintenance
 from a2a.runtime.retention import policy as retention_policy
 from a2a.runtime.retention import sweep_store
