@@ -1,8 +1,7 @@
-"""A compiled LangGraph graph served as an A2A agent, through the real JSON-RPC path, on
-langchain-core's fake chat model (no network, no key): the answer streamed in chunks,
-tools as progress, memory per context (the task's checkpointer, or the graph's own),
-``interrupt()`` as input-required (also after a restart, on the durable stores),
-cancel, failures and usage."""
+"""What only a LangGraph graph does (tests/frameworks/test_common.py has what every
+framework's does), through the real JSON-RPC path on langchain-core's fake chat model:
+the graph's own checkpointer as its memory and its pause, the reply as the resume value,
+the framework's errors, another exception, usage, a state without messages as data."""
 
 from __future__ import annotations
 

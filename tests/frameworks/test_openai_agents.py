@@ -1,7 +1,7 @@
-"""An OpenAI Agents SDK agent served as an A2A agent, through the real JSON-RPC path, on
-a fake ``Model`` of the SDK's interface (no network, no key): the answer streamed in
-chunks, tools as progress, memory per context, tool approval as input-required (also
-after a restart, on the durable stores), cancel, failures, structured output and usage."""
+"""What only an OpenAI Agents SDK agent does (tests/frameworks/test_common.py has what
+every framework's does), through the real JSON-RPC path on a fake ``Model`` of the SDK's
+interface: a reply that is neither yes nor no, the framework's errors, usage per turn,
+structured output."""
 
 from __future__ import annotations
 

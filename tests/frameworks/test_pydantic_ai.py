@@ -1,7 +1,7 @@
-"""A PydanticAI agent served as an A2A agent, through the real JSON-RPC path, on
-PydanticAI's own ``FunctionModel`` (no network, no key): the answer streamed in chunks,
-tools as progress, memory per context, approvals (also after a restart, on the durable
-stores), external tools, cancel, failures, structured output and usage."""
+"""What only a PydanticAI agent does (tests/frameworks/test_common.py has what every
+framework's does), through the real JSON-RPC path on PydanticAI's own ``FunctionModel``:
+an approval as a data part, a reply that is neither yes nor no, an external tool's result,
+the framework's error, usage over turns, structured output, the explicit form's deps."""
 
 from __future__ import annotations
 
