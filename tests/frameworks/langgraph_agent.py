@@ -18,7 +18,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import interrupt
 
-from a2a.handlers.frameworks.langgraph import LangGraphHandler
+from a2a.handlers.frameworks.langgraph import LangGraphHandler, remote_agents
 
 DELETED: list[str] = []
 SLOW_WORDS: list[str] = []
@@ -69,6 +69,8 @@ def reply(messages: list[BaseMessage]) -> AIMessage:
     prompt = str(last.content)
     if prompt == "weather":
         return AIMessage("", tool_calls=[{"name": "weather", "args": {"city": "Paris"}, "id": "c1"}])
+    if prompt == "billing":
+        return AIMessage("", tool_calls=[{"name": "billing", "args": {"request": "What do I owe?"}, "id": "c2"}])
     if prompt == "memory":
         said = [str(m.content) for m in messages[:-1] if isinstance(m, HumanMessage)]
         return AIMessage("You said: " + " | ".join(said))
@@ -112,7 +114,7 @@ def route(state: MessagesState) -> str:
 def build(checkpointer: Any = None) -> Any:
     builder = StateGraph(MessagesState)
     builder.add_node("think", think)
-    builder.add_node("tools", ToolNode([weather]))
+    builder.add_node("tools", ToolNode([weather, *remote_agents("billing")]))
     builder.add_node("approve", approve)
     builder.add_conditional_edges(START, route, {"approve": "approve", "think": "think"})
     builder.add_conditional_edges("think", tools_condition, {"tools": "tools", END: END})

@@ -17,7 +17,7 @@ from openai.types.responses import Response, ResponseCompletedEvent, ResponseTex
 from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 from pydantic import BaseModel
 
-from a2a.handlers.frameworks.openai_agents import OpenAIAgentsHandler
+from a2a.handlers.frameworks.openai_agents import OpenAIAgentsHandler, remote_agents
 
 set_tracing_disabled(True)  # no trace export (it would want an API key)
 DELETED: list[str] = []
@@ -30,8 +30,10 @@ def decide(items: list[Any]) -> list[Any]:
     if last.get("type") == "function_call_output":
         return [assistant_message(f"The tool said: {last['output']}")]
     prompt = last.get("content")
-    if prompt in ("weather", "delete"):
-        args = {"city": "Paris"} if prompt == "weather" else {"path": "/tmp/x"}
+    if prompt in ("weather", "delete", "billing"):
+        args = {"weather": {"city": "Paris"}, "delete": {"path": "/tmp/x"}, "billing": {"request": "What do I owe?"}}[
+            prompt
+        ]
         return [function_call(prompt, args, call_id=f"call-{prompt}")]
     if prompt == "memory":
         said = [str(i["content"]) for i in items[:-1] if i.get("role") == "user"]
@@ -113,7 +115,9 @@ def delete(path: str) -> str:
     return f"deleted {path}"
 
 
-agent = Agent(name="helper", instructions="Help.", model=FakeModel(), tools=[weather, delete])
+agent = Agent(
+    name="helper", instructions="Help.", model=FakeModel(), tools=[weather, delete, *remote_agents("billing")]
+)
 
 
 class Forecast(BaseModel):
@@ -134,4 +138,4 @@ HANDLER = f"{__name__}.agent"
 QUESTION = 'delete({"path":"/tmp/x"}) needs your approval: reply yes or no.'
 ANSWERS = {"yes": "The tool said: deleted /tmp/x", "no": "The tool said: The user denied this tool call."}
 #: The card's skill for it (the settings list none).
-SKILL = {"id": "helper", "name": "helper", "tags": ["weather", "delete"]}
+SKILL = {"id": "helper", "name": "helper", "tags": ["weather", "delete", "billing"]}

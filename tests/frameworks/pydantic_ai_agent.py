@@ -12,7 +12,7 @@ from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
-from a2a.handlers.frameworks.pydantic_ai import PydanticAIHandler
+from a2a.handlers.frameworks.pydantic_ai import PydanticAIHandler, remote_agents
 
 DELETED: list[str] = []
 SLOW_WORDS: list[str] = []
@@ -44,8 +44,13 @@ async def scripted(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterat
             yield word
         return
     prompt = _prompts(messages)[-1]
-    if prompt in ("weather", "delete", "lookup", "who"):
-        args = {"weather": '{"city": "Paris"}', "delete": '{"path": "/tmp/x"}', "lookup": '{"key": "k"}'}
+    if prompt in ("weather", "delete", "lookup", "who", "billing"):
+        args = {
+            "weather": '{"city": "Paris"}',
+            "delete": '{"path": "/tmp/x"}',
+            "lookup": '{"key": "k"}',
+            "billing": '{"request": "What do I owe?"}',
+        }
         yield {0: DeltaToolCall(name=prompt, json_args=args.get(prompt, "{}"), tool_call_id=f"call-{prompt}")}
     elif prompt == "memory":
         async for word in _words("You said: " + " | ".join(_prompts(messages)[:-1])):
@@ -62,7 +67,12 @@ async def scripted(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterat
             yield word
 
 
-agent = Agent(FunctionModel(stream_function=scripted, model_name="scripted"), name="helper", deps_type=str)
+agent = Agent(
+    FunctionModel(stream_function=scripted, model_name="scripted"),
+    name="helper",
+    deps_type=str,
+    toolsets=[remote_agents("billing")],
+)
 
 
 @agent.tool_plain
@@ -114,4 +124,4 @@ HANDLER = f"{__name__}.agent"
 QUESTION = 'delete({"path": "/tmp/x"}) needs your approval: reply yes or no.'
 ANSWERS = {"yes": "The tool said: deleted /tmp/x", "no": "The tool said: The user denied this tool call."}
 #: The card's skill for it (the settings list none).
-SKILL = {"id": "helper", "name": "helper", "tags": ["weather", "delete", "lookup", "who"]}
+SKILL = {"id": "helper", "name": "helper", "tags": ["weather", "delete", "lookup", "who", "billing"]}

@@ -12,6 +12,7 @@ from types import ModuleType
 import pytest
 
 from a2a.testing import WireClient
+from a2a.testing.fake_agent import artifact, completed, failed
 from tests.conftest import ALL_DATABASES
 from tests.frameworks.support import (
     DURABLE,
@@ -90,3 +91,21 @@ def test_the_card_describes_the_agent_unless_the_settings_do(served, settings):
     assert {key: skill[key] for key in served.SKILL} == served.SKILL and skill["description"]
     settings.A2A_SKILLS = [{"id": "mine", "name": "Mine", "description": "Set in the settings."}]
     assert [s["id"] for s in WireClient().request("GET", "/.well-known/agent-card.json").json()["skills"]] == ["mine"]
+
+
+def test_a_remote_a2a_agent_is_a_tool_run_by_delegation(served, settings, fake_agent):
+    settings.A2A_REMOTE_AGENTS = {"billing": {"URL": fake_agent.url, "RETRIES": 1, "TIMEOUT": 5}}
+    fake_agent.script([artifact("You owe 42 EUR."), completed()])
+    task = send("billing")
+    assert state(task) == "completed" and texts(task) == [["The tool said: You owe 42 EUR."]]
+    [delegation] = task["metadata"]["a2a.delegations"]  # the remote task, recorded on the local one
+    assert delegation["agent"] == "billing" and delegation["state"] == "completed"
+    asked = [r.body["params"]["message"]["parts"][0]["text"] for r in fake_agent.requests if "params" in r.body]
+    assert asked == ["What do I owe?"]
+
+
+def test_a_remote_agent_that_fails_is_an_error_the_model_reads(served, settings, fake_agent):
+    settings.A2A_REMOTE_AGENTS = {"billing": {"URL": fake_agent.url, "RETRIES": 1, "TIMEOUT": 5}}
+    fake_agent.script([failed("card declined")])
+    [[answer]] = texts(send("billing"))
+    assert answer.startswith("The tool said: Error:") and "card declined" in answer

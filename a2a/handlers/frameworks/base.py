@@ -15,6 +15,9 @@ import base64
 import binascii
 import json
 import re
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NoReturn
 
@@ -24,8 +27,8 @@ from a2a.core import lifecycle
 from a2a.handlers.loading import AgentHandler
 from a2a.handlers.request import HandlerRequest
 from a2a.handlers.results import InputRequired, Result, TaskFailed
-from a2a.handlers.tools import part_text, task_turns
-from a2a.protocol.model import Part, Task, new_id
+from a2a.handlers.tools import RemoteTool, ToolCall, part_text, run_call, task_turns, tool_name
+from a2a.protocol.model import Message, Part, Task, new_id
 from stores.base import TaskStore
 
 #: The task's private field holding a paused run's state (never rendered to a client).
@@ -297,6 +300,48 @@ async def unanswered(request: HandlerRequest, paused: dict[str, Any], metadata: 
 
 def _store(request: HandlerRequest) -> TaskStore:
     return request.store if request.store is not None else request.agent.store
+
+
+# --- Remote A2A agents as the framework's tools ----------------------------------------------
+
+_running: ContextVar[HandlerRequest | None] = ContextVar("a2a_framework_request", default=None)
+
+
+@contextmanager
+def running(request: HandlerRequest) -> Iterator[None]:
+    """While the framework runs ``request``'s task: its remote agents' tools delegate from it."""
+    token = _running.set(request)
+    try:
+        yield
+    finally:
+        _running.reset(token)
+
+
+def remote_description(agent: str) -> str:
+    return f"Ask the remote A2A agent {agent!r}; the argument is what to ask, in plain words."
+
+
+def asker(agent: str) -> Callable[[str], Awaitable[str]]:
+    """The function a framework calls as the tool of the remote agent ``agent`` (an entry
+    of ``A2A_REMOTE_AGENTS``): a delegation from the running task, as the LLM handler's
+    remote tools run (the remote task recorded on the local one, a cancel relayed); its
+    answer, or the error the model reads."""
+
+    async def ask(request: str) -> str:
+        """What to ask the agent, in plain words."""
+        running_request = _running.get()
+        if running_request is None:
+            return "Error: a remote agent's tool runs only in a task this project serves."
+
+        async def delegate(name: str, message: Message) -> Task:
+            return await running_request.adelegate(name, message, surface=False, artifacts=False)
+
+        remote = RemoteTool(agent, agent, None, remote_description(agent))
+        answer = await run_call(ToolCall("", agent, {"request": request}), {agent: remote}, delegate)
+        return f"Error: {answer.text}" if answer.is_error else answer.text
+
+    ask.__name__ = tool_name(agent)
+    return ask
 
 
 # --- Usage and errors --------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from typing import Any
 from langchain_core.exceptions import LangChainException
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import EmptyInputError, GraphRecursionError, InvalidUpdateError
 from langgraph.pregel import Pregel
@@ -143,8 +144,9 @@ class LangGraphHandler(base.FrameworkHandler):
         stream = base.AnswerStream(request)
         run = _Run(request, stream)
         try:
-            async for mode, chunk in self.graph.astream(graph_input, config, stream_mode=MODES):
-                await run.on(mode, chunk)
+            with base.running(request):
+                async for mode, chunk in self.graph.astream(graph_input, config, stream_mode=MODES):
+                    await run.on(mode, chunk)
         except _ERRORS as exc:
             stream.close()
             raise base.failed(NAME, exc) from exc
@@ -208,6 +210,14 @@ class _Run:
                     await base.tool_called(self.request, call["name"])
             elif isinstance(message, ToolMessage):
                 await base.tool_returned(self.request, message.name or "tool", failed=message.status == "error")
+
+
+def remote_agents(*names: str) -> list[BaseTool]:
+    """The remote A2A agents ``names`` (entries of ``A2A_REMOTE_AGENTS``) as LangChain tools,
+    one each, run by delegation from the task: ``ToolNode([*remote_agents("billing")])``."""
+    return [
+        StructuredTool.from_function(coroutine=base.asker(n), description=base.remote_description(n)) for n in names
+    ]
 
 
 def resume(request: HandlerRequest, paused: dict[str, Any]) -> Command[Any]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import base64
 from typing import Any, cast
 
-from agents import Agent, RunConfig, Runner, RunResultStreaming, RunState
+from agents import Agent, FunctionTool, RunConfig, Runner, RunResultStreaming, RunState, function_tool
 from agents.exceptions import AgentsException
 from agents.items import ToolApprovalItem, TResponseInputItem
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent
@@ -75,7 +75,8 @@ class OpenAIAgentsHandler(base.FrameworkHandler):
         ``spent``: the tokens the resumed state counted already (reported on its turn)."""
         stream = base.AnswerStream(request)
         options = {key: base.option(value, request) for key, value in self.options.items() if value is not None}
-        result = Runner.run_streamed(self.agent, run_input, **options)
+        with base.running(request):
+            result = Runner.run_streamed(self.agent, run_input, **options)
         try:
             await self.follow(request, stream, result)
         except AgentsException as exc:
@@ -120,6 +121,12 @@ class OpenAIAgentsHandler(base.FrameworkHandler):
             if isinstance(model, str):
                 return model
         return ""
+
+
+def remote_agents(*names: str) -> list[FunctionTool]:
+    """The remote A2A agents ``names`` (entries of ``A2A_REMOTE_AGENTS``) as function tools,
+    one each, run by delegation from the task: ``Agent(..., tools=[*remote_agents("billing")])``."""
+    return [function_tool(base.asker(n), description_override=base.remote_description(n)) for n in names]
 
 
 def question(interruptions: list[ToolApprovalItem]) -> base.Question:

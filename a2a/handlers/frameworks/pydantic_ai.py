@@ -21,8 +21,10 @@ from pydantic_ai import (
     DeferredToolRequests,
     DeferredToolResults,
     DocumentUrl,
+    FunctionToolset,
     ImageUrl,
     ModelMessagesTypeAdapter,
+    Tool,
     ToolDenied,
     VideoUrl,
 )
@@ -114,7 +116,8 @@ class PydanticAIHandler(base.FrameworkHandler):
         stream = base.AnswerStream(request)
         options = {key: base.option(value, request) for key, value in self.options.items() if value is not None}
         try:
-            result = await self.streamed(request, stream, prompt, history, results, options)
+            with base.running(request):
+                result = await self.streamed(request, stream, prompt, history, results, options)
         except (AgentRunError, UserError) as exc:
             stream.close()
             raise base.failed(NAME, exc) from exc
@@ -163,6 +166,12 @@ async def on_event(request: HandlerRequest, stream: base.AnswerStream, event: An
         await base.tool_called(request, event.part.tool_name)
     elif isinstance(event, FunctionToolResultEvent):
         await base.tool_returned(request, event.part.tool_name, failed=isinstance(event.part, RetryPromptPart))
+
+
+def remote_agents(*names: str) -> FunctionToolset[Any]:
+    """The remote A2A agents ``names`` (entries of ``A2A_REMOTE_AGENTS``) as a toolset, one
+    tool each, run by delegation from the task: ``Agent(..., toolsets=[remote_agents("billing")])``."""
+    return FunctionToolset([Tool(base.asker(n), description=base.remote_description(n)) for n in names])
 
 
 def question(requests: DeferredToolRequests) -> base.Question:
