@@ -63,6 +63,7 @@ def test_a_tool_needing_approval_pauses_for_a_person(served, reply, deleted):
     asked = send(served.APPROVAL)
     assert state(asked) == "input-required" and served.DELETED == []
     assert status_text(asked) == served.QUESTION
+    assert not [key for key in asked if key.startswith("_")]  # the paused run stays on the server
     done = send(reply, task_id=asked["id"])
     assert state(done) == "completed" and deleted == served.DELETED
     assert texts(done) == [[served.ANSWERS["yes" if deleted else "no"]]]
