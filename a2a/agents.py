@@ -74,6 +74,7 @@ PER_AGENT: tuple[str, ...] = (
     "LLM_MAX_TOKENS",
     "LLM_SYSTEM_PROMPT",
     "LLM_CONTEXT_TASKS",
+    "LLM_TOOLS",
     "LLM_REMOTE_TOOLS",
     "LLM_MAX_ROUNDS",
 )

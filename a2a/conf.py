@@ -340,6 +340,13 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         "A2A_LLM_CONTEXT_TASKS": Setting(
             int, 10, min=0, doc="How many earlier tasks of the same contextId the model sees as conversation (0: none)."
         ),
+        "A2A_LLM_TOOLS": Setting(
+            list,
+            [],
+            doc="Dotted paths of the project's Python functions the model may call as tools (the name, the "
+            "docstring and the type hints make the schema; a sync function runs off the event loop; "
+            "docs/handlers.md). Checked: a2a.E015 (every path names a function).",
+        ),
         "A2A_LLM_REMOTE_TOOLS": Setting(
             list,
             [],

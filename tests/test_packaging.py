@@ -169,8 +169,10 @@ def test_the_wheel_installs_into_a_fresh_virtualenv_and_every_module_imports(tmp
     python = str(venv / "bin" / "python")
     pip = [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-compile"]
     # With the `grpc` and `testing` extras: a2a.grpc (and the command serving it) and the test
-    # kit's plugin (a2a.testing.plugin: pytest) import their packages at the top.
-    subprocess.run([*pip, f"{run.built_dist().wheel}[grpc,testing]"], check=True, capture_output=True)
+    # kit's plugin (a2a.testing.plugin: pytest) import their packages at the top; and each
+    # framework's extra, whose adapter (a2a.handlers.frameworks.*) imports its framework.
+    extras = "grpc,testing,pydantic-ai,langgraph,openai-agents"
+    subprocess.run([*pip, f"{run.built_dist().wheel}[{extras}]"], check=True, capture_output=True)
     script = textwrap.dedent(
         """
         import importlib, importlib.metadata, pkgutil, sys
@@ -185,6 +187,8 @@ def test_the_wheel_installs_into_a_fresh_virtualenv_and_every_module_imports(tmp
             ROOT_URLCONF="a2a.urls", SECRET_KEY="x",
         )
         django.setup()
+        # No extra brings in the official SDK, whose top-level `a2a` would shadow ours.
+        assert "a2a-sdk" not in {d.metadata["Name"].lower() for d in importlib.metadata.distributions()}
         import a2a, stores
         for package in (a2a, stores):
             assert "site-packages" in package.__file__, package.__file__

@@ -34,6 +34,10 @@ once the task was canceled (``wait_cancelled(timeout)``, ``await acancelled()``)
 a remote agent of ``A2A_REMOTE_AGENTS`` and brings it into this one
 (:mod:`a2a.handlers.delegation`); :class:`DelegationFailed` when it fails.
 
+``A2A_HANDLER`` may also name an agent built with a framework (a PydanticAI ``Agent``, a
+compiled LangGraph graph, an OpenAI Agents SDK ``Agent``): :mod:`a2a.handlers.frameworks`
+serves it (docs/frameworks.md).
+
 docs/handlers.md shows each in a few lines.
 """
 

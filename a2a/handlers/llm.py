@@ -21,7 +21,8 @@ connection errors, 408, 429 and 5xx are retried ``A2A_LLM_MAX_RETRIES`` times wi
 exponential backoff (honouring ``Retry-After``); any other error fails the task with
 the provider's own error text as the status message.
 
-``A2A_LLM_REMOTE_TOOLS`` offers the skills of other A2A agents as tools the model calls
+``A2A_LLM_TOOLS`` offers the project's own Python functions as tools the model calls
+(:mod:`a2a.handlers.functions`), ``A2A_LLM_REMOTE_TOOLS`` the skills of other A2A agents
 (:mod:`a2a.handlers.tools`): a task is then up to ``A2A_LLM_MAX_ROUNDS`` requests, and
 the metadata lists each one's usage under ``"rounds"``.
 """
@@ -42,8 +43,19 @@ from a2a.agents import DEFAULT_AGENT
 from a2a.conf import SETTINGS, a2a_settings
 from a2a.core import metrics
 from a2a.handlers import HandlerRequest, Result, TaskFailed
+from a2a.handlers.frameworks import base
 from a2a.handlers.skills import Skill, get_skill, get_skills, requested_skill
-from a2a.handlers.tools import RoundLimit, ToolLoop, parts_text, remote_tools
+from a2a.handlers.tools import (
+    ApprovalNeeded,
+    Pending,
+    RoundLimit,
+    Tool,
+    ToolCall,
+    ToolLoop,
+    function_tools,
+    remote_tools,
+    task_turns,
+)
 from a2a.protocol.model import Message, Task
 
 logger = logging.getLogger(__name__)
@@ -281,23 +293,6 @@ def _alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-# --- From a Task to a chat ----------------------------------------------------------------
-
-
-def task_turns(task: dict[str, Any]) -> list[dict[str, str]]:
-    """A task as chat turns: its messages (user -> user, agent -> assistant), then its
-    artifacts as the assistant's answer."""
-    turns = []
-    for message in task.get("history") or ():
-        text = parts_text(message.get("parts"))
-        if text:
-            turns.append({"role": "assistant" if message.get("role") == "agent" else "user", "content": text})
-    answer = "\n\n".join(t for t in (parts_text(a.get("parts")) for a in task.get("artifacts") or ()) if t)
-    if answer:
-        turns.append({"role": "assistant", "content": answer})
-    return turns
-
-
 class LLMHandler:
     """The handler (``a2a.handlers.llm.handle`` is an instance). Subclass it to change
     the prompt (:meth:`system_prompt`) or the conversation (:meth:`conversation`)."""
@@ -356,20 +351,38 @@ class LLMHandler:
         conf = request.agent.settings
         client = replace(self.client(conf), agent=request.agent.name)
         skill = self.skill_for(request)
-        tools = await remote_tools(conf.LLM_REMOTE_TOOLS) if conf.LLM_REMOTE_TOOLS else []
+        remote = await remote_tools(conf.LLM_REMOTE_TOOLS) if conf.LLM_REMOTE_TOOLS else []
+        tools: list[Tool] = [*function_tools(conf.LLM_TOOLS, (t.name for t in remote)), *remote]
         loop = ToolLoop(
             client.style,
             tools,
             lambda agent, message: self.delegate(request, agent, message),
             conf.LLM_MAX_ROUNDS,
         )
+        paused = await base.paused_state(request)
+        pending = await self.pending(request, paused, client.style) if paused else None
+        messages = paused["state"]["messages"] if paused else await self.conversation(request)
         try:
-            result = await loop.run(client.chat, self.system_prompt(skill, conf), await self.conversation(request))
+            result = await loop.run(client.chat, self.system_prompt(skill, conf), messages, pending)
         except (LLMError, RoundLimit) as exc:  # the tokens spent before stay on the task
             if loop.rounds:
                 exc.metadata = {"llm": self.usage(request, client.style, client.model, skill, loop)}
             raise
+        except ApprovalNeeded as asked:  # a person approves first: the loop waits, kept on the task
+            metadata = {"llm": self.usage(request, client.style, client.model, skill, loop)}
+            calls = [[c.id, c.name, c.arguments] for c in asked.calls]
+            question = base.Question([{"id": c.id, "tool": c.name, "args": c.arguments} for c in asked.asking], [])
+            await base.pause(request, question, {"messages": asked.messages, "calls": calls}, metadata)
         return Result(result.text, metadata={"llm": self.usage(request, client.style, result.model, skill, loop)})
+
+    async def pending(self, request: HandlerRequest, paused: dict[str, Any], style: str) -> Pending:
+        """The calls the paused loop waits on, and the client's answer (asked again when
+        it is neither yes nor no)."""
+        approved = base.approval(request)
+        if approved is None:
+            before = request.metadata.get("llm")
+            await base.unanswered(request, paused, {"llm": before} if before else {})
+        return Pending([ToolCall(*call) for call in paused["state"]["calls"]], bool(approved))
 
     def usage(
         self, request: HandlerRequest, style: str, model: str, skill: Skill | None, loop: ToolLoop

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from django.utils.module_loading import import_string
 
+from a2a.handlers.frameworks import as_handler
 from a2a.handlers.request import HandlerRequest
 from a2a.handlers.results import HandlerResult
 
@@ -65,11 +66,12 @@ Handler = Callable[[HandlerRequest], HandlerResult | Awaitable[HandlerResult]]
 
 @functools.cache
 def load_handler(path: str) -> Handler:
-    """Import the handler named by a dotted path (cached per path): a callable, or an
-    :class:`AgentHandler` subclass (not set up here: see :func:`handler_instance`)."""
-    handler = import_string(path)
-    if not callable(handler):
-        raise TypeError(f"{path} is not callable")
+    """Import the handler named by a dotted path (cached per path): a callable, an
+    :class:`AgentHandler` subclass (not set up here: see :func:`handler_instance`) or
+    instance, or a framework's agent (served by its adapter: :mod:`a2a.handlers.frameworks`)."""
+    handler = as_handler(import_string(path))
+    if not callable(handler) and not isinstance(handler, AgentHandler):
+        raise TypeError(f"{path} is neither callable nor an agent of a framework this project serves")
     return handler
 
 

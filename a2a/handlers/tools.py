@@ -1,4 +1,5 @@
-"""Remote agents as the model's tools: the skills of the agents ``A2A_LLM_REMOTE_TOOLS``
+"""The model's tools, and the loop that runs them: the project's own functions
+(:mod:`a2a.handlers.functions`), and remote agents: the skills of the agents ``A2A_LLM_REMOTE_TOOLS``
 names (entries of ``A2A_REMOTE_AGENTS``) offered to the model, each call run on the
 remote agent, its answer fed back, for at most ``A2A_LLM_MAX_ROUNDS`` model requests.
 
@@ -30,12 +31,13 @@ import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from django.core.signals import setting_changed
 
 from a2a.client import ClientError, async_remote_client, user_message
+from a2a.handlers.functions import FunctionTool, load_function_tool
 from a2a.handlers.results import TaskFailed
 from a2a.protocol.model import Message, Task
 
@@ -77,6 +79,20 @@ def part_text(part: dict[str, Any]) -> str:
 def parts_text(parts: Any) -> str:
     """Parts as the model reads them, one after the other."""
     return "\n".join(t for t in (part_text(p) for p in parts or () if isinstance(p, dict)) if t)
+
+
+def task_turns(task: dict[str, Any]) -> list[dict[str, str]]:
+    """A task as chat turns: its messages (user -> user, agent -> assistant), then its
+    artifacts as the assistant's answer."""
+    turns = []
+    for message in task.get("history") or ():
+        text = parts_text(message.get("parts"))
+        if text:
+            turns.append({"role": "assistant" if message.get("role") == "agent" else "user", "content": text})
+    answer = "\n\n".join(t for t in (parts_text(a.get("parts")) for a in task.get("artifacts") or ()) if t)
+    if answer:
+        turns.append({"role": "assistant", "content": answer})
+    return turns
 
 
 # --- The tools -----------------------------------------------------------------------------
@@ -170,6 +186,19 @@ async def _card(name: str) -> dict[str, Any] | None:
     return card
 
 
+def function_tools(paths: list[str], taken: Iterable[str] = ()) -> list[FunctionTool]:
+    """The tools of the project's functions ``paths`` (an agent's ``LLM_TOOLS``), named as
+    the providers allow and apart from ``taken`` (the remote tools' names)."""
+    found: list[FunctionTool] = []
+    names = set(taken)
+    for path in paths:
+        tool = load_function_tool(path)
+        name = tool_name(tool.name, names)
+        names.add(name)
+        found.append(replace(tool, name=name))
+    return found
+
+
 async def remote_tools(names: list[str]) -> list[RemoteTool]:
     """The tools of the remote agents ``names`` (an agent's ``LLM_REMOTE_TOOLS``: those
     that can be reached)."""
@@ -197,13 +226,12 @@ setting_changed.connect(_on_setting_changed)
 
 @dataclass(frozen=True)
 class ToolCall:
-    """A tool the model asked for: the call's id, the tool's name, the request text (or
-    ``problem``, what is wrong with the arguments)."""
+    """A tool the model asked for: the call's id, the tool's name, its arguments (JSON
+    text or an object, as the model wrote them)."""
 
     id: str
     name: str
-    text: str = ""
-    problem: str = ""
+    arguments: Any = None
 
 
 @dataclass(frozen=True)
@@ -213,6 +241,9 @@ class ToolAnswer:
     text: str
     is_error: bool = False
 
+
+#: A tool the model may call: a remote agent's skill, or one of the project's functions.
+Tool = RemoteTool | FunctionTool
 
 #: Runs a remote task: (agent name, message) -> the remote task as it ended.
 Delegate = Callable[[str, Message], Awaitable[Task | Message]]
@@ -231,23 +262,28 @@ def answer_of(outcome: Task | Message) -> ToolAnswer:
     return ToolAnswer(answer or said or "(the agent answered with no text)")
 
 
-async def run_call(call: ToolCall, tools: dict[str, RemoteTool], delegate: Delegate) -> ToolAnswer:
-    """Run one call: on its agent, or an error the model reads (an unknown tool, bad
-    arguments, a remote agent that failed or could not be reached)."""
-    if call.problem:
-        return ToolAnswer(call.problem, True)
+async def run_call(call: ToolCall, tools: dict[str, Tool], delegate: Delegate) -> ToolAnswer:
+    """Run one call: the project's function, or a task on its agent; or an error the
+    model reads (an unknown tool, bad arguments, a function that raised, a remote agent
+    that failed or could not be reached)."""
     tool = tools.get(call.name)
     if tool is None:
         return ToolAnswer(f"There is no tool {call.name!r}; the tools are: {', '.join(tools) or 'none'}.", True)
+    if isinstance(tool, FunctionTool):
+        return ToolAnswer(*await tool.call(call.arguments))
+    text, problem = _request_text(call.name, call.arguments)
+    if problem:
+        return ToolAnswer(problem, True)
     try:
-        return answer_of(await delegate(tool.agent, tool.message(call.text)))
+        return answer_of(await delegate(tool.agent, tool.message(text)))
     except (TaskFailed, ClientError) as exc:
         logger.info("tool %s (remote agent %r) failed: %s", call.name, tool.agent, exc)
         return ToolAnswer(str(exc) or type(exc).__name__, True)
 
 
-def _request_text(call_id: str, name: str, arguments: Any) -> ToolCall:
-    """A call whose arguments are ``{"request": text}`` (JSON text or an object)."""
+def _request_text(name: str, arguments: Any) -> tuple[str, str]:
+    """The text of a remote tool's call, whose arguments are ``{"request": text}`` (JSON
+    text or an object); or what is wrong with them."""
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
@@ -255,9 +291,8 @@ def _request_text(call_id: str, name: str, arguments: Any) -> ToolCall:
             arguments = None
     text = arguments.get("request") if isinstance(arguments, dict) else None
     if not isinstance(text, str):
-        problem = f'The arguments of {name!r} must be {{"request": "<text>"}}, not {str(arguments)[:200]}.'
-        return ToolCall(call_id, name, problem=problem)
-    return ToolCall(call_id, name, text)
+        return "", f'The arguments of {name!r} must be {{"request": "<text>"}}, not {str(arguments)[:200]}.'
+    return text, ""
 
 
 # --- The two wire styles ---------------------------------------------------------------------
@@ -267,7 +302,7 @@ def calls_in(style: str, raw: dict[str, Any]) -> list[ToolCall]:
     """The tool calls of a model's answer (none: it answered)."""
     if style == "anthropic":
         blocks = [b for b in raw.get("content") or () if isinstance(b, dict) and b.get("type") == "tool_use"]
-        return [_request_text(str(b.get("id")), str(b.get("name")), b.get("input")) for b in blocks]
+        return [ToolCall(str(b.get("id")), str(b.get("name")), b.get("input")) for b in blocks]
     try:
         calls = raw["choices"][0]["message"].get("tool_calls") or []
     except (KeyError, IndexError, TypeError, AttributeError):
@@ -276,7 +311,7 @@ def calls_in(style: str, raw: dict[str, Any]) -> list[ToolCall]:
     for call in calls if isinstance(calls, list) else ():
         function = call.get("function") if isinstance(call, dict) else None
         if isinstance(function, dict):
-            found.append(_request_text(str(call.get("id")), str(function.get("name")), function.get("arguments")))
+            found.append(ToolCall(str(call.get("id")), str(function.get("name")), function.get("arguments")))
     return found
 
 
@@ -328,22 +363,50 @@ class RoundLimit(TaskFailed):
     """The model still called tools in the last round ``A2A_LLM_MAX_ROUNDS`` allows."""
 
 
+class ApprovalNeeded(Exception):
+    """The model called a function that needs a person's approval: the loop stops with the
+    conversation so far (``messages``, the model's turn last), its ``calls``, and those
+    that wait for the approval (``asking``)."""
+
+    def __init__(self, messages: list[dict[str, Any]], calls: list[ToolCall], asking: list[ToolCall]) -> None:
+        super().__init__(", ".join(call.name for call in asking))
+        self.messages, self.calls, self.asking = messages, calls, asking
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The calls a paused loop goes on with, and whether the person approved them."""
+
+    calls: list[ToolCall]
+    approved: bool
+
+
+#: What the model reads for a call the person denied.
+DENIED = "The user denied this tool call."
+
+
 @dataclass
 class ToolLoop:
     """Ask the model, run the tools it calls, feed it their answers, ask again: at most
     ``max_rounds`` requests. ``rounds`` records each request's usage and tools."""
 
     style: str
-    tools: list[RemoteTool]
+    tools: list[Tool]
     delegate: Delegate
     max_rounds: int = 5
     rounds: list[dict[str, Any]] = field(default_factory=list)
 
-    async def run(self, chat: Chat, system: str, messages: list[dict[str, Any]]) -> Answer:
-        """The model's final answer; :class:`RoundLimit` when it still calls tools at the limit."""
+    async def run(
+        self, chat: Chat, system: str, messages: list[dict[str, Any]], pending: Pending | None = None
+    ) -> Answer:
+        """The model's final answer; :class:`RoundLimit` when it still calls tools at the
+        limit; :class:`ApprovalNeeded` when it calls a function that needs a person's
+        approval (``pending``: the calls it waited on, and the answer, to go on with)."""
         specs = [tool.spec(self.style) for tool in self.tools]
         by_name = {tool.name: tool for tool in self.tools}
         messages = list(messages)
+        if pending is not None:
+            messages += result_turns(self.style, pending.calls, await self.answers(pending.calls, pending.approved))
         for number in range(1, self.max_rounds + 1):
             answer = await chat(system, messages, specs)
             calls = calls_in(self.style, answer.raw) if specs else []
@@ -355,10 +418,24 @@ class ToolLoop:
                 return answer
             if number == self.max_rounds:
                 break
-            answers = await asyncio.gather(*(run_call(call, by_name, self.delegate) for call in calls))
-            messages += [assistant_turn(self.style, answer.raw), *result_turns(self.style, calls, list(answers))]
-        asked = ", ".join(self.rounds[-1]["tools"])
+            messages.append(assistant_turn(self.style, answer.raw))
+            asking = [call for call in calls if getattr(by_name.get(call.name), "approval", False)]
+            if asking:
+                raise ApprovalNeeded(messages, calls, asking)
+            messages += result_turns(self.style, calls, await self.answers(calls, True))
+        asked = ", ".join(self.rounds[-1]["tools"])  # (the limit)
         raise RoundLimit(
             f"The model was still calling tools after {self.max_rounds} rounds (A2A_LLM_MAX_ROUNDS); "
             f"the last ones it asked for ({asked}) were not run."
         )
+
+    async def answers(self, calls: list[ToolCall], approved: bool) -> list[ToolAnswer]:
+        """The answers of ``calls``, run at once; a call needing approval is denied unless ``approved``."""
+        by_name: dict[str, Tool] = {tool.name: tool for tool in self.tools}
+
+        async def answer(call: ToolCall) -> ToolAnswer:
+            if not approved and getattr(by_name.get(call.name), "approval", False):
+                return ToolAnswer(DENIED, True)
+            return await run_call(call, by_name, self.delegate)
+
+        return list(await asyncio.gather(*(answer(call) for call in calls)))

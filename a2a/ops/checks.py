@@ -27,6 +27,8 @@ from a2a.client import remote
 from a2a.conf import a2a_settings
 from a2a.core.events import resolve_event_backend
 from a2a.handlers import load_handler
+from a2a.handlers.frameworks import unusable_handler
+from a2a.handlers.functions import unusable_tools
 from a2a.handlers.llm import LLMHandler
 from a2a.handlers.skills import enabled_ids, scan, skills_dir
 from a2a.ops.deployment import UNSHARED_HINT, configured_store, expected_workers, unshared_message
@@ -87,13 +89,8 @@ def check_handler(agent: Agent | None = None) -> Messages:
     try:
         load_handler(handler)
     except Exception as exc:
-        return [
-            Error(
-                f"A2A_HANDLER {handler!r} cannot be used: {exc}",
-                hint="Name a callable by its dotted path, e.g. 'myproject.agent.handle'.",
-                id="a2a.E001",
-            )
-        ]
+        message, hint = unusable_handler(handler, exc)
+        return [Error(message, hint=hint, id="a2a.E001")]
     return []
 
 
@@ -208,14 +205,17 @@ def _uses_llm(conf: Any) -> bool:
     "A2A_LLM_MAX_TOKENS",
     "A2A_LLM_SYSTEM_PROMPT",
     "A2A_LLM_CONTEXT_TASKS",
+    "A2A_LLM_TOOLS",
     "A2A_LLM_REMOTE_TOOLS",
     "A2A_LLM_MAX_ROUNDS",
 )
 def check_llm(agent: Agent | None = None) -> Messages:
-    """The model-backed handler: an absolute base URL (``a2a.E011``), remote tools that
-    name ``A2A_REMOTE_AGENTS`` entries (``a2a.E014``), and when it is the handler, a base
-    URL and a model (``a2a.E012``) and a key for a remote model (``a2a.W010``)."""
+    """The model-backed handler: an absolute base URL (``a2a.E011``), tools that name
+    ``A2A_REMOTE_AGENTS`` entries (``a2a.E014``) or functions (``a2a.E015``), and when it is
+    the handler, a base URL, a model (``a2a.E012``) and a key for a remote one (``a2a.W010``)."""
     conf = _conf(agent)
+    if problem := unusable_tools(conf.LLM_TOOLS):
+        return [Error(problem, id="a2a.E015")]
     unknown = [str(n) for n in conf.LLM_REMOTE_TOOLS if n not in (a2a_settings.REMOTE_AGENTS or {})]
     if unknown:
         known = ", ".join(sorted(a2a_settings.REMOTE_AGENTS or {})) or "none"

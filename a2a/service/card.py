@@ -19,6 +19,7 @@ from a2a import auth
 from a2a.agents import Agent
 from a2a.conf import a2a_settings
 from a2a.core import replay
+from a2a.handlers import load_handler
 from a2a.handlers.skills import get_skills
 from a2a.protocol import V1_VERSIONS, Dialect
 from a2a.protocol.errors import ExtendedAgentCardNotConfiguredError, UnsupportedOperationError
@@ -32,12 +33,22 @@ V03_PROTOCOL_VERSION = "0.3.0"
 def skills(agent: Agent | None = None) -> list[dict[str, Any]]:
     """The skills of ``agent`` (None: the default agent) in card shape (``tags`` always
     present): its ``SKILLS``, then the ``SKILL.md`` skills of its ``SKILLS_DIR`` (see
-    :mod:`a2a.handlers.skills`)."""
+    :mod:`a2a.handlers.skills`); with neither, the handler's own (a framework's agent)."""
     conf = _conf(agent)
     out = [normalize_skill(skill) for skill in conf.SKILLS]
     listed = {entry["id"] for entry in out}
     out += [skill.card_entry() for skill in get_skills(conf) if skill.id not in listed]
-    return out
+    return out or _handler_skills(conf)
+
+
+def _handler_skills(conf: Any) -> list[dict[str, Any]]:
+    """The skills a handler describes itself with (a framework's agent: its name, description
+    and tools), for an agent whose settings list none."""
+    try:
+        describe = getattr(load_handler(conf.HANDLER), "card_skills", None)
+    except Exception:  # a2a.E001 says why
+        return []
+    return [normalize_skill(skill) for skill in describe()] if callable(describe) else []
 
 
 def _conf(agent: Agent | None) -> Any:

@@ -380,6 +380,16 @@ async def multi_turn(s: Session, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+async def framework(s: Session, args: argparse.Namespace) -> dict[str, Any]:
+    """A framework's agent (tests/frameworks): its answer streamed, a tool call as
+    progress, a tool that needs an approval, then the approving reply."""
+    streamed = [event(r) async for r in s.streaming.send_message(SendMessageRequest(message=user_message("hello")))]
+    tools = [event(r) async for r in s.streaming.send_message(SendMessageRequest(message=user_message("weather")))]
+    asked = await s.send_task(args.approval)
+    done = await s.send_task("yes", task_id=asked.id, context_id=asked.context_id)
+    return {"streamed": streamed, "tools": tools, "asked": describe(asked), "done": describe(done)}
+
+
 def push_config(task_id: str, config_id: str, url: str, token: str) -> TaskPushNotificationConfig:
     return TaskPushNotificationConfig(task_id=task_id, id=config_id, url=url, token=token)
 
@@ -511,6 +521,7 @@ SCENARIOS = {
     "subscribe": subscribe,
     "multi-turn": multi_turn,
     "resume": resume,
+    "framework": framework,
     "push": push,
     "push-in-send": push_in_send,
     "parse-push": None,  # no server: see parse_push
@@ -541,6 +552,7 @@ if __name__ == "__main__":
     parser.add_argument("--protocol", default="1.0", choices=["1.0", "0.3"])
     parser.add_argument("--webhook", default="", help="base URL of the test's webhook receiver")
     parser.add_argument("--lenient", action="store_true", help="ignore unknown fields, as the SDK does")
+    parser.add_argument("--approval", default="delete", help="framework: the prompt that needs an approval")
     parser.add_argument("--bodies", default="", help="parse-push: a JSON file of [{dialect, body}]")
     arguments = parser.parse_args()
     try:

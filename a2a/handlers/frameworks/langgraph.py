@@ -1,0 +1,257 @@
+"""A compiled LangGraph graph as an A2A agent (``pip install 'django-a2a-agent[langgraph]'``).
+
+``A2A_HANDLER = "myproject.graphs.support"`` where ``support = builder.compile()``
+serves it as it is; :class:`LangGraphHandler` is the explicit form, for options
+(``config``, ``input``, ``output_key``)::
+
+    handler = LangGraphHandler(support, config={"recursion_limit": 10})
+
+The graph runs streamed (``astream``, modes ``messages``, ``updates`` and ``values``):
+the chat models' tokens become artifact chunks, tool calls and tool messages progress,
+an ``interrupt()`` pauses the task in ``input-required`` and the client's reply resumes
+it (``Command(resume=...)``).
+
+Memory and the paused run: a graph compiled without a checkpointer runs on this
+adapter's, one thread per task, its checkpoints kept on the task while it waits (so it
+resumes in another process, or after a restart); the caller's earlier tasks of the
+context come in as the first messages. A graph compiled with its own checkpointer keeps
+one thread per caller and ``contextId`` there: that is its memory, and its paused runs."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.exceptions import LangChainException
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import EmptyInputError, GraphRecursionError, InvalidUpdateError
+from langgraph.pregel import Pregel
+from langgraph.types import Command, Interrupt, StreamMode
+
+from a2a.handlers.frameworks import base
+from a2a.handlers.request import HandlerRequest
+from a2a.handlers.results import Result
+
+NAME = "LangGraph"
+_ERRORS = (GraphRecursionError, InvalidUpdateError, EmptyInputError, LangChainException)
+_MEDIA = ("image", "audio", "video")
+MODES: list[StreamMode] = ["messages", "updates", "values"]
+
+
+def serves(obj: Any) -> LangGraphHandler | None:
+    """``obj`` as a handler when it is a compiled graph (for :func:`~a2a.handlers.frameworks.as_handler`)."""
+    return LangGraphHandler(obj) if isinstance(obj, Pregel) else None
+
+
+class TaskSaver(InMemorySaver):
+    """The checkpointer of a graph compiled without one: in memory while a task runs,
+    one thread per task; :meth:`export` and :meth:`restore` move a thread to and from
+    JSON, kept on the task while the run waits for the client."""
+
+    def export(self, thread_id: str) -> dict[str, Any]:
+        """The thread's checkpoints, writes and channel values, as JSON."""
+        storage = {
+            ns: {cid: [_typed(c), _typed(m), parent] for cid, (c, m, parent) in saved.items()}
+            for ns, saved in self.storage.get(thread_id, {}).items()
+        }
+        writes = [
+            [ns, cid, task, idx, [tid, channel, _typed(value), path]]
+            for (thread, ns, cid), inner in self.writes.items()
+            if thread == thread_id
+            for (task, idx), (tid, channel, value, path) in inner.items()
+        ]
+        blobs = [[ns, ch, ver, _typed(v)] for (thread, ns, ch, ver), v in self.blobs.items() if thread == thread_id]
+        return {"storage": storage, "writes": writes, "blobs": blobs}
+
+    def restore(self, thread_id: str, data: dict[str, Any]) -> None:
+        """Put an exported thread back (as ``thread_id``)."""
+        for ns, saved in data["storage"].items():
+            for cid, (c, m, parent) in saved.items():
+                self.storage[thread_id][ns][cid] = (_untyped(c), _untyped(m), parent)
+        for ns, cid, task, idx, (tid, channel, value, path) in data["writes"]:
+            self.writes[(thread_id, ns, cid)][(task, idx)] = (tid, channel, _untyped(value), path)
+        for ns, ch, ver, value in data["blobs"]:
+            self.blobs[(thread_id, ns, ch, ver)] = _untyped(value)
+
+
+def _typed(value: tuple[str, bytes]) -> list[str]:
+    return [value[0], base64.b64encode(value[1]).decode()]
+
+
+def _untyped(value: list[str]) -> tuple[str, bytes]:
+    return value[0], base64.b64decode(value[1])
+
+
+class LangGraphHandler(base.FrameworkHandler):
+    """A compiled LangGraph graph served as a handler. ``config``: the run's config (a
+    dict, or a callable of the request; its ``configurable.thread_id`` is set here);
+    ``input``: a callable of the request and the earlier messages making the graph's
+    input (default ``{"messages": [...earlier, HumanMessage(...)]}``); ``output_key``: the
+    state key holding the answer (default: the last AI message of ``messages``, else
+    the final state as a data part)."""
+
+    framework = "langgraph"
+
+    def __init__(
+        self,
+        graph: Pregel[Any, Any, Any, Any],
+        *,
+        config: Any = None,
+        input: Callable[[HandlerRequest, list[BaseMessage]], Any] | None = None,
+        output_key: str | None = None,
+    ) -> None:
+        self.own_checkpointer = graph.checkpointer not in (None, False)
+        self.saver = None if self.own_checkpointer else TaskSaver()
+        self.graph = graph if self.saver is None else graph.copy({"checkpointer": self.saver})
+        self.config, self.input, self.output_key = config, input, output_key
+
+    def describe(self) -> tuple[str, str, list[str]]:
+        nodes = [name for name in self.graph.nodes if not name.startswith("__")]
+        return self.graph.name or "graph", "", nodes
+
+    def thread(self, request: HandlerRequest) -> str:
+        """The checkpointer's thread: the task's on this adapter's checkpointer; the
+        caller's context on the graph's own (each caller has a conversation of its own)."""
+        if self.saver is not None:
+            return request.task_id
+        return "/".join((request.agent_name, request.tenant, request.caller, request.context_id or request.task_id))
+
+    async def handle(self, request: HandlerRequest) -> Result:
+        paused = await base.paused_state(request)
+        thread = self.thread(request)
+        config = RunnableConfig(**(base.option(self.config, request) or {}))
+        config["configurable"] = {**config.get("configurable", {}), "thread_id": thread}
+        try:
+            if paused is not None:
+                if self.saver is not None:
+                    self.saver.restore(thread, paused["state"])
+                return await self.run(request, resume(request, paused), config)
+            earlier = [] if self.saver is None else conversation(await base.earlier_turns(request))
+            graph_input = (
+                self.input(request, earlier) if self.input else {"messages": [*earlier, user_message(request)]}
+            )
+            return await self.run(request, graph_input, config)
+        finally:
+            if self.saver is not None:
+                self.saver.delete_thread(thread)  # kept on the task when paused; never in this process
+
+    async def run(self, request: HandlerRequest, graph_input: Any, config: RunnableConfig) -> Result:
+        """One run of the graph, streamed; the task completes, pauses or fails with it."""
+        stream = base.AnswerStream(request)
+        run = _Run(request, stream)
+        try:
+            with base.running(request):
+                async for mode, chunk in self.graph.astream(graph_input, config, stream_mode=MODES):
+                    await run.on(mode, chunk)
+        except _ERRORS as exc:
+            stream.close()
+            raise base.failed(NAME, exc) from exc
+        except BaseException:
+            stream.close()
+            raise
+        metadata = base.usage_metadata(request, self.framework, run.model, run.input_tokens, run.output_tokens)
+        if run.interrupts:
+            await stream.settle()
+            state = self.saver.export(config["configurable"]["thread_id"]) if self.saver is not None else None
+            await base.pause(request, question(run.interrupts), state, metadata)
+        return await base.completed(stream, self.output(run.values), metadata)
+
+    def output(self, values: Any) -> Any:
+        """The answer in the graph's final state."""
+        if not isinstance(values, dict):
+            return base.jsonable(values)
+        if self.output_key is not None:
+            return base.jsonable(values.get(self.output_key))
+        messages = values.get("messages")
+        if isinstance(messages, list):
+            answers = [m for m in messages if isinstance(m, AIMessage)]
+            return answers[-1].text if answers else ""
+        return base.jsonable(values)
+
+
+class _Run:
+    """What one run streamed: text to the answer, tools to progress, interrupts, usage."""
+
+    def __init__(self, request: HandlerRequest, stream: base.AnswerStream) -> None:
+        self.request, self.stream = request, stream
+        self.interrupts: list[Interrupt] = []
+        self.values: Any = None
+        self.model = ""
+        self.input_tokens = self.output_tokens = 0
+
+    async def on(self, mode: str, chunk: Any) -> None:
+        if mode == "messages":
+            message = chunk[0]
+            if isinstance(message, AIMessage):  # (an AIMessageChunk too) a tool's message is not the answer
+                self.stream.add(message.text)
+        elif mode == "values":
+            self.values = chunk
+        elif mode == "updates":
+            for node, update in chunk.items():
+                if node == "__interrupt__":
+                    self.interrupts += list(update)
+                else:
+                    await self.messages(update.get("messages") if isinstance(update, dict) else None)
+
+    async def messages(self, messages: Any) -> None:
+        """A node's new messages: the model's tool calls and usage, the tools' answers."""
+        for message in messages if isinstance(messages, list) else [messages] if messages else []:
+            if isinstance(message, AIMessage):
+                if message.usage_metadata:
+                    self.input_tokens += message.usage_metadata["input_tokens"]
+                    self.output_tokens += message.usage_metadata["output_tokens"]
+                self.model = str(message.response_metadata.get("model_name") or self.model)
+                for call in message.tool_calls:
+                    self.stream.restart()  # the text before a tool call was not the answer
+                    await base.tool_called(self.request, call["name"])
+            elif isinstance(message, ToolMessage):
+                await base.tool_returned(self.request, message.name or "tool", failed=message.status == "error")
+
+
+def remote_agents(*names: str) -> list[BaseTool]:
+    """The remote A2A agents ``names`` (entries of ``A2A_REMOTE_AGENTS``) as LangChain tools,
+    one each, run by delegation from the task: ``ToolNode([*remote_agents("billing")])``."""
+    return [
+        StructuredTool.from_function(coroutine=base.asker(n), description=base.remote_description(n)) for n in names
+    ]
+
+
+def resume(request: HandlerRequest, paused: dict[str, Any]) -> Command[Any]:
+    """The client's reply as the paused graph's resume value: True / False for an
+    approval (``yes`` / ``no``, ``{"approved": ...}``), else its data or text; one value
+    for each interrupt."""
+    approved = base.approval(request)
+    value = approved if approved is not None else base.reply_value(request)
+    ids = [i["id"] for i in paused.get("interrupts") or ()]
+    return Command(resume={i: value for i in ids} if len(ids) > 1 else value)
+
+
+def question(interrupts: list[Interrupt]) -> base.Question:
+    return base.Question([], [], [{"id": i.id, "value": base.jsonable(i.value)} for i in interrupts])
+
+
+def user_message(request: HandlerRequest) -> HumanMessage:
+    """The message's parts as a LangChain human message (files as content blocks)."""
+    blocks: list[str | dict[str, Any]] = []
+    for piece in base.pieces(request.parts):
+        kind = next((k for k in _MEDIA if piece.media_type.startswith(k + "/")), "file")
+        if piece.text is not None:
+            blocks.append({"type": "text", "text": piece.text})
+        elif piece.content is not None:
+            blocks.append(
+                {"type": kind, "base64": base64.b64encode(piece.content).decode(), "mime_type": piece.media_type}
+            )
+        elif piece.uri is not None:
+            blocks.append({"type": kind, "url": piece.uri, "mime_type": piece.media_type})
+    if all(isinstance(b, dict) and b["type"] == "text" for b in blocks):
+        return HumanMessage(content="\n".join(str(b["text"]) for b in blocks if isinstance(b, dict)))
+    return HumanMessage(content=blocks)
+
+
+def conversation(turns: list[dict[str, str]]) -> list[BaseMessage]:
+    """Earlier turns as LangChain messages."""
+    return [HumanMessage(t["content"]) if t["role"] == "user" else AIMessage(t["content"]) for t in turns]

@@ -1,0 +1,166 @@
+"""An OpenAI Agents SDK agent as an A2A agent (``pip install 'django-a2a-agent[openai-agents]'``).
+
+``A2A_HANDLER = "myproject.agents.support"`` where ``support = agents.Agent(...)``
+serves it as it is; :class:`OpenAIAgentsHandler` is the explicit form, for options
+(``context``, ``run_config``, ``max_turns``)::
+
+    handler = OpenAIAgentsHandler(support, run_config=RunConfig(model="gpt-5-mini"))
+
+The run streams (``Runner.run_streamed``): the model's text deltas become artifact
+chunks, tool calls and their outputs progress; a tool with ``needs_approval`` pauses the
+task in ``input-required`` with the run's state (``RunState.to_json()``) kept on the
+task, and the client's reply approves or rejects it (``state.approve`` / ``reject``)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, cast
+
+from agents import Agent, FunctionTool, RunConfig, Runner, RunResultStreaming, RunState, function_tool
+from agents.exceptions import AgentsException
+from agents.items import ToolApprovalItem, TResponseInputItem
+from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent
+
+from a2a.handlers.frameworks import base
+from a2a.handlers.request import HandlerRequest
+from a2a.handlers.results import Result
+
+NAME = "OpenAI Agents"
+
+
+def serves(obj: Any) -> OpenAIAgentsHandler | None:
+    """``obj`` as a handler when it is an Agents SDK agent (for :func:`~a2a.handlers.frameworks.as_handler`)."""
+    return OpenAIAgentsHandler(obj) if isinstance(obj, Agent) else None
+
+
+class OpenAIAgentsHandler(base.FrameworkHandler):
+    """An OpenAI Agents SDK agent served as a handler. Each option is a value or a
+    callable of the :class:`~a2a.handlers.HandlerRequest` (made per task): ``context``
+    (the run's context object), ``run_config`` (a ``RunConfig``), ``max_turns``."""
+
+    framework = "openai-agents"
+
+    def __init__(
+        self, agent: Agent[Any], *, context: Any = None, run_config: Any = None, max_turns: Any = None
+    ) -> None:
+        self.agent = agent
+        self.options = {"context": context, "run_config": run_config, "max_turns": max_turns}
+
+    def describe(self) -> tuple[str, str, list[str]]:
+        instructions = self.agent.instructions if isinstance(self.agent.instructions, str) else ""
+        tools = [str(getattr(tool, "name", "")) for tool in self.agent.tools if getattr(tool, "name", "")]
+        return self.agent.name, self.agent.handoff_description or instructions, tools
+
+    async def handle(self, request: HandlerRequest) -> Result:
+        paused = await base.paused_state(request)
+        if paused is None:
+            items = [*conversation(await base.earlier_turns(request)), user_item(request)]
+            return await self.run(request, items, (0, 0))
+        state = await RunState.from_json(self.agent, paused["state"]["run"])
+        approved = base.approval(request)
+        if approved is None:
+            await base.unanswered(request, paused, base.usage_metadata(request, self.framework, "", 0, 0))
+        for item in state.get_interruptions():
+            if approved:
+                state.approve(item)
+            else:
+                state.reject(item, rejection_message="The user denied this tool call.")
+        spent = paused["state"]["usage"]
+        return await self.run(request, state, (spent[0], spent[1]))
+
+    async def run(
+        self, request: HandlerRequest, run_input: list[TResponseInputItem] | RunState[Any], spent: tuple[int, int]
+    ) -> Result:
+        """One run of the agent, streamed; the task completes, pauses or fails with it.
+        ``spent``: the tokens the resumed state counted already (reported on its turn)."""
+        stream = base.AnswerStream(request)
+        options = {key: base.option(value, request) for key, value in self.options.items() if value is not None}
+        with base.running(request):
+            result = Runner.run_streamed(self.agent, run_input, **options)
+        try:
+            await self.follow(request, stream, result)
+        except AgentsException as exc:
+            stream.close()
+            raise base.failed(NAME, exc) from exc
+        except BaseException:
+            result.cancel()  # the SDK's run goes on in a task of its own: stop it where it stands
+            stream.close()
+            raise
+        usage = result.context_wrapper.usage
+        tokens = (usage.input_tokens, usage.output_tokens)
+        metadata = base.usage_metadata(
+            request, self.framework, self.model(options), tokens[0] - spent[0], tokens[1] - spent[1]
+        )
+        if result.interruptions:
+            await stream.settle()
+            state = {"run": result.to_state().to_json(), "usage": list(tokens)}
+            await base.pause(request, question(result.interruptions), state, metadata)
+        return await base.completed(stream, base.jsonable(result.final_output), metadata)
+
+    async def follow(self, request: HandlerRequest, stream: base.AnswerStream, result: RunResultStreaming) -> None:
+        """The run's events: text deltas to the answer, tool calls and outputs as progress."""
+        names: dict[str, str] = {}
+        async for event in result.stream_events():
+            if isinstance(event, RawResponsesStreamEvent) and event.data.type == "response.output_text.delta":
+                stream.add(event.data.delta)
+            elif isinstance(event, RunItemStreamEvent) and event.name == "tool_called":
+                raw = event.item.raw_item
+                name = str(getattr(raw, "name", None) or "tool")
+                names[str(getattr(raw, "call_id", ""))] = name
+                stream.restart()  # text before a tool call was not the answer
+                await base.tool_called(request, name)
+            elif isinstance(event, RunItemStreamEvent) and event.name == "tool_output":
+                raw = event.item.raw_item
+                call_id = raw.get("call_id") if isinstance(raw, dict) else getattr(raw, "call_id", None)
+                await base.tool_returned(request, names.get(str(call_id), "tool"))
+
+    def model(self, options: dict[str, Any]) -> str:
+        """The model's name, where a string names it."""
+        config = options.get("run_config")
+        for model in (config.model if isinstance(config, RunConfig) else None, self.agent.model):
+            if isinstance(model, str):
+                return model
+        return ""
+
+
+def remote_agents(*names: str) -> list[FunctionTool]:
+    """The remote A2A agents ``names`` (entries of ``A2A_REMOTE_AGENTS``) as function tools,
+    one each, run by delegation from the task: ``Agent(..., tools=[*remote_agents("billing")])``."""
+    return [function_tool(base.asker(n), description_override=base.remote_description(n)) for n in names]
+
+
+def question(interruptions: list[ToolApprovalItem]) -> base.Question:
+    """What the paused run asks the client: approve each tool call."""
+    approvals = []
+    for item in interruptions:
+        raw = item.raw_item
+        args = raw.get("arguments") if isinstance(raw, dict) else getattr(raw, "arguments", None)
+        call_id = raw.get("call_id") if isinstance(raw, dict) else getattr(raw, "call_id", None)
+        approvals.append({"id": str(call_id or ""), "tool": item.tool_name or "tool", "args": args or ""})
+    return base.Question(approvals, [])
+
+
+def user_item(request: HandlerRequest) -> TResponseInputItem:
+    """The message's parts as the Responses API's user input (files as input images or files)."""
+    content: list[dict[str, Any]] = []
+    for piece in base.pieces(request.parts):
+        if piece.text is not None:
+            content.append({"type": "input_text", "text": piece.text})
+            continue
+        url = piece.uri
+        if piece.content is not None:
+            url = f"data:{piece.media_type};base64,{base64.b64encode(piece.content).decode()}"
+        if piece.media_type.startswith("image/"):
+            content.append({"type": "input_image", "image_url": url, "detail": "auto"})
+        elif piece.content is not None:
+            content.append({"type": "input_file", "file_data": url, "filename": piece.name or "file"})
+        else:
+            content.append({"type": "input_file", "file_url": url})
+    if all(c["type"] == "input_text" for c in content):
+        return cast(TResponseInputItem, {"role": "user", "content": "\n".join(c["text"] for c in content)})
+    return cast(TResponseInputItem, {"role": "user", "content": content})
+
+
+def conversation(turns: list[dict[str, str]]) -> list[TResponseInputItem]:
+    """Earlier turns as the Responses API's input items."""
+    return [cast(TResponseInputItem, {"role": t["role"], "content": t["content"]}) for t in turns]

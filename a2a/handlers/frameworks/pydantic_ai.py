@@ -1,0 +1,210 @@
+"""A PydanticAI agent as an A2A agent (``pip install 'django-a2a-agent[pydantic-ai]'``).
+
+``A2A_HANDLER = "myproject.agents.support"`` where ``support = pydantic_ai.Agent(...)``
+serves it as it is; :class:`PydanticAIHandler` is the explicit form, for options
+(``deps``, ``model``, ``model_settings``, ``usage_limits``)::
+
+    handler = PydanticAIHandler(support, deps=lambda request: Deps(user=request.caller))
+
+The run streams (``run_stream_events``): text deltas become artifact chunks, tool calls
+progress; a deferred tool (``requires_approval=True``, ``ApprovalRequired``, an external
+tool's ``CallDeferred``) pauses the task in ``input-required`` with the run's messages
+kept on the task, and the client's reply is the approval or the tool's result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_ai import (
+    AudioUrl,
+    BinaryContent,
+    DeferredToolRequests,
+    DeferredToolResults,
+    DocumentUrl,
+    FunctionToolset,
+    ImageUrl,
+    ModelMessagesTypeAdapter,
+    Tool,
+    ToolDenied,
+    VideoUrl,
+)
+from pydantic_ai.agent import AbstractAgent, AgentRunEvents
+from pydantic_ai.exceptions import AgentRunError, UserError
+from pydantic_ai.messages import (
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    PartDeltaEvent,
+    PartStartEvent,
+    RetryPromptPart,
+    TextPart,
+    TextPartDelta,
+    UserContent,
+    UserPromptPart,
+)
+from pydantic_ai.run import AgentRunResult
+
+from a2a.handlers.frameworks import base
+from a2a.handlers.request import HandlerRequest
+from a2a.handlers.results import Result
+
+NAME = "PydanticAI"
+_URLS = {"image": ImageUrl, "audio": AudioUrl, "video": VideoUrl}
+
+
+def serves(obj: Any) -> PydanticAIHandler | None:
+    """``obj`` as a handler when it is a PydanticAI agent (for :func:`~a2a.handlers.frameworks.as_handler`)."""
+    return PydanticAIHandler(obj) if isinstance(obj, AbstractAgent) else None
+
+
+class PydanticAIHandler(base.FrameworkHandler):
+    """A PydanticAI agent served as a handler. Each option is a value or a callable of
+    the :class:`~a2a.handlers.HandlerRequest` (made per task): ``deps`` (the run's
+    dependencies), ``model``, ``model_settings``, ``usage_limits``."""
+
+    framework = "pydantic-ai"
+
+    def __init__(
+        self,
+        agent: AbstractAgent[Any, Any],
+        *,
+        deps: Any = None,
+        model: Any = None,
+        model_settings: Any = None,
+        usage_limits: Any = None,
+    ) -> None:
+        self.agent = agent
+        self.options = {"deps": deps, "model": model, "model_settings": model_settings, "usage_limits": usage_limits}
+
+    def describe(self) -> tuple[str, str, list[str]]:
+        tools = [name for toolset in self.agent.toolsets for name in getattr(toolset, "tools", {})]
+        description = self.agent.description if isinstance(self.agent.description, str) else ""
+        return self.agent.name or "agent", description, tools
+
+    async def handle(self, request: HandlerRequest) -> Result:
+        paused = await base.paused_state(request)
+        if paused is None:
+            history = conversation(await base.earlier_turns(request))
+            return await self.run(request, user_prompt(request), history, None)
+        results = await self.answers(request, paused)
+        return await self.run(request, None, ModelMessagesTypeAdapter.validate_python(paused["state"]), results)
+
+    async def answers(self, request: HandlerRequest, paused: dict[str, Any]) -> DeferredToolResults:
+        """The client's reply as the paused run's deferred tool results (asked again when an
+        approval's reply is neither yes nor no)."""
+        results = DeferredToolResults()
+        if paused["approvals"]:
+            approved = base.approval(request)
+            if approved is None:
+                await base.unanswered(request, paused, base.usage_metadata(request, self.framework, "", 0, 0))
+            for call in paused["approvals"]:
+                results.approvals[call["id"]] = True if approved else ToolDenied("The user denied this tool call.")
+        for call in paused["calls"]:
+            results.calls[call["id"]] = base.reply_value(request)
+        return results
+
+    async def run(
+        self,
+        request: HandlerRequest,
+        prompt: str | list[UserContent] | None,
+        history: list[ModelMessage],
+        results: DeferredToolResults | None,
+    ) -> Result:
+        """One run of the agent, streamed; the task completes, pauses or fails with it."""
+        stream = base.AnswerStream(request)
+        options = {key: base.option(value, request) for key, value in self.options.items() if value is not None}
+        try:
+            with base.running(request):
+                result = await self.streamed(request, stream, prompt, history, results, options)
+        except (AgentRunError, UserError) as exc:
+            stream.close()
+            raise base.failed(NAME, exc) from exc
+        except BaseException:
+            stream.close()
+            raise
+        usage = result.usage
+        model = result.response.model_name or ""
+        metadata = base.usage_metadata(request, self.framework, model, usage.input_tokens, usage.output_tokens)
+        if isinstance(result.output, DeferredToolRequests):
+            await stream.settle()
+            state = ModelMessagesTypeAdapter.dump_python(result.all_messages(), mode="json")
+            await base.pause(request, question(result.output), state, metadata)
+        return await base.completed(stream, base.jsonable(result.output), metadata)
+
+    async def streamed(
+        self,
+        request: HandlerRequest,
+        stream: base.AnswerStream,
+        prompt: str | list[UserContent] | None,
+        history: list[ModelMessage],
+        results: DeferredToolResults | None,
+        options: dict[str, Any],
+    ) -> AgentRunResult[Any]:
+        """The run, its events mapped as they come; its result."""
+        events: AgentRunEvents[Any]
+        output_type: Any = [self.agent.output_type, DeferredToolRequests]
+        async with self.agent.run_stream_events(
+            prompt, message_history=history or None, deferred_tool_results=results, output_type=output_type, **options
+        ) as events:
+            async for event in events:
+                await on_event(request, stream, event)
+        if events.result is None:
+            raise UserError("the run ended without a result")
+        return events.result
+
+
+async def on_event(request: HandlerRequest, stream: base.AnswerStream, event: Any) -> None:
+    """One event of the run: text to the answer, a tool call or result as progress."""
+    if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+        stream.add(event.part.content)
+    elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+        stream.add(event.delta.content_delta)
+    elif isinstance(event, FunctionToolCallEvent):
+        stream.restart()  # text before a tool call was the model thinking aloud, not the answer
+        await base.tool_called(request, event.part.tool_name)
+    elif isinstance(event, FunctionToolResultEvent):
+        await base.tool_returned(request, event.part.tool_name, failed=isinstance(event.part, RetryPromptPart))
+
+
+def remote_agents(*names: str) -> FunctionToolset[Any]:
+    """The remote A2A agents ``names`` (entries of ``A2A_REMOTE_AGENTS``) as a toolset, one
+    tool each, run by delegation from the task: ``Agent(..., toolsets=[remote_agents("billing")])``."""
+    return FunctionToolset([Tool(base.asker(n), description=base.remote_description(n)) for n in names])
+
+
+def question(requests: DeferredToolRequests) -> base.Question:
+    """What the paused run asks the client."""
+
+    def calls(parts: list[Any]) -> list[dict[str, Any]]:
+        return [{"id": p.tool_call_id, "tool": p.tool_name, "args": base.jsonable(p.args_as_dict())} for p in parts]
+
+    return base.Question(calls(requests.approvals), calls(requests.calls))
+
+
+def user_prompt(request: HandlerRequest) -> str | list[UserContent]:
+    """The message's parts as PydanticAI's user content: text, files as binary content or URLs."""
+    found: list[UserContent] = []
+    for piece in base.pieces(request.parts):
+        if piece.text is not None:
+            found.append(piece.text)
+        elif piece.content is not None:
+            found.append(BinaryContent(data=piece.content, media_type=piece.media_type))
+        elif piece.uri is not None:
+            kind = _URLS.get(piece.media_type.split("/")[0], DocumentUrl)
+            found.append(kind(url=piece.uri, media_type=piece.media_type))
+    if all(isinstance(item, str) for item in found):
+        return "\n".join(str(item) for item in found)
+    return found
+
+
+def conversation(turns: list[dict[str, str]]) -> list[ModelMessage]:
+    """Earlier turns as PydanticAI's message history."""
+    history: list[ModelMessage] = []
+    for turn in turns:
+        if turn["role"] == "user":
+            history.append(ModelRequest(parts=[UserPromptPart(content=turn["content"])]))
+        else:
+            history.append(ModelResponse(parts=[TextPart(content=turn["content"])]))
+    return history
