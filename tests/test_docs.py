@@ -173,7 +173,7 @@ def test_installing_promises_no_package_index_and_names_real_extras():
             for extras in re.findall(r"\[([a-z,]+)\]", line):
                 assert set(extras.split(",")) <= _extras(), f"{path.relative_to(ROOT)}: {line}"
     installing = (ROOT / "docs" / "getting-started.md").read_text().split("### Installing", 1)[1].split("\n### ")[0]
-    assert set(re.findall(r"^\| `(\w+)` \|", installing, flags=re.MULTILINE)) == _extras()
+    assert set(re.findall(r"^\| `([\w-]+)` \|", installing, flags=re.MULTILINE)) == _extras()
     assert "python -m build" in installing and "git+https://" in installing
 
 
