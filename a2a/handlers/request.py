@@ -29,7 +29,7 @@ from a2a.protocol.model import (
     set_status,
 )
 from stores.base import MAX_PAGE_SIZE, TaskQuery, TaskStore
-from stores.fields import task_updated
+from stores.fields import task_call, task_updated
 from stores.scope import scope_key, task_agent, task_owner, task_tenant
 
 logger = logging.getLogger(__name__)
@@ -385,7 +385,7 @@ class HandlerRequest:
     ) -> HandlerRequest:
         history = list(task.get("history") or ())
         message = next((m for m in reversed(history) if m.get("role") == "user"), None) or {"parts": []}
-        call: dict[str, Any] = task["_call"] if isinstance(task.get("_call"), dict) else {}
+        call = task_call(task)
         request = cls(
             message=message,
             task_id=task["id"],

@@ -34,6 +34,7 @@ from a2a.push import tokens
 from a2a.push.guard import UnsafeURLError, resolve
 from stores.base import Task
 from stores.push_configs import PushConfig, PushConfigStore
+from stores.scope import task_agent
 
 logger = logging.getLogger(__name__)
 
@@ -218,7 +219,7 @@ class _Delivery:
         for attempt in range(1, attempts + 1):
             retry_after = None
             try:
-                token = tokens.issue(task.get("_agent"), task_id=task_id, audience=url, body=body)
+                token = tokens.issue(task_agent(task), task_id=task_id, audience=url, body=body)
                 signed = {**headers, **tokens.token_headers(config, token)}  # a fresh JWT per attempt
                 status, retry_after = await self._post(url, task, body, signed)
             except UnsafeURLError as exc:
@@ -305,7 +306,7 @@ def on_task_saved(task: Task) -> None:
     if not a2a_settings.PUSH_NOTIFICATIONS:
         return
     try:
-        store = store_of(task.get("_agent")).push_configs  # the configs beside the task, in its agent's store
+        store = store_of(task_agent(task)).push_configs  # the configs beside the task, in its agent's store
         if store.cheap_has_configs and not store.has_configs(task["id"]):
             return  # an in-memory lookup (or a stat) says nobody is listening: no hand-off at all
         _delivery.notify(orjson.loads(orjson.dumps(task)), store)  # a snapshot: the caller may change the dict
