@@ -39,7 +39,10 @@ from a2a.conf import SETTINGS, a2a_settings
 from a2a.setting import Setting, SettingError
 from stores.backends import get_task_store, task_stores
 from stores.base import TaskStore
-from stores.scope import DEFAULT_AGENT  # the name of the agent of the single-agent settings
+from stores.scope import (
+    DEFAULT_AGENT,  # the name of the agent of the single-agent settings
+    task_agent,
+)
 
 #: The URL namespace of the other agents' routes (``a2a.urls.agents``).
 AGENTS_NAMESPACE = "a2a_agents"
@@ -287,5 +290,5 @@ def task_stores_in_use() -> list[TaskStore]:
 def agent_of(task: dict[str, Any]) -> Agent:
     """The agent that created ``task`` (its ``_agent``; none: the default agent);
     :class:`UnknownAgent` when that agent is no longer configured."""
-    name = task.get("_agent")
-    return get_agent(name) if isinstance(name, str) and name else default_agent()
+    name = task_agent(task)
+    return get_agent(name) if name else default_agent()

@@ -1,6 +1,8 @@
 """The fields of a stored task that the stores read: its id (:func:`check_task`),
-``_version``, ``status.state`` and ``status.timestamp``. Each accessor answers for a
-task of any shape (a default for a missing or mistyped field), never raising."""
+``_version``, ``status.state`` and ``status.timestamp``; and the names of the private
+fields (a key starting with ``_``: never rendered) the ``a2a`` app and the stores keep
+on a task, declared here once. Each accessor answers for a task of any shape (a default
+for a missing or mistyped field), never raising."""
 
 from __future__ import annotations
 
@@ -11,6 +13,34 @@ from stores.timestamps import parse_timestamp
 
 if TYPE_CHECKING:  # stores.base reads a task's fields through this module
     from stores.base import Task
+
+# --- the private fields -----------------------------------------------------------------
+
+#: The task's version: 1 when created, one more per save (the stores' compare-and-set).
+VERSION = "_version"
+#: When the task was created (an ISO timestamp).
+CREATED = "_created"
+#: Who the task belongs to, the tenant it was created under, and the agent that created
+#: it (:mod:`stores.scope` reads them).
+OWNER = "_owner"
+TENANT = "_tenant"
+AGENT = "_agent"
+#: The lease of the process running the task (a2a.core.leases).
+LEASE = "_lease"
+#: What the task keeps of the call that brought its latest message (a2a.handlers.call_record).
+CALL = "_call"
+#: Set on a task settled by a handler's ``Reply``: a blocking send answers with its message.
+REPLY = "_reply"
+#: The W3C trace context of the span that created the task (a2a.core.tracing).
+TRACE = "_trace"
+#: Set by staff on a task retention must never expire (stores.retention).
+KEEP = "_keep"
+#: The task's stream sequence: the number of the last stream event it published
+#: (a2a.core.replay). Kept by every store as part of the task.
+EVENT_SEQ = "_seq"
+#: The task's bounded log of its last stream events (a2a.core.replay), saved with the
+#: transition that made them: what a reconnecting stream replays. Never rendered.
+EVENT_LOG = "_events"
 
 
 def check_task(task: Any) -> str:
@@ -25,8 +55,14 @@ def check_task(task: Any) -> str:
 
 def task_version(task: Task | None) -> int:
     """The task's ``_version`` (0 for None or a task saved without one)."""
-    version = task.get("_version", 0) if isinstance(task, dict) else 0
+    version = task.get(VERSION, 0) if isinstance(task, dict) else 0
     return version if isinstance(version, int) and not isinstance(version, bool) else 0
+
+
+def task_call(task: Task) -> dict[str, Any]:
+    """The task's ``_call`` record ({} when it has none)."""
+    call = task.get(CALL)
+    return call if isinstance(call, dict) else {}
 
 
 def task_state(task: Task) -> str:
@@ -72,14 +108,6 @@ def task_delegations(task: Task) -> list[dict[str, str]]:
             entry["url"] = ""  # a link a person follows: never javascript: or the like
         found.append(entry)
     return found
-
-
-#: The task's stream sequence: the number of the last stream event it published
-#: (a2a.core.replay). Kept by every store as part of the task.
-EVENT_SEQ = "_seq"
-#: The task's bounded log of its last stream events (a2a.core.replay), saved with the
-#: transition that made them: what a reconnecting stream replays. Never rendered.
-EVENT_LOG = "_events"
 
 
 def task_seq(task: Task | None) -> int:

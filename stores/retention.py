@@ -35,12 +35,13 @@ from typing import Any
 
 from django.dispatch import Signal
 
+from stores import fields
 from stores.base import MAX_PAGE_SIZE, StaleTaskError, Task, TaskQuery, TaskStore
 from stores.fields import task_state, task_updated_at, task_version
 from stores.scope import task_scope
 
 #: The private field of a task staff chose to keep: it never expires (nor does its context).
-KEEP = "_keep"
+KEEP = fields.KEEP
 
 #: The states a retention policy may name: the final ones and those waiting for the
 #: client. A task in flight (``submitted``, ``working``) is the lease reaper's.
@@ -257,7 +258,7 @@ def set_kept(store: TaskStore, task_id: str, keep: bool = True) -> Task | None:
         else:
             task.pop(KEEP, None)
         version = task_version(task)
-        task["_version"] = version + 1
+        task[fields.VERSION] = version + 1
         try:
             if store.supports_compare_and_swap:
                 return store.save(task, expected_version=version)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from stores.fields import AGENT, OWNER, TENANT
+
 if TYPE_CHECKING:  # stores.base reads a task's scope through this module
     from stores.base import Task
 
@@ -16,19 +18,19 @@ AGENT_SEPARATOR = "\x1e"
 
 def task_owner(task: Task) -> str:
     """Who the task belongs to: its ``_owner`` ("" for an agent without authentication)."""
-    owner = task.get("_owner", "")
+    owner = task.get(OWNER, "")
     return owner if isinstance(owner, str) else ""
 
 
 def task_tenant(task: Task) -> str:
     """The tenant the task was created under: its ``_tenant`` ("" without one)."""
-    tenant = task.get("_tenant", "")
+    tenant = task.get(TENANT, "")
     return tenant if isinstance(tenant, str) else ""
 
 
 def task_agent(task: Task) -> str:
     """The agent the task was created by: its ``_agent`` ("" for the default agent)."""
-    agent = task.get("_agent", "")
+    agent = task.get(AGENT, "")
     return agent if isinstance(agent, str) else ""
 
 

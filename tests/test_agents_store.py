@@ -21,6 +21,7 @@ from a2a.core import leases, lifecycle
 from a2a.core.events import bus
 from a2a.ops.checks import agent_stores, check_agents
 from a2a.protocol.model import GetParams, SendParams, new_task, set_status
+from a2a.push import delivery
 from a2a.runtime import reaper
 from a2a.runtime.runner import get_runner
 from a2a.service.context import CallContext
@@ -130,7 +131,7 @@ def test_every_operation_on_each_agent_lands_in_its_own_store():
 
 def test_push_delivery_reads_the_configs_beside_the_task(monkeypatch):
     heard = []
-    monkeypatch.setattr(push._delivery, "notify", lambda task, configs: heard.append((task["id"], configs)))
+    monkeypatch.setattr(delivery._delivery, "notify", lambda task, configs: heard.append((task["id"], configs)))
     task_id = send("billing")["id"]
     rpc("billing", "CreateTaskPushNotificationConfig", {"taskId": task_id, "id": "c1", "url": HOOK})
     rpc("billing", "SendMessage", {"message": message("ok", taskId=task_id)})

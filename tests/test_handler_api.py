@@ -336,6 +336,37 @@ def test_a_direct_handlers_first_act_is_its_tasks_first_event(settings, store):
     assert done["_seq"] == 3 and [e["s"] for e in done["_events"]] == [2, 3]  # the result, then completed
 
 
+BUILT: dict[str, Any] = {}
+
+
+def tagged(task: dict[str, Any]) -> dict[str, Any]:
+    task["metadata"] = {**(task.get("metadata") or {}), "tagged": True}
+    return task
+
+
+@direct_reply
+def builds_on_the_request(request: HandlerRequest) -> str:
+    BUILT["before"] = request.stored_task()  # a direct handler's task does not exist yet
+    BUILT["saved"] = request.update(tagged)  # the first task-visible act: it creates the task
+    BUILT["stored"] = request.stored_task()
+    request.complete("done")
+    BUILT["late"] = request.update(tagged)  # settled: ignored
+    return "ignored"
+
+
+def test_code_building_on_the_request_saves_and_reads_the_task(settings, store):
+    """``update()`` and ``stored_task()``, what delegation builds on: the first update
+    of a direct handler creates its task with the change (one event), an update after
+    the handler settled the task is not saved."""
+    settings.A2A_HANDLER = f"{HERE}.builds_on_the_request"
+    BUILT.clear()
+    task = send("go")
+    assert BUILT["before"] is None and BUILT["late"] is None
+    assert BUILT["saved"]["metadata"] == {"tagged": True} and BUILT["saved"]["_seq"] == 1
+    assert BUILT["stored"]["id"] == task["id"] and BUILT["stored"]["metadata"] == {"tagged": True}
+    assert task["status"]["state"] == "completed" and task["metadata"] == {"tagged": True}
+
+
 def test_direct_reply_over_json_rpc(settings, store):
     settings.A2A_HANDLER = f"{HERE}.pinger"
     headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 import pytest
 
 from a2a import push
+from a2a.push import guard
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from tests.push.support import PUSH_METHODS, V03, V10, a_task, fails, message, ok
@@ -167,7 +168,7 @@ def create_v10(url: str) -> tuple[str, dict]:
 
 @pytest.mark.parametrize(("address", "form", "carried"), EMBEDDED_PRIVATE)
 def test_an_embedded_private_address_is_not_public(address, form, carried):
-    reason = push._refusal(ipaddress.ip_address(address))
+    reason = guard._refusal(ipaddress.ip_address(address))
     assert reason is not None
     assert form in reason
     if carried:
@@ -197,7 +198,7 @@ def test_a_send_with_an_embedded_private_webhook_creates_nothing(address):
 
 @pytest.mark.parametrize("address", PUBLIC_ADDRESSES)
 def test_public_addresses_still_pass(address, no_outside):
-    assert push._refusal(ipaddress.ip_address(address)) is None
+    assert guard._refusal(ipaddress.ip_address(address)) is None
     host = f"[{address}]" if ":" in address else address
     task_id = a_task(get_task_store())
     made = ok(PUSH_METHODS[V10][0], {"taskId": task_id, "url": f"https://{host}/hook"}, version=V10)

@@ -12,6 +12,7 @@ from django.core.management import call_command
 
 from a2a import push
 from a2a.core import lifecycle
+from a2a.push import delivery
 from stores.backends import get_task_store, task_stores
 from stores.base import TaskPage, TaskStore
 from stores.file import FilePushConfigStore, FileTaskStore
@@ -124,7 +125,7 @@ def test_push_delivery_reads_the_cheap_has_configs_flag(configs_class, handed_of
 
     settings.TASK_STORE = Store()
     handed: list[str] = []
-    monkeypatch.setattr(push._delivery, "notify", lambda task, store: handed.append(task["id"]))
+    monkeypatch.setattr(delivery._delivery, "notify", lambda task, store: handed.append(task["id"]))
     push.on_task_saved(a_task())
     configs = get_task_store().push_configs
     assert configs.asked == ([] if handed_off else ["t1"])

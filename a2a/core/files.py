@@ -40,6 +40,7 @@ from a2a.conf import a2a_settings
 from a2a.protocol.errors import InvalidParamsError, PayloadTooLargeError
 from a2a.protocol.model import Artifact, Message, Part, Task
 from stores.retention import tasks_deleted
+from stores.scope import task_tenant
 
 #: Private task field: the bytes of file content its messages carried, for A2A_FILES_MAX_TASK_BYTES.
 FILE_BYTES = "_fileBytes"
@@ -150,7 +151,7 @@ def offload_message(message: Message, task: Task, *, base: str) -> list[str]:
         message.get("parts") or [],
         task["id"],
         base=base,
-        tenant=task.get("_tenant", ""),
+        tenant=task_tenant(task),
         total=int(task.get(FILE_BYTES) or 0),
         written=written,
     )

@@ -20,7 +20,7 @@ from typing import Any
 
 from a2a.conf import a2a_settings
 from stores.base import Task
-from stores.fields import task_state
+from stores.fields import LEASE, task_state
 from stores.timestamps import format_timestamp, parse_timestamp
 
 logger = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ def new_lease(*, runs: int = 0, now: dt.datetime | None = None, queued: bool = F
 
 
 def lease_of(task: Task) -> dict[str, Any] | None:
-    lease = task.get("_lease")
+    lease = task.get(LEASE)
     return lease if isinstance(lease, dict) else None
 
 
@@ -114,12 +114,12 @@ def runs(task: Task) -> int:
 
 def start(task: Task) -> None:
     """Lease the task to this process for one more run (on submitted -> working)."""
-    task["_lease"] = new_lease(runs=runs(task) + 1)
+    task[LEASE] = new_lease(runs=runs(task) + 1)
 
 
 def release(task: Task) -> None:
     """Drop the lease (the task settled, or waits for the client)."""
-    task.pop("_lease", None)
+    task.pop(LEASE, None)
 
 
 def renew(task: Task) -> Task | None:
@@ -127,7 +127,7 @@ def renew(task: Task) -> Task | None:
     settled or another process holds it now)."""
     if task_state(task) not in LEASED_STATES or taken_over(task):
         return None
-    task["_lease"] = new_lease(runs=runs(task))
+    task[LEASE] = new_lease(runs=runs(task))
     return task
 
 

@@ -45,7 +45,7 @@ from a2a.protocol.errors import InternalError
 from a2a.protocol.model import Part, agent_message, set_status
 from stores.base import STATES, TERMINAL_STATES, StaleTaskError, StoreError, Task, TaskStore
 from stores.durability import not_an_acknowledgement
-from stores.fields import EVENT_SEQ, task_state, task_updated, task_version
+from stores.fields import CREATED, EVENT_SEQ, LEASE, REPLY, VERSION, task_state, task_updated, task_version
 from stores.timestamps import now_iso
 
 logger = logging.getLogger(__name__)
@@ -127,7 +127,7 @@ def _after_failed_save(store: TaskStore, new: Task, version: int) -> SaveOutcome
         stored = store.get(new["id"])
     except Exception:
         return SaveOutcome.UNKNOWN
-    if stored is not None and task_version(stored) == new["_version"] and _same(stored, new):
+    if stored is not None and task_version(stored) == new[VERSION] and _same(stored, new):
         return SaveOutcome.APPLIED
     return SaveOutcome.NOT_APPLIED if stored is not None and task_version(stored) == version else SaveOutcome.MOVED
 
@@ -195,7 +195,7 @@ def _next_version(store: TaskStore, task_id: str, change: Change) -> tuple[Task,
             "a terminal state is final" if current in TERMINAL_STATES else "not a valid transition",
         )
         return None
-    new["_version"] = version + 1
+    new[VERSION] = version + 1
     return new, before_artifacts
 
 
@@ -272,11 +272,11 @@ async def create(store: TaskStore, task: Task, *, queued: bool = False, runs: in
 
 
 def _first_version(task: Task, *, queued: bool, runs: int) -> None:
-    task["_version"] = 1
+    task[VERSION] = 1
     task[EVENT_SEQ] = 1  # the task as created: the first event of its streams
-    task.setdefault("_created", task_updated(task) or now_iso())
+    task.setdefault(CREATED, task_updated(task) or now_iso())
     if task_state(task) in leases.LEASED_STATES:
-        task["_lease"] = leases.new_lease(queued=queued, runs=runs)
+        task[LEASE] = leases.new_lease(queued=queued, runs=runs)
 
 
 def settle(
@@ -308,7 +308,7 @@ def settle(
             task["history"] = [*(task.get("history") or ()), message]
             limits.keep_history(task)  # at most A2A_MAX_HISTORY messages: the oldest go
         if reply:
-            task["_reply"] = True
+            task[REPLY] = True
         return set_status(task, state, message)
 
     return change

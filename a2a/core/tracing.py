@@ -35,6 +35,7 @@ from django.core.signals import setting_changed
 from a2a import __version__
 from a2a.conf import a2a_settings
 from stores.base import Task
+from stores.fields import TRACE
 
 try:
     from opentelemetry import trace as otel_trace
@@ -47,7 +48,7 @@ except ImportError:  # the "otel" extra is not installed: tracing is off whateve
 OFF: AbstractContextManager[Any] = contextlib.nullcontext()
 
 #: The task's private key holding the W3C trace context of the span that created it.
-TRACE_KEY = "_trace"
+TRACE_KEY = TRACE
 
 
 class Call(Protocol):

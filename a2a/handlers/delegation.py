@@ -43,7 +43,7 @@ from a2a.core import lifecycle
 from a2a.core.events import TaskEvent, with_chunk
 from a2a.handlers.results import AuthRequired, InputRequired, Interrupt, TaskFailed, TaskOutcome
 from a2a.protocol.model import Message, Part, StreamItem, Task, agent_message, message_text, new_id, set_status
-from stores.base import TERMINAL_STATES, TaskStore
+from stores.base import TERMINAL_STATES
 from stores.fields import DELEGATIONS
 
 logger = logging.getLogger(__name__)
@@ -92,9 +92,9 @@ class Local(Protocol):
     @property
     def is_continuation(self) -> bool: ...
 
-    def _save(self, change: lifecycle.Change, event: lifecycle.EventFor | None = None) -> Task | None: ...
+    def update(self, change: lifecycle.Change, event: lifecycle.EventFor | None = None) -> Task | None: ...
 
-    def _store(self) -> TaskStore: ...
+    def stored_task(self) -> Task | None: ...
 
     def cancel(self, message: Any = None) -> bool: ...
 
@@ -366,7 +366,7 @@ class _Run:
                 return None
             return set_status(task, "working", _referring(agent_message(parts, task=task), reference))
 
-        self.local._save(change)
+        self.local.update(change)
 
     def _mirror_artifacts(self, last_chunk: bool) -> None:
         for artifact in (self.remote or {}).get("artifacts") or ():
@@ -398,12 +398,12 @@ class _Run:
         def event(task: Task) -> TaskEvent:
             return TaskEvent(task, kind="artifact", artifact=chunk, append=append, last_chunk=last_chunk)
 
-        self.local._save(change, event)
+        self.local.update(change, event)
 
     def _adopt_mirrored(self, remote_task_id: str) -> None:
         """On a resumed remote task: what the earlier turns mirrored is on the local task."""
         prefix = local_artifact_id(remote_task_id, "")
-        task = self.local._store().get(self.local.task_id)
+        task = self.local.stored_task()
         for artifact in (task or {}).get("artifacts") or ():
             if str(artifact.get("artifactId", "")).startswith(prefix):
                 self.mirrored[artifact["artifactId"][len(prefix) :]] = list(artifact.get("parts") or ())
@@ -438,7 +438,7 @@ class _Run:
             task["metadata"] = metadata
             return task
 
-        saved = None if self.local.cancelled.is_set() else self.local._save(change)
+        saved = None if self.local.cancelled.is_set() else self.local.update(change)
         if saved is not None:
             self.local.metadata[METADATA_KEY] = saved["metadata"][METADATA_KEY]
 

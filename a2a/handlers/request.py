@@ -15,6 +15,7 @@ from a2a.agents import DEFAULT_AGENT, Agent, get_agent
 from a2a.core import lifecycle
 from a2a.core.events import TaskEvent, with_chunk
 from a2a.handlers import delegation
+from a2a.handlers.creation import DeferredCreation
 from a2a.handlers.credentials import take_credentials as held_credentials
 from a2a.handlers.results import Content, as_parts, plain_json, to_artifacts
 from a2a.protocol.model import (
@@ -28,7 +29,7 @@ from a2a.protocol.model import (
     set_status,
 )
 from stores.base import MAX_PAGE_SIZE, TaskQuery, TaskStore
-from stores.fields import task_updated
+from stores.fields import task_call, task_updated
 from stores.scope import scope_key, task_agent, task_owner, task_tenant
 
 logger = logging.getLogger(__name__)
@@ -113,10 +114,8 @@ class HandlerRequest:
     credentials: dict[str, str] = field(default_factory=dict, repr=False)
     #: The name of the agent the task belongs to (:attr:`agent` is that agent).
     agent_name: str = DEFAULT_AGENT
-    _pending: Task | None = field(default=None, init=False, repr=False)
-    _on_create: Callable[[Task], None] | None = field(default=None, init=False, repr=False)
+    _creation: DeferredCreation | None = field(default=None, init=False, repr=False)
     _settled: str | None = field(default=None, init=False, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.cancelled, Cancellation):  # a plain threading.Event: mirrored
@@ -230,19 +229,22 @@ class HandlerRequest:
                 return None
             return set_status(task, state, agent_message(parts, task=task) if parts else None)
 
-        return self._save(change) is not None
+        return self.update(change) is not None
 
     def _settle(self, state: str, message: Content | None, *, in_history: bool = False, artifacts: Any = None) -> bool:
         parts = as_parts(message) if message is not None else None
-        saved = self._save(lifecycle.settle(state, artifacts=artifacts, parts=parts, in_history=in_history))
+        saved = self.update(lifecycle.settle(state, artifacts=artifacts, parts=parts, in_history=in_history))
         self._settled = state
         return saved is not None
 
-    def _save(self, change: lifecycle.Change, event: lifecycle.EventFor | None = None) -> Task | None:
-        """Save ``change`` to the task; None when not saved. When the handler answers
-        directly and this is its first task-visible act, the act creates the task: one
-        event, the task's first, rather than a creation in ``working`` and the act after it
-        (a stream opening between the two showed ``working`` twice)."""
+    # --- for code that builds on the request (delegation): the task itself -----------
+
+    def update(self, change: lifecycle.Change, event: lifecycle.EventFor | None = None) -> Task | None:
+        """Save ``change`` (a function of the task that returns it changed, or None to
+        leave it) to the task, publishing ``event`` for it (a status update without);
+        the task saved, or None when not saved. Ignored after the handler settled the
+        task. When the handler answers directly and this is its first task-visible act,
+        the act creates the task (:mod:`a2a.handlers.creation`)."""
         if self._settled is not None:
             logger.warning(
                 "task %s: the handler already set %s; a later update is ignored", self.task_id, self._settled
@@ -252,6 +254,10 @@ class HandlerRequest:
         if created is not None:
             return created
         return lifecycle.transition_sync(self._store(), self.task_id, change, event)
+
+    def stored_task(self) -> Task | None:
+        """The task as stored now (None before a direct handler's task is created)."""
+        return self._store().get(self.task_id)
 
     # --- artifacts ------------------------------------------------------------------
 
@@ -283,7 +289,7 @@ class HandlerRequest:
         def event(task: Task) -> TaskEvent:
             return TaskEvent(task, kind="artifact", artifact=chunk, append=append, last_chunk=last_chunk)
 
-        self._save(change, event)
+        self.update(change, event)
         return chunk["artifactId"]
 
     async def aartifact(self, parts: list[Part] | str, **kwargs: Any) -> str:
@@ -359,28 +365,19 @@ class HandlerRequest:
     def pending(self) -> bool:
         """The handler answers directly (:func:`direct_reply`) and has not yet done
         anything that needs a Task: none exists yet."""
-        return self._pending is not None
+        return self._creation is not None and self._creation.pending
 
     def defer(self, task: Task, on_create: Callable[[Task], None]) -> None:
-        """(The runner) ``task`` is not saved yet: save it (``working``) on the first
-        update, or with :meth:`create`, then call ``on_create`` with it."""
-        self._pending, self._on_create = task, on_create
+        """(The runner's hook: :mod:`a2a.handlers.creation`) ``task`` is not saved yet:
+        save it (``working``) on the first update, or with :meth:`create`, then call
+        ``on_create`` with it."""
+        self._creation = DeferredCreation(task, on_create)
 
     def create(self, change: lifecycle.Change | None = None) -> Task | None:
         """Save the deferred task now (``working``, leased to this process, with
         ``change`` applied: the handler's first act); the task saved, or None when it
         existed already (or ``change`` declined: the task is saved without it)."""
-        with self._lock:
-            task = self._pending
-            if task is None:
-                return None
-            first = set_status(task, "working")
-            changed = change(first) if change is not None else first
-            saved = lifecycle.create_sync(self._store(), changed if changed is not None else first, runs=1)
-            self._pending = None
-        if self._on_create is not None:
-            self._on_create(dict(saved))
-        return saved if changed is not None else None
+        return self._creation.create(self._store(), change) if self._creation is not None else None
 
     @classmethod
     def for_task(
@@ -388,7 +385,7 @@ class HandlerRequest:
     ) -> HandlerRequest:
         history = list(task.get("history") or ())
         message = next((m for m in reversed(history) if m.get("role") == "user"), None) or {"parts": []}
-        call: dict[str, Any] = task["_call"] if isinstance(task.get("_call"), dict) else {}
+        call = task_call(task)
         request = cls(
             message=message,
             task_id=task["id"],

@@ -51,7 +51,7 @@ from a2a.core.metrics import RUNNER_ACTIVE, STATE_SECONDS, TASK_SECONDS, TRANSIT
 from a2a.runtime.runner import current_runner
 from stores.backends import get_task_store
 from stores.base import TERMINAL_STATES, Task
-from stores.fields import task_state
+from stores.fields import OWNER, task_state
 from stores.retention import delete_tasks
 from stores.scope import agent_name
 from stores.timestamps import now_iso
@@ -198,7 +198,7 @@ def _probe_task(task_id: str) -> dict[str, Any]:
         "contextId": task_id,
         "kind": "task",
         "status": {"state": "canceled", "timestamp": now_iso()},
-        "_owner": HEALTH_PROBE_OWNER,
+        OWNER: HEALTH_PROBE_OWNER,
     }
 
 

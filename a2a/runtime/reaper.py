@@ -62,7 +62,8 @@ from a2a.protocol.model import agent_message, set_status
 from a2a.runtime import file_sweep, retention
 from a2a.runtime.executors import Submits, get_executor
 from stores.base import Task, TaskStore
-from stores.fields import task_state
+from stores.fields import LEASE, task_state
+from stores.scope import task_agent
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +118,7 @@ def reap(
         done.append(Reaped(found["id"], outcome, when, state))
         if outcome == "requeued" and runner is not None:
             # to this process's runner, or onto the queue again; its agent says which store holds it
-            get_executor().dispatch(found["id"], runner, found.get("_agent") or "")
+            get_executor().dispatch(found["id"], runner, task_agent(found))
         if outcome == "requeued" and is_queued(found) and state == "submitted":
             logger.info("task %s still waits on the queue (lease expired at %s): enqueued again", found["id"], when)
         elif outcome != "skipped":
@@ -144,7 +145,7 @@ def _settle(store: TaskStore, task_id: str, now: dt.datetime, *, runner: Runs | 
         when = str((lease_of(task) or {}).get("expires", "an unknown time"))
         if runner is not None and (state == "submitted" or (retry and runs(task) < MAX_RUNS)):
             outcome = "requeued"
-            task["_lease"] = new_lease(runs=runs(task), queued=get_executor().queued)
+            task[LEASE] = new_lease(runs=runs(task), queued=get_executor().queued)
             if state == "working":
                 set_status(task, "submitted", agent_message(lost_message(state, when, requeued=True), task=task))
             return task

@@ -56,6 +56,7 @@ from a2a.runtime.direct import DirectReply
 from a2a.runtime.executors import Executor, Submits
 from stores.base import StaleTaskError, Task, TaskStore
 from stores.fields import task_state, task_version
+from stores.scope import task_agent
 
 logger = logging.getLogger(__name__)
 
@@ -275,7 +276,7 @@ class Runner:
         direct = DirectReply(task, on_created=lambda created: self._deferred.discard(created["id"]))
         self._deferred.add(task["id"])
         run = functools.partial(self._answer, direct)
-        job = self._thread.submit(self._enqueue(task["id"], run, task.get("_agent") or ""))
+        job = self._thread.submit(self._enqueue(task["id"], run, task_agent(task)))
         job.add_done_callback(direct.ended)  # never leave the caller waiting
         return direct.answer
 
@@ -313,7 +314,7 @@ class Runner:
 
     async def _answer(self, direct: DirectReply) -> None:
         try:
-            await self._run(store_of(direct.task.get("_agent")), direct.task, direct)
+            await self._run(store_of(task_agent(direct.task)), direct.task, direct)
         except Exception as exc:
             direct.fail(exc)
             raise

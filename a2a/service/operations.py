@@ -50,7 +50,19 @@ from a2a.runtime.runner import get_runner
 from a2a.service import push_configs
 from a2a.service.context import INTERNAL, CallContext
 from stores.base import TaskPage, TaskQuery
-from stores.fields import DELEGATIONS, task_generation, task_seq, task_version
+from stores.fields import (
+    AGENT,
+    CALL,
+    DELEGATIONS,
+    LEASE,
+    OWNER,
+    REPLY,
+    TENANT,
+    task_call,
+    task_generation,
+    task_seq,
+    task_version,
+)
 
 
 def _new_task(ctx: CallContext, params: SendParams) -> Task:
@@ -61,14 +73,14 @@ def _new_task(ctx: CallContext, params: SendParams) -> Task:
     metadata = {k: v for k, v in params.metadata.items() if k != DELEGATIONS} if params.metadata else None
     task = new_task(message, context_id=message.get("contextId") or new_id(), metadata=metadata)
     if ctx.caller:
-        task["_owner"] = ctx.caller
+        task[OWNER] = ctx.caller
     if ctx.tenant:
-        task["_tenant"] = ctx.tenant
+        task[TENANT] = ctx.tenant
     if ctx.agent_name != DEFAULT_AGENT:  # the default agent's tasks stay as they were before agents
-        task["_agent"] = ctx.agent_name
+        task[AGENT] = ctx.agent_name
     if (trace := tracing.carrier()) is not None:  # the handler's run joins this request's trace
         task[tracing.TRACE_KEY] = trace
-    task["_call"] = call_record(ctx.version, ctx.binding, ctx.extensions, turn=1)
+    task[CALL] = call_record(ctx.version, ctx.binding, ctx.extensions, turn=1)
     return task
 
 
@@ -173,7 +185,7 @@ async def _settled(ctx: CallContext, events: Subscription, task_id: str, params:
         settled = await ctx.store.aget(task_id)
     if settled is None:
         raise TaskNotFoundError(task_id)
-    if settled.get("_reply") and settled["status"].get("message"):
+    if settled.get(REPLY) and settled["status"].get("message"):
         return settled["status"]["message"]
     return with_history(settled, params.history_length)
 
@@ -438,10 +450,10 @@ async def _continue(ctx: CallContext, message: Message, expected: int | None = N
         if message.get("contextId") and message["contextId"] != task.get("contextId"):
             raise InvalidParamsError("does not match the task's contextId", field="message.contextId")
         task["history"] = [*(task.get("history") or ()), {**message, "contextId": task.get("contextId", "")}]
-        turn = (task.get("_call") or {}).get("turn") or 1
-        task["_call"] = call_record(ctx.version, ctx.binding, ctx.extensions, turn=int(turn) + 1)
+        turn = task_call(task).get("turn") or 1
+        task[CALL] = call_record(ctx.version, ctx.binding, ctx.extensions, turn=int(turn) + 1)
         limits.keep_history(task)  # at most A2A_MAX_HISTORY messages: the oldest go
-        task["_lease"] = leases.new_lease(queued=get_executor().queued)  # in flight again: a lost hand-off is found
+        task[LEASE] = leases.new_lease(queued=get_executor().queued)  # in flight again: a lost hand-off is found
         if trace is not None:  # this run joins the trace of the message that resumes it
             task[tracing.TRACE_KEY] = trace
         return set_status(task, "submitted")

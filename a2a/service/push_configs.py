@@ -8,11 +8,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from a2a import push
 from a2a.conf import a2a_settings
 from a2a.core import tracing
 from a2a.protocol.errors import A2AError, InvalidParamsError, PushNotificationNotSupportedError, TaskNotFoundError
 from a2a.protocol.model import PushConfigListParams, PushConfigParams, PushConfigRef, new_id
+from a2a.push import delivery, guard
 from a2a.service.context import CallContext
 from stores.cursors import decode_cursor, encode_cursor
 from stores.push_configs import PushConfig, PushConfigStore, config_order
@@ -73,7 +73,7 @@ async def create_config(ctx: CallContext, params: PushConfigParams) -> PushConfi
 async def _create_config(ctx: CallContext, params: PushConfigParams) -> PushConfig:
     ensure_enabled()
     await _require_task(ctx, params.task_id)
-    await push.check_url(params.url)
+    await guard.check_url(params.url)
     config = await _save(ctx, params)
     if await ctx.store.aget(params.task_id) is None:
         # The task was deleted while the URL was checked: its store's delete removed
@@ -140,7 +140,7 @@ async def _delete_config(ctx: CallContext, params: PushConfigRef) -> bool:
     if params.id is None:
         raise InvalidParamsError("is required", field="id")
     deleted = await push_configs(ctx).adelete_push_config(params.task_id, params.id)
-    push.forget(params.task_id, params.id)
+    delivery.forget(params.task_id, params.id)
     return deleted
 
 
@@ -150,7 +150,7 @@ async def check_send_config(params: PushConfigParams | None) -> PushConfigParams
     if params is None:
         return None
     ensure_enabled()
-    await push.check_url(params.url)
+    await guard.check_url(params.url)
     return params
 
 

@@ -37,7 +37,7 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from stores.base import MAX_PAGE_SIZE, STATES, TERMINAL_STATES, Task, TaskQuery, TaskStore
-from stores.fields import task_state, task_updated
+from stores.fields import CREATED, task_state, task_updated
 from stores.models import TaskRecord
 from stores.orm import OrmTaskStore
 from stores.scope import AGENT_SEPARATOR, DEFAULT_AGENT, agent_name
@@ -154,12 +154,12 @@ def collect_tasks(tasks: Iterable[Task], now: dt.datetime | None = None) -> Stat
         agent = agent_name(task)
         stats.per_agent[agent] = stats.per_agent.get(agent, 0) + 1
         updated = _when(task_updated(task))
-        created = _when(task.get("_created")) or updated
+        created = _when(task.get(CREATED)) or updated
         if created is not None and created >= start:
             per_day[timezone.localdate(created)] += 1
         if updated is None or updated < start:
             continue
-        if state in TERMINAL_STATES and _when(task.get("_created")) is not None and created is not None:
+        if state in TERMINAL_STATES and _when(task.get(CREATED)) is not None and created is not None:
             durations[timezone.localdate(updated)].append(max(0.0, (updated - created).total_seconds()))
         if state == "failed":
             reasons[reason_of(task)] += 1

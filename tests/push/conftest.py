@@ -43,7 +43,7 @@ def dns(monkeypatch) -> dict[str, list[str]]:
             return real(host, port, *args, **kwargs)
         return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port)) for address in addresses]
 
-    monkeypatch.setattr("a2a.push.socket.getaddrinfo", getaddrinfo)
+    monkeypatch.setattr("a2a.push.guard.socket.getaddrinfo", getaddrinfo)
     return answers
 
 

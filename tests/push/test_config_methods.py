@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from a2a import push
 from a2a.protocol.model import new_task, set_status
+from a2a.push import guard
 from tests.conftest import ALL_DATABASES
 from tests.push.support import DIALECTS, PUSH_METHODS, V03, V10, a_task, create, error_field, fails, message, ok
 
@@ -56,13 +56,13 @@ def test_a_config_created_while_its_task_is_deleted_is_not_kept(use_store, monke
     """The task is deleted (with its configs) while the webhook URL is checked: the
     create answers task-not-found and leaves no config behind."""
     task_id = a_task(use_store)
-    checked = push.check_url
+    checked = guard.check_url
 
     async def check_and_lose_the_task(url: str) -> None:
         await checked(url)
         await use_store.adelete(task_id)
 
-    monkeypatch.setattr(push, "check_url", check_and_lose_the_task)
+    monkeypatch.setattr(guard, "check_url", check_and_lose_the_task)
     error = fails(
         PUSH_METHODS[V10][0], {"taskId": task_id, "url": "https://hooks.example.com/a2a"}, -32001, version=V10
     )

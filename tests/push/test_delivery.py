@@ -10,6 +10,7 @@ import pytest
 
 from a2a import push
 from a2a.core import lifecycle
+from a2a.push import delivery
 from a2a.testing import WireClient
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
@@ -165,7 +166,7 @@ def test_the_listener_never_raises_into_the_publisher(memory, monkeypatch, caplo
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("a2a.push.store_of", broken)
+    monkeypatch.setattr("a2a.push.delivery.store_of", broken)
     push.on_task_saved({"id": "t1", "status": {"state": "working"}})
     assert "could not queue push notifications" in caplog.text
 
@@ -177,7 +178,7 @@ def test_no_worker_thread_for_tasks_without_configs(use_store):
     the save's own statement), so a task nobody listens to is never handed to delivery."""
     push.shutdown(grace=0)
     assert ok("SendMessage", {"message": message(V03)})["status"]["state"] == "completed"
-    assert not push._delivery.started  # the store said "no configs": nothing was handed off
+    assert not delivery._delivery.started  # the store said "no configs": nothing was handed off
 
 
 @ALL_DATABASES

@@ -8,6 +8,7 @@ import asyncio
 import pytest
 
 from a2a import push
+from a2a.push import guard
 from a2a.testing import WireClient
 from stores.backends import get_task_store
 from tests.push.support import DIALECTS, PUSH_METHODS, V03, V10, a_task, create, fails, message, ok
@@ -152,4 +153,4 @@ def test_delivery_goes_to_the_checked_address_with_the_host_header(memory, recei
 def test_address_classification(address, public):
     import ipaddress
 
-    assert (push._refusal(ipaddress.ip_address(address)) is None) is public
+    assert (guard._refusal(ipaddress.ip_address(address)) is None) is public
