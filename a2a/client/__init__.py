@@ -44,8 +44,8 @@ from a2a.client.generation import generation_of
 from a2a.client.remote import RemoteAgent, UnknownRemoteAgent, async_client_for, client_for, remote_agent, remote_agents
 from a2a.client.remote import async_client as async_remote_client
 from a2a.client.remote import client as remote_client
-from a2a.client.retry import RetryPolicy
 from a2a.client.sync import Client
+from a2a.core.retry import RetryPolicy
 
 __all__ = [
     "APIKey",

@@ -45,7 +45,6 @@ import collections
 import contextlib
 import ipaddress
 import logging
-import random
 import re
 import socket
 from dataclasses import dataclass, field
@@ -56,7 +55,7 @@ import orjson
 
 from a2a.agents import store_of
 from a2a.conf import a2a_settings
-from a2a.core import tracing
+from a2a.core import retry, tracing
 from a2a.core.events import bus
 from a2a.core.loop import LoopThread
 from a2a.protocol import V03, V10
@@ -282,13 +281,6 @@ def payload(config: PushConfig, task: Task) -> tuple[bytes, dict[str, str]]:
     return orjson.dumps(body), headers
 
 
-def _retry_after(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None
-
-
 @dataclass
 class _Incoming:
     store: PushConfigStore
@@ -427,7 +419,7 @@ class _Delivery:
                     extensions={"sni_hostname": target.sni_hostname} if target.sni_hostname else {},
                     timeout=timeout,
                 ) as response:
-                    return response.status_code, _retry_after(response.headers.get("retry-after"))
+                    return response.status_code, retry.retry_after(response.headers.get("retry-after"))
 
     async def _deliver(self, config: PushConfig, task: Task) -> None:
         """POST one task version to one webhook, with retries; never raises for the webhook's faults."""
@@ -472,7 +464,7 @@ class _Delivery:
                     problem,
                 )
                 return
-            delay = a2a_settings.PUSH_RETRY_DELAY * 2 ** (attempt - 1) * random.uniform(0.9, 1.1)
+            delay = retry.backoff(attempt, base=a2a_settings.PUSH_RETRY_DELAY, cap=MAX_RETRY_DELAY)
             delay = min(max(delay, retry_after or 0.0), MAX_RETRY_DELAY)
             logger.info(
                 "push notification for task %s to %s failed (%s); retrying in %.2fs", task_id, url, problem, delay
