@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import httpx
@@ -54,7 +54,7 @@ class AsyncClient(ClientCore):
             pass
         return result[0]
 
-    async def _steps(self, plan: Plan[T], result: list[T] | None = None) -> AsyncIterator[StreamItem]:
+    async def _steps(self, plan: Plan[T], result: list[T] | None = None) -> AsyncGenerator[StreamItem, None]:
         """Run ``plan`` (:mod:`a2a.client.core`): its I/O awaited here; the items it emits
         yielded; its result appended to ``result``; the streams it opened closed at the end."""
         opened: dict[httpx.Response, AsyncIterator[str]] = {}
@@ -121,7 +121,7 @@ class AsyncClient(ClientCore):
         context_id: str | None = None,
         task_id: str | None = None,
         **config: Any,
-    ) -> AsyncIterator[StreamItem]:
+    ) -> AsyncGenerator[StreamItem, None]:
         """SendStreamingMessage: ``async for item in client.stream(...)``."""
         return self._steps(
             self._events("stream", user_message(message, context_id=context_id, task_id=task_id), **config)
@@ -147,7 +147,7 @@ class AsyncClient(ClientCore):
         """CancelTask."""
         return await self._call(self._run("cancel", task_id, metadata=metadata))
 
-    def subscribe(self, task_id: str) -> AsyncIterator[StreamItem]:
+    def subscribe(self, task_id: str) -> AsyncGenerator[StreamItem, None]:
         """SubscribeToTask: ``async for item in client.subscribe(task_id)``."""
         return self._steps(self._events("subscribe", task_id))
 
