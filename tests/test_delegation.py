@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from a2a.handlers import DelegationFailed, HandlerRequest
 from a2a.handlers.delegation import METADATA_KEY, local_artifact_id
-from a2a.protocol.model import CancelParams, SendParams
+from a2a.protocol.model import CancelParams, SendParams, set_status
 from a2a.service import operations
 from a2a.testing.fake_agent import (
     artifact,
@@ -32,6 +32,7 @@ from a2a.testing.fake_agent import (
 )
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
+from tests.conftest import ALL_DATABASES
 from tests.helpers import send_direct, wait_for_state, wait_until
 from tests.push.support import a_task
 from tests.server import free_port
@@ -442,3 +443,18 @@ def test_a_cancelled_adelegate_is_a_cancelled_coroutine_and_cancels_the_remote_t
     [record] = local.get(task_id)["metadata"][METADATA_KEY]
     assert record["state"] == "canceled"
     assert fake_agent.tasks[record["taskId"]]["status"]["state"] == "TASK_STATE_CANCELED"
+
+
+@ALL_DATABASES
+def test_the_record_is_saved_on_a_canceled_task_by_every_store(store):
+    task_id = a_task(store, "canceled")
+    request = HandlerRequest.for_task(store.get(task_id), store=store)
+    record = {"agent": "remote", "url": "http://r/card", "taskId": "r-1", "contextId": "c-1", "state": "working"}
+    request.record_delegation(record)
+    request.record_delegation({**record, "state": "canceled"})  # the same remote task: replaced
+    stored = store.get(task_id)
+    assert stored["metadata"][METADATA_KEY] == [{**record, "state": "canceled"}]
+    assert request.metadata[METADATA_KEY] == stored["metadata"][METADATA_KEY]
+    assert stored["status"]["state"] == "canceled"
+    assert request.update(lambda task: set_status(task, "working")) is None  # its state stays final
+    assert request.current_task()["status"]["state"] == "canceled"
