@@ -7,6 +7,7 @@ stream broken mid-artifact)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from typing import Any
 
@@ -16,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from a2a.handlers import DelegationFailed, HandlerRequest
 from a2a.handlers.delegation import METADATA_KEY, local_artifact_id
-from a2a.protocol.model import CancelParams, SendParams
+from a2a.protocol.model import CancelParams, SendParams, set_status
 from a2a.service import operations
 from a2a.testing.fake_agent import (
     artifact,
@@ -31,7 +32,9 @@ from a2a.testing.fake_agent import (
 )
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
+from tests.conftest import ALL_DATABASES
 from tests.helpers import send_direct, wait_for_state, wait_until
+from tests.push.support import a_task
 from tests.server import free_port
 
 HERE = __name__
@@ -280,6 +283,9 @@ def test_canceling_the_local_task_cancels_the_remote_one(settings, fake_agent, h
     asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
     wait_until(lambda: fake_agent.tasks[remote_id]["status"]["state"] == "TASK_STATE_CANCELED", what="remote cancel")
     assert store.get(task["id"])["status"]["state"] == "canceled"
+    # the record follows the remote task to its end (it stayed "submitted": a terminal task took no save)
+    records = lambda: store.get(task["id"])["metadata"][METADATA_KEY]  # noqa: E731
+    wait_until(lambda: [r["state"] for r in records()] == ["canceled"], what="the record of the remote cancel")
 
 
 BAD_SIGNATURE = {"protected": "eyJhbGciOiJFUzI1NiJ9", "signature": "c2lnbmVkIGJ5IG5vYm9keQ"}
@@ -384,3 +390,71 @@ def test_the_grpc_binding_reads_them_from_its_metadata(settings, fake_agent):
     assert dict(asyncio.run(call_context(Context())).credentials) == {"Authorization": "Bearer g"}
     settings.A2A_REMOTE_AGENTS = {"remote": {"URL": fake_agent.url}}
     assert asyncio.run(call_context(Context())).credentials == ()
+
+
+# --- the status stream, the record after a cancel, the async path ------------------------
+
+
+def working_statuses(events: list[Any]) -> list[tuple[str, str]]:
+    """The ``working`` statuses a stream told, as (state, status message text)."""
+    return [
+        ("working", status_text(e.task))
+        for e in events
+        if e.kind == "status" and e.task["status"]["state"] == "working"
+    ]
+
+
+@pytest.mark.parametrize("handler", ["delegator", "async_delegator"])
+def test_a_delegating_tasks_stream_repeats_no_working_status(settings, fake_agent, handler):
+    settings.A2A_HANDLER = f"{HERE}.{handler}"
+    fake_agent.script([working("looking it up"), artifact("a"), working("still looking"), completed("done")])
+    events: list[Any] = []
+
+    async def stream() -> None:
+        async for item in operations.stream_message(SendParams(message=message("go"))):
+            events.append(item)
+
+    asyncio.run(stream())
+    told = working_statuses(events)
+    # the handler starting (unless the first snapshot is working already), then each remote status message once
+    assert [text for _, text in told if text] == ["looking it up", "still looking"], told
+    assert len(told) <= 3 and len(set(told)) == len(told), told
+    assert events[-1].task["status"]["state"] == "completed"
+
+
+def test_a_cancelled_adelegate_is_a_cancelled_coroutine_and_cancels_the_remote_task(fake_agent, local):
+    fake_agent.script([working("started"), pause(5), completed()])
+    task_id = a_task(local)
+    request = HandlerRequest.for_task(local.get(task_id), store=local)
+    threads = {t.name for t in threading.enumerate()}
+
+    async def go() -> None:
+        job = asyncio.ensure_future(request.adelegate("remote", "go"))
+        while not request.metadata.get(METADATA_KEY):
+            await asyncio.sleep(0.01)
+        new = {t.name for t in threading.enumerate()} - threads
+        # no thread follows the remote task: only the saves' (asyncio_N) and the fake agent's own
+        assert {n for n in new if not n.startswith("asyncio_") and "process_request" not in n} == set(), new
+        job.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await job
+
+    asyncio.run(go())
+    [record] = local.get(task_id)["metadata"][METADATA_KEY]
+    assert record["state"] == "canceled"
+    assert fake_agent.tasks[record["taskId"]]["status"]["state"] == "TASK_STATE_CANCELED"
+
+
+@ALL_DATABASES
+def test_the_record_is_saved_on_a_canceled_task_by_every_store(store):
+    task_id = a_task(store, "canceled")
+    request = HandlerRequest.for_task(store.get(task_id), store=store)
+    record = {"agent": "remote", "url": "http://r/card", "taskId": "r-1", "contextId": "c-1", "state": "working"}
+    request.record_delegation(record)
+    request.record_delegation({**record, "state": "canceled"})  # the same remote task: replaced
+    stored = store.get(task_id)
+    assert stored["metadata"][METADATA_KEY] == [{**record, "state": "canceled"}]
+    assert request.metadata[METADATA_KEY] == stored["metadata"][METADATA_KEY]
+    assert stored["status"]["state"] == "canceled"
+    assert request.update(lambda task: set_status(task, "working")) is None  # its state stays final
+    assert request.current_task()["status"]["state"] == "canceled"

@@ -346,16 +346,16 @@ def tagged(task: dict[str, Any]) -> dict[str, Any]:
 
 @direct_reply
 def builds_on_the_request(request: HandlerRequest) -> str:
-    BUILT["before"] = request.stored_task()  # a direct handler's task does not exist yet
+    BUILT["before"] = request.current_task()  # a direct handler's task does not exist yet
     BUILT["saved"] = request.update(tagged)  # the first task-visible act: it creates the task
-    BUILT["stored"] = request.stored_task()
+    BUILT["stored"] = request.current_task()
     request.complete("done")
     BUILT["late"] = request.update(tagged)  # settled: ignored
     return "ignored"
 
 
 def test_code_building_on_the_request_saves_and_reads_the_task(settings, store):
-    """``update()`` and ``stored_task()``, what delegation builds on: the first update
+    """``update()`` and ``current_task()``, what delegation builds on: the first update
     of a direct handler creates its task with the change (one event), an update after
     the handler settled the task is not saved."""
     settings.A2A_HANDLER = f"{HERE}.builds_on_the_request"

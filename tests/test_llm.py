@@ -5,7 +5,9 @@ backoff, the provider's error text, timeouts, token usage, the card and the chec
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import textwrap
+import time
 from pathlib import Path
 
 import httpx
@@ -263,7 +265,9 @@ def test_provider_error_and_retry_after_parsing():
     assert provider_error(response(502, text="")) == "Bad Gateway"
     assert len(provider_error(response(500, text="x" * 2000))) == 501
     assert retry_after(response(429, headers={"Retry-After": "2"})) == 2.0
-    assert retry_after(response(429, headers={"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})) is None
+    assert retry_after(response(429, headers={"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0  # past
+    soon = email.utils.formatdate(time.time() + 60, usegmt=True)
+    assert 58 <= retry_after(response(429, headers={"Retry-After": soon})) <= 60
     assert retry_after(response(429)) is None
 
 

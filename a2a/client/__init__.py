@@ -5,6 +5,8 @@ From an agent's card URL (or the card, or an :class:`Interface`) it picks the bi
 version the card offers (JSON-RPC or HTTP+JSON, A2A 1.0 or 0.3; 1.0 JSON-RPC first),
 checks the card's signature when asked, and offers every operation; results are the
 project's canonical model (:mod:`a2a.protocol.model`) whatever the agent speaks.
+Every step (the card, connecting, retries, the v1.0 fallback, the event reader) is
+written once, without I/O, in :mod:`a2a.client.core`; the two clients run it.
 Credentials are :mod:`a2a.client.auth`, retries :class:`RetryPolicy`, errors
 :mod:`a2a.client.errors`. Agents configured by name (``A2A_REMOTE_AGENTS``):
 :func:`remote_client` / :func:`async_remote_client`. docs/client.md has the guide.
@@ -44,8 +46,8 @@ from a2a.client.generation import generation_of
 from a2a.client.remote import RemoteAgent, UnknownRemoteAgent, async_client_for, client_for, remote_agent, remote_agents
 from a2a.client.remote import async_client as async_remote_client
 from a2a.client.remote import client as remote_client
-from a2a.client.retry import RetryPolicy
 from a2a.client.sync import Client
+from a2a.core.retry import RetryPolicy
 
 __all__ = [
     "APIKey",

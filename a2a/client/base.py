@@ -23,8 +23,8 @@ from a2a.client.errors import (
     ClientError,
     InvalidResponseError,
 )
-from a2a.client.retry import RetryPolicy
 from a2a.core import tracing
+from a2a.core.retry import RetryPolicy
 from a2a.protocol import signing
 from a2a.protocol.model import Message, Part, StreamItem, new_id, text_part
 

@@ -25,9 +25,9 @@ from a2a.client import auth as credentials
 from a2a.client.aio import AsyncClient
 from a2a.client.card import BINDINGS, VERSIONS
 from a2a.client.errors import ClientError
-from a2a.client.retry import RetryPolicy
 from a2a.client.sync import Client
 from a2a.conf import a2a_settings
+from a2a.core.retry import RetryPolicy
 
 SETTING = "A2A_REMOTE_AGENTS"
 #: The keys of an entry and what each takes.

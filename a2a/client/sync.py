@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from itertools import count
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import httpx
 
-from a2a.client import card as cards
-from a2a.client.base import BaseClient, SSEDecoder, card_call, user_message
-from a2a.client.bindings import Binding, Call
-from a2a.client.errors import CardNotFoundError, RemoteAgentError
-from a2a.client.generation import Order, generation_of
+from a2a.client.base import user_message
+from a2a.client.bindings import Binding
+from a2a.client.core import ClientCore, Close, Effect, Emit, Locked, NextLine, Plan, Read, Send, Sleep, T
 from a2a.protocol.model import Message, Part, StreamItem, Task
 from stores.base import TaskPage
 
 
-class Client(BaseClient):
+class Client(ClientCore):
     """An A2A client for one remote agent (sync; :class:`~a2a.client.AsyncClient` is the
     same with ``await``).
 
@@ -55,91 +52,63 @@ class Client(BaseClient):
 
     def fetch_card(self) -> dict[str, Any]:
         """Fetch (again) the agent's card, check it, pick its interface; the card."""
-        urls = cards.card_urls(self.url)
-        for url in urls:
-            call = card_call(url)
-            card = self.card_answer(call, self._send(call, None))
-            if card is not None:
-                return card
-        raise CardNotFoundError(f"{self.name}: no Agent Card at {' or '.join(urls)} (HTTP 404)")
+        return self._call(self._fetch_card())
 
     def connect(self) -> Binding:
         """The binding spoken, the card fetched first if need be."""
-        with self.lock:
-            if self.binding is None:
-                self.fetch_card()
-            assert self.binding is not None
-            return self.binding
+        return self._call(self._connect())
 
-    def _send(self, call: Call, binding: Binding | None) -> httpx.Response:
-        for attempt in count(1):
-            request = self.build(self.http, call, binding)
+    def _call(self, plan: Plan[T]) -> T:
+        """The result of ``plan`` (one that emits nothing), run here."""
+        steps = self._steps(plan)
+        while True:
             try:
-                response = self.http.send(request, stream=call.stream, **self.send_options(call))
-            except httpx.TransportError as exc:
-                delay = self.retry.after_error(exc, attempt, write=call.write)
-                if delay is None:
-                    raise self.transport_error(exc, call) from exc
-                time.sleep(delay)
-                continue
-            delay = self.retry.after_response(response, attempt, write=call.write)
-            if delay is None:
-                return response
-            response.close()
-            time.sleep(delay)
-        raise AssertionError("unreachable")
+                next(steps)
+            except StopIteration as stop:
+                return stop.value
 
-    def _run(self, operation: str, *args: Any, **kwargs: Any) -> Any:
-        binding = self.connect()
-        call: Call = getattr(binding, operation)(*args, **kwargs)
+    def _steps(self, plan: Plan[T]) -> Generator[StreamItem, None, T]:
+        """Run ``plan`` (:mod:`a2a.client.core`): its I/O done here, blocking; the items it
+        emits yielded; the streams it opened closed at the end."""
+        opened: dict[httpx.Response, Iterator[str]] = {}
+        value: Any = None
+        error: Exception | None = None
         try:
-            return self.answer(call, self._send(call, binding), binding)
-        except RemoteAgentError as exc:
-            if not binding.speak_v10_names(exc):
-                raise
-            refused = exc
-        call = getattr(binding, operation)(*args, **kwargs)
-        try:
-            return self.answer(call, self._send(call, binding), binding)
-        except RemoteAgentError:
-            binding.speak_v03_names()  # not the toolnexus dialect either: the first answer stands
-            raise refused from None
-
-    def _events(self, operation: str, *args: Any, **kwargs: Any) -> Iterator[StreamItem]:
-        """The stream's items in their generations' order (1.1 agents): after a gap, the
-        task as read again; an item already in it is dropped (:mod:`a2a.client.generation`)."""
-        order = Order()
-        for item in self._raw_events(operation, *args, **kwargs):
-            verdict = order.see(item)
-            if verdict == "old":
-                continue
-            yield item
-            if verdict == "gap" and item.task is not None:
-                task = self.get_task(item.task["id"])
-                order.fetched(task)
-                yield StreamItem("task", task=task, seq=generation_of(task))
-
-    def _raw_events(self, operation: str, *args: Any, **kwargs: Any) -> Iterator[StreamItem]:
-        binding = self.connect()
-        call: Call = getattr(binding, operation)(*args, **kwargs)
-        response = self._send(call, binding)
-        try:
-            if not self.is_stream(response):
-                response.read()
-                yield self.answer(call, response, binding)
-                return
-            decoder = SSEDecoder()
-            for line in response.iter_lines():
-                data = decoder.feed(line)
-                if data is not None:
-                    yield self.event(call, data, binding)
-            data = decoder.flush()
-            if data is not None:
-                yield self.event(call, data, binding)
-        except httpx.TransportError as exc:
-            raise self.transport_error(exc, call) from exc
+            while True:
+                try:
+                    effect = plan.throw(error) if error is not None else plan.send(value)
+                except StopIteration as stop:
+                    return stop.value
+                value, error = None, None
+                if isinstance(effect, Emit):
+                    yield effect.item
+                    continue
+                try:
+                    value = self._do(effect, opened)
+                except Exception as exc:  # handed to the plan: the transport's errors are its to judge
+                    error = exc
         finally:
-            response.close()
+            plan.close()
+            for response in opened:
+                response.close()
+
+    def _do(self, effect: Effect, opened: dict[httpx.Response, Iterator[str]]) -> Any:
+        if isinstance(effect, Send):
+            response = self.http.send(effect.request, stream=effect.stream, **effect.options)
+            if effect.stream:
+                opened[response] = response.iter_lines()
+            return response
+        if isinstance(effect, NextLine):
+            return next(opened[effect.response], None)
+        if isinstance(effect, Read):
+            return effect.response.read()
+        if isinstance(effect, Close):
+            return effect.response.close()
+        if isinstance(effect, Sleep):
+            return time.sleep(effect.seconds)
+        assert isinstance(effect, Locked), effect
+        with self.lock:
+            return self._call(effect.plan)
 
     # --- the operations --------------------------------------------------------------------
 
@@ -155,7 +124,7 @@ class Client(BaseClient):
         """SendMessage: the task (settled, unless ``blocking=False``) or the agent's message.
         ``config``: ``history_length``, ``accepted_output_modes``, ``push_config``, ``metadata``."""
         message = user_message(message, context_id=context_id, task_id=task_id)
-        return self._run("send", message, blocking=blocking, **config)
+        return self._call(self._run("send", message, blocking=blocking, **config))
 
     def stream(
         self,
@@ -167,54 +136,55 @@ class Client(BaseClient):
     ) -> Iterator[StreamItem]:
         """SendStreamingMessage: the task, then each status and artifact update, as
         :class:`~a2a.protocol.model.StreamItem` (close the iterator to stop listening)."""
-        return self._events("stream", user_message(message, context_id=context_id, task_id=task_id), **config)
+        return self._steps(
+            self._events("stream", user_message(message, context_id=context_id, task_id=task_id), **config)
+        )
 
     def get_task(
         self, task_id: str, *, history_length: int | None = None, current_generation: int | None = None
     ) -> Task:
         """GetTask; with ``current_generation`` (a 1.1 agent), a long-poll: the agent
         answers once the task is past that generation, or after its own timeout."""
-        return self._run("get", task_id, history_length=history_length, current_generation=current_generation)
+        return self._call(
+            self._run("get", task_id, history_length=history_length, current_generation=current_generation)
+        )
 
     def poll(self, task: Task, *, interval: float = 0.5) -> Task:
         """``task`` as it is next: when the agent numbers its tasks (1.1), one long-poll
         GetTask past ``task``'s generation (the agent holds it until the task moves);
         otherwise GetTask after ``interval`` seconds."""
-        number = generation_of(task)
-        if number is None:
-            time.sleep(interval)
-        return self.get_task(task["id"], current_generation=number)
+        return self._call(self._poll(task, interval))
 
     def list_tasks(self, **query: Any) -> TaskPage:
         """ListTasks: ``context_id``, ``state``, ``page_size``, ``page_token``,
         ``history_length``, ``include_artifacts``, ``updated_after`` (ISO 8601)."""
-        return self._run("list", **query)
+        return self._call(self._run("list", **query))
 
     def cancel_task(self, task_id: str, *, metadata: dict[str, Any] | None = None) -> Task:
         """CancelTask: the task as the agent has it after the request."""
-        return self._run("cancel", task_id, metadata=metadata)
+        return self._call(self._run("cancel", task_id, metadata=metadata))
 
     def subscribe(self, task_id: str) -> Iterator[StreamItem]:
         """SubscribeToTask: the task, then its updates until it ends."""
-        return self._events("subscribe", task_id)
+        return self._steps(self._events("subscribe", task_id))
 
     def set_push_config(self, task_id: str, url: str, **config: Any) -> dict[str, Any]:
         """CreateTaskPushNotificationConfig: ``id``, ``token``, ``authentication``
         (``{"schemes": [...], "credentials"?}``); the config as saved."""
-        return self._run("push_set", task_id, {"url": url, **config})
+        return self._call(self._run("push_set", task_id, {"url": url, **config}))
 
     def get_push_config(self, task_id: str, config_id: str) -> dict[str, Any]:
         """GetTaskPushNotificationConfig."""
-        return self._run("push_get", task_id, config_id)
+        return self._call(self._run("push_get", task_id, config_id))
 
     def list_push_configs(self, task_id: str) -> list[dict[str, Any]]:
         """ListTaskPushNotificationConfigs."""
-        return self._run("push_list", task_id)
+        return self._call(self._run("push_list", task_id))
 
     def delete_push_config(self, task_id: str, config_id: str) -> None:
         """DeleteTaskPushNotificationConfig."""
-        self._run("push_delete", task_id, config_id)
+        self._call(self._run("push_delete", task_id, config_id))
 
     def extended_card(self) -> dict[str, Any]:
         """GetExtendedAgentCard (the agent's card for authenticated callers)."""
-        return self._run("extended_card")
+        return self._call(self._run("extended_card"))

@@ -140,21 +140,25 @@ def transition_sync(
     *,
     publish: bool = True,
     durable: bool = True,
+    beside: bool = False,
 ) -> Task | None:
     """Apply ``change`` to the stored task, save the result and publish it; return
     what was saved (None when the task is missing, ``change`` declined, or the state
     machine forbids the change). Blocking; callable from any thread.
 
     ``publish=False`` saves without telling anyone (lease renewals: nothing a client
-    sees has changed); ``durable=False`` lets the store commit the save lazily (lease
-    renewals only: :func:`stores.durability.not_an_acknowledgement`). A store that cannot
-    save raises ``InternalError`` with the reason (``could not save the task: No space
-    left on device``); the stored task stays as it was."""
+    sees has changed); ``beside=True`` is for a change that notes something beside the
+    task's life and keeps its state (the delegations' record, which follows a remote
+    task after a local cancel): allowed in a terminal state too; ``durable=False`` lets
+    the store commit the save lazily (lease renewals only:
+    :func:`stores.durability.not_an_acknowledgement`). A store that cannot save raises
+    ``InternalError`` with the reason (``could not save the task: No space left on
+    device``); the stored task stays as it was."""
     cas = _compare_and_swap(type(store))
     version = 0
     for attempt in range(MAX_ATTEMPTS):
         with _lock_for(task_id):
-            found = _next_version(store, task_id, change)
+            found = _next_version(store, task_id, change, beside)
             if found is None:
                 return None
             new, before_artifacts = found
@@ -172,7 +176,7 @@ def transition_sync(
     raise StaleTaskError(task_id, version, None)  # lost the race MAX_ATTEMPTS times in a row
 
 
-def _next_version(store: TaskStore, task_id: str, change: Change) -> tuple[Task, list] | None:
+def _next_version(store: TaskStore, task_id: str, change: Change, beside: bool = False) -> tuple[Task, list] | None:
     """``change`` applied to the task as stored, numbered as the version after it, and
     the stored version's artifacts (what its stream events are told against); None
     when the task is missing, ``change`` declined, or the state machine forbids it."""
@@ -186,7 +190,7 @@ def _next_version(store: TaskStore, task_id: str, change: Change) -> tuple[Task,
     new = change(task)
     if new is None:
         return None
-    if not can_transition(current, task_state(new)):
+    if not can_transition(current, task_state(new)) and not (beside and task_state(new) == current):
         logger.warning(
             "task %s: refused the change %s -> %s (%s)",
             task_id,

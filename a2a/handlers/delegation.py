@@ -1,44 +1,53 @@
 """Delegation: a handler runs a task on a remote agent (``A2A_REMOTE_AGENTS``) and brings
-it into its own task: :meth:`HandlerRequest.delegate <a2a.handlers.HandlerRequest.delegate>`.
+it into its own task: :meth:`HandlerRequest.delegate <a2a.handlers.HandlerRequest.delegate>`
+(``adelegate`` in an async handler).
 
 The remote task is followed through its stream when the remote card offers streaming
-(else it is sent without blocking and polled), and mirrored as it goes: its status
-messages become the local task's progress, its artifacts (chunks appended in order) the
-local task's artifacts, under ids of their own (:func:`local_artifact_id`). A stream that
-breaks is followed on by polling, and every poll compares the remote artifacts with the
-local copies, so a chunk the stream lost still arrives. ``input-required`` and
-``auth-required`` pause the local task the same way (the client's answer, on the local
-task's next turn, is sent on to the waiting remote task); a failure or rejection is a
-:class:`DelegationFailed`; a cancel goes both ways. Each remote task is recorded in the
-local task's metadata under :data:`METADATA_KEY`.
+(else it is sent without blocking and polled: a 1.1 agent's long-poll, ``Client.poll``),
+and mirrored as it goes: its status messages become the local task's progress, its
+artifacts (chunks appended in order) the local task's artifacts, under ids of their own
+(:func:`local_artifact_id`). A stream that breaks is followed on by polling, and every
+poll compares the remote artifacts with the local copies, so a chunk the stream lost
+still arrives. ``input-required`` and ``auth-required`` pause the local task the same way
+(the client's answer, on the local task's next turn, is sent on to the waiting remote
+task); a failure or rejection is a :class:`DelegationFailed`; a cancel goes both ways.
+Each remote task is recorded in the local task's metadata under :data:`METADATA_KEY`,
+to its final state.
+
+It all runs on an event loop with the async client: the handler's loop for
+``adelegate`` (a cancelled handler cancels the remote task), a loop of the call's own for
+``delegate`` (the local task's saves then run on the handler's thread). The local cancel
+and the ``timeout`` cancel the coroutine that follows the remote task; nothing polls.
 """
 
 from __future__ import annotations
 
-import contextvars
+import asyncio
+import contextlib
 import logging
-import queue
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, fields
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+from asgiref.sync import async_to_sync, sync_to_async
 
 from a2a.client import (
     AgentTimeoutError,
     AgentUnavailableError,
+    AsyncClient,
     AuthenticationError,
     CardError,
-    Client,
     ClientError,
     RemoteAgentError,
     TaskNotCancelable,
+    async_remote_client,
     remote_agent,
-    remote_client,
     user_message,
 )
 from a2a.client.card import card_urls
 from a2a.client.events import apply
+from a2a.client.remote import async_client_for
 from a2a.core import lifecycle
 from a2a.core.events import TaskEvent, with_chunk
 from a2a.handlers.results import AuthRequired, InputRequired, Interrupt, TaskFailed, TaskOutcome
@@ -46,6 +55,7 @@ from a2a.protocol.model import Message, Part, StreamItem, Task, agent_message, m
 from stores.base import TERMINAL_STATES
 from stores.fields import DELEGATIONS
 
+T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
 #: The local task's metadata key listing the remote tasks it started, oldest first: each
@@ -57,8 +67,8 @@ METADATA_KEY = DELEGATIONS
 #: The remote states that pause the local task until its client answers.
 WAITING = frozenset({"input-required", "auth-required"})
 _INTERRUPTS: dict[str, type[Interrupt]] = {"input-required": InputRequired, "auth-required": AuthRequired}
-#: How often a non-streaming wait looks at the local cancel and the deadline.
-_TICK = 0.1
+#: The remote states the delegation stops following at.
+SETTLED = TERMINAL_STATES | WAITING
 
 
 class DelegationFailed(TaskFailed):
@@ -74,8 +84,17 @@ class DelegationFailed(TaskFailed):
         self.agent, self.task, self.remote_state = agent, task, remote_state
 
 
+class Cancelled(Protocol):
+    """The local task's cancel: :class:`~a2a.handlers.request.Cancellation`."""
+
+    def is_set(self) -> bool: ...
+
+    async def wait_async(self, timeout: float | None = None) -> bool: ...
+
+
 class Local(Protocol):
-    """What delegation needs of the local task: :class:`~a2a.handlers.HandlerRequest`."""
+    """What delegation needs of the local task: :class:`~a2a.handlers.HandlerRequest`'s
+    public methods (blocking: delegation calls them off the event loop)."""
 
     @property
     def task_id(self) -> str: ...
@@ -87,16 +106,22 @@ class Local(Protocol):
     def credentials(self) -> dict[str, str]: ...
 
     @property
-    def cancelled(self) -> threading.Event: ...
+    def cancelled(self) -> Cancelled: ...
 
     @property
     def is_continuation(self) -> bool: ...
 
     def update(self, change: lifecycle.Change, event: lifecycle.EventFor | None = None) -> Task | None: ...
 
-    def stored_task(self) -> Task | None: ...
+    def current_task(self) -> Task | None: ...
+
+    def record_delegation(self, record: dict[str, Any]) -> None: ...
 
     def cancel(self, message: Any = None) -> bool: ...
+
+
+#: How the local task's blocking calls are run from the event loop.
+Offload = Callable[[Callable[[], Any]], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -152,16 +177,38 @@ def local_artifact_id(remote_task_id: str, remote_artifact_id: str) -> str:
 
 def delegate(local: Local, agent: str, message: str | list[Part] | Message, options: Options) -> Task:
     """Run ``message`` as a task on the remote agent ``agent`` and bring it into the local
-    task (module docstring); the remote task as it ended. DelegationFailed on failure."""
+    task (module docstring); the remote task as it ended. DelegationFailed on failure.
+    For a sync handler: :func:`adelegate` on an event loop of this call's own, the local
+    task's saves on this (the handler's) thread."""
+    return async_to_sync(_delegate)(local, agent, message, options, True)
+
+
+async def adelegate(local: Local, agent: str, message: str | list[Part] | Message, options: Options) -> Task:
+    """:func:`delegate` on the running event loop (an async handler's)."""
+    return await _delegate(local, agent, message, options, False)
+
+
+async def _delegate(
+    local: Local, agent: str, message: str | list[Part] | Message, options: Options, own_loop: bool
+) -> Task:
     try:
         entry = remote_agent(agent)
-        client: Client = remote_client(agent)
+        # A loop of the call's own ends with it: so does a client of its own.
+        client = async_client_for(entry.options, agent) if own_loop else async_remote_client(agent)
     except ClientError as exc:
         raise DelegationFailed(f"Cannot delegate to {agent!r}: {exc}", agent=agent) from exc
     if entry.forward_caller_credentials and local.credentials:
         client = client.with_headers(local.credentials)  # type: ignore[assignment]
-    run = _Run(local, agent, client, options)
-    return run.go(message)
+    offload: Offload = _on_the_callers_thread if own_loop else asyncio.to_thread
+    try:
+        return await _Run(local, agent, client, options, offload).go(message)
+    finally:
+        if own_loop:
+            await client.aclose()
+
+
+async def _on_the_callers_thread(call: Callable[[], T]) -> T:
+    return await sync_to_async(call, thread_sensitive=True)()
 
 
 @dataclass
@@ -170,8 +217,9 @@ class _Run:
 
     local: Local
     agent: str
-    client: Client
+    client: AsyncClient
     options: Options
+    offload: Offload
     remote: Task | None = None
     deadline: float | None = None
     #: The remote status message last mirrored (polls see the same one again).
@@ -187,7 +235,7 @@ class _Run:
     def remote_id(self) -> str:
         return str((self.remote or {}).get("id") or "")
 
-    def go(self, message: str | list[Part] | Message) -> Task:
+    async def go(self, message: str | list[Part] | Message) -> Task:
         if self.options.timeout is not None:
             self.deadline = time.monotonic() + self.options.timeout
         waiting = self._waiting_record() if self.options.resume and self.local.is_continuation else None
@@ -198,159 +246,120 @@ class _Run:
             task_id=(waiting or {}).get("taskId"),
             metadata=self.options.metadata,
         )
-        if waiting is not None:
-            self._adopt_mirrored(waiting["taskId"])
         try:
-            if self._streams():
-                self._follow_stream(outgoing)
-            else:
-                self._took(self._call(lambda: self.client.send(outgoing, blocking=False)))
-            if self.state not in TERMINAL_STATES | WAITING:
-                self._poll()
-            self._reconcile()
-        except _Stop:
-            pass  # the local task was canceled, and the remote one with it
+            if waiting is not None:
+                await self._adopt_mirrored(waiting["taskId"])
+            if await self._until_settled(outgoing):
+                await self._reconcile()
         except ClientError as exc:
             raise self._failure(_why(exc)) from exc
-        return self._ended()
+        except asyncio.CancelledError:  # the handler was cancelled: so is the remote task
+            await self._cancel_remote()
+            raise
+        return await self._ended()
 
     # --- reaching the remote agent ------------------------------------------------------
 
-    def _streams(self) -> bool:
+    async def _until_settled(self, outgoing: Message) -> bool:
+        """Follow the remote task until it settles (True), or the local task is canceled
+        (False), or the deadline passes (DelegationFailed); the remote task is canceled
+        in the last two cases."""
+        follow = asyncio.ensure_future(self._follow(outgoing))
+        canceled = asyncio.ensure_future(self.local.cancelled.wait_async())
+        left = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        try:
+            await asyncio.wait({follow, canceled}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            follow.cancel()
+            canceled.cancel()
+            await asyncio.gather(follow, canceled, return_exceptions=True)
+        if not follow.cancelled():
+            follow.result()  # its error, if any
+            return True
+        await self._cancel_remote()
+        if self.local.cancelled.is_set():
+            return False
+        if not self.remote_id:
+            raise self._failure(f"did not start the task within {self.options.timeout:g}s")
+        limit = f"did not finish within {self.options.timeout:g}s; its task {self.remote_id}"
+        if self.state == "canceled":
+            raise self._failure(f"{limit} was canceled")
+        raise self._failure(f"{limit} is still {self.state or 'running'} (canceling it failed)")
+
+    async def _follow(self, outgoing: Message) -> None:
+        if await self._streams():
+            await self._follow_stream(outgoing)
+        else:
+            await self._took(await self.client.send(outgoing, blocking=False))
+        while self.remote is not None and self.state not in SETTLED:
+            await self._took(await self.client.poll(self.remote, interval=self.options.poll_interval))
+
+    async def _streams(self) -> bool:
         if self.options.stream is not None:
             return self.options.stream
-        self._call(self.client.connect)  # the card, fetched (and its signature checked) once
+        await self.client.connect()  # the card, fetched (and its signature checked) once
         card = self.client.card
         return card is None or bool((card.get("capabilities") or {}).get("streaming"))
 
-    def _call(self, call: Callable[[], Any]) -> Any:
-        """``call()`` on a thread of its own, while this one watches the local cancel and
-        the deadline (a remote agent that does not answer does not hold the local task)."""
-        box: queue.Queue[tuple[bool, Any]] = queue.Queue()
-        ctx = contextvars.copy_context()  # the runner's span: the request's traceparent
-
-        def run() -> None:
-            try:
-                box.put((True, ctx.run(call)))
-            except BaseException as exc:
-                box.put((False, exc))
-
-        threading.Thread(target=run, name="a2a-delegation", daemon=True).start()
-        ok, value = self._wait(box)
-        if not ok:
-            raise value
-        return value
-
-    def _wait(self, box: queue.Queue[Any]) -> Any:
-        while True:
-            self._check_stop()
-            try:
-                return box.get(timeout=self._tick())
-            except queue.Empty:
-                continue
-
-    def _tick(self) -> float:
-        if self.deadline is None:
-            return _TICK
-        return max(0.0, min(_TICK, self.deadline - time.monotonic()))
-
-    def _follow_stream(self, outgoing: Message) -> None:
+    async def _follow_stream(self, outgoing: Message) -> None:
         """Mirror each event of the remote stream; return when the remote task is settled
         or the stream ends (or breaks: then the caller polls)."""
-        box: queue.Queue[tuple[str, Any]] = queue.Queue()
-        stop = threading.Event()
-        ctx = contextvars.copy_context()
-        thread = threading.Thread(
-            target=ctx.run, args=(_read, self.client.stream(outgoing), box, stop), name="a2a-delegation", daemon=True
-        )
-        thread.start()
         try:
-            while True:
-                kind, value = self._wait(box)
-                if kind == "end":
-                    return
-                if kind == "error":
-                    if self.remote is None:
-                        raise value
-                    logger.warning("delegation to %s: the stream of task %s broke (%s); polling it", self.agent,
-                                   self.remote_id, value)  # fmt: skip
-                    return
-                self._took_item(value)
-                if self.state in TERMINAL_STATES | WAITING:
-                    return
-        finally:
-            stop.set()
+            async with contextlib.aclosing(self.client.stream(outgoing)) as items:
+                async for item in items:
+                    await self._took_item(item)
+                    if self.state in SETTLED:
+                        return
+        except ClientError as exc:
+            if self.remote is None:
+                raise
+            logger.warning("delegation to %s: the stream of task %s broke (%s); polling it", self.agent,
+                           self.remote_id, exc)  # fmt: skip
 
-    def _poll(self) -> None:
-        """Get the remote task every ``poll_interval`` seconds until it settles."""
-        while self.state not in TERMINAL_STATES | WAITING:
-            self._took(self._call(lambda: self.client.get_task(self.remote_id)))
-            if self.state in TERMINAL_STATES | WAITING:
-                return
-            until = time.monotonic() + self.options.poll_interval
-            while time.monotonic() < until:
-                self._check_stop()
-                self.local.cancelled.wait(min(self._tick() or _TICK, until - time.monotonic()))
-
-    def _reconcile(self) -> None:
+    async def _reconcile(self) -> None:
         """Read the settled remote task once more: an artifact an event missed still arrives."""
         if not self.remote_id or not self.options.artifacts:
             return
         try:
-            self._took(self._call(lambda: self.client.get_task(self.remote_id)))
+            await self._took(await self.client.get_task(self.remote_id))
         except ClientError as exc:
             logger.warning("delegation to %s: task %s could not be read again (%s)", self.agent, self.remote_id, exc)
 
-    def _check_stop(self) -> None:
-        """Raise _Stop on a local cancel or past the deadline (the remote task canceled first)."""
-        if self.local.cancelled.is_set():
-            self._cancel_remote()
-            raise _Stop("canceled")
-        settled = self.state in TERMINAL_STATES | WAITING  # (then only reading it once more)
-        if self.deadline is not None and time.monotonic() >= self.deadline and not settled:
-            self._cancel_remote()
-            if not self.remote_id:
-                raise self._failure(f"did not start the task within {self.options.timeout:g}s")
-            limit = f"did not finish within {self.options.timeout:g}s; its task {self.remote_id}"
-            if self.state == "canceled":
-                raise self._failure(f"{limit} was canceled")
-            raise self._failure(f"{limit} is still {self.state or 'running'} (canceling it failed)")
-
-    def _cancel_remote(self) -> None:
+    async def _cancel_remote(self) -> None:
         if not self.remote_id or self.state in TERMINAL_STATES:
             return
         try:
-            self._took(self.client.cancel_task(self.remote_id))
+            self.remote = await self.client.cancel_task(self.remote_id)
         except TaskNotCancelable:
             pass
         except ClientError as exc:
             logger.warning("delegation to %s: task %s could not be canceled (%s)", self.agent, self.remote_id, exc)
-        self._record(self.state or "canceled")
+        await self._record(self.state or "canceled")
 
     # --- mirroring --------------------------------------------------------------------
 
-    def _took(self, answer: Task | Message) -> None:
+    async def _took(self, answer: Task | Message) -> None:
         if answer.get("kind") == "message":
-            self._took_item(StreamItem("message", message=answer))
+            await self._took_item(StreamItem("message", message=answer))
         else:
-            self._took_item(StreamItem("task", task=answer))
+            await self._took_item(StreamItem("task", task=answer))
 
-    def _took_item(self, item: StreamItem) -> None:
+    async def _took_item(self, item: StreamItem) -> None:
         if item.kind == "message" and self.remote is None and item.message is not None:
             self.remote = _replied(item.message)  # a direct answer: a task of one artifact
         else:
             known = self.remote_id
             self.remote = apply(self.remote, item)
             if self.remote is not None and not known:
-                self._record(self.state)
+                await self._record(self.state)
         if self.remote is None:
             return
         if self.options.progress:
-            self._mirror_status()
+            await self._mirror_status()
         if self.options.artifacts:
-            self._mirror_artifacts(item.last_chunk or self.state in TERMINAL_STATES)
+            await self._mirror_artifacts(item.last_chunk or self.state in TERMINAL_STATES)
 
-    def _mirror_status(self) -> None:
+    async def _mirror_status(self) -> None:
         status = (self.remote or {}).get("status") or {}
         message = status.get("message")
         if status.get("state") not in ("submitted", "working") or not isinstance(message, dict):
@@ -366,21 +375,21 @@ class _Run:
                 return None
             return set_status(task, "working", _referring(agent_message(parts, task=task), reference))
 
-        self.local.update(change)
+        await self.offload(lambda: self.local.update(change))
 
-    def _mirror_artifacts(self, last_chunk: bool) -> None:
+    async def _mirror_artifacts(self, last_chunk: bool) -> None:
         for artifact in (self.remote or {}).get("artifacts") or ():
             remote_id = str(artifact.get("artifactId") or "")
             parts = list(artifact.get("parts") or ())
             have = self.mirrored.get(remote_id)
             if have is not None and parts[: len(have)] == have:
                 if len(parts) > len(have):
-                    self._artifact(artifact, parts[len(have) :], append=True, last_chunk=last_chunk)
+                    await self._artifact(artifact, parts[len(have) :], append=True, last_chunk=last_chunk)
             elif parts or have is None:
-                self._artifact(artifact, parts, append=False, last_chunk=last_chunk)
+                await self._artifact(artifact, parts, append=False, last_chunk=last_chunk)
             self.mirrored[remote_id] = parts
 
-    def _artifact(self, artifact: dict[str, Any], parts: list[Part], *, append: bool, last_chunk: bool) -> None:
+    async def _artifact(self, artifact: dict[str, Any], parts: list[Part], *, append: bool, last_chunk: bool) -> None:
         chunk: dict[str, Any] = {
             "artifactId": local_artifact_id(self.remote_id, str(artifact.get("artifactId") or new_id())),
             "parts": parts,
@@ -398,12 +407,12 @@ class _Run:
         def event(task: Task) -> TaskEvent:
             return TaskEvent(task, kind="artifact", artifact=chunk, append=append, last_chunk=last_chunk)
 
-        self.local.update(change, event)
+        await self.offload(lambda: self.local.update(change, event))
 
-    def _adopt_mirrored(self, remote_task_id: str) -> None:
+    async def _adopt_mirrored(self, remote_task_id: str) -> None:
         """On a resumed remote task: what the earlier turns mirrored is on the local task."""
         prefix = local_artifact_id(remote_task_id, "")
-        task = self.local.stored_task()
+        task = await self.offload(self.local.current_task)
         for artifact in (task or {}).get("artifacts") or ():
             if str(artifact.get("artifactId", "")).startswith(prefix):
                 self.mirrored[artifact["artifactId"][len(prefix) :]] = list(artifact.get("parts") or ())
@@ -417,7 +426,7 @@ class _Run:
                 return record if record.get("state") in WAITING and record.get("taskId") else None
         return None
 
-    def _record(self, state: str) -> None:
+    async def _record(self, state: str) -> None:
         """Save the remote task's id and ``state`` in the local task's metadata."""
         record = {
             "agent": self.agent,
@@ -426,21 +435,8 @@ class _Run:
             "contextId": str((self.remote or {}).get("contextId") or ""),
             "state": state,
         }
-        if not record["taskId"]:
-            return
-
-        def change(task: Task) -> Task | None:
-            if lifecycle.is_terminal(task):
-                return None  # canceled meanwhile: the record of the remote task stays as it was
-            metadata = dict(task.get("metadata") or {})
-            records = [r for r in metadata.get(METADATA_KEY) or () if r.get("taskId") != record["taskId"]]
-            metadata[METADATA_KEY] = [*records, record]
-            task["metadata"] = metadata
-            return task
-
-        saved = None if self.local.cancelled.is_set() else self.local.update(change)
-        if saved is not None:
-            self.local.metadata[METADATA_KEY] = saved["metadata"][METADATA_KEY]
+        if record["taskId"]:
+            await self.offload(lambda: self.local.record_delegation(record))
 
     def _failure(self, why: str) -> DelegationFailed:
         """DelegationFailed saying "The remote agent 'billing' <why>"."""
@@ -448,10 +444,10 @@ class _Run:
         text = f"The remote agent {self.agent!r} {why}"
         return DelegationFailed(text, agent=self.agent, task=self.remote, remote_state=state)
 
-    def _ended(self) -> Task:
+    async def _ended(self) -> Task:
         remote = self.remote or {}
         state = self.state
-        self._record(state)
+        await self._record(state)
         status_text = message_text((remote.get("status") or {}).get("message") or {})
         if state in ("failed", "rejected"):
             verb = "failed" if state == "failed" else "rejected"
@@ -462,29 +458,9 @@ class _Run:
             outcome.reference_task_ids = [self.remote_id]
             raise outcome
         if self.options.surface and state == "canceled" and not self.local.cancelled.is_set():
-            self.local.cancel(f"The remote agent {self.agent!r} canceled its task {self.remote_id}")
+            text = f"The remote agent {self.agent!r} canceled its task {self.remote_id}"
+            await self.offload(lambda: self.local.cancel(text))
         return remote
-
-
-class _Stop(Exception):
-    """The local task was canceled: the delegation ends (the remote task canceled)."""
-
-
-def _read(events: Iterator[StreamItem], box: queue.Queue[tuple[str, Any]], stop: threading.Event) -> None:
-    """(The reader thread) each stream item into ``box``, then ``("end", None)`` or
-    ``("error", exc)``; stops at the next item once ``stop`` is set."""
-    try:
-        for item in events:
-            if stop.is_set():
-                break
-            box.put(("item", item))
-        box.put(("end", None))
-    except BaseException as exc:
-        box.put(("error", exc))
-    finally:
-        close = getattr(events, "close", None)
-        if close is not None:
-            close()
 
 
 def _replied(message: Message) -> Task:

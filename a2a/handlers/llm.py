@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import random
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -41,7 +40,7 @@ import httpx
 
 from a2a.agents import DEFAULT_AGENT
 from a2a.conf import SETTINGS, a2a_settings
-from a2a.core import metrics
+from a2a.core import metrics, retry
 from a2a.handlers import HandlerRequest, Result, TaskFailed
 from a2a.handlers.frameworks import base
 from a2a.handlers.skills import Skill, get_skill, get_skills, requested_skill
@@ -239,7 +238,7 @@ class LLMClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _backoff(self, attempt: int) -> float:
-        return min(self.backoff * (2**attempt) * random.uniform(0.5, 1.0), MAX_BACKOFF)
+        return retry.backoff(attempt + 1, base=self.backoff, cap=MAX_BACKOFF)
 
 
 def provider_error(response: httpx.Response) -> str:
@@ -263,13 +262,8 @@ def provider_error(response: httpx.Response) -> str:
 
 
 def retry_after(response: httpx.Response) -> float | None:
-    """Seconds the server asked us to wait (``Retry-After`` in seconds), if any."""
-    value = response.headers.get("retry-after", "")
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None
-    return seconds if seconds >= 0 else None
+    """Seconds the server asked us to wait (``Retry-After`` in seconds or an HTTP date), if any."""
+    return retry.retry_after(response.headers.get("retry-after"))
 
 
 def _short(data: Any) -> str:

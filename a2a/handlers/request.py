@@ -29,7 +29,7 @@ from a2a.protocol.model import (
     set_status,
 )
 from stores.base import MAX_PAGE_SIZE, TaskQuery, TaskStore
-from stores.fields import task_call, task_updated
+from stores.fields import DELEGATIONS, task_call, task_updated
 from stores.scope import scope_key, task_agent, task_owner, task_tenant
 
 logger = logging.getLogger(__name__)
@@ -255,10 +255,6 @@ class HandlerRequest:
             return created
         return lifecycle.transition_sync(self._store(), self.task_id, change, event)
 
-    def stored_task(self) -> Task | None:
-        """The task as stored now (None before a direct handler's task is created)."""
-        return self._store().get(self.task_id)
-
     # --- artifacts ------------------------------------------------------------------
 
     def artifact(
@@ -311,9 +307,34 @@ class HandlerRequest:
         return delegation.delegate(self, agent, message, delegation.Options.of(options))
 
     async def adelegate(self, agent: str, message: str | list[Part] | Message, **options: Any) -> Task:
-        """:meth:`delegate` for async handlers (the delegation runs on a thread, in the
-        handler's trace)."""
-        return await asyncio.to_thread(functools.partial(self.delegate, agent, message, **options))
+        """:meth:`delegate` for async handlers: on the event loop, no thread held while
+        the remote agent works; a cancelled handler cancels the remote task."""
+        return await delegation.adelegate(self, agent, message, delegation.Options.of(options))
+
+    def current_task(self) -> Task | None:
+        """The task as stored now (None while a direct reply's task is not created yet)."""
+        return self._store().get(self.task_id)
+
+    def record_delegation(self, record: dict[str, Any]) -> None:
+        """Keep ``record`` (a remote task this task delegated to: see
+        :data:`a2a.handlers.delegation.METADATA_KEY`) in the task's metadata, in place of
+        the record of the same remote task. Saved in any state, a terminal one included
+        (after a local cancel the remote task's own end is still recorded), and with no
+        event: a record beside the task's life, which its stream does not repeat."""
+
+        def change(task: Task) -> Task | None:
+            metadata = dict(task.get("metadata") or {})
+            records = [r for r in metadata.get(DELEGATIONS) or () if r.get("taskId") != record["taskId"]]
+            metadata[DELEGATIONS] = [*records, record]
+            task["metadata"] = metadata
+            return task
+
+        store = self._store()
+        saved = self.create(change) or lifecycle.transition_sync(
+            store, self.task_id, change, publish=False, beside=True
+        )
+        if saved is not None:
+            self.metadata[DELEGATIONS] = saved["metadata"][DELEGATIONS]
 
     # --- the conversation -------------------------------------------------------------
 

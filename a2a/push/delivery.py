@@ -18,7 +18,6 @@ import asyncio
 import collections
 import contextlib
 import logging
-import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +25,7 @@ import orjson
 
 from a2a.agents import store_of
 from a2a.conf import a2a_settings
-from a2a.core import tracing
+from a2a.core import retry, tracing
 from a2a.core.events import bus
 from a2a.core.loop import LoopThread
 from a2a.protocol import V03, V10
@@ -59,13 +58,6 @@ def payload(config: PushConfig, task: Task) -> tuple[bytes, dict[str, str]]:
     if own := tokens.authorization(config):
         headers["Authorization"] = own
     return orjson.dumps(body), headers
-
-
-def _retry_after(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None
 
 
 @dataclass
@@ -206,7 +198,7 @@ class _Delivery:
                     extensions={"sni_hostname": target.sni_hostname} if target.sni_hostname else {},
                     timeout=timeout,
                 ) as response:
-                    return response.status_code, _retry_after(response.headers.get("retry-after"))
+                    return response.status_code, retry.retry_after(response.headers.get("retry-after"))
 
     async def _deliver(self, config: PushConfig, task: Task) -> None:
         """POST one task version to one webhook, with retries; never raises for the webhook's faults."""
@@ -251,7 +243,7 @@ class _Delivery:
                     problem,
                 )
                 return
-            delay = a2a_settings.PUSH_RETRY_DELAY * 2 ** (attempt - 1) * random.uniform(0.9, 1.1)
+            delay = retry.backoff(attempt, base=a2a_settings.PUSH_RETRY_DELAY, cap=MAX_RETRY_DELAY)
             delay = min(max(delay, retry_after or 0.0), MAX_RETRY_DELAY)
             logger.info(
                 "push notification for task %s to %s failed (%s); retrying in %.2fs", task_id, url, problem, delay

@@ -34,7 +34,7 @@ from django.db import DataError, IntegrityError, NotSupportedError, close_old_co
 from a2a import push
 from a2a.agents import Agent, agent_of, store_of
 from a2a.conf import a2a_settings
-from a2a.core import files, leases, lifecycle, tracing
+from a2a.core import files, leases, lifecycle, retry, tracing
 from a2a.core.events import bus, get_event_backend
 from a2a.core.loop import LoopThread
 from a2a.handlers import (
@@ -207,7 +207,7 @@ async def _persist(
     task's lease meanwhile: it is one of the runner's jobs). A change the store
     refuses fails the task at once instead (see :func:`_save_outcome`)."""
     deadline = time.monotonic() + 10 * leases.lease_seconds()
-    delay = 0.05
+    failures = 0
     failing = False
     while True:
         try:
@@ -221,11 +221,12 @@ async def _persist(
                 change = again = _unsavable(refused)
                 failing = True
                 continue
+            failures += 1
+            delay = retry.backoff(failures, base=0.05, cap=1.0)
             if refused is not None or time.monotonic() + delay > deadline:
                 raise
             logger.warning("could not %s task %s (%s); trying again", what, task_id, exc)
             await asyncio.sleep(delay)
-            delay = min(delay * 2, 1.0)
             change = again
 
 

@@ -51,11 +51,12 @@ class Hit:
 
 
 class Receiver:
-    """A webhook on 127.0.0.1: records every POST, answers ``script`` codes then 200."""
+    """A webhook on 127.0.0.1: records every POST, answers ``script`` codes (or (code,
+    headers) pairs) then 200."""
 
     def __init__(self) -> None:
         self.hits: list[Hit] = []
-        self.script: list[int] = []
+        self.script: list[int | tuple[int, dict[str, str]]] = []
         self.release = threading.Event()
         self.release.set()  # clear it to hold each request until it is set again
         self.cond = threading.Condition()
@@ -73,12 +74,15 @@ class Receiver:
                     receiver.max_in_flight = max(receiver.max_in_flight, receiver.in_flight)
                     headers = {k.lower(): v for k, v in self.headers.items()}
                     receiver.hits.append(Hit(self.path, headers, json.loads(body), body))
-                    status = receiver.script.pop(0) if receiver.script else 200
+                    answer = receiver.script.pop(0) if receiver.script else 200
+                    status, extra = answer if isinstance(answer, tuple) else (answer, {})
                     receiver.cond.notify_all()
                 receiver.release.wait(30)
                 with receiver.cond:
                     receiver.in_flight -= 1
                 self.send_response(status)
+                for name, value in extra.items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 

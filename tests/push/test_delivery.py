@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import time
 
 import pytest
@@ -100,6 +101,18 @@ def test_delivery_gives_up_after_the_configured_attempts(memory, receiver, setti
     assert push.wait_idle()
     assert [h.state for h in receiver.hits] == ["TASK_STATE_WORKING"] * 2 + ["TASK_STATE_COMPLETED"] * 2
     assert "given up after 2 attempt(s)" in caplog.text
+
+
+def test_retry_after_as_an_http_date_is_honoured(memory, receiver):
+    when = email.utils.formatdate(time.time() + 2, usegmt=True)  # 1 to 2 s from now (whole seconds)
+    receiver.script = [(503, {"Retry-After": when})]
+    send(V10, {"url": receiver.url()})
+    receiver.wait_for(1)
+    refused = time.monotonic()
+    receiver.wait_for(2)
+    assert time.monotonic() - refused > 0.8  # not the 0.01 s backoff: the date was read
+    assert push.wait_idle()
+    assert [h.state for h in receiver.hits] == ["TASK_STATE_WORKING"] * 2 + ["TASK_STATE_COMPLETED"]
 
 
 def test_a_client_error_is_not_retried(memory, receiver, caplog):

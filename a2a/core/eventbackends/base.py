@@ -29,7 +29,6 @@ import asyncio
 import collections
 import contextlib
 import logging
-import random
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -37,7 +36,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from a2a.core import events
+from a2a.core import events, retry
 from a2a.core.events import EventBackend, TaskEvent, artifacts_shape, bus
 from a2a.core.loop import LoopThread
 from stores.fields import EVENT_LOG
@@ -105,8 +104,8 @@ def receive(payload: bytes | str, origin: str) -> None:
         logger.exception("dropped a malformed event message (%d bytes)", len(payload))
 
 
-def _backoff(delay: float) -> float:
-    return min(RETRY_MAX, delay * 2) * random.uniform(0.8, 1.2)
+def _backoff(failures: int) -> float:
+    return retry.backoff(failures, base=RETRY_FIRST, cap=RETRY_MAX)
 
 
 class BrokerBackend(EventBackend):
@@ -217,7 +216,7 @@ class BrokerBackend(EventBackend):
 
     async def _send_forever(self) -> None:
         assert self._wakeup is not None
-        delay = RETRY_FIRST
+        failures = 0
         connected = False
         while True:
             await self._wakeup.wait()
@@ -249,22 +248,23 @@ class BrokerBackend(EventBackend):
                         del self._batch[: len(expired)]
                         logger.error("dropped %d event(s) not sent for %.0fs: %s", len(expired), SEND_DEADLINE, exc)
                     else:
+                        failures += 1
+                        delay = _backoff(failures)
                         logger.warning("could not publish events (%s); retrying in %.2fs", exc, delay)
                         await asyncio.sleep(delay)
-                        delay = _backoff(delay)
                 else:
                     self._batch.clear()
-                    delay = RETRY_FIRST
+                    failures = 0
 
     async def _listen_forever(self) -> None:
-        delay = RETRY_FIRST
+        failures = 0
         while True:
             try:
                 async for payload in self._messages():
                     if payload is None:  # (re)subscribed: what was published meanwhile is in the store
                         self.listening.set()
                         bus.resync()
-                        delay = RETRY_FIRST
+                        failures = 0
                     else:
                         receive(payload, self.origin)
                 raise ConnectionError("the listening connection ended")
@@ -273,9 +273,10 @@ class BrokerBackend(EventBackend):
             except Exception as exc:
                 self.listening.clear()
                 self.reconnections += 1
+                failures += 1
+                delay = _backoff(failures)
                 logger.warning("event listener on %r lost its connection (%s); reconnecting in %.2fs", self, exc, delay)
                 await asyncio.sleep(delay)
-                delay = _backoff(delay)
 
     async def _shutdown(self, grace: float) -> None:
         deadline = time.monotonic() + grace

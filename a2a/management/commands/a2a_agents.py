@@ -18,9 +18,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from a2a.client import ClientError, remote
 from a2a.client.card import interfaces
-from a2a.client.retry import RetryPolicy
 from a2a.client.sync import Client
 from a2a.conf import a2a_settings
+from a2a.core.retry import RetryPolicy
 
 
 class Command(BaseCommand):

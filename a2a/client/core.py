@@ -1,0 +1,185 @@
+"""The client's steps, written once and without I/O: fetching the card, connecting, the
+retry loop, the v1.0 fallback, the long-poll and the event reader.
+
+Each step is a *plan*: a generator that yields the I/O it needs (an :class:`Effect`:
+send this request, sleep, read a line...) and is sent back the result, or has the
+transport error thrown in. :class:`~a2a.client.Client` runs the plans with blocking
+calls, :class:`~a2a.client.AsyncClient` with ``await``: their own code is only that, and
+the operations' signatures (httpx's shared base client, taken one step further).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import httpx
+
+from a2a.client import card as cards
+from a2a.client.base import BaseClient, SSEDecoder, card_call
+from a2a.client.bindings import Binding, Call
+from a2a.client.errors import CardNotFoundError, RemoteAgentError
+from a2a.client.generation import Order, generation_of
+from a2a.protocol.model import StreamItem, Task
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Send:
+    """Send ``request`` (the response's body left unread when ``stream``)."""
+
+    request: httpx.Request
+    stream: bool
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Sleep:
+    """Wait ``seconds``."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Close:
+    """Close ``response`` (one not used: a retry follows)."""
+
+    response: httpx.Response
+
+
+@dataclass(frozen=True)
+class Read:
+    """Read the body of ``response`` (sent with ``stream``)."""
+
+    response: httpx.Response
+
+
+@dataclass(frozen=True)
+class NextLine:
+    """The next line of ``response``'s body; None at its end."""
+
+    response: httpx.Response
+
+
+@dataclass(frozen=True)
+class Locked:
+    """Run ``plan`` holding the client's lock (one card fetch for concurrent first calls)."""
+
+    plan: Plan[Any]
+
+
+@dataclass(frozen=True)
+class Emit:
+    """Hand ``item`` to the caller iterating a stream."""
+
+    item: StreamItem
+
+
+Effect = Send | Sleep | Close | Read | NextLine | Locked | Emit
+#: A step of the client: yields effects, is sent their results, returns ``T``.
+Plan = Generator[Effect, Any, T]
+
+
+class ClientCore(BaseClient):
+    """:class:`BaseClient` with the client's steps as plans (see the module doc)."""
+
+    def _fetch_card(self) -> Plan[dict[str, Any]]:
+        urls = cards.card_urls(self.url)
+        for url in urls:
+            call = card_call(url)
+            card = self.card_answer(call, (yield from self._send(call, None)))
+            if card is not None:
+                return card
+        raise CardNotFoundError(f"{self.name}: no Agent Card at {' or '.join(urls)} (HTTP 404)")
+
+    def _connect(self) -> Plan[Binding]:
+        if self.binding is None:
+            yield Locked(self._connect_locked())
+        assert self.binding is not None
+        return self.binding
+
+    def _connect_locked(self) -> Plan[None]:
+        if self.binding is None:  # (another caller may have fetched it meanwhile)
+            yield from self._fetch_card()
+
+    def _send(self, call: Call, binding: Binding | None) -> Plan[httpx.Response]:
+        """``call`` sent, and again while :attr:`retry` says so; the response used."""
+        attempt = 0
+        while True:
+            attempt += 1
+            request = self.build(self.http, call, binding)
+            try:
+                response = yield Send(request, call.stream, self.send_options(call))
+            except httpx.TransportError as exc:
+                delay = self.retry.after_error(exc, attempt, write=call.write)
+                if delay is None:
+                    raise self.transport_error(exc, call) from exc
+                yield Sleep(delay)
+                continue
+            delay = self.retry.after_response(response, attempt, write=call.write)
+            if delay is None:
+                return response
+            yield Close(response)
+            yield Sleep(delay)
+
+    def _run(self, operation: str, *args: Any, **kwargs: Any) -> Plan[Any]:
+        """The result of ``operation``; on a JSON-RPC agent that does not know its v0.3
+        method name, sent again under its v1.0 name (see ``Binding.speak_v10_names``)."""
+        binding = yield from self._connect()
+        call: Call = getattr(binding, operation)(*args, **kwargs)
+        try:
+            return self.answer(call, (yield from self._send(call, binding)), binding)
+        except RemoteAgentError as exc:
+            if not binding.speak_v10_names(exc):
+                raise
+            refused = exc
+        call = getattr(binding, operation)(*args, **kwargs)
+        try:
+            return self.answer(call, (yield from self._send(call, binding)), binding)
+        except RemoteAgentError:
+            binding.speak_v03_names()  # not the toolnexus dialect either: the first answer stands
+            raise refused from None
+
+    def _poll(self, task: Task, interval: float) -> Plan[Task]:
+        number = generation_of(task)
+        if number is None:
+            yield Sleep(interval)
+        result: Task = yield from self._run("get", task["id"], current_generation=number)
+        return result
+
+    def _events(self, operation: str, *args: Any, **kwargs: Any) -> Plan[None]:
+        """The stream's items, emitted in their generations' order (1.1 agents): after a
+        gap, the task as read again; an item already in it is dropped
+        (:mod:`a2a.client.generation`). An agent that answers without a stream: its
+        answer, as the one item."""
+        binding = yield from self._connect()
+        call: Call = getattr(binding, operation)(*args, **kwargs)
+        response = yield from self._send(call, binding)
+        order = Order()
+        try:
+            if not self.is_stream(response):
+                yield Read(response)
+                yield from self._emit(order, self.answer(call, response, binding))
+                return
+            decoder = SSEDecoder()
+            while True:
+                line = yield NextLine(response)
+                data = decoder.feed(line) if line is not None else decoder.flush()
+                if data is not None:
+                    yield from self._emit(order, self.event(call, data, binding))
+                if line is None:
+                    return
+        except httpx.TransportError as exc:
+            raise self.transport_error(exc, call) from exc
+
+    def _emit(self, order: Order, item: StreamItem) -> Plan[None]:
+        verdict = order.see(item)
+        if verdict == "old":
+            return
+        yield Emit(item)
+        if verdict == "gap" and item.task is not None:
+            task = yield from self._run("get", item.task["id"])
+            order.fetched(task)
+            yield Emit(StreamItem("task", task=task, seq=generation_of(task)))
