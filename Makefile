@@ -74,7 +74,8 @@ interop: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_VENV
 	$(PY) -m pytest -m interop $(PYTEST_ARGS)
 
 ## The code's shape, counted (tests/shape.py; tests/test_shape.py holds each at zero): modules over
-## 600 lines, functions over 60, copied blocks of 10+ lines in a2a/, stores/, tests/; then the
+## 600 lines, modules cut at a line (named *_sections, *_part2, *_more, ...), functions over 60,
+## copied blocks of 10+ lines in a2a/, stores/, tests/; then the
 ## layer contracts (pyproject.toml [tool.importlinter]), the file store's own layers among them.
 shape: $(VENV)/.dev-deps
 	$(PY) -m tests.shape
@@ -87,7 +88,7 @@ matrix: $(VENV)/.dev-deps
 	$(VENV)/bin/nox $(NOX_ARGS)
 
 ## The documentation site (mkdocs.yml, docs/): the settings reference regenerated from
-## a2a/conf.py and the README's Quickstart copied into docs/getting-started.md, then built with warnings as errors (broken internal links and anchors
+## a2a/conf/ and the README's Quickstart copied into docs/getting-started.md, then built with warnings as errors (broken internal links and anchors
 ## included; external links are not fetched) into site/. CI runs it after `make test`.
 docs: $(VENV)/.dev-deps
 	$(PY) docs/settings_reference.py --write

@@ -20,7 +20,7 @@ their scope key, :func:`stores.scope.scope_key`). Whatever finds a task by its i
 its store from its agent: :func:`store_of` the agent's name (which travels with the id:
 the executor's dispatch, the queue's job, the runner) or the task's ``_agent``.
 The registry is built once and forgotten when a test overrides a setting. The checks of
-``A2A_AGENTS`` (a2a/ops/checks.py) report :func:`problems`, each naming its agent.
+``A2A_AGENTS`` (a2a/ops/checks/agents.py) report :func:`problems`, each naming its agent.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ class A2AConfig(AppConfig):
         # Imported once the app registry is ready (they reach models and other apps).
         from a2a import push
         from a2a.core import files
-        from a2a.ops import bulk, checks, file_checks, observability, protocol_checks  # noqa: F401  (registers the checks)
+        from a2a.ops import bulk, checks, observability  # noqa: F401  (registers the checks)
         from stores.admin import register_stored_files, register_task_actions
 
         register_task_actions(bulk.AdminActions())

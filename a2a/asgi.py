@@ -12,7 +12,7 @@ What it adds to Django's own ``get_asgi_application()``:
 - **Start-up checks** (ASGI lifespan): the server does not start when a system check
   reports an error (a wrong ``TASK_STORE``, an unimportable ``A2A_HANDLER``, the ORM
   store's migrations not applied, ...): uvicorn exits with the check's message instead
-  of serving ``-32603`` to every client (:func:`a2a.ops.checks.startup_errors`). Then
+  of serving ``-32603`` to every client (:func:`a2a.ops.checks.startup.startup_errors`). Then
   the runner starts (tasks a dead process left in flight are found at once); on
   shutdown it drains its tasks.
 - **Static files under** ``DEBUG``, as ``runserver`` serves them: with
@@ -60,7 +60,7 @@ from a2a.conf import a2a_settings
 from a2a.core.events import close_event_backend
 from a2a.http.chain import ChainRunner, OneHopChain, all_sync_capable
 from a2a.http.common import checked_host
-from a2a.ops.checks import describe, startup_errors
+from a2a.ops.checks.startup import describe, startup_errors
 from a2a.ops.deployment import log_startup, raise_file_limit
 from a2a.protocol.limits import BODY_OVER_LIMIT, max_body_bytes
 from a2a.runtime.runner import get_runner
@@ -271,7 +271,7 @@ async def _start_grpc() -> Any:
 
 
 def _startup_problem() -> str | None:
-    """What stops the server from starting (:func:`a2a.ops.checks.startup_errors`), or None."""
+    """What stops the server from starting (:func:`a2a.ops.checks.startup.startup_errors`), or None."""
     try:
         errors = startup_errors()
     finally:

@@ -1,9 +1,10 @@
-"""The settings reference of docs/settings.md, generated from ``a2a/conf.py``.
+"""The settings reference of docs/settings.md, generated from the package ``a2a/conf/``.
 
 Every setting declared in ``a2a.conf.SECTIONS`` becomes a row (name, default, type,
 meaning): the default and the type (with its bounds or choices) are the declaration's,
-the meaning is its ``doc``, and each section of ``SECTIONS`` is a table. So the page
-cannot say what the code does not.
+the meaning is its ``doc``, and each section of ``SECTIONS`` (one per feature module of
+``a2a/conf/``, in the order of ``a2a.conf.FEATURES``) is a table. So the page cannot say
+what the code does not.
 
 Used three ways:
 
@@ -26,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-CONF = ROOT / "a2a" / "conf.py"
+CONF = ROOT / "a2a" / "conf"
 PAGE = ROOT / "docs" / "settings.md"
-BEGIN = "<!-- BEGIN settings reference: generated from a2a/conf.py by docs/settings_reference.py -->"
+BEGIN = "<!-- BEGIN settings reference: generated from a2a/conf/ by docs/settings_reference.py -->"
 END = "<!-- END settings reference -->"
 
 _SETTING_NAME = re.compile(r"\b(?:A2A_[A-Z0-9_]+|TASK_STORE)\b")
@@ -90,8 +91,10 @@ def _markdown_text(text: str) -> str:
 
 
 def render() -> str:
-    """The generated reference: one table per section of a2a/conf.py."""
-    written = _source_expressions(CONF.read_text())
+    """The generated reference: one table per section of a2a/conf/."""
+    written = {
+        name: text for path in sorted(CONF.glob("*.py")) for name, text in _source_expressions(path.read_text()).items()
+    }
     out: list[str] = []
     for title, section in _sections().items():
         out += ["", f"### {_markdown_text(title)}", "", "| setting | default | type | meaning |", "|---|---|---|---|"]
@@ -136,10 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         if fresh != current:
             PAGE.write_text(fresh)
-            print("docs/settings.md: settings reference regenerated from a2a/conf.py")
+            print("docs/settings.md: settings reference regenerated from a2a/conf/")
         return 0
     if fresh != current:
-        print("docs/settings.md is out of date with a2a/conf.py: run `make docs`", file=sys.stderr)
+        print("docs/settings.md is out of date with a2a/conf/: run `make docs`", file=sys.stderr)
         return 1
     return 0
 

@@ -449,7 +449,7 @@ class OrmTaskStore(TaskStore):
 
     def check(self, *, databases: Collection[str] | None = None) -> builtins.list[CheckMessage]:
         """With ``databases`` naming this store's database (the server's start-up checks,
-        :func:`a2a.ops.checks.startup_errors`): ``stores.E002`` when the ``stores``
+        :func:`a2a.ops.checks.startup.startup_errors`): ``stores.E002`` when the ``stores``
         migrations are not all applied there (every request would fail on a missing table
         or column). ``manage.py check`` and ``migrate`` do not pass it: ``migrate`` runs the
         system checks before it creates the tables. Always (no query): ``stores.E004``

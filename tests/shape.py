@@ -1,4 +1,5 @@
-"""The code's shape, counted: modules over 600 lines, functions over 60, copied blocks.
+"""The code's shape, counted: modules over 600 lines, functions over 60, copied blocks,
+and modules cut from another at a line rather than split by idea.
 
 ``python -m tests.shape`` prints each count (and the places) for ``a2a/``, ``stores/``
 and ``tests/``; ``tests/test_shape.py`` holds them at zero. Generated code (the gRPC
@@ -59,6 +60,29 @@ def long_modules(paths: list[Path]) -> list[Place]:
         count = len(path.read_text().splitlines())
         if count > MAX_MODULE_LINES:
             out.append(Place(rel(path), 1, count, "module"))
+    return out
+
+
+#: A module name that says it continues another (``conf_sections``, ``checks_part2``,
+#: ``views_more``, ``models_2``): a cut at a line, not an idea of its own.
+CONTINUATION_NAME = re.compile(r"(?:^|_)(?:sections|part\d*|more|continued|cont|overflow|extra|later|\d+)$")
+#: A module docstring that says the module exists for the size limit ("apart from
+#: checks.py for its size", "to keep conf.py within the module size limit").
+SIZE_EXCUSE = re.compile(r"for (?:its|their) size|size limit|line limit|line count", re.IGNORECASE)
+
+
+def cut_modules(paths: list[Path]) -> list[Place]:
+    """Modules split off another by line count rather than by idea: named as a
+    continuation (:data:`CONTINUATION_NAME`) or saying so in their docstring
+    (:data:`SIZE_EXCUSE`). A module holds one idea and is named for it."""
+    out = []
+    for path in paths:
+        source = path.read_text()
+        count = len(source.splitlines())
+        if CONTINUATION_NAME.search(path.stem):
+            out.append(Place(rel(path), 1, count, f"module named as a continuation ({path.stem})"))
+        elif excuse := SIZE_EXCUSE.search(ast.get_docstring(ast.parse(source)) or ""):
+            out.append(Place(rel(path), 1, count, f"module kept apart for its size ({excuse.group(0)!r})"))
     return out
 
 
@@ -151,6 +175,7 @@ def report() -> dict[str, list]:
     paths = modules()
     return {
         f"modules over {MAX_MODULE_LINES} lines": long_modules(paths),
+        "modules cut at a line, not split by idea": cut_modules(paths),
         f"functions over {MAX_FUNCTION_LINES} lines": long_functions(paths),
         f"copied blocks of {MIN_COPY_LINES}+ lines": copied_blocks(paths),
     }

@@ -59,7 +59,7 @@ def test_the_settings_page_lists_every_setting_with_the_codes_default():
 
 
 def test_the_settings_page_is_the_one_generated_from_the_code():
-    """The committed table is what `make docs` generates from a2a/conf.py (comments included)."""
+    """The committed table is what `make docs` generates from a2a/conf/ (comments included)."""
     page = SETTINGS_PAGE.read_text()
     assert reference.replace_reference(page, reference.render()) == page, "run `make docs` to regenerate it"
 

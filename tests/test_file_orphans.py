@@ -18,7 +18,7 @@ from django.core.management import call_command
 
 from a2a.core import file_orphans, files
 from a2a.handlers import HandlerRequest, Reply, direct_reply
-from a2a.ops.file_checks import check_files
+from a2a.ops.checks import check_files
 from a2a.runtime import file_sweep
 from stores.backends import resolve_store
 from stores.retention import delete_tasks, tasks_deleted

@@ -16,7 +16,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
 from a2a.core import files
-from a2a.ops.file_checks import check_files
+from a2a.ops.checks import check_files
 from a2a.protocol.errors import InvalidParamsError
 from a2a.protocol.v03 import check_base64
 from stores.retention import delete_tasks

@@ -508,7 +508,7 @@ def test_the_management_command_refuses_half_a_tls_pair():
 
 
 def test_system_checks_for_the_grpc_settings(settings, monkeypatch):
-    from a2a.ops import checks
+    from a2a.ops.checks import grpc as checks
 
     assert checks.check_grpc() == []
     settings.A2A_GRPC_ADDRESS = "no-port"

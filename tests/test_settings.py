@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 
@@ -11,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
-from a2a.conf import SETTINGS, a2a_settings, from_environment
+from a2a.conf import FEATURES, SECTIONS, SETTINGS, a2a_settings, from_environment
 from a2a.ops.checks import OWNERS
 from a2a.setting import Setting, SettingError
 from stores.backends import get_task_store, resolve_store, task_stores
@@ -165,7 +166,7 @@ def test_the_site_reads_task_store_from_the_environment(tmp_path):
     assert check(TASK_STORE="orm").returncode == 0
 
 
-# --- Typed settings: each declared once (a2a/conf.py), checked against its declaration ---------
+# --- Typed settings: each declared once (a2a/conf/), checked against its declaration ---------
 
 
 @pytest.mark.parametrize(
@@ -206,6 +207,19 @@ def test_every_default_fits_and_every_setting_has_one_check():
     for name, setting in SETTINGS.items():
         setting.validate(name, setting.default)
     assert sorted(OWNERS) == sorted(SETTINGS)
+
+
+def test_every_feature_module_is_read_and_every_check_module_registered():
+    """Each module of a2a/conf/ is a feature of FEATURES (one left out would declare
+    settings nothing reads), a section of its own whose names no other declares; each
+    module of a2a/ops/checks/ is imported by the package (one left out registers no check)."""
+    declared = {path.stem for path in (ROOT / "a2a" / "conf").glob("*.py")} - {"__init__"}
+    assert sorted(feature.__name__.rpartition(".")[2] for feature in FEATURES) == sorted(declared)
+    assert len(SECTIONS) == len(FEATURES) and sum(len(f.DECLARED) for f in FEATURES) == len(SETTINGS)
+    package = ROOT / "a2a" / "ops" / "checks"
+    tree = ast.parse((package / "__init__.py").read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert {f"a2a.ops.checks.{path.stem}" for path in package.glob("*.py")} - imported == {"a2a.ops.checks.__init__"}
 
 
 def test_values_come_as_their_declared_type(settings):

@@ -1,9 +1,8 @@
-"""The system check of the A2A 1.1 draft's setting (the long-poll's timeout), apart from
-a2a/ops/checks.py for its size; a2a/apps.py imports it to register it."""
+"""The check of the A2A 1.1 draft's setting: the long-poll's timeout."""
 
 from __future__ import annotations
 
-from a2a.ops.checks import Messages, concern
+from a2a.ops.checks.registry import Messages, concern
 
 
 @concern("A2A_LONG_POLL_TIMEOUT")

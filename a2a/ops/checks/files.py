@@ -1,5 +1,5 @@
-"""The system check of the file-part settings (:mod:`a2a.core.files`), apart from
-a2a/ops/checks.py for its size; a2a/apps.py imports it to register it."""
+"""The check of the file-part settings (:mod:`a2a.core.files`): a storage alias that
+``STORAGES`` has (``a2a.E120``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.checks import Error
 
 from a2a.conf import a2a_settings
-from a2a.ops.checks import Messages, concern
+from a2a.ops.checks.registry import Messages, concern
 
 
 @concern(
