@@ -102,7 +102,10 @@ def test_a2a_agents_checks_each_agent(agent, settings):
         call_command("a2a_agents", stdout=out)
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("here  ") and "ok" in lines[0]
-    assert f"JSONRPC 1.0 at {agent}/a2a/ (offers JSONRPC 1.0, HTTP+JSON 1.0, JSONRPC 0.3, HTTP+JSON 0.3)" in lines[0]
+    assert (
+        f"JSONRPC 1.1 at {agent}/a2a/ (offers JSONRPC 1.0, HTTP+JSON 1.0, JSONRPC 1.1, HTTP+JSON 1.1, "
+        "JSONRPC 0.3, HTTP+JSON 0.3)" in lines[0]
+    )
     assert lines[1].startswith("down  ") and "FAIL" in lines[1] and "Cannot reach http://127.0.0.1:9/" in lines[1]
     out = io.StringIO()
     call_command("a2a_agents", "here", stdout=out)
@@ -125,7 +128,7 @@ def test_the_setting_is_checked(settings):
         "RETRY_WRITES, BINDING, VERSION, VERIFY_SIGNATURE, SIGNATURE_KEYS, HEADERS, FORWARD_CALLER_CREDENTIALS)",
         "A2A_REMOTE_AGENTS['a']: URL must be an absolute http(s) URL, not 'agent.example.com'",
         "A2A_REMOTE_AGENTS['b']: AUTH TYPE must be one of 'bearer', 'api_key', 'headers', 'oauth2', not 'magic'",
-        "A2A_REMOTE_AGENTS['b']: VERSION must be one of 1.0, 0.3, not '2.0'",
+        "A2A_REMOTE_AGENTS['b']: VERSION must be one of 1.1, 1.0, 0.3, not '2.0'",
         "A2A_REMOTE_AGENTS['c']: TIMEOUT must be a positive number, not 0",
         "A2A_REMOTE_AGENTS['c']: VERIFY_SIGNATURE needs SIGNATURE_KEYS (the card's public keys)",
     ]
