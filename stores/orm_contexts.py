@@ -9,7 +9,8 @@ read them:
 - **PostgreSQL**: a transaction-level advisory lock per conversation
   (``pg_advisory_xact_lock``, keyed by a hash of its scope key and ``contextId``, taken
   in key order, so two sweeps never deadlock), which the ``INSERT`` of every new task
-  with a context takes too, in the same statement (no round trip); then ``SELECT ...
+  with a context takes too, shared (``pg_advisory_xact_lock_shared``: new tasks of one
+  conversation never wait for each other), in the same statement (no round trip); then ``SELECT ...
   FOR UPDATE`` of the conversations' rows, whose row locks make a continuation's
   ``UPDATE`` wait for the commit (and then find no row: the task is unknown). READ
   COMMITTED alone would let a new task be inserted into the conversation between the
@@ -64,7 +65,7 @@ def locks_contexts(connection: Any) -> bool:
 #: The value of the ``context_id`` column in a new task's ``INSERT`` on PostgreSQL: the
 #: context itself, selected once its conversation's lock is held (parameters: the
 #: context id, then the lock's key), so the row commits with the lock held.
-LOCKED_VALUE = "(SELECT %s FROM pg_advisory_xact_lock(%s))"
+LOCKED_VALUE = "(SELECT %s FROM pg_advisory_xact_lock_shared(%s))"
 
 
 def lock_context(connection: Any, fields: dict) -> None:
@@ -72,7 +73,9 @@ def lock_context(connection: Any, fields: dict) -> None:
     PostgreSQL; elsewhere nothing), until the transaction ends."""
     if locks_contexts(connection) and fields["context_id"]:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock_key((fields["owner"], fields["context_id"]))])
+            cursor.execute(
+                "SELECT pg_advisory_xact_lock_shared(%s)", [lock_key((fields["owner"], fields["context_id"]))]
+            )
 
 
 def delete_contexts(connection: Any, contexts: Sequence[Collection[Task]]) -> builtins.list[Task]:

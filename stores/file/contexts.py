@@ -47,9 +47,11 @@ class Conversations:
         self._locks = TaskLocks(os.path.join(lock_dir, LOCKS))
         self.deleting = Path(lock_dir, DELETING)
 
-    def hold(self, context: Context) -> contextlib.AbstractContextManager[None]:
-        """Hold the lock of ``context`` (across threads and processes)."""
-        return self._locks.hold(_name(context))
+    def hold(self, context: Context, *, shared: bool = False) -> contextlib.AbstractContextManager[None]:
+        """Hold the lock of ``context`` (across threads and processes): exclusive for a
+        delete; ``shared`` for the creation of a task in it, so creations in one
+        conversation still run side by side (and share their directory fsyncs)."""
+        return self._locks.hold(_name(context), shared=shared)
 
     def begin(self, context: Context, versions: dict[str, int]) -> None:
         """Write down that ``context``'s tasks ``versions`` (id -> version) are being

@@ -261,14 +261,26 @@ class FileTaskStore(TaskStore):
         # conversation under way: that delete then either saw it or is over.
         context = task_context(task) if not expected_version else None
         try:
-            with self._conversations.hold(context) if context else contextlib.nullcontext():
-                if context:
-                    self._finish_deletes(context)
+            if context is None:
                 self._write(path, task, data, expected_version)
+            elif not self._write_in(context, path, task, data, expected_version):
+                # a crash left a delete of this conversation half done: finish it first, alone
+                with self._conversations.hold(context):
+                    self._finish_deletes(context)
+                    self._write(path, task, data, expected_version)
         except OSError as exc:
             raise StoreError(f"could not save the task: {fsio.describe(exc)}") from exc
         self._damaged.forget(path.name)
         return task
+
+    def _write_in(self, context: Context, path: Path, task: Task, data: bytes, expected_version: int | None) -> bool:
+        """:meth:`_write` a new task into ``context`` under its conversation's shared lock
+        (a delete holds it alone), unless a delete a crash interrupted is recorded: False."""
+        with self._conversations.hold(context, shared=True):
+            if self._conversations.record(context) is not None:
+                return False
+            self._write(path, task, data, expected_version)
+            return True
 
     def _write(self, path: Path, task: Task, data: bytes, expected_version: int | None) -> None:
         """Write ``task`` (``data``) to ``path`` under its lock (a compare-and-swap with

@@ -113,9 +113,10 @@ class TaskLocks:
         self.lock_dir = lock_dir
         self._fallback = tuple(threading.Lock() for _ in range(LOCK_STRIPES)) if fcntl is None else ()
 
-    def hold(self, stem: str) -> contextlib.AbstractContextManager[None]:
-        """Hold the lock of the task file ``<stem>.json`` (across threads and processes)."""
-        return self._stripe(zlib.crc32(stem.encode("utf-8", "surrogatepass")) % LOCK_STRIPES)
+    def hold(self, stem: str, *, shared: bool = False) -> contextlib.AbstractContextManager[None]:
+        """Hold the lock of the task file ``<stem>.json`` (across threads and processes);
+        ``shared``: beside other shared holders, never beside an exclusive one."""
+        return self._stripe(zlib.crc32(stem.encode("utf-8", "surrogatepass")) % LOCK_STRIPES, shared)
 
     @contextlib.contextmanager
     def hold_all(self, stems: Iterable[str]) -> Iterator[None]:
@@ -129,7 +130,7 @@ class TaskLocks:
             yield
 
     @contextlib.contextmanager
-    def _stripe(self, stripe: int) -> Iterator[None]:
+    def _stripe(self, stripe: int, shared: bool = False) -> Iterator[None]:
         if fcntl is None:  # pragma: no cover
             with self._fallback[stripe]:
                 yield
@@ -141,7 +142,7 @@ class TaskLocks:
             os.makedirs(self.lock_dir, exist_ok=True)
             fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # released when the descriptor closes
+            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)  # released when the descriptor closes
             yield
         finally:
             os.close(fd)
