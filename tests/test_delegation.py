@@ -32,7 +32,7 @@ from a2a.testing.fake_agent import (
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from tests.helpers import send_direct, wait_for_state, wait_until
-from tests.server import free_port
+from tests.ports import free_port
 
 HERE = __name__
 

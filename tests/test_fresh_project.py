@@ -18,7 +18,8 @@ from django.db import connections
 from a2a.conf import a2a_settings, from_environment, project_name
 from stores.orm import OrmTaskStore
 from tests.helpers import call
-from tests.server import ROOT, free_port, manage, running_server, site_env
+from tests.ports import free_port
+from tests.server import ROOT, manage, running_server, site_env
 
 SEND = {
     "jsonrpc": "2.0",

@@ -36,8 +36,9 @@ import pytest
 import stores.file.fsio
 from a2a.protocol.model import new_task, set_status
 from stores.file import FileTaskStore
+from tests.ports import free_port
 from tests.powerloss import Shim, Verdict, at_least, check, materialize, read_journal, replay
-from tests.server import ROOT, free_port, running_process, site_env
+from tests.server import ROOT, running_process, site_env
 
 SEED = int(os.environ.get("A2A_POWERLOSS_SEED", "20261201"))
 THREADS = 4

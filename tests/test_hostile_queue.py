@@ -53,7 +53,8 @@ from deploy.cluster import Cluster
 from tests.db_marks import store_params
 from tests.helpers import live_result as rpc
 from tests.helpers import live_submit as send
-from tests.server import free_port, postgres_database
+from tests.ports import free_port
+from tests.server import postgres_database
 
 POSTGRES_URL = os.environ.get("A2A_TEST_POSTGRES_URL", "")
 REDIS_URL = os.environ.get("A2A_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")

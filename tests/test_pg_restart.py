@@ -37,7 +37,8 @@ import httpx
 import psycopg
 import pytest
 
-from tests.server import free_port, manage, running_server, site_env
+from tests.ports import free_port
+from tests.server import manage, running_server, site_env
 
 pytestmark = pytest.mark.slow
 
