@@ -39,7 +39,6 @@ PENDING = {
     "tests/test_crash.py",
     "tests/test_e2e_server.py",
     "tests/test_events_processes.py",
-    "tests/test_faults.py",
     "tests/test_files.py",
     "tests/test_files_crash.py",
     "tests/test_files_isolation.py",
@@ -66,7 +65,6 @@ PENDING = {
     "tests/test_resumable_streams.py",
     "tests/test_spec_details.py",
     "tests/test_streaming.py",
-    "tests/test_tenants.py",
     "tests/test_tracing.py",
     "tests/test_v03_names_v10_objects.py",
 }

@@ -73,19 +73,21 @@ def send_params(
     configuration: Mapping[str, Any] | None = None,
     task_id: str | None = None,
     context_id: str | None = None,
+    tenant: str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """``SendMessage`` params: a text becomes a message of ``version``; ``task_id`` and
     ``context_id`` go on the message (a follow-up turn: the answer to ``input-required``
     on that task, or a new task in that conversation); ``blocking`` is written the
-    version's way (v1.0 ``returnImmediately``, v0.3 ``blocking``); ``extra`` are further
-    params (``metadata``, ``tenant``)."""
+    version's way (v1.0 ``returnImmediately``, v0.3 ``blocking``); ``tenant`` is left out
+    when None; ``extra`` are further params (``metadata``)."""
     msg = message(text_or_message, version) if isinstance(text_or_message, str) else dict(text_or_message)
     msg.update({key: value for key, value in (("taskId", task_id), ("contextId", context_id)) if value is not None})
     config = dict(configuration or {})
     if blocking is not None:
         config.update({"returnImmediately": not blocking} if version in V1 else {"blocking": blocking})
-    return {"message": msg, **({"configuration": config} if config else {}), **extra}
+    scope = {} if tenant is None else {"tenant": tenant}
+    return {"message": msg, **({"configuration": config} if config else {}), **scope, **extra}
 
 
 def frames(lines: Iterable[str], *, on_first: Callable[[], Any] | None = None, raw: list | None = None) -> list:
