@@ -63,15 +63,13 @@ PENDING = {
     "tests/test_rest.py",
     "tests/test_rest_v03.py",
     "tests/test_resumable_streams.py",
-    "tests/test_spec_details.py",
     "tests/test_streaming.py",
     "tests/test_tracing.py",
-    "tests/test_v03_names_v10_objects.py",
 }
 
 #: A request helper's name: ``rpc``, ``send``, ``call``, ``post``, their ``a``-prefixed
-#: async forms and suffixed variants (``send_message``, ``rpc10``).
-HELPER = re.compile(r"a?(rpc|send|call|post)(\d+|_\w+)?")
+#: async forms, private and suffixed variants (``send_message``, ``rpc10``, ``_jsonrpc``).
+HELPER = re.compile(r"_?a?(json)?(rpc|send|call|post)(\d+|_\w+)?")
 
 
 def allowed(path: str) -> bool:
@@ -144,6 +142,8 @@ def rpc(method, params):
 class Session:
     async def asend_message(self): ...
 
+    def _jsonrpc(self): ...
+
 def free_port(): ...
 
 RAW = b'{"jsonrpc": "2.0", "id": 7, "method": "GetTask", "params": {}}'
@@ -156,6 +156,7 @@ def test_asgi():
     assert [f.split(" ", 1)[1] for f in findings(source, "t.py")] == [
         "def rpc",
         "def asend_message",
+        "def _jsonrpc",
         "def free_port",
         "a JSON-RPC request written by hand",
         "a JSON-RPC request written by hand",

@@ -58,8 +58,11 @@ def message(text: str, version: str | None = "1.0", **extra: Any) -> dict[str, A
 
 
 def rpc_body(method: str, params: Any = UNSET, request_id: Any = 1) -> dict[str, Any]:
-    """A JSON-RPC 2.0 request object (``params`` left out when not given)."""
+    """A JSON-RPC 2.0 request object (``params`` left out when not given; ``id`` too when
+    ``request_id`` is :data:`UNSET`: a notification)."""
     body: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if request_id is UNSET:
+        del body["id"]
     if params is not UNSET:
         body["params"] = params
     return body
