@@ -28,7 +28,6 @@ ALLOWED = {
 #: Modules not moved onto the shared helpers yet (issue 30): this list only shrinks.
 PENDING = {
     "tests/agents_support.py",
-    "tests/interop/test_interop_agents.py",
     "tests/push/support.py",
     "tests/test_a2a_send.py",
     "tests/test_agents.py",
@@ -43,28 +42,21 @@ PENDING = {
     "tests/test_files_crash.py",
     "tests/test_files_isolation.py",
     "tests/test_files_server.py",
-    "tests/test_fresh_project.py",
-    "tests/test_generation.py",
     "tests/test_hostile_context.py",
     "tests/test_hostile_edge.py",
     "tests/test_hostile_nul.py",
     "tests/test_hostile_powerloss.py",
-    "tests/test_hostile_queue.py",
     "tests/test_hostile_read_errors.py",
     "tests/test_hostile_slowloris.py",
     "tests/test_limits.py",
     "tests/test_limits_wire.py",
     "tests/test_load.py",
-    "tests/test_long_poll.py",
     "tests/test_long_poll_live.py",
     "tests/test_media_types.py",
-    "tests/test_middleware_chain.py",
-    "tests/test_pg_restart.py",
     "tests/test_rest.py",
     "tests/test_rest_v03.py",
     "tests/test_resumable_streams.py",
     "tests/test_streaming.py",
-    "tests/test_tracing.py",
 }
 
 #: A request helper's name: ``rpc``, ``send``, ``call``, ``post``, their ``a``-prefixed
