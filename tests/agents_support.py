@@ -16,6 +16,7 @@ from a2a.asgi import get_asgi_application
 from a2a.grpc import a2a_pb2 as pb
 from a2a.grpc import a2a_pb2_grpc
 from a2a.grpc.server import start
+from a2a.testing.client import rpc_body
 
 #: The second agent: another handler (tests.handlers.loud), name, skills and input modes.
 BILLING = {
@@ -73,7 +74,7 @@ def message(text: str, version: str = "1.0", **extra: Any) -> dict[str, Any]:
 
 
 def rpc(agent: str, method: str, params: dict[str, Any], version: str = "1.0") -> dict[str, Any]:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    body = rpc_body(method, params)
     headers = V10 if version == "1.0" else {}
     response = call("POST", f"{PREFIX[agent]}/a2a/", json=body, headers=headers)
     if response.headers["content-type"].startswith("text/event-stream"):  # v0.3: an error as the stream's event

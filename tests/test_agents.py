@@ -18,6 +18,7 @@ from a2a.handlers import HandlerRequest
 from a2a.handlers.llm import LLMHandler
 from a2a.ops.checks import check_agents
 from a2a.service.context import CallContext
+from a2a.testing.client import rpc_body
 from stores.memory import MemoryTaskStore
 from tests.agents_support import AGENTS, BILLING, PREFIX, V10, call, grpc_calls, message, rpc, send
 from tests.test_executor import queue  # noqa: F401  (the fixture)
@@ -142,7 +143,7 @@ def test_every_jsonrpc_operation_on_each_agent(agent, settings):
     streamed = call(
         "POST",
         f"{PREFIX[agent]}/a2a/",
-        json={"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {"message": message("x")}},
+        json=rpc_body("SendStreamingMessage", {"message": message("x")}),
         headers=V10,
     )
     assert streamed.headers["content-type"].startswith("text/event-stream")
@@ -215,7 +216,7 @@ def test_input_modes_and_authentication_are_per_agent(settings):
     locked = call(
         "POST",
         "/agents/billing/a2a/",
-        json={"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}},
+        json=rpc_body("ListTasks", {}),
         headers=V10,
     )
     assert locked.status_code == 401 and locked.headers["WWW-Authenticate"].startswith("Bearer")

@@ -10,13 +10,11 @@ import pytest
 
 from a2a.asgi import get_asgi_application
 from a2a.testing import WireClient
+from a2a.testing.client import rpc_body
 
-SEND = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "SendMessage",
-    "params": {"message": {"role": "user", "messageId": "m1", "parts": [{"kind": "text", "text": "hi"}]}},
-}
+SEND = rpc_body(
+    "SendMessage", {"message": {"role": "user", "messageId": "m1", "parts": [{"kind": "text", "text": "hi"}]}}
+)
 
 
 async def call(method: str, path: str, **kwargs) -> httpx.Response:

@@ -39,6 +39,7 @@ import orjson
 import psycopg
 import pytest
 
+from a2a.testing.client import rpc_body
 from tests.server import manage, postgres_database, running_server, site_env
 
 pytestmark = pytest.mark.slow
@@ -84,8 +85,7 @@ class Load:
                 i += CLIENTS
                 text = self.texts[i % len(self.texts)]
                 message = {"role": "user", "messageId": str(uuid.uuid4()), "parts": [{"kind": "text", "text": text}]}
-                body = {"jsonrpc": "2.0", "id": i, "method": "SendMessage",
-                        "params": {"message": message, "configuration": {"blocking": False}}}  # fmt: skip
+                body = rpc_body("SendMessage", {"message": message, "configuration": {"blocking": False}}, i)
                 try:
                     task = http.post(self.endpoint, json=body).json()["result"]
                 except Exception:
@@ -96,7 +96,7 @@ class Load:
                     self.acknowledged[task["id"]] = text
                 time.sleep(PACE)
                 if i % 7 == 0:  # cancel some, at once
-                    cancel = {"jsonrpc": "2.0", "id": i, "method": "CancelTask", "params": {"id": task["id"]}}
+                    cancel = rpc_body("CancelTask", {"id": task["id"]}, i)
                     with contextlib.suppress(Exception):
                         http.post(self.endpoint, json=cancel)
 
@@ -160,7 +160,7 @@ def stored_tasks(raw: dict[str, bytes]) -> list[bytes]:
 
 
 def rpc(base: str, method: str, params: dict, http: httpx.Client | None = None) -> dict:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    body = rpc_body(method, params)
     return (http or httpx).post(f"{base}/a2a/", json=body, timeout=10).json()
 
 

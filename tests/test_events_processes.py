@@ -23,6 +23,7 @@ import pytest
 from django.conf import settings
 
 from a2a.testing import WireClient
+from a2a.testing.client import rpc_body
 from tests.helpers import live_result as rpc
 from tests.push.support import Receiver
 from tests.server import ServerURL, manage, postgres_database, running_server, site_env
@@ -79,7 +80,7 @@ def wait_state(base: str, task_id: str, state: str) -> dict:
 def subscribe(base: str, task_id: str, on_first=None) -> list[dict]:
     """SubscribeToTask: every SSE data frame's result, until the server ends the stream."""
     events = []
-    body = {"jsonrpc": "2.0", "id": "s", "method": "SubscribeToTask", "params": {"id": task_id}}
+    body = rpc_body("SubscribeToTask", {"id": task_id}, "s")
     with httpx.stream("POST", f"{base}/a2a/", json=body, headers=V10, timeout=30) as response:
         assert response.status_code == 200
         for line in response.iter_lines():

@@ -19,6 +19,7 @@ from a2a.core import files
 from a2a.ops.file_checks import check_files
 from a2a.protocol.errors import InvalidParamsError
 from a2a.protocol.v03 import check_base64
+from a2a.testing.client import rpc_body
 from stores.retention import delete_tasks
 from tests.helpers import call
 from tests.helpers import rpc10 as rpc
@@ -178,7 +179,7 @@ def test_a_v03_client_gets_a_uri_part(agent):
     raw = base64.b64encode(CONTENT).decode()
     file = {"bytes": raw, "mimeType": "application/octet-stream", "name": "data.bin"}
     message = {"kind": "message", "messageId": "m03", "role": "user", "parts": [{"kind": "file", "file": file}]}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+    body = rpc_body("message/send", {"message": message})
     task = call("POST", "/a2a/", json=body, headers=agent["alice"]).json()["result"]
     sent = task["history"][0]["parts"][0]["file"]
     assert "bytes" not in sent and sent["name"] == "data.bin" and sent["mimeType"] == "application/octet-stream"
@@ -195,7 +196,7 @@ def test_large_invalid_base64_is_refused_however_it_is_sliced(bad):
 
 def test_another_agents_file_is_served_on_its_own_routes_only(agent, settings):
     settings.A2A_AGENTS = {"billing": {"HANDLER": "tests.handlers.digest", "INPUT_MODES": ["application/octet-stream"]}}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": file_message(CONTENT)}}
+    body = rpc_body("SendMessage", {"message": file_message(CONTENT)})
     sent = call("POST", "/agents/billing/a2a/", json=body, headers={**agent["alice"], **V10}).json()
     url = sent["result"]["task"]["history"][0]["parts"][0]["url"]
     path = url.removeprefix("http://testserver")

@@ -14,6 +14,7 @@ from django.contrib.admin.utils import quote
 from django.urls import reverse
 
 from a2a.core import files
+from a2a.testing.client import rpc_body
 from tests.helpers import call
 from tests.helpers import rpc10 as rpc
 from tests.test_files import CONTENT, V10, file_agent, file_message, send
@@ -30,7 +31,7 @@ def agent(settings, use_store, tmp_path):
 
 def _stored(headers: dict[str, str], path: str = "/a2a/") -> tuple[str, str]:
     """Send a large file to the agent at ``path``: its task's id and the file's URL."""
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": file_message(CONTENT)}}
+    body = rpc_body("SendMessage", {"message": file_message(CONTENT)})
     task = call("POST", path, json=body, headers={**headers, **V10}).json()["result"]["task"]
     return task["id"], task["history"][0]["parts"][0]["url"]
 
@@ -54,7 +55,7 @@ def test_naming_another_callers_file_is_refused_on_every_binding(agent):
     assert rest.status_code == 400 and "another task" in rest.json()["error"]["message"]
     file = {"uri": url, "mimeType": "application/octet-stream", "name": "data.bin"}
     message = {"kind": "message", "messageId": "m03", "role": "user", "parts": [{"kind": "file", "file": file}]}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+    body = rpc_body("message/send", {"message": message})
     v03 = call("POST", "/a2a/", json=body, headers=agent["bob"]).json()
     assert v03["error"]["code"] == -32602 and DIGEST not in str(v03)
     stream = call("POST", "/a2a/rest/message:stream", json={"message": _naming(url)}, headers={**agent["bob"], **V10})

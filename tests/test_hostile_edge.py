@@ -26,6 +26,7 @@ from django.db import OperationalError
 from django.db.backends.utils import CursorWrapper
 
 from a2a.ops.observability import HEALTH_PROBE_OWNER
+from a2a.testing.client import rpc_body
 from stores.base import TaskQuery
 from tests.conftest import ALL_DATABASES
 from tests.helpers import http
@@ -35,11 +36,11 @@ pytestmark = ALL_DATABASES
 
 def send_request(request_id: Any = 1) -> dict[str, Any]:
     message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": "hi"}]}
-    return {"jsonrpc": "2.0", "id": request_id, "method": "SendMessage", "params": {"message": message}}
+    return rpc_body("SendMessage", {"message": message}, request_id)
 
 
 def get_request(request_id: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": "GetTask", "params": {"id": "no-such-task"}}
+    return rpc_body("GetTask", {"id": "no-such-task"}, request_id)
 
 
 JSON_V10 = {"Content-Type": "application/json", "A2A-Version": "1.0"}

@@ -25,6 +25,7 @@ from django.db import DataError, IntegrityError, OperationalError
 
 from a2a.handlers import HandlerRequest
 from a2a.runtime.runner import UNSAVABLE_MESSAGE
+from a2a.testing.client import rpc_body
 from stores.base import StoreError
 from stores.models import NUL_WRAPPER, NulSafeDecoder, NulSafeEncoder
 from tests.db_marks import store_params
@@ -84,7 +85,7 @@ def call(binding: str, operation: str, **params: Any) -> tuple[str, Any]:
     Never an internal error or an HTTP 500 (asserted)."""
     kind, version = binding.split("-")
     if kind == "jsonrpc":
-        body = {"jsonrpc": "2.0", "id": 1, "method": _RPC[version][operation], "params": params}
+        body = rpc_body(_RPC[version][operation], params)
         response = http("POST", "/a2a/", body, version=version)
         assert response.status_code == 200, response.text
         answer = response.json()
@@ -161,7 +162,7 @@ def test_push_config_ids_holding_nul_are_invalid_params_on_every_store(use_store
         ("DeleteTaskPushNotificationConfig", {"taskId": task_id, "id": f"c{NUL}"}),
         ("ListTaskPushNotificationConfigs", {"taskId": f"t{NUL}"}),
     ]:
-        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        body = rpc_body(method, params)
         answer = http("POST", "/a2a/", body, version="1.0").json()
         assert answer.get("error", {}).get("code") == -32602, (method, params, answer)
     response = http("GET", f"/a2a/rest/tasks/{task_id}/pushNotificationConfigs/c%00", version="1.0")
@@ -177,7 +178,7 @@ def test_a_push_config_holding_nul_comes_back_as_sent_on_every_store(use_store):
         ("CreateTaskPushNotificationConfig", {"taskId": task_id, "id": "c1", "url": url}),
         ("GetTaskPushNotificationConfig", {"taskId": task_id, "id": "c1"}),
     ]:
-        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        body = rpc_body(method, params)
         answers.append(http("POST", "/a2a/", body, version="1.0").json())
     assert [a.get("result", a).get("url") for a in answers] == [url, url], answers
 

@@ -26,6 +26,7 @@ import httpx
 import orjson
 import pytest
 
+from a2a.testing.client import rpc_body
 from tests.server import running_server, site_env
 
 pytestmark = pytest.mark.slow
@@ -105,7 +106,7 @@ def close_all(sockets: list[socket.socket]) -> None:
 
 def send_message(base: str, text: str) -> httpx.Response:
     message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": text}]}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+    body = rpc_body("SendMessage", {"message": message})
     headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}
     return httpx.post(f"{base}/a2a/", content=orjson.dumps(body), headers=headers, timeout=5)
 
@@ -181,7 +182,7 @@ def test_half_a_second_request_on_a_kept_alive_connection_is_closed(site):
 def test_a_stream_outlives_the_read_timeouts(site):
     """A stream whose request was read is never cut by the read timeouts."""
     message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": "sleep:6"}]}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {"message": message}}
+    body = rpc_body("SendStreamingMessage", {"message": message})
     headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}
     started = time.monotonic()
     events = []

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from a2a.testing import WireClient
+from a2a.testing.client import rpc_body
 from tests.server import running_server, site_env
 
 pytestmark = pytest.mark.slow
@@ -49,7 +50,7 @@ def send_body(rest: bool, size: int) -> bytes:
     """A valid SendMessage (v1.0) of exactly ``size`` bytes (trailing spaces are JSON)."""
     message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": "hello"}]}
     params = {"message": message}
-    body = json.dumps(params if rest else {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params})
+    body = json.dumps(params if rest else rpc_body("SendMessage", params))
     raw = body.encode()
     assert len(raw) <= size
     return raw + b" " * (size - len(raw))

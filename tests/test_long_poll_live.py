@@ -19,6 +19,7 @@ import httpx
 import pytest
 from django.conf import settings
 
+from a2a.testing.client import rpc_body
 from tests.server import ServerURL, manage, postgres_database, running_server, site_env
 
 REDIS_URL = os.environ.get("A2A_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -29,7 +30,7 @@ HELD = 200
 
 
 def _rpc(base: str, method: str, params: dict, timeout: float = 30) -> dict:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    body = rpc_body(method, params)
     answer = httpx.post(f"{base}/a2a/", json=body, headers=V11, timeout=timeout).json()
     assert "result" in answer, answer
     return answer["result"]
@@ -70,7 +71,7 @@ def test_a_wait_on_one_process_wakes_when_another_moves_the_task(setup, tmp_path
         async def both() -> tuple[dict, float]:
             async with httpx.AsyncClient(timeout=30) as client:
                 began = time.monotonic()
-                body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask"}
+                body = rpc_body("GetTask")
                 body["params"] = {"id": task_id, "currentGeneration": str(generation)}
                 held = asyncio.ensure_future(client.post(f"{other}/a2a/", json=body, headers=V11))
                 await asyncio.sleep(0.5)
@@ -121,7 +122,7 @@ async def _hold(base: str, ids: list[tuple[str, int]], window: float, pid: int) 
     async with httpx.AsyncClient(timeout=60, limits=limits) as client:
 
         async def poll(task_id: str, generation: int) -> int:
-            body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask"}
+            body = rpc_body("GetTask")
             body["params"] = {"id": task_id, "currentGeneration": str(generation)}
             return (await client.post(f"{base}/a2a/", json=body, headers=V11)).status_code
 
@@ -150,7 +151,7 @@ async def _poll_loop(base: str, ids: list[tuple[str, int]], window: float, pid: 
 
         async def loop(task_id: str) -> None:
             nonlocal done
-            body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task_id}}
+            body = rpc_body("GetTask", {"id": task_id})
             while time.monotonic() < stop:
                 await client.post(f"{base}/a2a/", json=body, headers=V11)
                 done += 1
@@ -169,7 +170,7 @@ def test_200_held_long_polls_cost_no_thread_each_and_little_cpu(tmp_path):
         with httpx.Client(timeout=30) as client:
             ids = []
             for _ in range(HELD):
-                body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": _message("ask:q")}}
+                body = rpc_body("SendMessage", {"message": _message("ask:q")})
                 task = client.post(f"{base}/a2a/", json=body, headers=V11).json()["result"]["task"]
                 ids.append((task["id"], int(task["generation"])))
         time.sleep(0.5)

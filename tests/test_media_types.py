@@ -10,6 +10,7 @@ import uuid
 import pytest
 
 from a2a.http import media
+from a2a.testing.client import rpc_body
 from stores.memory import MemoryTaskStore
 from tests.helpers import call
 
@@ -46,7 +47,7 @@ def test_the_preferred_type(accept, offered, chosen):
 
 
 def _rpc(accept: str | None, content_type: str = JSON, **headers: str):
-    body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": str(uuid.uuid4())}}
+    body = rpc_body("GetTask", {"id": str(uuid.uuid4())})
     headers = {"A2A-Version": "1.0", "Content-Type": content_type, **headers}
     if accept is not None:
         headers["Accept"] = accept

@@ -31,6 +31,7 @@ import pytest
 from django.conf import settings
 
 from a2a.core import replay
+from a2a.testing.client import rpc_body
 from tests.helpers import live_result, rpc10
 from tests.server import ServerURL, manage, postgres_database, running_server, site_env
 
@@ -95,7 +96,7 @@ def frames(response: httpx.Response, stop_after: int | None = None) -> list[Fram
 
 def send_streaming(base: str, text: str, stop_after: int | None = None) -> list[Frame]:
     message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": text}]}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {"message": message}}
+    body = rpc_body("SendStreamingMessage", {"message": message})
     with httpx.stream("POST", f"{base}/a2a/", json=body, headers=V10, timeout=30) as response:
         return frames(response, stop_after)
 
@@ -117,7 +118,7 @@ def resubscribe(base: str, task_id: str, last: int, how: str) -> list[Frame]:
         url, method, body = (
             f"{base}/a2a/",
             "POST",
-            {"jsonrpc": "2.0", "id": 2, "method": "SubscribeToTask", "params": params},
+            rpc_body("SubscribeToTask", params, 2),
         )
     with httpx.stream(method, url, json=body, headers=headers, timeout=30) as response:
         return frames(response)
@@ -217,7 +218,7 @@ def _stream_in_process(method: str, params: dict, headers: dict | None = None) -
     from tests.helpers import ASGI
 
     raw: list[str] = []
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    body = rpc_body(method, params)
     response = ASGI.request("POST", "/a2a/", json=body, headers={**V10, **(headers or {})})
     if not response.headers.get("content-type", "").startswith("text/event-stream"):
         return [Frame(None, error=response.json().get("error"))]
@@ -406,7 +407,7 @@ def test_a_client_that_missed_nothing_gets_a_stream_at_once_then_the_live_events
 
 def test_v0_3_resubscribe_resumes_too(scripted):
     task_id = _finished_task()[0].result["task"]["id"]
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tasks/resubscribe", "params": {"id": task_id}}
+    body = rpc_body("tasks/resubscribe", {"id": task_id})
     from tests.helpers import ASGI
 
     response = ASGI.request("POST", "/a2a/", json=body, headers={"A2A-Version": "0.3", "Last-Event-ID": "7"})
