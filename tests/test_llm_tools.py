@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import socket
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from a2a.handlers.tools import ToolLoop, tool_name, tools_of
 from a2a.testing.fake_agent import artifact, completed, failed, input_required
 from a2a.testing.fake_model import Reply, anthropic_reply, anthropic_tool_use, openai_reply, openai_tool_call
 from tests.helpers import send_direct
+from tests.ports import free_port
 
 LLM = "a2a.handlers.llm.handle"
 SKILLS = [
@@ -90,12 +90,6 @@ def agent(fake_agent, fake_model, settings):
 def remote_messages(agent) -> list[dict]:
     """The messages the fake agent was sent."""
     return [r.body["params"]["message"] for r in agent.requests if isinstance(r.body, dict) and "params" in r.body]
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # --- The loop, in both styles ------------------------------------------------------------------
@@ -243,7 +237,7 @@ def test_arguments_that_are_not_json_are_an_error_the_model_reads(agent, fake_mo
 def test_an_unreachable_agent_has_no_tools_and_the_handler_answers(agent, fake_model, settings, caplog):
     settings.A2A_REMOTE_AGENTS = {
         **settings.A2A_REMOTE_AGENTS,
-        "down": {"URL": f"http://127.0.0.1:{closed_port()}", "RETRIES": 1, "TIMEOUT": 2},
+        "down": {"URL": f"http://127.0.0.1:{free_port()}", "RETRIES": 1, "TIMEOUT": 2},
     }
     settings.A2A_LLM_REMOTE_TOOLS = ["down", "billing"]
     fake_model.queue(openai_reply("Hello."))
@@ -256,7 +250,7 @@ def test_an_unreachable_agent_has_no_tools_and_the_handler_answers(agent, fake_m
 
 def test_an_unreachable_agent_is_asked_again_only_after_a_while(fake_model, settings, caplog):
     settings.A2A_HANDLER = LLM
-    settings.A2A_REMOTE_AGENTS = {"down": {"URL": f"http://127.0.0.1:{closed_port()}", "RETRIES": 1, "TIMEOUT": 2}}
+    settings.A2A_REMOTE_AGENTS = {"down": {"URL": f"http://127.0.0.1:{free_port()}", "RETRIES": 1, "TIMEOUT": 2}}
     settings.A2A_LLM_REMOTE_TOOLS = ["down"]
     fake_model.queue(openai_reply("Hello."))
     with caplog.at_level(logging.WARNING, logger="a2a.handlers.tools"):
