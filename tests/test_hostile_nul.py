@@ -79,7 +79,7 @@ _RPC = {
 }
 
 
-def call(binding: str, operation: str, **params: Any) -> tuple[str, Any]:
+def outcome(binding: str, operation: str, **params: Any) -> tuple[str, Any]:
     """Run ``operation`` (send, get, cancel, list) through ``binding``: ("ok", result) or
     ("error", its JSON-RPC code), the REST status mapped to the code its reason names.
     Never an internal error or an HTTP 500 (asserted)."""
@@ -108,9 +108,10 @@ def call(binding: str, operation: str, **params: Any) -> tuple[str, Any]:
     return "ok", answer
 
 
-def send(binding: str, msg: dict[str, Any], **extra: Any) -> tuple[str, Any]:
+def sending(binding: str, msg: dict[str, Any], **extra: Any) -> tuple[str, Any]:
+    """The outcome of sending ``msg`` through ``binding`` (blocking, as each version says it)."""
     configuration = {} if binding.endswith("1.0") else {"blocking": True}
-    return call(binding, "send", message=msg, configuration=configuration, **extra)
+    return outcome(binding, "send", message=msg, configuration=configuration, **extra)
 
 
 def task_of(result: dict[str, Any]) -> dict[str, Any]:
@@ -147,13 +148,13 @@ def _id_cases(binding: str) -> dict[str, tuple[str, dict[str, Any]]]:
 
 @pytest.mark.parametrize("binding", BINDINGS)
 def test_an_id_holding_nul_is_invalid_params_on_every_store(use_store, binding):
-    answers = {name: call(binding, operation, **params) for name, (operation, params) in _id_cases(binding).items()}
+    answers = {name: outcome(binding, operation, **params) for name, (operation, params) in _id_cases(binding).items()}
     assert answers == {name: ("error", -32602) for name in answers}
     assert use_store.list().total_size == 0  # nothing was created
 
 
 def test_push_config_ids_holding_nul_are_invalid_params_on_every_store(use_store):
-    task_id = task_of(send("jsonrpc-1.0", message("jsonrpc-1.0"))[1])["id"]
+    task_id = task_of(sending("jsonrpc-1.0", message("jsonrpc-1.0"))[1])["id"]
     hook = {"url": "http://127.0.0.1:9/hook"}
     for method, params in [
         ("CreateTaskPushNotificationConfig", {"taskId": task_id, "id": f"c{NUL}", **hook}),
@@ -171,7 +172,7 @@ def test_push_config_ids_holding_nul_are_invalid_params_on_every_store(use_store
 
 def test_a_push_config_holding_nul_comes_back_as_sent_on_every_store(use_store):
     """Content of a push config (its URL's path here) is kept like a task's."""
-    task_id = task_of(send("jsonrpc-1.0", message("jsonrpc-1.0"))[1])["id"]
+    task_id = task_of(sending("jsonrpc-1.0", message("jsonrpc-1.0"))[1])["id"]
     url = f"http://127.0.0.1:9/hook{NUL}path"
     answers = []
     for method, params in [
@@ -192,7 +193,7 @@ def test_content_holding_nul_comes_back_as_sent_on_every_store(use_store, bindin
     created, run (the echo handler answers with the text, NUL included), and read
     back, stored and over the wire, exactly as sent."""
     metadata = {"metadata": METADATA} if binding != "rest-0.3" else {}
-    status, result = send(binding, message(binding, TEXT, DATA, metadata=METADATA), **metadata)
+    status, result = sending(binding, message(binding, TEXT, DATA, metadata=METADATA), **metadata)
     assert status == "ok", result
     task_id = task_of(result)["id"]
     stored = use_store.get(task_id)
@@ -203,10 +204,10 @@ def test_content_holding_nul_comes_back_as_sent_on_every_store(use_store, bindin
     if metadata:
         assert stored["metadata"] == METADATA
     assert stored["artifacts"][0]["parts"][0]["text"] == f"echo: {TEXT}"
-    status, fetched = call(binding, "get", id=task_id)
+    status, fetched = outcome(binding, "get", id=task_id)
     assert status == "ok", fetched
     assert {TEXT, f"echo: {TEXT}", "key\x00", "value\x00", NUL, "meta\x00data"} <= strings(fetched)
-    status, page = call(binding, "list", contextId=stored["contextId"])
+    status, page = outcome(binding, "list", contextId=stored["contextId"])
     assert status == "ok" and TEXT in strings(page), page
 
 
@@ -250,7 +251,7 @@ def wait_settled(store, task_id: str, timeout: float) -> dict[str, Any]:
 
 def test_a_handler_result_holding_nul_completes_with_it_intact(use_store, settings):
     settings.A2A_HANDLER = "tests.test_hostile_nul.nul_result"
-    status, result = send("jsonrpc-1.0", message("jsonrpc-1.0", "go"))
+    status, result = sending("jsonrpc-1.0", message("jsonrpc-1.0", "go"))
     assert status == "ok", result
     task = wait_settled(use_store, task_of(result)["id"], 5)
     assert task["status"]["state"] == "completed", task["status"]
@@ -288,7 +289,7 @@ def test_a_result_the_store_refuses_fails_the_task_at_once_with_the_reason(use_s
     attempts: list[str] = []
     use_store.save = _refusing(use_store, error, "completed", attempts)
     started = time.monotonic()
-    status, result = send("jsonrpc-1.0", message("jsonrpc-1.0", "hello"))
+    status, result = sending("jsonrpc-1.0", message("jsonrpc-1.0", "hello"))
     assert status == "ok", result
     task = wait_settled(use_store, task_of(result)["id"], 5)
     assert time.monotonic() - started < 5
@@ -314,7 +315,7 @@ def test_an_outage_while_saving_the_result_is_still_waited_out(use_store, settin
         return save(task, expected_version)
 
     use_store.save = flaky_save
-    status, result = send("jsonrpc-1.0", message("jsonrpc-1.0", "hello"))
+    status, result = sending("jsonrpc-1.0", message("jsonrpc-1.0", "hello"))
     assert status == "ok", result
     task = wait_settled(use_store, task_of(result)["id"], 5)
     assert task["status"]["state"] == "completed"

@@ -28,29 +28,13 @@ ALLOWED = {
 #: Modules not moved onto the shared helpers yet (issue 30): this list only shrinks.
 PENDING = {
     "tests/test_asgi.py",
-    "tests/test_auth.py",
-    "tests/test_crash.py",
-    "tests/test_e2e_server.py",
     "tests/test_events_processes.py",
     "tests/test_files.py",
-    "tests/test_files_crash.py",
-    "tests/test_files_isolation.py",
-    "tests/test_files_server.py",
     "tests/test_hostile_context.py",
-    "tests/test_hostile_edge.py",
-    "tests/test_hostile_nul.py",
-    "tests/test_hostile_powerloss.py",
-    "tests/test_hostile_read_errors.py",
-    "tests/test_hostile_slowloris.py",
     "tests/test_limits.py",
-    "tests/test_limits_wire.py",
     "tests/test_load.py",
-    "tests/test_long_poll_live.py",
-    "tests/test_media_types.py",
     "tests/test_rest.py",
     "tests/test_rest_v03.py",
-    "tests/test_resumable_streams.py",
-    "tests/test_streaming.py",
 }
 
 #: A request helper's name: ``rpc``, ``send``, ``call``, ``post``, their ``a``-prefixed

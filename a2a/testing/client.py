@@ -227,6 +227,12 @@ class WireClient:
         than the agent's)."""
         return self.request("POST", path or self.jsonrpc_path(), json=rpc_body(method, params, request_id), **kwargs)
 
+    def rpc_raw(self, content: bytes | str, *, path: str | None = None, **kwargs: Any) -> httpx.Response:
+        """The HTTP response to a body sent to the JSON-RPC endpoint as it is, with no header
+        but the client's and ``headers``: for the bodies a test writes itself (malformed ones,
+        batches, ids no JSON library keeps exactly)."""
+        return self.request("POST", path or self.jsonrpc_path(), content=content, **kwargs)
+
     def rpc(self, method: str, params: Any = UNSET, *, status: int | None = None, **kwargs: Any) -> Any:
         """A JSON-RPC call's answer (the whole envelope, an error included); with ``status``,
         AssertionError unless the HTTP status is that."""
