@@ -27,9 +27,7 @@ ALLOWED = {
 
 #: Modules not moved onto the shared helpers yet (issue 30): this list only shrinks.
 PENDING = {
-    "tests/test_asgi.py",
     "tests/test_events_processes.py",
-    "tests/test_files.py",
     "tests/test_hostile_context.py",
     "tests/test_limits.py",
     "tests/test_load.py",
