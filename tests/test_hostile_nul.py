@@ -82,8 +82,10 @@ _RPC = {
 def outcome(binding: str, operation: str, **params: Any) -> tuple[str, Any]:
     """Run ``operation`` (send, get, cancel, list) through ``binding``: ("ok", result) or
     ("error", its JSON-RPC code), the REST status mapped to the code its reason names.
-    Never an internal error or an HTTP 500 (asserted)."""
+    Never an internal error or an HTTP 500 (asserted). A send blocks, as each version says it."""
     kind, version = binding.split("-")
+    if operation == "send":
+        params.setdefault("configuration", {} if version == "1.0" else {"blocking": True})
     if kind == "jsonrpc":
         body = rpc_body(_RPC[version][operation], params)
         response = http("POST", "/a2a/", body, version=version)
@@ -106,12 +108,6 @@ def outcome(binding: str, operation: str, **params: Any) -> tuple[str, Any]:
         reason = answer["error"]["details"][0]["reason"]
         return "error", {"INVALID_PARAMS": -32602, "TASK_NOT_FOUND": -32001}.get(reason, reason)
     return "ok", answer
-
-
-def sending(binding: str, msg: dict[str, Any], **extra: Any) -> tuple[str, Any]:
-    """The outcome of sending ``msg`` through ``binding`` (blocking, as each version says it)."""
-    configuration = {} if binding.endswith("1.0") else {"blocking": True}
-    return outcome(binding, "send", message=msg, configuration=configuration, **extra)
 
 
 def task_of(result: dict[str, Any]) -> dict[str, Any]:
@@ -140,9 +136,7 @@ def _id_cases(binding: str) -> dict[str, tuple[str, dict[str, Any]]]:
         "list-by-context": ("list", {"contextId": f"ctx{NUL}"}),
     }
     for key in ("taskId", "contextId", "messageId"):
-        msg = message(binding, **{key: f"x{NUL}y"})
-        configuration = {} if binding.endswith("1.0") else {"blocking": True}
-        cases[f"send-{key}"] = ("send", {"message": msg, "configuration": configuration})
+        cases[f"send-{key}"] = ("send", {"message": message(binding, **{key: f"x{NUL}y"})})
     return cases
 
 
@@ -154,7 +148,7 @@ def test_an_id_holding_nul_is_invalid_params_on_every_store(use_store, binding):
 
 
 def test_push_config_ids_holding_nul_are_invalid_params_on_every_store(use_store):
-    task_id = task_of(sending("jsonrpc-1.0", message("jsonrpc-1.0"))[1])["id"]
+    task_id = task_of(outcome("jsonrpc-1.0", "send", message=message("jsonrpc-1.0"))[1])["id"]
     hook = {"url": "http://127.0.0.1:9/hook"}
     for method, params in [
         ("CreateTaskPushNotificationConfig", {"taskId": task_id, "id": f"c{NUL}", **hook}),
@@ -172,7 +166,7 @@ def test_push_config_ids_holding_nul_are_invalid_params_on_every_store(use_store
 
 def test_a_push_config_holding_nul_comes_back_as_sent_on_every_store(use_store):
     """Content of a push config (its URL's path here) is kept like a task's."""
-    task_id = task_of(sending("jsonrpc-1.0", message("jsonrpc-1.0"))[1])["id"]
+    task_id = task_of(outcome("jsonrpc-1.0", "send", message=message("jsonrpc-1.0"))[1])["id"]
     url = f"http://127.0.0.1:9/hook{NUL}path"
     answers = []
     for method, params in [
@@ -193,7 +187,7 @@ def test_content_holding_nul_comes_back_as_sent_on_every_store(use_store, bindin
     created, run (the echo handler answers with the text, NUL included), and read
     back, stored and over the wire, exactly as sent."""
     metadata = {"metadata": METADATA} if binding != "rest-0.3" else {}
-    status, result = sending(binding, message(binding, TEXT, DATA, metadata=METADATA), **metadata)
+    status, result = outcome(binding, "send", message=message(binding, TEXT, DATA, metadata=METADATA), **metadata)
     assert status == "ok", result
     task_id = task_of(result)["id"]
     stored = use_store.get(task_id)
@@ -251,7 +245,7 @@ def wait_settled(store, task_id: str, timeout: float) -> dict[str, Any]:
 
 def test_a_handler_result_holding_nul_completes_with_it_intact(use_store, settings):
     settings.A2A_HANDLER = "tests.test_hostile_nul.nul_result"
-    status, result = sending("jsonrpc-1.0", message("jsonrpc-1.0", "go"))
+    status, result = outcome("jsonrpc-1.0", "send", message=message("jsonrpc-1.0", "go"))
     assert status == "ok", result
     task = wait_settled(use_store, task_of(result)["id"], 5)
     assert task["status"]["state"] == "completed", task["status"]
@@ -289,7 +283,7 @@ def test_a_result_the_store_refuses_fails_the_task_at_once_with_the_reason(use_s
     attempts: list[str] = []
     use_store.save = _refusing(use_store, error, "completed", attempts)
     started = time.monotonic()
-    status, result = sending("jsonrpc-1.0", message("jsonrpc-1.0", "hello"))
+    status, result = outcome("jsonrpc-1.0", "send", message=message("jsonrpc-1.0", "hello"))
     assert status == "ok", result
     task = wait_settled(use_store, task_of(result)["id"], 5)
     assert time.monotonic() - started < 5
@@ -315,7 +309,7 @@ def test_an_outage_while_saving_the_result_is_still_waited_out(use_store, settin
         return save(task, expected_version)
 
     use_store.save = flaky_save
-    status, result = sending("jsonrpc-1.0", message("jsonrpc-1.0", "hello"))
+    status, result = outcome("jsonrpc-1.0", "send", message=message("jsonrpc-1.0", "hello"))
     assert status == "ok", result
     task = wait_settled(use_store, task_of(result)["id"], 5)
     assert task["status"]["state"] == "completed"

@@ -27,17 +27,16 @@ ALLOWED = {
 
 #: Modules not moved onto the shared helpers yet (issue 30): this list only shrinks.
 PENDING = {
-    "tests/test_events_processes.py",
     "tests/test_hostile_context.py",
     "tests/test_limits.py",
-    "tests/test_load.py",
     "tests/test_rest.py",
     "tests/test_rest_v03.py",
 }
 
-#: A request helper's name: ``rpc``, ``send``, ``call``, ``post``, their ``a``-prefixed
-#: async forms, private and suffixed variants (``send_message``, ``rpc10``, ``_jsonrpc``).
-HELPER = re.compile(r"_?a?(json)?(rpc|send|call|post)(\d+|_\w+)?")
+#: A request helper's name: one that starts with ``rpc``, ``send``, ``call`` or ``post``
+#: (``postgres`` aside), after an ``a`` (async), a ``json`` or an underscore
+#: (``send_message``, ``rpc10``, ``asend``, ``_jsonrpc``, ``sending``).
+HELPER = re.compile(r"_?a?(json)?(rpc|send|call|post)(?!gres)\w*")
 
 
 #: A free loopback port, by any of the names it went by.
