@@ -25,12 +25,18 @@ ALLOWED = {
     "tests/test_shape_helpers.py": "this check's own examples",
 }
 
-#: Modules not moved onto the shared helpers yet (issue 30): this list only shrinks.
+#: Modules not moved onto the shared helpers yet (issue 30), and what they wait for: this
+#: list only shrinks.
 PENDING = {
-    "tests/test_hostile_context.py",
-    "tests/test_limits.py",
-    "tests/test_rest.py",
-    "tests/test_rest_v03.py",
+    # One test body over every binding and version (a class per "way" with send/get/list):
+    # the kit has no binding-agnostic operations for them to stand on yet.
+    "tests/test_hostile_context.py": "a binding-matrix class",
+    "tests/test_limits.py": "a binding-matrix class",
+    # HTTP+JSON message:send with the answer's status and media type checked: the kit has
+    # no HTTP+JSON send, and v0.3's proto Message and its proto3 ``configuration: {}``
+    # (non-blocking) do not fit send_params.
+    "tests/test_rest.py": "an HTTP+JSON send",
+    "tests/test_rest_v03.py": "an HTTP+JSON v0.3 send",
 }
 
 #: A request helper's name: one that starts with ``rpc``, ``send``, ``call`` or ``post``
