@@ -32,10 +32,8 @@ PENDING = {
     # the kit has no binding-agnostic operations for them to stand on yet.
     "tests/test_hostile_context.py": "a binding-matrix class",
     "tests/test_limits.py": "a binding-matrix class",
-    # HTTP+JSON message:send with the answer's status and media type checked: the kit has
-    # no HTTP+JSON send, and v0.3's proto Message and its proto3 ``configuration: {}``
-    # (non-blocking) do not fit send_params.
-    "tests/test_rest.py": "an HTTP+JSON send",
+    # HTTP+JSON v0.3's message:send: its proto Message (``content``) and its proto3
+    # ``configuration: {}`` (non-blocking, unlike no configuration) do not fit send_params.
     "tests/test_rest_v03.py": "an HTTP+JSON v0.3 send",
 }
 
