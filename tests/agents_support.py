@@ -9,13 +9,13 @@ import uuid
 from typing import Any
 
 import grpc
-import httpx
 from google.protobuf import json_format
 
-from a2a.asgi import get_asgi_application
 from a2a.grpc import a2a_pb2 as pb
 from a2a.grpc import a2a_pb2_grpc
 from a2a.grpc.server import start
+from a2a.testing.client import WireClient, message
+from tests.helpers import call
 
 #: The second agent: another handler (tests.handlers.loud), name, skills and input modes.
 BILLING = {
@@ -50,47 +50,17 @@ OPERATIONS = [
 BINDINGS = [("jsonrpc", "1.0"), ("jsonrpc", "0.3"), ("rest", "1.0"), ("rest", "0.3"), ("grpc", "1.0")]
 
 
-def call(method: str, path: str, **kwargs: Any) -> httpx.Response:
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=get_asgi_application())
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            return await client.request(method, path, **kwargs)
-
-    return asyncio.run(go())
-
-
-def message(text: str, version: str = "1.0", **extra: Any) -> dict[str, Any]:
-    """A user message in the JSON-RPC shape of ``version``."""
-    if version == "0.3":
-        return {
-            "kind": "message",
-            "messageId": str(uuid.uuid4()),
-            "role": "user",
-            "parts": [{"kind": "text", "text": text}],
-            **extra,
-        }
-    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}], **extra}
-
-
-def rpc(agent: str, method: str, params: dict[str, Any], version: str = "1.0") -> dict[str, Any]:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    headers = V10 if version == "1.0" else {}
-    response = call("POST", f"{PREFIX[agent]}/a2a/", json=body, headers=headers)
-    if response.headers["content-type"].startswith("text/event-stream"):  # v0.3: an error as the stream's event
-        return json.loads(response.text.split("data: ", 1)[1].split("\n", 1)[0])
-    return response.json()
-
-
-def send(agent: str, text: str = "ask:more?", **extra: Any) -> dict[str, Any]:
-    """A v1.0 JSON-RPC SendMessage to ``agent``: its task (or the error)."""
-    answer = rpc(agent, "SendMessage", {"message": message(text, **extra)})
-    return answer["result"]["task"] if "result" in answer else answer
+def client(agent: str, version: str = "1.0") -> WireClient:
+    """The test kit's client for ``agent``'s routes ("default" or a name of :data:`AGENTS`)
+    in ``version`` ("1.0", or "0.3": no ``A2A-Version`` header), on a newly built ASGI
+    application."""
+    return WireClient(agent=None if agent == "default" else agent, version="1.0" if version == "1.0" else None)
 
 
 # --- one operation, on one binding and version, as the client sees its answer -------------
 
 
-def _jsonrpc(agent: str, version: str, operation: str, task_id: str) -> Any:
+def _over_jsonrpc(agent: str, version: str, operation: str, task_id: str) -> Any:
     v03 = version == "0.3"
     names = {
         "GetTask": ("tasks/get" if v03 else "GetTask", {"id": task_id}),
@@ -123,7 +93,11 @@ def _jsonrpc(agent: str, version: str, operation: str, task_id: str) -> Any:
         ),
     }
     method, params = names[operation]
-    answer = rpc(agent, method, params, version)
+    response = client(agent, version).rpc_response(method, params)
+    if response.headers["content-type"].startswith("text/event-stream"):  # v0.3: an error as the stream's event
+        answer = json.loads(response.text.split("data: ", 1)[1].split("\n", 1)[0])
+    else:
+        answer = response.json()
     if operation == "ListTasks":
         tasks = (answer.get("result") or {}).get("tasks") or []
         return ("listed", any(t["id"] == task_id for t in tasks))
@@ -131,7 +105,7 @@ def _jsonrpc(agent: str, version: str, operation: str, task_id: str) -> Any:
     return ("error", error["code"], error["message"].replace(task_id, "<id>")) if error else ("ok",)
 
 
-def _rest(agent: str, version: str, operation: str, task_id: str) -> Any:
+def _over_rest(agent: str, version: str, operation: str, task_id: str) -> Any:
     base = f"{PREFIX[agent]}/a2a/rest/" + ("v1/" if version == "0.3" else "")
     headers = V10 if version == "1.0" else {"A2A-Version": "0.3"}
     configs = f"tasks/{task_id}/pushNotificationConfigs"
@@ -224,7 +198,7 @@ def probe(agent: str, binding: str, version: str, operation: str, task_id: str) 
     """``operation`` on ``task_id`` through ``agent``'s routes, as the client sees its answer."""
     if binding == "grpc":
         return grpc_calls(agent, [(operation, task_id)])[0]
-    return (_jsonrpc if binding == "jsonrpc" else _rest)(agent, version, operation, task_id)
+    return (_over_jsonrpc if binding == "jsonrpc" else _over_rest)(agent, version, operation, task_id)
 
 
 def is_not_found(answer: Any) -> bool:

@@ -94,10 +94,20 @@ def live_submit(base: str, text: str, http: httpx.Client | None = None) -> str:
 
 
 def send_direct(
-    message: dict, *, blocking: bool = True, metadata: dict | None = None, ctx: CallContext | None = None
+    text_or_message: str | dict,
+    *,
+    blocking: bool = True,
+    metadata: dict | None = None,
+    ctx: CallContext | None = None,
+    **fields: Any,
 ) -> dict:
     """SendMessage through the operation itself, no binding (as the bindings call it):
-    the task (or message) as answered."""
+    the task (or message) as answered. A text becomes a v0.3 user message; ``fields`` go
+    on the message (``contextId``, ``taskId``, ``metadata``)."""
+    if isinstance(text_or_message, str):
+        message = v03_message(text_or_message, **fields)
+    else:
+        message = {**text_or_message, **fields}
     params = SendParams(message=message, blocking=blocking, metadata=metadata)
     return asyncio.run(operations.send_message(params, ctx) if ctx else operations.send_message(params))
 
@@ -128,6 +138,7 @@ __all__ = [
     "http",
     "metric_sample",
     "rpc10",
+    "send_direct",
     "sse",
     "v03_message",
     "v10_message",

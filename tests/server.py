@@ -7,7 +7,6 @@ import contextlib
 import os
 import resource
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,13 +15,9 @@ from pathlib import Path
 
 import httpx
 
+from tests.ports import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def site_env(**overrides: str) -> dict[str, str]:

@@ -18,8 +18,10 @@ from a2a.handlers import HandlerRequest
 from a2a.handlers.llm import LLMHandler
 from a2a.ops.checks import check_agents
 from a2a.service.context import CallContext
+from a2a.testing.client import message, rpc_body
 from stores.memory import MemoryTaskStore
-from tests.agents_support import AGENTS, BILLING, PREFIX, V10, call, grpc_calls, message, rpc, send
+from tests.agents_support import AGENTS, BILLING, PREFIX, V10, client, grpc_calls
+from tests.helpers import call
 from tests.test_executor import queue  # noqa: F401  (the fixture)
 
 CARDS = Path("/tmp/a2a-agents-cards.json")
@@ -67,7 +69,7 @@ def test_a_project_without_agents_sees_no_difference(settings):
         "http://testserver/a2a/",
         "http://testserver/a2a/rest",
     ] * 3  # 1.0, 1.1, 0.3
-    task = send("default", "hi")
+    task = client("default").send("hi")["task"]
     assert answer_text(task) == "done: hi"
     assert "_agent" not in settings.TASK_STORE.get(task["id"])
     assert call("GET", "/agents/billing/.well-known/agent-card.json").status_code == 404
@@ -119,30 +121,30 @@ def test_openapi_and_the_browse_page_are_the_agents(settings):
 
 @pytest.mark.parametrize("agent", ["default", "billing"])
 def test_every_jsonrpc_operation_on_each_agent(agent, settings):
-    done = send(agent, "hi", contextId="c1")
+    done = client(agent).send("hi", context_id="c1")["task"]
     assert answer_text(done) == ("done: hi" if agent == "default" else "billing: DONE: HI")  # the agent's handler
-    asked = send(agent, "ask:more?", contextId="c1")
+    asked = client(agent).send("ask:more?", context_id="c1")["task"]
     task_id = asked["id"]
-    assert rpc(agent, "GetTask", {"id": task_id})["result"]["id"] == task_id
-    listed = rpc(agent, "ListTasks", {"contextId": "c1"})["result"]["tasks"]
+    assert client(agent).rpc("GetTask", {"id": task_id})["result"]["id"] == task_id
+    listed = client(agent).rpc("ListTasks", {"contextId": "c1"})["result"]["tasks"]
     assert {t["id"] for t in listed} == {done["id"], task_id}
     hook = {"taskId": task_id, "id": "c1", "url": "http://127.0.0.1:9/hook"}
-    assert rpc(agent, "CreateTaskPushNotificationConfig", hook)["result"]["id"] == "c1"
-    assert rpc(agent, "GetTaskPushNotificationConfig", {"taskId": task_id, "id": "c1"})["result"]["id"] == "c1"
-    configs = rpc(agent, "ListTaskPushNotificationConfigs", {"taskId": task_id})["result"]["configs"]
+    assert client(agent).rpc("CreateTaskPushNotificationConfig", hook)["result"]["id"] == "c1"
+    assert client(agent).rpc("GetTaskPushNotificationConfig", {"taskId": task_id, "id": "c1"})["result"]["id"] == "c1"
+    configs = client(agent).rpc("ListTaskPushNotificationConfigs", {"taskId": task_id})["result"]["configs"]
     assert [c["id"] for c in configs] == ["c1"]
-    assert "result" in rpc(agent, "DeleteTaskPushNotificationConfig", {"taskId": task_id, "id": "c1"})
-    resumed = rpc(agent, "SendMessage", {"message": message("ask:again", taskId=task_id)})["result"]["task"]
+    assert "result" in client(agent).rpc("DeleteTaskPushNotificationConfig", {"taskId": task_id, "id": "c1"})
+    resumed = client(agent).rpc("SendMessage", {"message": message("ask:again", taskId=task_id)})["result"]["task"]
     assert resumed["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
-    assert rpc(agent, "CancelTask", {"id": task_id})["result"]["status"]["state"] == "TASK_STATE_CANCELED"
-    v03 = rpc(agent, "message/send", {"message": message("hi", "0.3")}, version="0.3")["result"]
-    assert v03["kind"] == "task" and rpc(agent, "tasks/get", {"id": v03["id"]}, version="0.3")["result"]["id"]
+    assert client(agent).rpc("CancelTask", {"id": task_id})["result"]["status"]["state"] == "TASK_STATE_CANCELED"
+    v03 = client(agent, "0.3").rpc("message/send", {"message": message("hi", "0.3")})["result"]
+    assert v03["kind"] == "task" and client(agent, "0.3").rpc("tasks/get", {"id": v03["id"]})["result"]["id"]
     stored = settings.TASK_STORE.get(task_id)
     assert stored.get("_agent") == (None if agent == "default" else agent)
     streamed = call(
         "POST",
         f"{PREFIX[agent]}/a2a/",
-        json={"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {"message": message("x")}},
+        json=rpc_body("SendStreamingMessage", {"message": message("x")}),
         headers=V10,
     )
     assert streamed.headers["content-type"].startswith("text/event-stream")
@@ -172,7 +174,7 @@ def test_every_rest_operation_on_each_agent(agent):
 
 @pytest.mark.parametrize("agent", ["default", "billing"])
 def test_every_grpc_operation_on_each_agent(agent, settings):
-    task = send(agent, "ask:more?")
+    task = client(agent).send("ask:more?")["task"]
     task_id = task["id"]
     operations = [
         "GetTask",
@@ -201,26 +203,26 @@ def test_grpc_names_the_agent_by_metadata_and_refuses_an_unknown_one():
 
 def test_the_direct_asgi_path_serves_the_agents_routes(settings):
     settings.A2A_DIRECT_ASGI = True
-    task = send("billing", "hi")
+    task = client("billing").send("hi")["task"]
     assert answer_text(task) == "billing: DONE: HI"
     assert call("GET", "/agents/nobody/a2a/rest/tasks", headers=V10).status_code == 404
 
 
 def test_input_modes_and_authentication_are_per_agent(settings):
     data = {"messageId": "m", "role": "ROLE_USER", "parts": [{"data": {"a": 1}}]}
-    assert "result" in rpc("default", "SendMessage", {"message": data})
-    refused = rpc("billing", "SendMessage", {"message": data})["error"]
+    assert "result" in client("default").rpc("SendMessage", {"message": data})
+    refused = client("billing").rpc("SendMessage", {"message": data})["error"]
     assert refused["code"] == -32005 and "text/plain" in refused["message"]
     settings.A2A_AGENTS = {"billing": {**BILLING, "AUTHENTICATION_CLASSES": ["a2a.auth.BearerTokenAuthentication"]}}
     locked = call(
         "POST",
         "/agents/billing/a2a/",
-        json={"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}},
+        json=rpc_body("ListTasks", {}),
         headers=V10,
     )
     assert locked.status_code == 401 and locked.headers["WWW-Authenticate"].startswith("Bearer")
     assert call("GET", "/agents/billing/a2a/rest/tasks", headers=V10).status_code == 401
-    assert "result" in rpc("default", "ListTasks", {})  # the default agent stays open
+    assert "result" in client("default").rpc("ListTasks", {})  # the default agent stays open
     card = call("GET", "/agents/billing/.well-known/agent-card.json", headers=V10).json()
     assert (
         "bearer" in card["securitySchemes"]
@@ -288,12 +290,12 @@ def test_docs_name_every_option():
 
 def test_the_direct_reply_path_runs_the_agents_handler(settings):
     settings.A2A_AGENTS = {"billing": {**BILLING, "HANDLER": "tests.test_handler_api.pinger"}}
-    pong = rpc("billing", "SendMessage", {"message": message("ping")})["result"]
+    pong = client("billing").rpc("SendMessage", {"message": message("ping")})["result"]
     assert pong["message"]["parts"][0]["text"] == "pong" and len(settings.TASK_STORE) == 0  # no task
-    assert send("default", "ping")["status"]["state"] == "TASK_STATE_COMPLETED"  # scripted: a task
-    worked = send("billing", "work")
+    assert client("default").send("ping")["task"]["status"]["state"] == "TASK_STATE_COMPLETED"  # scripted: a task
+    worked = client("billing").send("work")["task"]
     assert settings.TASK_STORE.get(worked["id"])["_agent"] == "billing"
-    assert rpc("default", "GetTask", {"id": worked["id"]})["error"]["code"] == -32001
+    assert client("default").rpc("GetTask", {"id": worked["id"]})["error"]["code"] == -32001
 
 
 @pytest.mark.django_db(transaction=True)  # the authentication thread reads the token
@@ -336,9 +338,9 @@ def test_a_queue_worker_runs_the_tasks_agents_handler(queue, settings):  # noqa:
     from tests.test_executor import run_jobs
 
     settings.A2A_AGENTS = AGENTS
-    task_id = rpc("billing", "SendMessage", {"message": message("hi"), "configuration": {"returnImmediately": True}})[
-        "result"
-    ]["task"]["id"]
+    task_id = client("billing").rpc(
+        "SendMessage", {"message": message("hi"), "configuration": {"returnImmediately": True}}
+    )["result"]["task"]["id"]
     assert run_jobs(queue) == [task_id]
     for _ in range(500):
         done = settings.TASK_STORE.get(task_id)

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from a2a.testing.client import message
 from stores.base import TaskQuery
 from stores.scope import AGENT_SEPARATOR, scope_key, task_scope
-from tests.agents_support import AGENTS, BINDINGS, OPERATIONS, grpc_calls, is_not_found, message, probe, rpc, send
+from tests.agents_support import AGENTS, BINDINGS, OPERATIONS, client, grpc_calls, is_not_found, probe
 from tests.conftest import ALL_DATABASES, STORE_KINDS
 
 MATRIX = Path("/tmp/a2a-agents-isolation.txt")
@@ -43,7 +44,7 @@ def _answers(asker: str, binding: str, version: str, task_id: str) -> list[tuple
 @pytest.mark.parametrize("store_kind", STORE_KINDS)
 @pytest.mark.parametrize(("owner", "asker"), [("default", "billing"), ("billing", "default")])
 def test_another_agents_task_answers_as_unknown(use_store, store_kind, owner, asker):
-    task = send(owner)
+    task = client(owner).send("ask:more?")["task"]
     task_id = task["id"]
     assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", task
     stored = use_store.get(task_id)
@@ -59,10 +60,10 @@ def test_another_agents_task_answers_as_unknown(use_store, store_kind, owner, as
             )
     # Nothing the other agent asked changed the task; its own agent sees it and can go on.
     assert use_store.get(task_id)["status"]["state"] == "input-required"
-    assert rpc(owner, "GetTask", {"id": task_id})["result"]["id"] == task_id
-    listed = rpc(owner, "ListTasks", {})["result"]["tasks"]
+    assert client(owner).rpc("GetTask", {"id": task_id})["result"]["id"] == task_id
+    listed = client(owner).rpc("ListTasks", {})["result"]["tasks"]
     assert [t["id"] for t in listed] == [task_id]
-    answered = rpc(owner, "SendMessage", {"message": message("ok", taskId=task_id)})
+    answered = client(owner).rpc("SendMessage", {"message": message("ok", taskId=task_id)})
     assert answered["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", answered
     _write_matrix()
 
@@ -80,9 +81,9 @@ def _write_matrix() -> None:
 @pytest.mark.parametrize("store_kind", STORE_KINDS)
 def test_the_same_context_on_two_agents_is_two_conversations(use_store):
     context = str(uuid.uuid4())
-    ids = {agent: send(agent, "hi", contextId=context)["id"] for agent in ("default", "billing")}
+    ids = {agent: client(agent).send("hi", context_id=context)["task"]["id"] for agent in ("default", "billing")}
     for agent, task_id in ids.items():
-        listed = rpc(agent, "ListTasks", {"contextId": context})["result"]["tasks"]
+        listed = client(agent).rpc("ListTasks", {"contextId": context})["result"]["tasks"]
         assert [t["id"] for t in listed] == [task_id], agent
     page = use_store.list(TaskQuery(context_id=context, owner=scope_key("", "", "billing")))
     assert [t["id"] for t in page.tasks] == [ids["billing"]]

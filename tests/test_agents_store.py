@@ -26,23 +26,12 @@ from a2a.runtime import reaper
 from a2a.runtime.runner import get_runner
 from a2a.service.context import CallContext
 from a2a.service.operations import send_message, subscribe_to_task
+from a2a.testing.client import message
 from stores.backends import get_task_store
 from stores.base import TaskQuery
 from stores.memory import MemoryTaskStore
 from stores.timestamps import format_timestamp
-from tests.agents_support import (
-    BILLING,
-    BINDINGS,
-    HOOK,
-    OPERATIONS,
-    PREFIX,
-    grpc_calls,
-    is_not_found,
-    message,
-    probe,
-    rpc,
-    send,
-)
+from tests.agents_support import BILLING, BINDINGS, HOOK, OPERATIONS, PREFIX, client, grpc_calls, is_not_found, probe
 from tests.helpers import wait_for_state
 from tests.test_executor import queue, run_jobs  # noqa: F401  (the fixture)
 
@@ -71,7 +60,7 @@ def stores() -> dict[str, object]:
 
 def start(agent: str, text: str = "hi") -> dict:
     """A non-blocking v1.0 SendMessage to ``agent``: its task as submitted."""
-    answer = rpc(agent, "SendMessage", {"message": message(text), "configuration": {"returnImmediately": True}})
+    answer = client(agent).rpc("SendMessage", {"message": message(text), "configuration": {"returnImmediately": True}})
     return answer["result"]["task"]
 
 
@@ -103,28 +92,28 @@ def test_each_agent_gets_its_own_store_built_once(settings, tmp_path):
 
 def test_every_operation_on_each_agent_lands_in_its_own_store():
     for agent in OWN:
-        done = rpc(agent, "SendMessage", {"message": message("hi")})["result"]["task"]  # blocking
+        done = client(agent).rpc("SendMessage", {"message": message("hi")})["result"]["task"]  # blocking
         assert only_in(agent, done["id"])["status"]["state"] == "completed"
         assert only_in(agent, start(agent)["id"])["_agent"] == agent
-        asked = send(agent)  # input-required
+        asked = client(agent).send("ask:more?")["task"]  # input-required
         task_id = asked["id"]
-        assert rpc(agent, "GetTask", {"id": task_id})["result"]["id"] == task_id
-        listed = {t["id"] for t in rpc(agent, "ListTasks", {})["result"]["tasks"]}
+        assert client(agent).rpc("GetTask", {"id": task_id})["result"]["id"] == task_id
+        listed = {t["id"] for t in client(agent).rpc("ListTasks", {})["result"]["tasks"]}
         assert {done["id"], task_id} <= listed
         assert grpc_calls(agent, [("SubscribeToTask", task_id)]) == [("ok",)]
-        created = rpc(agent, "CreateTaskPushNotificationConfig", {"taskId": task_id, "id": "c1", "url": HOOK})
+        created = client(agent).rpc("CreateTaskPushNotificationConfig", {"taskId": task_id, "id": "c1", "url": HOOK})
         assert created["result"]["id"] == "c1", created
         assert [c["id"] for c in stores()[agent].push_configs.list_push_configs(task_id)] == ["c1"]
         assert get_task_store().push_configs.list_push_configs(task_id) == []
         for operation in ("GetPushConfig", "ListPushConfigs"):
             assert probe(agent, "jsonrpc", "1.0", operation, task_id) == ("ok",), operation
-        answered = rpc(agent, "SendMessage", {"message": message("ok", taskId=task_id)})
+        answered = client(agent).rpc("SendMessage", {"message": message("ok", taskId=task_id)})
         assert answered["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", answered
         assert only_in(agent, task_id)["status"]["state"] == "completed"
         assert probe(agent, "rest", "1.0", "DeletePushConfig", task_id) == ("ok",)
         assert stores()[agent].push_configs.list_push_configs(task_id) == []
         running = start(agent, "sleep:5")
-        canceled = rpc(agent, "CancelTask", {"id": running["id"]})
+        canceled = client(agent).rpc("CancelTask", {"id": running["id"]})
         assert canceled["result"]["status"]["state"] == "TASK_STATE_CANCELED", canceled
         assert only_in(agent, running["id"])["status"]["state"] == "canceled"
 
@@ -132,9 +121,9 @@ def test_every_operation_on_each_agent_lands_in_its_own_store():
 def test_push_delivery_reads_the_configs_beside_the_task(monkeypatch):
     heard = []
     monkeypatch.setattr(delivery._delivery, "notify", lambda task, configs: heard.append((task["id"], configs)))
-    task_id = send("billing")["id"]
-    rpc("billing", "CreateTaskPushNotificationConfig", {"taskId": task_id, "id": "c1", "url": HOOK})
-    rpc("billing", "SendMessage", {"message": message("ok", taskId=task_id)})
+    task_id = client("billing").send("ask:more?")["task"]["id"]
+    client("billing").rpc("CreateTaskPushNotificationConfig", {"taskId": task_id, "id": "c1", "url": HOOK})
+    client("billing").rpc("SendMessage", {"message": message("ok", taskId=task_id)})
     assert heard and {configs for tid, configs in heard if tid == task_id} == {get_agent("billing").store.push_configs}
 
 
@@ -243,7 +232,7 @@ def test_the_heartbeat_renews_a_lease_in_its_agents_store():
 
 @pytest.mark.parametrize(("owner", "asker"), [("billing", "default"), ("billing", "ledger"), ("default", "billing")])
 def test_a_task_in_another_store_answers_as_unknown(owner, asker):
-    task_id = send(owner)["id"]
+    task_id = client(owner).send("ask:more?")["task"]["id"]
     for binding, version in BINDINGS:
         for operation in OPERATIONS:
             answer = probe(asker, binding, version, operation, task_id)
@@ -279,7 +268,7 @@ def test_a_stream_that_may_have_missed_events_reads_the_task_from_its_agents_sto
     """A resync (the event backend reconnected) makes the stream read its task again: from
     the agent's store, where it is, so the stream goes on to the end."""
     ctx = CallContext(agent_name="billing")
-    task_id = send("billing")["id"]
+    task_id = client("billing").send("ask:more?")["task"]["id"]
 
     async def follow() -> list[str]:
         stream = subscribe_to_task(GetParams(id=task_id), ctx)
@@ -309,10 +298,10 @@ def test_the_leases_command_settles_every_agents_store():
 def test_a_direct_reply_handlers_task_is_created_in_its_agents_store(settings, tmp_path):
     pinger = {**BILLING, "HANDLER": "tests.test_handler_api.pinger", "TASK_STORE": f"file:{tmp_path / 'b'}"}
     settings.A2A_AGENTS = {**settings.A2A_AGENTS, "billing": pinger}
-    pong = rpc("billing", "SendMessage", {"message": message("ping")})["result"]
+    pong = client("billing").rpc("SendMessage", {"message": message("ping")})["result"]
     assert pong["message"]["parts"][0]["text"] == "pong"  # no task
     assert get_agent("billing").store.list(TaskQuery(all_owners=True)).tasks == []
-    worked = send("billing", "work")
+    worked = client("billing").send("work")["task"]
     assert only_in("billing", worked["id"])["_agent"] == "billing"
 
 

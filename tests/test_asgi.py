@@ -5,40 +5,33 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx
 import pytest
 
 from a2a.asgi import get_asgi_application
 from a2a.testing import WireClient
+from a2a.testing.client import rpc_body
 
-SEND = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "SendMessage",
-    "params": {"message": {"role": "user", "messageId": "m1", "parts": [{"kind": "text", "text": "hi"}]}},
-}
-
-
-async def call(method: str, path: str, **kwargs) -> httpx.Response:
-    return await WireClient(version=None).arequest(method, path, **kwargs)
+SEND = rpc_body(
+    "SendMessage", {"message": {"role": "user", "messageId": "m1", "parts": [{"kind": "text", "text": "hi"}]}}
+)
 
 
 @pytest.mark.parametrize("direct", [True, False])
 def test_both_paths_answer_the_same(settings, direct):
     settings.A2A_DIRECT_ASGI = direct
-    response = asyncio.run(call("POST", "/a2a/", json=SEND))
+    response = asyncio.run(WireClient(version=None).arequest("POST", "/a2a/", json=SEND))
     assert response.status_code == 200
     assert response.json()["result"]["artifacts"][0]["parts"][0]["text"] == "echo: hi"
-    card = asyncio.run(call("GET", "/.well-known/agent-card.json"))
+    card = asyncio.run(WireClient(version=None).arequest("GET", "/.well-known/agent-card.json"))
     assert card.json()["url"] == "http://testserver/a2a/"
 
 
 def test_the_direct_path_skips_middleware_and_the_full_stack_does_not(settings):
     settings.MIDDLEWARE = [*settings.MIDDLEWARE, "tests.test_asgi.tag_middleware"]
     settings.A2A_DIRECT_ASGI = True
-    assert "X-Tagged" not in asyncio.run(call("POST", "/a2a/", json=SEND)).headers
+    assert "X-Tagged" not in asyncio.run(WireClient(version=None).arequest("POST", "/a2a/", json=SEND)).headers
     settings.A2A_DIRECT_ASGI = False
-    assert asyncio.run(call("POST", "/a2a/", json=SEND)).headers["X-Tagged"] == "yes"
+    assert asyncio.run(WireClient(version=None).arequest("POST", "/a2a/", json=SEND)).headers["X-Tagged"] == "yes"
 
 
 def tag_middleware(get_response):
@@ -60,13 +53,13 @@ tag_middleware.sync_capable = False
 def test_the_direct_path_still_enforces_allowed_hosts(settings):
     settings.A2A_DIRECT_ASGI = True
     settings.ALLOWED_HOSTS = ["agent.example.com"]
-    response = asyncio.run(call("GET", "/.well-known/agent-card.json"))
+    response = asyncio.run(WireClient(version=None).arequest("GET", "/.well-known/agent-card.json"))
     assert response.status_code == 400
     assert "testserver" in response.text
 
 
 def test_other_paths_go_through_django():
-    response = asyncio.run(call("GET", "/admin/"))
+    response = asyncio.run(WireClient(version=None).arequest("GET", "/admin/"))
     assert response.status_code == 302  # the admin's login redirect, from the full stack
     assert "/admin/login/" in response.headers["location"]
 

@@ -12,6 +12,7 @@ from django.core.management.base import SystemCheckError
 from rest_framework.authtoken.models import Token
 
 from a2a.testing import v10_message as message
+from a2a.testing.client import rpc_body
 from stores.memory import MemoryTaskStore
 from tests.helpers import call
 from tests.helpers import rpc10 as rpc
@@ -33,7 +34,7 @@ def agent(settings):
 
 
 def test_no_credentials_is_401_with_a_challenge(agent):
-    response = call("POST", "/a2a/", json={"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}})
+    response = call("POST", "/a2a/", json=rpc_body("GetTask", {"id": "x"}))
     assert response.status_code == 401
     assert response.json()["error"]["code"] == -32000
     assert "Authentication required" in response.json()["error"]["message"]
@@ -42,7 +43,7 @@ def test_no_credentials_is_401_with_a_challenge(agent):
     bad = call(
         "POST",
         "/a2a/",
-        json={"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}},
+        json=rpc_body("GetTask", {"id": "x"}),
         headers={"Authorization": "Bearer not-a-token"},
     )
     assert bad.status_code == 401 and "Invalid token" in bad.json()["error"]["message"]
@@ -135,7 +136,7 @@ def test_extended_card_for_authenticated_callers_only(agent, settings):
 def test_open_agent_has_no_extended_card(settings):
     settings.A2A_EXTENDED_CARD = {"description": "x"}
     settings.A2A_AUTHENTICATION_CLASSES = []
-    body = {"jsonrpc": "2.0", "id": 1, "method": "agent/getAuthenticatedExtendedCard"}
+    body = rpc_body("agent/getAuthenticatedExtendedCard")
     error = call("POST", "/a2a/", json=body).json()["error"]
     assert error["code"] == -32004 and "authenticated callers" in error["message"]  # not declared
     assert call("GET", "/.well-known/agent-card.json").json()["supportsAuthenticatedExtendedCard"] is False

@@ -51,7 +51,8 @@ def csrf(client: Client) -> str:
     return response.cookies["csrftoken"].value
 
 
-def send(client: Client, **data) -> object:
+def submit(client: Client, **data) -> object:
+    """The page's form, posted (with its CSRF token)."""
     return client.post(PAGE, {"csrfmiddlewaretoken": csrf(client), **data})
 
 
@@ -125,7 +126,7 @@ def test_direct_asgi_leaves_the_page_to_the_middleware(settings):
 
 
 def test_send_ask_answer_and_open_in_the_admin(client_staff, staff, scripted):
-    response = send(client_staff, text="progress:Looking;ask:Which city?")
+    response = submit(client_staff, text="progress:Looking;ask:Which city?")
     page = response.content.decode()
     assert response.status_code == 200
     assert "input-required" in page and "Which city?" in page
@@ -137,7 +138,7 @@ def test_send_ask_answer_and_open_in_the_admin(client_staff, staff, scripted):
     assert stored["_call"]["binding"] == "browser"
     assert stored.get("_owner", "") == ""  # an agent without authentication: unowned
 
-    response = send(client_staff, text="artifact:Paris forecast", taskId=task_id)
+    response = submit(client_staff, text="artifact:Paris forecast", taskId=task_id)
     page = response.content.decode()
     assert "completed" in page and "Paris forecast" in page and "done: artifact:Paris forecast" in page
 
@@ -152,7 +153,7 @@ def test_the_task_reads_as_a_conversation(client_staff, scripted):
     """The user's message, then the agent's replies: an artifact's chunks joined in one,
     the handler's answer; no line for a status without a message (no "submitted: task ...")."""
     script = "progress:Reading;chunk:r:Hel;chunk:r:lo;last:r: world"
-    page = send(client_staff, text=script).content.decode()
+    page = submit(client_staff, text=script).content.decode()
     (task,) = _tasks()
     assert lines(page) == [
         ("message user", f"you{script}"),
@@ -164,18 +165,18 @@ def test_the_task_reads_as_a_conversation(client_staff, scripted):
 
 
 def test_a_status_message_is_a_line_a_question_a_message(client_staff, scripted):
-    assert lines(send(client_staff, text="fail:Out of quota").content.decode()) == [
+    assert lines(submit(client_staff, text="fail:Out of quota").content.decode()) == [
         ("message user", "youfail:Out of quota"),
         ("status", "failed: Out of quota"),
     ]
-    assert lines(send(client_staff, text="ask:Which city?").content.decode()) == [
+    assert lines(submit(client_staff, text="ask:Which city?").content.decode()) == [
         ("message user", "youask:Which city?"),
         ("message agent question", "toolnexus-agentWhich city?"),
     ]
 
 
 def test_a_direct_reply_follows_the_message_it_answers(client_staff, scripted):
-    assert lines(send(client_staff, text="reply:Hello to you").content.decode()) == [
+    assert lines(submit(client_staff, text="reply:Hello to you").content.decode()) == [
         ("message user", "youreply:Hello to you"),
         ("message agent", "toolnexus-agentHello to you"),
     ]
@@ -183,7 +184,7 @@ def test_a_direct_reply_follows_the_message_it_answers(client_staff, scripted):
 
 def test_the_staff_user_owns_the_task_on_an_authenticated_agent(client_staff, staff, settings, scripted):
     settings.A2A_AUTHENTICATION_CLASSES = ["a2a.auth.BearerTokenAuthentication"]
-    page = send(client_staff, text="hello").content.decode()
+    page = submit(client_staff, text="hello").content.decode()
     assert "done: hello" in page
     (task,) = _tasks()
     assert task["_owner"] == str(staff.pk)  # as the A2A authentication names the user
@@ -210,13 +211,13 @@ def test_a_file_of_a_refused_type_is_an_error_on_the_page(client_staff, scripted
 
 
 def test_an_empty_message_is_an_error(client_staff, scripted):
-    response = send(client_staff, text="  ")
+    response = submit(client_staff, text="  ")
     assert response.status_code == 400
     assert "Type a message or attach a file" in response.content.decode()
 
 
 def test_cancel_from_the_page(client_staff, scripted):
-    page = send(client_staff, text="ask:Sure?").content.decode()
+    page = submit(client_staff, text="ask:Sure?").content.decode()
     (task,) = _tasks()
     assert 'id="cancel-button"' in page
     token = csrf(client_staff)
@@ -232,7 +233,7 @@ def test_cancel_from_the_page(client_staff, scripted):
 
 
 def test_a_task_by_id(client_staff, scripted):
-    send(client_staff, text="hello")
+    submit(client_staff, text="hello")
     (task,) = _tasks()
     page = client_staff.get(PAGE, {"task": task["id"]}).content.decode()
     assert "done: hello" in page

@@ -37,7 +37,8 @@ FAST = RetryPolicy(attempts=3, backoff=0.001)
 TASK = {"id": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_COMPLETED"}}
 
 
-def rpc_result(request: httpx.Request, result: object) -> httpx.Response:
+def result_response(request: httpx.Request, result: object) -> httpx.Response:
+    """The JSON-RPC answer to ``request`` a server gives with ``result``."""
     body = json.loads(request.content)
     return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "result": result})
 
@@ -58,7 +59,7 @@ class Agent:
         if isinstance(answer, int):
             return httpx.Response(answer, headers={"Retry-After": "0"} if answer == 429 else {}, text="busy")
         method = json.loads(request.content)["method"]
-        return rpc_result(request, {"task": TASK} if method == "SendMessage" else TASK)
+        return result_response(request, {"task": TASK} if method == "SendMessage" else TASK)
 
     def client(self, **options) -> Client:
         return Client(RPC, transport=httpx.MockTransport(self), retry=options.pop("retry", FAST), **options)
@@ -181,7 +182,7 @@ class TokenServer:
             return httpx.Response(401, headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
         if request.headers.get("Authorization") != f"Bearer {self.issued[-1]}":
             return httpx.Response(401)
-        return rpc_result(request, TASK)
+        return result_response(request, TASK)
 
 
 def oauth(server: TokenServer, secret: str = "secret", **options) -> tuple[Client, OAuth2ClientCredentials]:
@@ -337,7 +338,7 @@ def toolnexus_agent(request: httpx.Request) -> httpx.Response:
         error = {"code": -32601, "message": f"Method not found: {body['method']}"}
         return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "error": error})
     assert body["params"]["message" if body["method"] == "SendMessage" else "id"]
-    return rpc_result(request, {"id": "t-1", "status": {"state": "completed"}})
+    return result_response(request, {"id": "t-1", "status": {"state": "completed"}})
 
 
 @pytest.mark.parametrize("synchronous", [True, False])

@@ -39,6 +39,7 @@ import orjson
 import psycopg
 import pytest
 
+from a2a.testing.client import WireClient, rpc_body
 from tests.server import manage, postgres_database, running_server, site_env
 
 pytestmark = pytest.mark.slow
@@ -84,8 +85,7 @@ class Load:
                 i += CLIENTS
                 text = self.texts[i % len(self.texts)]
                 message = {"role": "user", "messageId": str(uuid.uuid4()), "parts": [{"kind": "text", "text": text}]}
-                body = {"jsonrpc": "2.0", "id": i, "method": "SendMessage",
-                        "params": {"message": message, "configuration": {"blocking": False}}}  # fmt: skip
+                body = rpc_body("SendMessage", {"message": message, "configuration": {"blocking": False}}, i)
                 try:
                     task = http.post(self.endpoint, json=body).json()["result"]
                 except Exception:
@@ -96,7 +96,7 @@ class Load:
                     self.acknowledged[task["id"]] = text
                 time.sleep(PACE)
                 if i % 7 == 0:  # cancel some, at once
-                    cancel = {"jsonrpc": "2.0", "id": i, "method": "CancelTask", "params": {"id": task["id"]}}
+                    cancel = rpc_body("CancelTask", {"id": task["id"]}, i)
                     with contextlib.suppress(Exception):
                         http.post(self.endpoint, json=cancel)
 
@@ -159,9 +159,9 @@ def stored_tasks(raw: dict[str, bytes]) -> list[bytes]:
     return [b for n, b in raw.items() if not n.startswith(".") and (n.endswith(".json") or "." not in n)]
 
 
-def rpc(base: str, method: str, params: dict, http: httpx.Client | None = None) -> dict:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return (http or httpx).post(f"{base}/a2a/", json=body, timeout=10).json()
+def wire(base: str, http: httpx.Client | None = None) -> WireClient:
+    """The test kit's client for the site at ``base`` (on ``http``'s connections when given)."""
+    return WireClient(base_url=base, version=None, timeout=10, http=http)
 
 
 def list_all(base: str, http: httpx.Client) -> dict[str, dict]:
@@ -169,7 +169,7 @@ def list_all(base: str, http: httpx.Client) -> dict[str, dict]:
     tasks: dict[str, dict] = {}
     token = ""
     while True:
-        page = rpc(base, "ListTasks", {"pageSize": 100, "pageToken": token, "historyLength": 0}, http)["result"]
+        page = wire(base, http).rpc("ListTasks", {"pageSize": 100, "pageToken": token, "historyLength": 0})["result"]
         tasks.update((t["id"], t) for t in page["tasks"])
         token = page["nextPageToken"]
         if not token:
@@ -184,7 +184,7 @@ def kill_rounds(store, tmp_path, env, rng, acknowledged) -> tuple[list, int]:
     temps = 0  # temp files the kills left (the file store)
     for _ in range(ROUNDS):
         with running_server(env, log=log) as base:
-            rpc(base, "GetTask", {"id": "warm-up"})  # the first request loads the A2A code
+            wire(base).rpc("GetTask", {"id": "warm-up"})  # the first request loads the A2A code
             before = len(acknowledged)
             with Load(base, rng, acknowledged):
                 deadline = time.monotonic() + 10
@@ -277,7 +277,7 @@ def test_kill_9_under_load_loses_nothing(store, tmp_path, database_url):
         assert not stuck, f"not terminal {settled_in:.1f}s after the restart: {stuck}"
         final: dict[str, dict] = {}
         for task_id in acknowledged:  # and each one answers GetTask
-            answer = rpc(base, "GetTask", {"id": task_id}, http)
+            answer = wire(base, http).rpc("GetTask", {"id": task_id})
             assert "result" in answer, (task_id, answer)  # acknowledged means present
             final[task_id] = answer["result"]
 

@@ -34,8 +34,8 @@ from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from tests.conftest import ALL_DATABASES
 from tests.helpers import send_direct, wait_for_state, wait_until
+from tests.ports import free_port
 from tests.push.support import a_task
-from tests.server import free_port
 
 HERE = __name__
 

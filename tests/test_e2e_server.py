@@ -19,28 +19,20 @@ from tests.server import manage, postgres_database, running_server, site_env
 pytestmark = pytest.mark.slow
 
 
-def rpc(endpoint: str, method: str, params: dict, **headers: str) -> dict:
-    client = WireClient(base_url=endpoint, version=None, timeout=10)
-    return client.rpc(method, params, request_id=str(uuid.uuid4()), headers=headers, path=endpoint, status=200)
-
-
 def toolnexus_round_trip(base: str, text: str) -> tuple[str, dict]:
     """What toolnexus's A2A agent tool does: card -> SendMessage (non-blocking) ->
     poll GetTask until terminal."""
     card = httpx.get(f"{base}/.well-known/agent-card.json", timeout=5).json()
     endpoint = card["url"]
-    sent = rpc(
-        endpoint,
-        "SendMessage",
-        {
-            "message": {"role": "user", "messageId": str(uuid.uuid4()), "parts": [{"kind": "text", "text": text}]},
-            "configuration": {"blocking": False},
-        },
-    )["result"]
+    client = WireClient(base_url=endpoint, version=None, timeout=10)
+    where = {"path": endpoint, "status": 200}  # the card's URL as it is; every answer an HTTP 200
+    message = {"role": "user", "messageId": str(uuid.uuid4()), "parts": [{"kind": "text", "text": text}]}
+    params = {"message": message, "configuration": {"blocking": False}}
+    sent = client.rpc("SendMessage", params, request_id=str(uuid.uuid4()), **where)["result"]
     assert sent["status"]["state"] == "submitted"
     deadline = time.monotonic() + 15
     while True:
-        task = rpc(endpoint, "GetTask", {"id": sent["id"]})["result"]
+        task = client.rpc("GetTask", {"id": sent["id"]}, request_id=str(uuid.uuid4()), **where)["result"]
         if task["status"]["state"] in ("completed", "failed", "canceled", "rejected"):
             return endpoint, task
         assert time.monotonic() < deadline, task
@@ -61,7 +53,7 @@ def test_file_store_task_survives_the_server(tmp_path):
     assert survived["artifacts"] == task["artifacts"]
     # And a new server answers GetTask for it, in v1.0 too.
     with running_server(env, log=tmp_path / "server.log") as base:
-        again = rpc(f"{base}/a2a/", "GetTask", {"id": task["id"]}, **{"A2A-Version": "1.0"})["result"]
+        again = WireClient(base_url=base, timeout=10).rpc("GetTask", {"id": task["id"]}, status=200)["result"]
     assert again["status"]["state"] == "TASK_STATE_COMPLETED"
     assert again["artifacts"][0]["parts"][0] == {"text": "echo: archive this"}
 
@@ -89,9 +81,9 @@ def test_orm_store_task_survives_a_restart(tmp_path, database_url):
         _, task = toolnexus_round_trip(base, "keep me")
     assert task["status"]["state"] == "completed"
     with running_server(env, log=tmp_path / "server.log") as base:
-        again = rpc(f"{base}/a2a/", "GetTask", {"id": task["id"]})["result"]
-        listed = rpc(f"{base}/a2a/", "ListTasks", {"contextId": task["contextId"]}, **{"A2A-Version": "1.0"})
-    assert again == task
+        again = WireClient(base_url=base, version=None, timeout=10).rpc("GetTask", {"id": task["id"]}, status=200)
+        listed = WireClient(base_url=base, timeout=10).rpc("ListTasks", {"contextId": task["contextId"]}, status=200)
+    assert again["result"] == task
     assert [t["id"] for t in listed["result"]["tasks"]] == [task["id"]]
 
 

@@ -23,6 +23,7 @@ import pytest
 from django.conf import settings
 
 from a2a.testing import WireClient
+from a2a.testing.client import rpc_body
 from tests.helpers import live_result as rpc
 from tests.push.support import Receiver
 from tests.server import ServerURL, manage, postgres_database, running_server, site_env
@@ -62,10 +63,6 @@ def servers(request, tmp_path_factory) -> Iterator[tuple[ServerURL, ServerURL]]:
         yield a, b
 
 
-def send(base: str, text: str) -> dict:
-    return WireClient(base_url=base).send(text, blocking=False)["task"]
-
-
 def wait_state(base: str, task_id: str, state: str) -> dict:
     deadline = time.monotonic() + 15
     while True:
@@ -79,7 +76,7 @@ def wait_state(base: str, task_id: str, state: str) -> dict:
 def subscribe(base: str, task_id: str, on_first=None) -> list[dict]:
     """SubscribeToTask: every SSE data frame's result, until the server ends the stream."""
     events = []
-    body = {"jsonrpc": "2.0", "id": "s", "method": "SubscribeToTask", "params": {"id": task_id}}
+    body = rpc_body("SubscribeToTask", {"id": task_id}, "s")
     with httpx.stream("POST", f"{base}/a2a/", json=body, headers=V10, timeout=30) as response:
         assert response.status_code == 200
         for line in response.iter_lines():
@@ -109,7 +106,7 @@ def test_a_stream_on_a_hears_every_event_of_a_task_run_by_b(servers, tmp_path):
     a, b = servers
     gate = tmp_path / "gate"
     script = f"wait:{gate};progress:one;artifact:first;chunk:c:aa;chunk:c:bb;last:c:cc;progress:two"
-    task = send(b, script)
+    task = WireClient(base_url=b).send(script, blocking=False)["task"]
     wait_state(a, task["id"], "TASK_STATE_WORKING")  # B runs it; A sees it in the shared store
     receiver = Receiver()
     try:
@@ -145,7 +142,9 @@ def test_no_gap_between_the_snapshot_and_the_live_events(servers):
     snapshot's step k the stream has k+1, k+2, ... to the last, none missing or twice."""
     a, b = servers
     steps = 150
-    task = send(b, ";".join(f"progress:{i};sleep:0.004" for i in range(1, steps + 1)))
+    task = WireClient(base_url=b).send(
+        ";".join(f"progress:{i};sleep:0.004" for i in range(1, steps + 1)), blocking=False
+    )["task"]
     wait_state(a, task["id"], "TASK_STATE_WORKING")
     seen = [describe(e) for e in subscribe(a, task["id"])]
     first = seen[0].rsplit(":", 1)[1]
@@ -160,7 +159,7 @@ def test_several_subscribers_on_both_servers(servers, tmp_path):
     """Four streams, two on each server, on one task: the same events for each."""
     a, b = servers
     gate = tmp_path / "gate"
-    task = send(a, f"wait:{gate};progress:x;artifact:y;progress:z")
+    task = WireClient(base_url=a).send(f"wait:{gate};progress:x;artifact:y;progress:z", blocking=False)["task"]
     wait_state(b, task["id"], "TASK_STATE_WORKING")
     results: dict[int, list[str]] = {}
     subscribed = threading.Barrier(5)
@@ -191,7 +190,9 @@ def test_a_cancel_on_a_ends_a_stream_on_b_while_b_saves_progress(servers):
     processes' versions may cross on the broker, and the stream on B still ends once,
     on canceled (B's later progress is refused: a terminal state is final)."""
     a, b = servers
-    task = send(b, ";".join(f"progress:{i};sleep:0.005" for i in range(1, 400)))
+    task = WireClient(base_url=b).send(";".join(f"progress:{i};sleep:0.005" for i in range(1, 400)), blocking=False)[
+        "task"
+    ]
     wait_state(b, task["id"], "TASK_STATE_WORKING")
 
     def cancel_after_a_while() -> None:

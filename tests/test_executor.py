@@ -26,11 +26,6 @@ pytestmark = pytest.mark.django_db
 DUMMY = f"{worker.tasks_api().__name__}.backends.dummy.DummyBackend"
 
 
-def message(text: str) -> dict:
-    return {"kind": "message", "messageId": f"m-{time.monotonic_ns()}", "role": "user",
-            "parts": [{"kind": "text", "text": text}]}  # fmt: skip
-
-
 class Queue:
     """The jobs enqueued (heard through the framework's task_enqueued signal: each
     thread has its own dummy backend instance)."""
@@ -71,11 +66,6 @@ def run_jobs(backend, *, background: bool = False) -> list[str]:
         else:
             job.task.call(*job.args, **job.kwargs)
     return [job.args[0] for job in jobs]
-
-
-def send(text: str) -> dict:
-    """A non-blocking SendMessage, as a web process answers it."""
-    return send_direct(message(text), blocking=False)
 
 
 def wait_for(task_id: str, states: set[str], timeout: float = 10.0) -> dict:
@@ -122,7 +112,7 @@ def test_a_queue_without_shared_events_is_a_system_check_warning(queue, settings
 
 
 def test_a_web_process_only_accepts_stores_and_enqueues(queue):
-    task = send("artifact:a")
+    task = send_direct("artifact:a", blocking=False)
     stored = get_task_store().get(task["id"])
     assert stored["status"]["state"] == "submitted"
     assert leases.is_queued(stored) and leases.may_start(stored)
@@ -132,7 +122,7 @@ def test_a_web_process_only_accepts_stores_and_enqueues(queue):
 
 
 def test_the_worker_runs_the_job_through_the_runner(queue):
-    task = send("progress:p;artifact:a")
+    task = send_direct("progress:p;artifact:a", blocking=False)
     assert run_jobs(queue) == [task["id"]]
     done = wait_for(task["id"], {"completed"})
     assert "_lease" not in done  # settled: the lease is dropped
@@ -141,7 +131,7 @@ def test_the_worker_runs_the_job_through_the_runner(queue):
 
 
 def test_a_second_job_for_one_task_runs_nothing(queue):
-    task = send("hi")
+    task = send_direct("hi", blocking=False)
     executors.dispatch(task["id"])  # the reaper re-enqueued it meanwhile
     assert run_jobs(queue) == [task["id"], task["id"]]
     done = wait_for(task["id"], {"completed"})
@@ -151,7 +141,7 @@ def test_a_second_job_for_one_task_runs_nothing(queue):
 
 def test_a_task_canceled_through_another_process_stops_its_handler_on_the_worker(queue, settings):
     settings.A2A_LEASE_SECONDS = 1.5  # heartbeats every 0.5 s
-    task = send("sleep:30")
+    task = send_direct("sleep:30", blocking=False)
     run_jobs(queue, background=True)
     wait_for(task["id"], {"working"})
     # Another process saved "canceled": this process's runner is not told directly.
@@ -172,7 +162,7 @@ def expire(task_id: str) -> None:
 
 
 def test_a_task_that_waited_on_the_queue_past_its_lease_is_enqueued_again(queue):
-    task = send("hi")
+    task = send_direct("hi", blocking=False)
     queue.clear()  # the job was lost (or never written: the web process died)
     expire(task["id"])
     reaped = reaper.reap(get_task_store(), runner=get_runner())
@@ -187,7 +177,7 @@ def test_a_task_that_waited_on_the_queue_past_its_lease_is_enqueued_again(queue)
 @pytest.mark.parametrize("retry", [False, True])
 def test_a_task_whose_worker_died_is_failed_or_enqueued_again(queue, settings, retry):
     settings.A2A_RETRY_ON_LOST_LEASE = retry
-    task = send("hi")
+    task = send_direct("hi", blocking=False)
     queue.clear()
 
     def died_while_working(t):  # as a worker that was killed leaves it
@@ -222,7 +212,7 @@ def test_a_cancel_heard_from_another_process_stops_the_handler_before_any_heartb
     settings.A2A_EVENTS = mine
     settings.A2A_LEASE_SECONDS = 300.0
     try:
-        task = send("sleep:60")
+        task = send_direct("sleep:60", blocking=False)
         run_jobs(queue, background=True)
         stored = wait_for(task["id"], {"working"})
         canceled = {**set_status(dict(stored), "canceled"), "_version": stored["_version"] + 1}
@@ -241,7 +231,7 @@ def test_a_cancel_heard_from_another_process_stops_the_handler_before_any_heartb
 def test_the_job_returns_once_its_task_ended(queue):
     """A queue engine takes a job that returned for a job that is done (an RQ work-horse
     then exits, taking its threads with it): the job runs the task to its end first."""
-    task = send("sleep:0.4;artifact:a")
+    task = send_direct("sleep:0.4;artifact:a", blocking=False)
     (result,) = queue.results
     assert result.task.call(*result.args) == "completed"
     assert get_task_store().get(task["id"])["status"]["state"] == "completed"  # already, when it returned
@@ -249,7 +239,7 @@ def test_the_job_returns_once_its_task_ended(queue):
 
 
 def test_a_task_that_asks_for_input_ends_its_job(queue):
-    task = send("ask:which one?")
+    task = send_direct("ask:which one?", blocking=False)
     (result,) = queue.results
     assert result.task.call(*result.args) == "input-required"
     stored = get_task_store().get(task["id"])
@@ -268,7 +258,7 @@ def test_a_job_stopped_by_the_queue_fails_its_task_saying_so(queue):
     def timeout(signum, frame):
         raise JobTimeoutException("Task exceeded maximum timeout value (1 seconds)")
 
-    task = send("sleep:30")
+    task = send_direct("sleep:30", blocking=False)
     (result,) = queue.results
     previous = signal.signal(signal.SIGALRM, timeout)
     signal.setitimer(signal.ITIMER_REAL, 1.0)
@@ -290,7 +280,7 @@ def test_a_job_stopped_by_the_queue_fails_its_task_saying_so(queue):
 
 
 def test_a_job_for_a_task_another_worker_runs_returns_at_once(queue):
-    task = send("hi")
+    task = send_direct("hi", blocking=False)
     (result,) = queue.results
 
     def taken(t):  # another worker started it and holds its lease

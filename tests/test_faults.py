@@ -12,12 +12,12 @@ import os
 import shutil
 import subprocess
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 
+from a2a.testing.client import send_params
 from stores.base import StaleTaskError
 from stores.file import FileTaskStore
 from stores.timestamps import now_iso
@@ -25,14 +25,7 @@ from tests.helpers import ASGI
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 
-
-def rpc(method: str, params: dict) -> dict:
-    return ASGI.rpc(method, params, status=200)  # never an HTTP 500
-
-
-def send(text: str = "hello") -> dict:
-    message = {"role": "user", "messageId": str(uuid.uuid4()), "parts": [{"kind": "text", "text": text}]}
-    return rpc("SendMessage", {"message": message, "configuration": {"blocking": True}})
+# Every request below says status=200: a fault of the disk never answers an HTTP 500.
 
 
 def a_task(task_id: str = "t1", state: str = "working", **extra) -> dict:
@@ -66,14 +59,14 @@ def test_a_failing_save_is_a_clear_internal_error_and_the_old_file_stays(files, 
         raise OSError(code, os.strerror(code))
 
     monkeypatch.setattr("stores.file.fsio.os.replace", fail)
-    error = rpc("CancelTask", {"id": "t1"})["error"]
+    error = ASGI.rpc("CancelTask", {"id": "t1"}, status=200)["error"]
     assert error["code"] == -32603
     assert error["message"] == f"could not save the task: {os.strerror(code)}"
     assert files.path("t1").read_bytes() == before  # the previous version, intact
     assert task_files(files) == ["t1.json"]  # and no temp file left
-    assert rpc("GetTask", {"id": "t1"})["result"]["status"]["state"] == "working"  # still serving
+    assert ASGI.rpc("GetTask", {"id": "t1"}, status=200)["result"]["status"]["state"] == "working"  # still serving
     monkeypatch.undo()
-    assert rpc("CancelTask", {"id": "t1"})["result"]["status"]["state"] == "canceled"
+    assert ASGI.rpc("CancelTask", {"id": "t1"}, status=200)["result"]["status"]["state"] == "canceled"
 
 
 def test_a_send_the_disk_refuses_creates_nothing(files, monkeypatch):
@@ -81,11 +74,14 @@ def test_a_send_the_disk_refuses_creates_nothing(files, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr("stores.file.fsio.os.fsync", no_space)
-    error = send()["error"]
+    error = ASGI.rpc("SendMessage", send_params("hello", None, blocking=True), status=200)["error"]
     assert error == {"code": -32603, "message": "could not save the task: No space left on device"}
     assert task_files(files) == []
     monkeypatch.undo()
-    assert send()["result"]["status"]["state"] == "completed"
+    assert (
+        ASGI.rpc("SendMessage", send_params("hello", None, blocking=True), status=200)["result"]["status"]["state"]
+        == "completed"
+    )
 
 
 def test_a_read_only_directory(files, monkeypatch):
@@ -95,8 +91,11 @@ def test_a_read_only_directory(files, monkeypatch):
         raise OSError(errno.EROFS, "Read-only file system")
 
     monkeypatch.setattr("stores.file.fsio.tempfile.mkstemp", read_only)
-    assert rpc("CancelTask", {"id": "t1"})["error"]["message"] == "could not save the task: Read-only file system"
-    assert rpc("ListTasks", {})["result"]["tasks"][0]["id"] == "t1"  # reads go on
+    assert (
+        ASGI.rpc("CancelTask", {"id": "t1"}, status=200)["error"]["message"]
+        == "could not save the task: Read-only file system"
+    )
+    assert ASGI.rpc("ListTasks", {}, status=200)["result"]["tasks"][0]["id"] == "t1"  # reads go on
 
 
 @pytest.fixture
@@ -122,19 +121,19 @@ def test_a_real_full_disk_then_a_real_read_only_one(settings, tiny_tmpfs):
     big = "x" * 40_000  # two copies (the file and its replacement's temp file) do not fit in 64 KiB
     store.save(a_task(artifacts=[{"artifactId": "a", "parts": [{"kind": "text", "text": big}]}]))
     before = store.path("t1").read_bytes()
-    error = rpc("CancelTask", {"id": "t1"})["error"]
+    error = ASGI.rpc("CancelTask", {"id": "t1"}, status=200)["error"]
     assert error == {"code": -32603, "message": "could not save the task: No space left on device"}
     assert store.path("t1").read_bytes() == before
     assert not list(store.directory.glob(".tmp-*"))
-    assert rpc("GetTask", {"id": "t1"})["result"]["status"]["state"] == "working"
+    assert ASGI.rpc("GetTask", {"id": "t1"}, status=200)["result"]["status"]["state"] == "working"
 
     subprocess.run(["mount", "-o", "remount,ro", str(tiny_tmpfs)], check=True)
-    error = rpc("CancelTask", {"id": "t1"})["error"]
+    error = ASGI.rpc("CancelTask", {"id": "t1"}, status=200)["error"]
     assert error == {"code": -32603, "message": "could not save the task: Read-only file system"}
     assert store.path("t1").read_bytes() == before
-    assert rpc("GetTask", {"id": "t1"})["result"]["status"]["state"] == "working"
+    assert ASGI.rpc("GetTask", {"id": "t1"}, status=200)["result"]["status"]["state"] == "working"
     subprocess.run(["mount", "-o", "remount,rw,size=256k", str(tiny_tmpfs)], check=True)  # writable, room again
-    assert rpc("CancelTask", {"id": "t1"})["result"]["status"]["state"] == "canceled"
+    assert ASGI.rpc("CancelTask", {"id": "t1"}, status=200)["result"]["status"]["state"] == "canceled"
 
 
 # === damaged and hand-edited files ================================================================

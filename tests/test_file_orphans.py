@@ -20,11 +20,12 @@ from a2a.core import file_orphans, files
 from a2a.handlers import HandlerRequest, Reply, direct_reply
 from a2a.ops.checks import check_files
 from a2a.runtime import file_sweep
+from a2a.testing import WireClient
 from stores.backends import resolve_store
 from stores.retention import delete_tasks, tasks_deleted
 from tests.handlers import digest
 from tests.helpers import call
-from tests.test_files import CONTENT, file_agent, file_message, send
+from tests.test_files import BLOCKING, CONTENT, file_agent, file_message
 
 pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
 
@@ -94,7 +95,7 @@ def killed_before_the_save(task: dict) -> list[str]:
 def crashed(agent, store):
     """The storage after a crash at each step, and what a task references; every file dated
     past the grace period but ``young`` (a file being written now)."""
-    kept_task = send(agent["alice"])["result"]["task"]
+    kept_task = WireClient(headers=agent["alice"]).send(file_message(CONTENT), configuration=BLOCKING)["task"]
     referenced = files.referenced(store.get(kept_task["id"]))
     assert len(referenced) == 1
     partial = killed_mid_write(uuid.uuid4().hex)  # no task: killed while writing
@@ -185,15 +186,19 @@ def test_the_periodic_sweep_runs_by_itself(agent, store, settings):
 
 
 def test_a_refused_follow_up_leaves_no_file(agent, store):
-    task = send(agent["alice"])["result"]["task"]  # completed: a follow-up is refused
+    task = WireClient(headers=agent["alice"]).send(file_message(CONTENT), configuration=BLOCKING)[
+        "task"
+    ]  # completed: a follow-up is refused
     before = stored_names(task["id"])
-    error = send(agent["alice"], taskId=task["id"])["error"]
+    error = WireClient(headers=agent["alice"]).rpc(
+        "SendMessage", {"message": file_message(CONTENT, taskId=task["id"]), "configuration": BLOCKING}
+    )["error"]
     assert error["code"] == -32004
     assert stored_names(task["id"]) == before
 
 
 def test_the_route_serves_only_a_file_its_task_references(agent, store):
-    task = send(agent["alice"])["result"]["task"]
+    task = WireClient(headers=agent["alice"]).send(file_message(CONTENT), configuration=BLOCKING)["task"]
     url = task["history"][0]["parts"][0]["url"].removeprefix("http://testserver")
     assert call("GET", url, headers=agent["alice"]).status_code == 200
     # A file under the task's directory that the task does not reference (one being
@@ -205,7 +210,7 @@ def test_the_route_serves_only_a_file_its_task_references(agent, store):
 
 
 def test_deleting_a_task_removes_its_emptied_directory(agent, store):
-    task = send(agent["alice"])["result"]["task"]
+    task = WireClient(headers=agent["alice"]).send(file_message(CONTENT), configuration=BLOCKING)["task"]
     directory = files.storage().path(files.prefix(task["id"]))
     assert os.path.isdir(directory)
     assert delete_tasks(store, [store.get(task["id"])])
@@ -241,7 +246,7 @@ def deletions():
 
 
 def test_copy_move_deletes_through_the_one_path_and_keeps_the_files(agent, store, tmp_path, deletions, settings):
-    task = send(agent["alice"])["result"]["task"]
+    task = WireClient(headers=agent["alice"]).send(file_message(CONTENT), configuration=BLOCKING)["task"]
     store.push_configs.save_push_config(
         {"taskId": task["id"], "id": "hook", "url": "https://example.com/hook"}  # goes with the task
     )
@@ -275,6 +280,6 @@ def replies_with_the_digest(request: HandlerRequest) -> Reply:
 
 def test_a_direct_reply_leaves_no_file(agent, store, settings):
     settings.A2A_HANDLER = f"{__name__}.replies_with_the_digest"
-    answer = send(agent["alice"])["result"]
+    answer = WireClient(headers=agent["alice"]).send(file_message(CONTENT), configuration=BLOCKING)
     assert "message" in answer and str(len(CONTENT)) in str(answer)  # the handler read the stored file
     assert store.list().tasks == [] and file_orphans.task_directories() == []

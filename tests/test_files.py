@@ -19,6 +19,8 @@ from a2a.core import files
 from a2a.ops.checks import check_files
 from a2a.protocol.errors import InvalidParamsError
 from a2a.protocol.v03 import check_base64
+from a2a.testing import WireClient
+from a2a.testing.client import rpc_body
 from stores.retention import delete_tasks
 from tests.helpers import call
 from tests.helpers import rpc10 as rpc
@@ -27,6 +29,8 @@ pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
 
 CONTENT = os.urandom(300_000)
 V10 = {"A2A-Version": "1.0"}
+#: A v0.3 configuration, as the v1.0 requests here have always carried it.
+BLOCKING = {"blocking": True}
 
 
 @pytest.fixture
@@ -60,13 +64,8 @@ def file_message(content: bytes, **extra):
     return {"messageId": os.urandom(8).hex(), "role": "ROLE_USER", "parts": [part], **extra}
 
 
-def send(headers, content=CONTENT, message=None, **extra):
-    message = message or file_message(content, **extra)
-    return rpc("SendMessage", {"message": message, "configuration": {"blocking": True}}, headers)
-
-
 def test_a_large_part_is_stored_and_served_to_its_owner_only(agent, store):
-    task = send(agent["alice"])["result"]["task"]
+    task = WireClient(headers=agent["alice"]).send(file_message(CONTENT), configuration=BLOCKING)["task"]
     # The handler read the content from the storage.
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
     answer = task["status"].get("message") or task["artifacts"][0]
@@ -89,7 +88,7 @@ def test_a_large_part_is_stored_and_served_to_its_owner_only(agent, store):
 
 
 def test_a_small_part_stays_inline(agent):
-    task = send(agent["alice"], b"small")["result"]["task"]
+    task = WireClient(headers=agent["alice"]).send(file_message(b"small"), configuration=BLOCKING)["task"]
     assert task["history"][0]["parts"][0]["raw"] == base64.b64encode(b"small").decode()
 
 
@@ -111,7 +110,7 @@ def test_limits_answer_413(agent, settings):
 
 
 def test_deleting_the_task_deletes_its_files(agent, store):
-    task = send(agent["alice"])["result"]["task"]
+    task = WireClient(headers=agent["alice"]).send(file_message(CONTENT), configuration=BLOCKING)["task"]
     name = files.stored_name({"kind": "file", "file": {"uri": task["history"][0]["parts"][0]["url"]}})
     assert files.storage().exists(name)
     assert delete_tasks(store, [store.get(task["id"])])
@@ -136,16 +135,22 @@ def test_a_follow_up_message_is_offloaded_and_counted_in_the_task(agent, setting
     settings.A2A_FILES_MAX_TASK_BYTES = len(CONTENT) * 2
     first = file_message(CONTENT)
     first["parts"].append({"text": "ask:more?"})
-    task = send(agent["alice"], message=first)["result"]["task"]
+    task = WireClient(headers=agent["alice"]).send(first, configuration=BLOCKING)["task"]
     assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
     # Bob cannot add files to Alice's task: nothing is written for him.
     before = files.storage().listdir(files.prefix(task["id"]))[1]
-    error = send(agent["bob"], taskId=task["id"])["error"]
+    error = WireClient(headers=agent["bob"]).rpc(
+        "SendMessage", {"message": file_message(CONTENT, taskId=task["id"]), "configuration": BLOCKING}
+    )["error"]
     assert error["code"] == -32001 and files.storage().listdir(files.prefix(task["id"]))[1] == before
     # Over the task's limit with the first message's file: refused.
-    error = send(agent["alice"], CONTENT + b"!", taskId=task["id"])["error"]
+    error = WireClient(headers=agent["alice"]).rpc(
+        "SendMessage", {"message": file_message(CONTENT + b"!", taskId=task["id"]), "configuration": BLOCKING}
+    )["error"]
     assert error["code"] == -32600 and "A2A_FILES_MAX_TASK_BYTES" in error["message"]
-    done = send(agent["alice"], CONTENT, taskId=task["id"])["result"]["task"]
+    done = WireClient(headers=agent["alice"]).send(file_message(CONTENT, taskId=task["id"]), configuration=BLOCKING)[
+        "task"
+    ]
     assert done["status"]["state"] == "TASK_STATE_COMPLETED"
     follow_up = done["history"][-2 if done["history"][-1]["role"] == "ROLE_AGENT" else -1]
     assert (
@@ -163,7 +168,7 @@ def test_system_check_names_an_unknown_storage(settings):
 
 
 def test_the_admin_links_and_downloads_an_offloaded_part(agent, admin_client):
-    task = send(agent["alice"])["result"]["task"]
+    task = WireClient(headers=agent["alice"]).send(file_message(CONTENT), configuration=BLOCKING)["task"]
     download = reverse("admin:stores_taskrecord_download", args=[quote(task["id"]), "history", 0, 0])
     body = admin_client.get(reverse("admin:stores_taskrecord_change", args=[quote(task["id"])])).content.decode()
     assert f'href="{download}"' in body
@@ -178,7 +183,7 @@ def test_a_v03_client_gets_a_uri_part(agent):
     raw = base64.b64encode(CONTENT).decode()
     file = {"bytes": raw, "mimeType": "application/octet-stream", "name": "data.bin"}
     message = {"kind": "message", "messageId": "m03", "role": "user", "parts": [{"kind": "file", "file": file}]}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+    body = rpc_body("message/send", {"message": message})
     task = call("POST", "/a2a/", json=body, headers=agent["alice"]).json()["result"]
     sent = task["history"][0]["parts"][0]["file"]
     assert "bytes" not in sent and sent["name"] == "data.bin" and sent["mimeType"] == "application/octet-stream"
@@ -195,7 +200,7 @@ def test_large_invalid_base64_is_refused_however_it_is_sliced(bad):
 
 def test_another_agents_file_is_served_on_its_own_routes_only(agent, settings):
     settings.A2A_AGENTS = {"billing": {"HANDLER": "tests.handlers.digest", "INPUT_MODES": ["application/octet-stream"]}}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": file_message(CONTENT)}}
+    body = rpc_body("SendMessage", {"message": file_message(CONTENT)})
     sent = call("POST", "/agents/billing/a2a/", json=body, headers={**agent["alice"], **V10}).json()
     url = sent["result"]["task"]["history"][0]["parts"][0]["url"]
     path = url.removeprefix("http://testserver")

@@ -29,6 +29,7 @@ import httpx
 import psycopg
 import pytest
 
+from a2a.testing.client import rpc_body
 from tests.server import ROOT, manage, postgres_database, running_server, site_env
 
 pytestmark = pytest.mark.slow
@@ -52,7 +53,7 @@ def bodies(rng: random.Random) -> list[bytes]:
         ]
         message = {"messageId": PLACEHOLDER.decode(), "role": "ROLE_USER", "parts": parts}
         params = {"message": message, "configuration": {"blocking": False}}
-        made.append(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params}).encode())
+        made.append(json.dumps(rpc_body("SendMessage", params)).encode())
     return made
 
 
@@ -174,7 +175,7 @@ def test_kill_9_during_uploads_then_repair_leaves_no_unreachable_file(store, tmp
     while rounds < ROUNDS or (rounds < 3 * ROUNDS and not unreachable(media, stored_tasks())[0]):
         rounds += 1
         with running_server(env, log=tmp_path / "server.log") as base:
-            httpx.post(f"{base}/a2a/", json={"jsonrpc": "2.0", "id": 0, "method": "GetTask", "params": {"id": "warm"}})
+            httpx.post(f"{base}/a2a/", json=rpc_body("GetTask", {"id": "warm"}, 0))
             with Uploads(base, templates) as uploads:
                 time.sleep(rng.uniform(1.0, 3.0))  # a kill at a random moment of the uploads
                 os.kill(base.pid, signal.SIGKILL)

@@ -14,9 +14,11 @@ from django.contrib.admin.utils import quote
 from django.urls import reverse
 
 from a2a.core import files
+from a2a.testing import WireClient
+from a2a.testing.client import rpc_body
 from tests.helpers import call
 from tests.helpers import rpc10 as rpc
-from tests.test_files import CONTENT, V10, file_agent, file_message, send
+from tests.test_files import BLOCKING, CONTENT, V10, file_agent, file_message
 
 pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
 
@@ -30,7 +32,7 @@ def agent(settings, use_store, tmp_path):
 
 def _stored(headers: dict[str, str], path: str = "/a2a/") -> tuple[str, str]:
     """Send a large file to the agent at ``path``: its task's id and the file's URL."""
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": file_message(CONTENT)}}
+    body = rpc_body("SendMessage", {"message": file_message(CONTENT)})
     task = call("POST", path, json=body, headers={**headers, **V10}).json()["result"]["task"]
     return task["id"], task["history"][0]["parts"][0]["url"]
 
@@ -48,13 +50,15 @@ def test_naming_another_callers_file_is_refused_on_every_binding(agent):
     alice_task, url = _stored(agent["alice"])
     path = url.removeprefix("http://testserver")
     for named in (url, path, files.stored_name({"kind": "file", "file": {"uri": url}})):
-        error = send(agent["bob"], message=_naming(named))["error"]
+        error = WireClient(headers=agent["bob"]).rpc(
+            "SendMessage", {"message": _naming(named), "configuration": BLOCKING}
+        )["error"]
         assert error["code"] == -32602 and "another task" in error["message"], named
     rest = call("POST", "/a2a/rest/message:send", json={"message": _naming(url)}, headers={**agent["bob"], **V10})
     assert rest.status_code == 400 and "another task" in rest.json()["error"]["message"]
     file = {"uri": url, "mimeType": "application/octet-stream", "name": "data.bin"}
     message = {"kind": "message", "messageId": "m03", "role": "user", "parts": [{"kind": "file", "file": file}]}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+    body = rpc_body("message/send", {"message": message})
     v03 = call("POST", "/a2a/", json=body, headers=agent["bob"]).json()
     assert v03["error"]["code"] == -32602 and DIGEST not in str(v03)
     stream = call("POST", "/a2a/rest/message:stream", json={"message": _naming(url)}, headers={**agent["bob"], **V10})
@@ -67,10 +71,14 @@ def test_naming_another_callers_file_is_refused_on_every_binding(agent):
 def test_naming_another_agents_file_or_another_own_task_is_refused(agent, settings):
     settings.A2A_AGENTS = {"billing": {"HANDLER": "tests.handlers.digest", "INPUT_MODES": ["application/octet-stream"]}}
     _, billing_url = _stored(agent["alice"], "/agents/billing/a2a/")
-    error = send(agent["alice"], message=_naming(billing_url))["error"]
+    error = WireClient(headers=agent["alice"]).rpc(
+        "SendMessage", {"message": _naming(billing_url), "configuration": BLOCKING}
+    )["error"]
     assert error["code"] == -32602 and "another task" in error["message"]
     _, first_url = _stored(agent["alice"])  # the same caller's other task: not this one's either
-    error = send(agent["alice"], message=_naming(first_url))["error"]
+    error = WireClient(headers=agent["alice"]).rpc(
+        "SendMessage", {"message": _naming(first_url), "configuration": BLOCKING}
+    )["error"]
     assert error["code"] == -32602 and "another task" in error["message"]
 
 
@@ -78,9 +86,9 @@ def test_a_follow_up_may_name_its_own_tasks_file(agent, settings):
     settings.A2A_HANDLER = "tests.handlers.scripted"
     first = file_message(CONTENT)
     first["parts"].append({"text": "ask:more?"})
-    task = send(agent["alice"], message=first)["result"]["task"]
+    task = WireClient(headers=agent["alice"]).send(first, configuration=BLOCKING)["task"]
     url = task["history"][0]["parts"][0]["url"]
-    done = send(agent["alice"], message=_naming(url, taskId=task["id"]))["result"]["task"]
+    done = WireClient(headers=agent["alice"]).send(_naming(url, taskId=task["id"]), configuration=BLOCKING)["task"]
     assert done["status"]["state"] == "TASK_STATE_COMPLETED"
     [follow_up] = [m for m in done["history"] if m["role"] == "ROLE_USER"][1:]
     part = {"kind": "file", "file": {"uri": follow_up["parts"][0]["url"]}}
@@ -96,7 +104,7 @@ def test_a_handler_opens_no_file_of_another_task(agent, settings, owner):
     alice_task, url = _stored(agent["alice"], "/agents/billing/a2a/" if owner == "billing" else "/a2a/")
     elsewhere = "https://elsewhere.example" + url.removeprefix("http://testserver")
     sender = agent["bob" if owner == "bob" else "alice"]
-    task = send(sender, message=_naming(elsewhere))["result"]["task"]
+    task = WireClient(headers=sender).send(_naming(elsewhere), configuration=BLOCKING)["task"]
     assert task["status"]["state"] == "TASK_STATE_FAILED" and DIGEST not in str(task)
     part = {"kind": "file", "file": {"uri": elsewhere}}
     with pytest.raises(FileNotFoundError):
@@ -107,7 +115,13 @@ def test_a_handler_opens_no_file_of_another_task(agent, settings, owner):
 
 def test_the_admin_downloads_no_file_of_another_task(agent, admin_client):
     _, url = _stored(agent["alice"])
-    task = send(agent["bob"], message=_naming("https://elsewhere.example" + url.removeprefix("http://testserver")))
+    task = WireClient(headers=agent["bob"]).rpc(
+        "SendMessage",
+        {
+            "message": _naming("https://elsewhere.example" + url.removeprefix("http://testserver")),
+            "configuration": BLOCKING,
+        },
+    )
     download = reverse("admin:stores_taskrecord_download", args=[quote(task["result"]["task"]["id"]), "history", 0, 0])
     response = admin_client.get(download)
     assert response.status_code == 404

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from a2a.testing.client import rpc_body
 from tests.server import manage, running_server, site_env
 
 pytestmark = pytest.mark.slow
@@ -42,12 +43,12 @@ def test_a_50_mb_part_in_and_out_with_bounded_rss(tmp_path):
     content = os.urandom(PART)
     part = {"raw": base64.b64encode(content).decode(), "mediaType": "application/octet-stream", "filename": "big.bin"}
     message = {"messageId": "m-50mb", "role": "ROLE_USER", "parts": [part]}
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}).encode()
+    body = json.dumps(rpc_body("SendMessage", {"message": message})).encode()
     del part, message
     headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}
     with running_server(env, log=tmp_path / "server.log") as base, httpx.Client(timeout=120) as http:
         small = {"messageId": "m-small", "role": "ROLE_USER", "parts": [{"text": "warm up"}]}
-        warm = {"jsonrpc": "2.0", "id": 0, "method": "SendMessage", "params": {"message": small}}
+        warm = rpc_body("SendMessage", {"message": small}, 0)
         assert "result" in http.post(f"{base}/a2a/", json=warm, headers=headers).json()
         idle = peak_rss(base.pid)
         answer = http.post(f"{base}/a2a/", content=body, headers=headers).json()

@@ -16,16 +16,13 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.db import connections
 
 from a2a.conf import a2a_settings, from_environment, project_name
+from a2a.testing.client import rpc_body
 from stores.orm import OrmTaskStore
 from tests.helpers import call
-from tests.server import ROOT, free_port, manage, running_server, site_env
+from tests.ports import free_port
+from tests.server import ROOT, manage, running_server, site_env
 
-SEND = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "SendMessage",
-    "params": {"message": {"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "hi"}]}},
-}
+SEND = rpc_body("SendMessage", {"message": {"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "hi"}]}})
 V10 = {"A2A-Version": "1.0"}
 
 

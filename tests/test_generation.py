@@ -102,8 +102,7 @@ def test_a_subscription_opening_on_a_starting_task_is_numbered_by_what_it_holds(
     tests/test_handler_api.py; this guards the invariant for every task)."""
     for _ in range(15):
         task_id = V11.send("progress:x;sleep:0.05", blocking=False)["task"]["id"]
-        body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}}
-        response = V11.request("POST", "/a2a/", json=body)
+        response = V11.rpc_response("SubscribeToTask", {"id": task_id})
         if not response.headers["content-type"].startswith("text/event-stream"):
             continue  # finished before the subscription: nothing to open on
         raw = response.text.splitlines()

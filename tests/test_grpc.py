@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import uuid
@@ -29,6 +28,7 @@ from a2a.grpc.server import start
 from a2a.service import card
 from a2a.testing import WireClient
 from stores.memory import MemoryTaskStore
+from tests.ports import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -62,7 +62,7 @@ def message(text: str, **fields: Any) -> pb.Message:
     return pb.Message(message_id=str(uuid.uuid4()), role=pb.ROLE_USER, parts=[pb.Part(text=text)], **fields)
 
 
-def send(text: str, **config: Any) -> pb.SendMessageRequest:
+def message_request(text: str, **config: Any) -> pb.SendMessageRequest:
     return pb.SendMessageRequest(message=message(text), configuration=pb.SendMessageConfiguration(**config))
 
 
@@ -94,7 +94,7 @@ async def collect(stream: Any) -> list[pb.StreamResponse]:
 
 def test_send_message_blocking_answers_the_completed_task():
     async def body(stub):
-        return await stub.SendMessage(send("hello"))
+        return await stub.SendMessage(message_request("hello"))
 
     response = run(body)
     assert response.WhichOneof("payload") == "task"
@@ -108,7 +108,7 @@ def test_send_message_blocking_answers_the_completed_task():
 
 def test_send_message_with_a_direct_reply_answers_a_message():
     async def body(stub):
-        return await stub.SendMessage(send("reply:hi there"))
+        return await stub.SendMessage(message_request("reply:hi there"))
 
     response = run(body)
     assert response.WhichOneof("payload") == "message"
@@ -117,8 +117,8 @@ def test_send_message_with_a_direct_reply_answers_a_message():
 
 def test_get_task_list_tasks_and_history_length():
     async def body(stub):
-        sent = await stub.SendMessage(send("one"))
-        await stub.SendMessage(send("two"))
+        sent = await stub.SendMessage(message_request("one"))
+        await stub.SendMessage(message_request("two"))
         got = await stub.GetTask(pb.GetTaskRequest(id=sent.task.id, history_length=0))
         page = await stub.ListTasks(pb.ListTasksRequest(page_size=1, status=COMPLETED))
         by_context = await stub.ListTasks(pb.ListTasksRequest(context_id=sent.task.context_id))
@@ -154,7 +154,7 @@ def test_data_and_file_parts_and_metadata_cross_the_proto_both_ways():
 
 def test_cancel_task_and_a_second_cancel_is_failed_precondition(tmp_path):
     async def body(stub):
-        sent = await stub.SendMessage(send(f"wait:{tmp_path / 'never'}", return_immediately=True))
+        sent = await stub.SendMessage(message_request(f"wait:{tmp_path / 'never'}", return_immediately=True))
         canceled = await stub.CancelTask(pb.CancelTaskRequest(id=sent.task.id))
         again = await fails(stub.CancelTask(pb.CancelTaskRequest(id=sent.task.id)))
         return canceled, again
@@ -167,7 +167,7 @@ def test_cancel_task_and_a_second_cancel_is_failed_precondition(tmp_path):
 
 def test_send_streaming_message_streams_the_task_its_updates_and_the_end():
     async def body(stub):
-        return await collect(stub.SendStreamingMessage(send("progress:half;artifact:A;progress:more")))
+        return await collect(stub.SendStreamingMessage(message_request("progress:half;artifact:A;progress:more")))
 
     items = run(body)
     kinds = [item.WhichOneof("payload") for item in items]
@@ -186,7 +186,7 @@ def test_subscribe_to_task_follows_it_to_the_end(tmp_path):
     gate = tmp_path / "gate"
 
     async def body(stub):
-        sent = await stub.SendMessage(send(f"wait:{gate};progress:after", return_immediately=True))
+        sent = await stub.SendMessage(message_request(f"wait:{gate};progress:after", return_immediately=True))
         stream = stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=sent.task.id))
         first = await stream.read()
         gate.touch()
@@ -202,7 +202,7 @@ def test_subscribe_to_task_follows_it_to_the_end(tmp_path):
 
 def test_subscribe_to_a_terminal_task_is_failed_precondition_and_unknown_is_not_found():
     async def body(stub):
-        sent = await stub.SendMessage(send("x"))
+        sent = await stub.SendMessage(message_request("x"))
         done = await fails(collect(stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=sent.task.id))))
         unknown = await fails(collect(stub.SubscribeToTask(pb.SubscribeToTaskRequest(id="nope"))))
         return done, unknown
@@ -214,7 +214,7 @@ def test_subscribe_to_a_terminal_task_is_failed_precondition_and_unknown_is_not_
 
 def test_push_config_create_get_list_delete():
     async def body(stub):
-        task = (await stub.SendMessage(send("x"))).task
+        task = (await stub.SendMessage(message_request("x"))).task
         created = await stub.CreateTaskPushNotificationConfig(
             pb.TaskPushNotificationConfig(
                 task_id=task.id,
@@ -336,8 +336,8 @@ def test_a_message_over_the_body_limit_is_refused_before_parsing(settings):
     settings.A2A_MAX_BODY_BYTES = 2000
 
     async def body(stub):
-        small = await stub.SendMessage(send("x" * 100))
-        big = await fails(stub.SendMessage(send("x" * 3000)))
+        small = await stub.SendMessage(message_request("x" * 100))
+        big = await fails(stub.SendMessage(message_request("x" * 3000)))
         return small, big
 
     small, big = run(body)
@@ -371,9 +371,9 @@ def tokens(settings):
 def test_without_credentials_every_method_is_unauthenticated(tokens):
     async def body(stub):
         return [
-            await fails(stub.SendMessage(send("x"))),
+            await fails(stub.SendMessage(message_request("x"))),
             await fails(stub.GetTask(pb.GetTaskRequest(id="x"))),
-            await fails(collect(stub.SendStreamingMessage(send("x")))),
+            await fails(collect(stub.SendStreamingMessage(message_request("x")))),
             await fails(stub.GetTask(pb.GetTaskRequest(id="x"), metadata=(("authorization", "Bearer wrong"),))),
         ]
 
@@ -383,7 +383,7 @@ def test_without_credentials_every_method_is_unauthenticated(tokens):
 
 def test_credentials_from_metadata_and_tasks_owned_by_their_caller(tokens):
     async def body(stub):
-        task = (await stub.SendMessage(send("mine"), metadata=tokens["alice"])).task
+        task = (await stub.SendMessage(message_request("mine"), metadata=tokens["alice"])).task
         own = await stub.GetTask(pb.GetTaskRequest(id=task.id), metadata=tokens["alice"])
         other = await fails(stub.GetTask(pb.GetTaskRequest(id=task.id), metadata=tokens["bob"]))
         bobs = await stub.ListTasks(pb.ListTasksRequest(), metadata=tokens["bob"])
@@ -438,12 +438,6 @@ def test_the_card_advertises_grpc_only_when_configured_and_only_as_v1_0_and_1_1(
     assert parsed.supported_interfaces[-1].protocol_binding == "GRPC"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_served_beside_the_asgi_app_on_its_lifespan(settings):
     port = free_port()
     settings.A2A_GRPC_IN_ASGI = True
@@ -457,7 +451,7 @@ def test_served_beside_the_asgi_app_on_its_lifespan(settings):
         await inbox.put({"type": "lifespan.startup"})
         assert (await outbox.get())["type"] == "lifespan.startup.complete"
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-            sent = await a2a_pb2_grpc.A2AServiceStub(channel).SendMessage(send("beside"), timeout=30)
+            sent = await a2a_pb2_grpc.A2AServiceStub(channel).SendMessage(message_request("beside"), timeout=30)
         got = await WireClient(app=app).arpc("GetTask", {"id": sent.task.id})
         await inbox.put({"type": "lifespan.shutdown"})
         assert (await outbox.get())["type"] == "lifespan.shutdown.complete"
@@ -487,7 +481,7 @@ def test_the_management_command_serves_until_sigterm(tmp_path):
 
         async def call() -> pb.SendMessageResponse:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                return await a2a_pb2_grpc.A2AServiceStub(channel).SendMessage(send("over the command"))
+                return await a2a_pb2_grpc.A2AServiceStub(channel).SendMessage(message_request("over the command"))
 
         assert asyncio.run(call()).task.status.state == COMPLETED
         process.send_signal(signal.SIGTERM)

@@ -29,6 +29,7 @@ from a2a.runtime.runner import get_runner
 from a2a.service import operations
 from a2a.service.context import CallContext
 from a2a.testing import WireClient
+from a2a.testing.client import v03_message
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from tests.helpers import send_direct
@@ -44,23 +45,9 @@ def store(settings) -> MemoryTaskStore:
     return store
 
 
-def message(text: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "kind": "message",
-        "messageId": f"m-{time.monotonic_ns()}",
-        "role": "user",
-        "parts": [{"kind": "text", "text": text}],
-        **extra,
-    }
-
-
-def send(text: str, ctx: CallContext | None = None, *, blocking: bool = True, **extra: Any) -> dict[str, Any]:
-    return send_direct(message(text, **extra), blocking=blocking, ctx=ctx)
-
-
 def stream(text: str, **extra: Any) -> list[Any]:
     async def go() -> list[Any]:
-        return [item async for item in operations.stream_message(SendParams(message=message(text, **extra)))]
+        return [item async for item in operations.stream_message(SendParams(message=v03_message(text, **extra)))]
 
     return asyncio.run(go())
 
@@ -137,7 +124,7 @@ async def aset_state(request: HandlerRequest) -> None:
 def test_every_state_is_one_call(name, handler, settings, store):
     settings.A2A_HANDLER = f"{HERE}.{handler}"
     _, state, status_text, artifacts = STATES[name]
-    task = send(name)
+    task = send_direct(name)
     assert task["status"]["state"] == state
     assert texts(task["status"].get("message")) == status_text
     assert [p["text"] for a in task.get("artifacts", ()) for p in a["parts"]] == artifacts
@@ -188,20 +175,20 @@ def raising(request: HandlerRequest) -> Any:
 
 def test_raised_and_returned_outcomes(settings):
     settings.A2A_HANDLER = f"{HERE}.raising"
-    rejected = send("reject")
+    rejected = send_direct("reject")
     assert (rejected["status"]["state"], texts(rejected["status"]["message"])) == ("rejected", ["I only do weather"])
-    asked = send("ask")
+    asked = send_direct("ask")
     assert asked["status"]["state"] == "input-required" and "message" not in asked["status"]
-    done = send("result")
+    done = send_direct("result")
     assert texts(done["status"]["message"]) == ["All done"]
     assert done["artifacts"][0]["parts"][0]["text"] == "the artifact" and done["metadata"] == {"cost": 1}
-    failed = send("fail")
+    failed = send_direct("fail")
     assert texts(failed["status"]["message"]) == ["No such city: Atlantis"]
 
 
 def test_a_raised_outcome_keeps_its_metadata(settings):
     settings.A2A_HANDLER = f"{HERE}.raising"
-    task = send("over budget")
+    task = send_direct("over budget")
     assert (task["status"]["state"], task["metadata"]) == ("failed", {"cost": 2})
     assert texts(task["status"]["message"]) == ["Over budget"]
 
@@ -214,7 +201,7 @@ def complete_then_return(request: HandlerRequest) -> str:
 
 def test_a_settled_task_keeps_the_handlers_call(settings):
     settings.A2A_HANDLER = f"{HERE}.complete_then_return"
-    task = send("x")
+    task = send_direct("x")
     assert texts(task["status"]["message"]) == ["first"] and "artifacts" not in task
 
 
@@ -229,7 +216,7 @@ def checks_cancelled(request: HandlerRequest) -> str:
 
 def test_if_request_cancelled_is_false_while_not_canceled(settings):
     settings.A2A_HANDLER = f"{HERE}.checks_cancelled"
-    task = send("x")
+    task = send_direct("x")
     assert task["artifacts"][0]["parts"][0]["text"] == "ran"
 
 
@@ -246,7 +233,7 @@ def waits_for_cancel(request: HandlerRequest) -> str:
 def test_wait_cancelled_wakes_when_the_task_is_canceled(settings, store):
     NOTICED.clear()
     settings.A2A_HANDLER = f"{HERE}.waits_for_cancel"
-    task = send("x", blocking=False)
+    task = send_direct("x", blocking=False)
     wait_until(lambda: NOTICED.get("started"))
     started = time.monotonic()
     asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
@@ -260,7 +247,7 @@ def test_wait_cancelled_wakes_when_the_task_is_canceled(settings, store):
 def test_acancelled_waits_without_a_thread():
     async def go() -> tuple[bool, bool, bool]:
         cancelled = Cancellation()
-        request = HandlerRequest(message=message("x"), task_id="t", context_id="c", cancelled=cancelled)
+        request = HandlerRequest(message=v03_message("x"), task_id="t", context_id="c", cancelled=cancelled)
         timed_out = await request.acancelled(0.01)
         threading.Timer(0.05, cancelled.set).start()
         woke = await request.acancelled(5)
@@ -284,10 +271,10 @@ def pinger(request: HandlerRequest) -> Any:
 
 def test_direct_reply_creates_no_task(settings, store):
     settings.A2A_HANDLER = f"{HERE}.pinger"
-    answer = send("ping", contextId="ctx-1")
+    answer = send_direct("ping", contextId="ctx-1")
     assert answer["kind"] == "message" and answer["role"] == "agent" and texts(answer) == ["pong"]
     assert answer["contextId"] == "ctx-1" and "taskId" not in answer
-    assert send("ping", blocking=False)["kind"] == "message"
+    assert send_direct("ping", blocking=False)["kind"] == "message"
     assert len(store) == 0  # nothing stored, ever
 
 
@@ -304,11 +291,11 @@ def test_a_direct_handler_that_works_gets_a_task(settings, store):
     items = stream("work")
     assert items[0].kind == "task" and items[0].task["status"]["state"] == "working"
     assert items[-1].kind == "status" and items[-1].task["status"]["state"] == "completed"
-    task = send("work")
+    task = send_direct("work")
     assert task["status"]["state"] == "completed" and task["artifacts"][0]["parts"][0]["text"] == "done"
-    assert send("late reply")["kind"] == "message"  # a Reply after a task existed: the task holds it
-    assert send("boom")["status"]["state"] == "failed"
-    non_blocking = send("work", blocking=False)
+    assert send_direct("late reply")["kind"] == "message"  # a Reply after a task existed: the task holds it
+    assert send_direct("boom")["status"]["state"] == "failed"
+    non_blocking = send_direct("work", blocking=False)
     assert non_blocking["kind"] == "task"
     wait_until(lambda: store.get(non_blocking["id"])["status"]["state"] == "completed")
     assert len(store) == 5
@@ -328,7 +315,7 @@ def test_a_direct_handlers_first_act_is_its_tasks_first_event(settings, store):
     are slowest) showed id 1 working, then working again as 2. The act is now the
     task's creation: one event, number 1, holding what it says."""
     settings.A2A_HANDLER = f"{HERE}.starts_then_works"
-    task = send("go", blocking=False)
+    task = send_direct("go", blocking=False)
     assert task["_seq"] == 1 and texts(task["status"].get("message")) == ["started"]
     assert store.get(task["id"])["_seq"] == 1  # no second "working" behind it
     wait_until(lambda: store.get(task["id"])["status"]["state"] == "completed")
@@ -383,9 +370,9 @@ def test_direct_reply_over_json_rpc(settings, store):
 
 def test_a_continuation_runs_as_a_task(settings, store):
     settings.A2A_HANDLER = f"{HERE}.asks_then_pings"
-    asked = send("ping")
+    asked = send_direct("ping")
     assert asked["status"]["state"] == "input-required"
-    follow = send("ping", taskId=asked["id"])
+    follow = send_direct("ping", taskId=asked["id"])
     assert follow["kind"] == "message" and texts(follow) == ["pong"]  # the task's reply, as before
     assert store.get(asked["id"])["status"]["state"] == "completed"
 
@@ -424,10 +411,10 @@ def test_the_request_says_who_calls_and_how(settings, store):
     SEEN.clear()
     settings.A2A_HANDLER = f"{HERE}.records"
     first = CallContext(caller="alice", version="0.3", binding="rest", extensions=("urn:x-ext",))
-    params = SendParams(message=message("hi"), blocking=True, metadata={"trace": "t-1"})
+    params = SendParams(message=v03_message("hi"), blocking=True, metadata={"trace": "t-1"})
     asked = asyncio.run(operations.send_message(params, first))
     second = CallContext(caller="alice", version="1.0", binding="jsonrpc")
-    done = send("more", second, taskId=asked["id"])
+    done = send_direct("more", ctx=second, taskId=asked["id"])
     assert done["status"]["state"] == "completed"
     assert SEEN == [
         {
@@ -459,15 +446,9 @@ def test_the_request_says_who_calls_and_how(settings, store):
 
 def test_private_call_record_is_not_rendered(settings):
     settings.A2A_HANDLER = "a2a.handlers.echo"
-    headers = {"Content-Type": "application/json", "A2A-Version": "1.0", "A2A-Extensions": "urn:x-ext"}
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "SendMessage",
-        "params": {"message": {"role": "ROLE_USER", "messageId": "m", "parts": [{"text": "x"}]}},
-    }
-
-    result = WireClient(version=None).request("POST", "/a2a/", json=body, headers=headers).json()["result"]["task"]
+    message = {"role": "ROLE_USER", "messageId": "m", "parts": [{"text": "x"}]}
+    answer = WireClient().rpc("SendMessage", {"message": message}, headers={"A2A-Extensions": "urn:x-ext"})
+    result = answer["result"]["task"]
     assert "_call" not in json.dumps(result)
     stored = get_task_store().get(result["id"])
     assert stored["_call"]["binding"] == "jsonrpc" and stored["_call"]["extensions"] == ["urn:x-ext"]
@@ -502,16 +483,16 @@ class AsyncAgent(AgentHandler):
 def test_class_form_is_set_up_once(settings, store):
     CLASS_LOG.clear()
     settings.A2A_HANDLER = f"{HERE}.Agent"
-    assert send("a")["artifacts"][0]["parts"][0]["text"] == "handled a"
-    assert send("b")["artifacts"][0]["parts"][0]["text"] == "handled b"
+    assert send_direct("a")["artifacts"][0]["parts"][0]["text"] == "handled a"
+    assert send_direct("b")["artifacts"][0]["parts"][0]["text"] == "handled b"
     assert CLASS_LOG == ["setup"]
-    task = send("wait", blocking=False)
+    task = send_direct("wait", blocking=False)
     wait_until(lambda: store.get(task["id"])["status"]["state"] == "working")
     asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
     wait_until(lambda: len(CLASS_LOG) == 2)
     assert CLASS_LOG[1:] == [f"cancel {task['id']}"]
     settings.A2A_HANDLER = f"{HERE}.AsyncAgent"
-    assert texts(send("x")) == ["hi from a class"]
+    assert texts(send_direct("x")) == ["hi from a class"]
 
 
 # --- failures a developer can debug -------------------------------------------------------
@@ -524,7 +505,7 @@ def lookup(request: HandlerRequest) -> str:
 def test_an_exception_is_logged_with_its_traceback_and_hidden_from_the_client(settings, caplog):
     settings.A2A_HANDLER = f"{HERE}.lookup"
     with caplog.at_level(logging.INFO, logger="a2a.runtime.runner"):
-        task = send("x")
+        task = send_direct("x")
     assert texts(task["status"]["message"]) == ["The agent failed: KeyError"]
     [record] = [r for r in caplog.records if r.exc_info]
     assert task["id"] in record.getMessage() and "KeyError" in record.getMessage()
@@ -535,7 +516,7 @@ def test_an_exception_is_logged_with_its_traceback_and_hidden_from_the_client(se
 def test_debug_shows_more(settings):
     settings.A2A_HANDLER = f"{HERE}.lookup"
     settings.DEBUG = True
-    [text] = texts(send("x")["status"]["message"])
+    [text] = texts(send_direct("x")["status"]["message"])
     assert text.startswith("The agent failed: KeyError: 'city' (test_handler_api.py, line ")
     assert text.endswith("in lookup)")
 
@@ -543,6 +524,6 @@ def test_debug_shows_more(settings):
 def test_an_explicit_failure_is_shown_as_written_without_a_traceback(settings, caplog):
     settings.A2A_HANDLER = f"{HERE}.raising"
     with caplog.at_level(logging.INFO, logger="a2a.runtime.runner"):
-        task = send("fail")
+        task = send_direct("fail")
     assert texts(task["status"]["message"]) == ["No such city: Atlantis"]
     assert not [r for r in caplog.records if r.exc_info]

@@ -23,6 +23,7 @@ from rest_framework.authtoken.models import Token
 from a2a.handlers import HandlerRequest, InputRequired
 from a2a.ops.bulk import Selection
 from a2a.protocol.model import message_text
+from a2a.testing.client import rpc_body
 from a2a.testing.fake_model import fake_model as stub_model
 from a2a.testing.fake_model import openai_reply
 from stores.base import TaskQuery
@@ -101,7 +102,7 @@ class Wire:
             "get": ("GetTask", "tasks/get"),
         }
         name = names[method][self.version != "1.0"]
-        body = {"jsonrpc": "2.0", "id": 1, "method": name, "params": params}
+        body = rpc_body(name, params)
         return http("POST", "/a2a/", self.headers(who), body).json()
 
     @property

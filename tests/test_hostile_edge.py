@@ -26,27 +26,24 @@ from django.db import OperationalError
 from django.db.backends.utils import CursorWrapper
 
 from a2a.ops.observability import HEALTH_PROBE_OWNER
+from a2a.testing.client import rpc_body
 from stores.base import TaskQuery
 from tests.conftest import ALL_DATABASES
-from tests.helpers import http
+from tests.helpers import ASGI, http
 
 pytestmark = ALL_DATABASES
 
 
-def send_request(request_id: Any = 1) -> dict[str, Any]:
+def message_request(request_id: Any = 1) -> dict[str, Any]:
     message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": "hi"}]}
-    return {"jsonrpc": "2.0", "id": request_id, "method": "SendMessage", "params": {"message": message}}
+    return rpc_body("SendMessage", {"message": message}, request_id)
 
 
 def get_request(request_id: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": "GetTask", "params": {"id": "no-such-task"}}
+    return rpc_body("GetTask", {"id": "no-such-task"}, request_id)
 
 
 JSON_V10 = {"Content-Type": "application/json", "A2A-Version": "1.0"}
-
-
-def rpc(body: bytes, headers: dict[str, str] | None = None) -> httpx.Response:
-    return http("POST", "/a2a/", content=body, headers=JSON_V10 if headers is None else headers)
 
 
 def stored_tasks(store) -> list[dict]:
@@ -63,7 +60,7 @@ ODD = 2**70 + 1
 @pytest.mark.parametrize("literal", [str(BIG), str(-BIG), str(2**64), "1.5", "12345678901234567890.5"])
 def test_a_numeric_id_comes_back_exactly_as_sent(use_store, literal):
     body = json.dumps(get_request(0)).replace('"id": 0', f'"id": {literal}').encode()
-    response = rpc(body)
+    response = ASGI.rpc_raw(body, headers=JSON_V10)
     assert response.status_code == 200, response.text
     assert f'"id":{literal}' in response.text, response.text
     assert response.json()["error"]["code"] == -32001  # the GetTask ran: task not found
@@ -72,7 +69,7 @@ def test_a_numeric_id_comes_back_exactly_as_sent(use_store, literal):
 def test_big_ids_in_a_batch_each_come_back_exactly(use_store):
     batch = [get_request(0), get_request("s"), get_request(0)]
     body = json.dumps(batch).replace('"id": 0', f'"id": {ODD}', 1).replace('"id": 0', f'"id": {-ODD}', 1)
-    response = rpc(body.encode())
+    response = ASGI.rpc_raw(body.encode(), headers=JSON_V10)
     assert response.status_code == 200, response.text
     ids = json.loads(response.text)  # the standard library keeps big integers exact
     assert [r["id"] for r in ids] == [ODD, "s", -ODD]
@@ -80,7 +77,7 @@ def test_big_ids_in_a_batch_each_come_back_exactly(use_store):
 
 def test_a_big_id_survives_a_version_error(use_store):
     body = json.dumps(get_request(0)).replace('"id": 0', f'"id": {ODD}').encode()
-    response = rpc(body, {"Content-Type": "application/json", "A2A-Version": "9.9"})
+    response = ASGI.rpc_raw(body, headers={"Content-Type": "application/json", "A2A-Version": "9.9"})
     assert json.loads(response.text)["id"] == ODD
 
 
@@ -124,7 +121,7 @@ def headers_with(content_type: str | None, **more: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("content_type", NOT_JSON)
 def test_jsonrpc_refuses_a_body_that_is_not_json_and_runs_nothing(use_store, content_type):
-    response = rpc(orjson.dumps(send_request()), headers_with(content_type))
+    response = ASGI.rpc_raw(orjson.dumps(message_request()), headers=headers_with(content_type))
     assert response.status_code == 415, response.text
     body = response.json()
     assert body["jsonrpc"] == "2.0" and body["id"] is None
@@ -137,7 +134,7 @@ def test_jsonrpc_refuses_a_body_that_is_not_json_and_runs_nothing(use_store, con
     "content_type", ["application/json", "application/json; charset=utf-8", "application/a2a+json", "Application/JSON"]
 )
 def test_jsonrpc_takes_json_media_types(use_store, content_type):
-    response = rpc(orjson.dumps(send_request()), headers_with(content_type))
+    response = ASGI.rpc_raw(orjson.dumps(message_request()), headers=headers_with(content_type))
     assert response.status_code == 200, response.text
     assert response.json()["result"]["task"]["id"]
 
@@ -152,7 +149,7 @@ def rest_error(response: httpx.Response, status: int) -> dict:
 
 @pytest.mark.parametrize("content_type", NOT_JSON)
 def test_rest_refuses_a_body_that_is_not_json_and_runs_nothing(use_store, content_type):
-    body = orjson.dumps({"message": send_request()["params"]["message"]})
+    body = orjson.dumps({"message": message_request()["params"]["message"]})
     response = http("POST", "/a2a/rest/message:send", content=body, headers=headers_with(content_type))
     error = rest_error(response, 415)
     assert error["status"] == "INVALID_ARGUMENT"
@@ -160,14 +157,14 @@ def test_rest_refuses_a_body_that_is_not_json_and_runs_nothing(use_store, conten
 
 
 def test_rest_takes_a2a_json(use_store):
-    body = orjson.dumps({"message": send_request()["params"]["message"]})
+    body = orjson.dumps({"message": message_request()["params"]["message"]})
     response = http("POST", "/a2a/rest/message:send", content=body, headers=headers_with("application/a2a+json"))
     assert response.status_code == 200, response.text
 
 
 def test_rest_post_without_a_body_needs_no_content_type_but_refuses_a_wrong_one(use_store):
     """A v0.3 client cancels with an empty POST and no Content-Type: still served."""
-    task = rpc(orjson.dumps(send_request())).json()["result"]["task"]
+    task = ASGI.rpc_raw(orjson.dumps(message_request()), headers=JSON_V10).json()["result"]["task"]
     cancel = f"/a2a/rest/tasks/{task['id']}:cancel"
     plain = http("POST", cancel, content=b"", headers=headers_with("text/plain"))
     rest_error(plain, 415)
@@ -180,20 +177,20 @@ def test_rest_post_without_a_body_needs_no_content_type_but_refuses_a_wrong_one(
 
 def test_an_over_long_batch_gets_one_error_and_runs_nothing(use_store, settings):
     settings.A2A_MAX_BATCH_SIZE = 3
-    response = rpc(orjson.dumps([send_request(i) for i in range(4)]))
+    response = ASGI.rpc_raw(orjson.dumps([message_request(i) for i in range(4)]), headers=JSON_V10)
     assert response.status_code == 200
     body = response.json()
     assert isinstance(body, dict), body  # one error, not one per request
     assert body["id"] is None and body["error"]["code"] == -32600
     assert "A2A_MAX_BATCH_SIZE" in body["error"]["message"]
     assert stored_tasks(use_store) == []
-    within = rpc(orjson.dumps([send_request(i) for i in range(3)])).json()
+    within = ASGI.rpc_raw(orjson.dumps([message_request(i) for i in range(3)]), headers=JSON_V10).json()
     assert [r["id"] for r in within] == [0, 1, 2] and all("result" in r for r in within)
 
 
 def test_the_default_batch_limit_is_100(use_store):
-    assert len(rpc(orjson.dumps([get_request(i) for i in range(100)])).json()) == 100
-    over = rpc(orjson.dumps([get_request(i) for i in range(101)])).json()
+    assert len(ASGI.rpc_raw(orjson.dumps([get_request(i) for i in range(100)]), headers=JSON_V10).json()) == 100
+    over = ASGI.rpc_raw(orjson.dumps([get_request(i) for i in range(101)]), headers=JSON_V10).json()
     assert over["error"]["code"] == -32600
 
 

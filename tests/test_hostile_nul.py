@@ -25,6 +25,7 @@ from django.db import DataError, IntegrityError, OperationalError
 
 from a2a.handlers import HandlerRequest
 from a2a.runtime.runner import UNSAVABLE_MESSAGE
+from a2a.testing.client import rpc_body
 from stores.base import StoreError
 from stores.models import NUL_WRAPPER, NulSafeDecoder, NulSafeEncoder
 from tests.db_marks import store_params
@@ -78,13 +79,15 @@ _RPC = {
 }
 
 
-def call(binding: str, operation: str, **params: Any) -> tuple[str, Any]:
+def outcome(binding: str, operation: str, **params: Any) -> tuple[str, Any]:
     """Run ``operation`` (send, get, cancel, list) through ``binding``: ("ok", result) or
     ("error", its JSON-RPC code), the REST status mapped to the code its reason names.
-    Never an internal error or an HTTP 500 (asserted)."""
+    Never an internal error or an HTTP 500 (asserted). A send blocks, as each version says it."""
     kind, version = binding.split("-")
+    if operation == "send":
+        params.setdefault("configuration", {} if version == "1.0" else {"blocking": True})
     if kind == "jsonrpc":
-        body = {"jsonrpc": "2.0", "id": 1, "method": _RPC[version][operation], "params": params}
+        body = rpc_body(_RPC[version][operation], params)
         response = http("POST", "/a2a/", body, version=version)
         assert response.status_code == 200, response.text
         answer = response.json()
@@ -105,11 +108,6 @@ def call(binding: str, operation: str, **params: Any) -> tuple[str, Any]:
         reason = answer["error"]["details"][0]["reason"]
         return "error", {"INVALID_PARAMS": -32602, "TASK_NOT_FOUND": -32001}.get(reason, reason)
     return "ok", answer
-
-
-def send(binding: str, msg: dict[str, Any], **extra: Any) -> tuple[str, Any]:
-    configuration = {} if binding.endswith("1.0") else {"blocking": True}
-    return call(binding, "send", message=msg, configuration=configuration, **extra)
 
 
 def task_of(result: dict[str, Any]) -> dict[str, Any]:
@@ -138,21 +136,19 @@ def _id_cases(binding: str) -> dict[str, tuple[str, dict[str, Any]]]:
         "list-by-context": ("list", {"contextId": f"ctx{NUL}"}),
     }
     for key in ("taskId", "contextId", "messageId"):
-        msg = message(binding, **{key: f"x{NUL}y"})
-        configuration = {} if binding.endswith("1.0") else {"blocking": True}
-        cases[f"send-{key}"] = ("send", {"message": msg, "configuration": configuration})
+        cases[f"send-{key}"] = ("send", {"message": message(binding, **{key: f"x{NUL}y"})})
     return cases
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
 def test_an_id_holding_nul_is_invalid_params_on_every_store(use_store, binding):
-    answers = {name: call(binding, operation, **params) for name, (operation, params) in _id_cases(binding).items()}
+    answers = {name: outcome(binding, operation, **params) for name, (operation, params) in _id_cases(binding).items()}
     assert answers == {name: ("error", -32602) for name in answers}
     assert use_store.list().total_size == 0  # nothing was created
 
 
 def test_push_config_ids_holding_nul_are_invalid_params_on_every_store(use_store):
-    task_id = task_of(send("jsonrpc-1.0", message("jsonrpc-1.0"))[1])["id"]
+    task_id = task_of(outcome("jsonrpc-1.0", "send", message=message("jsonrpc-1.0"))[1])["id"]
     hook = {"url": "http://127.0.0.1:9/hook"}
     for method, params in [
         ("CreateTaskPushNotificationConfig", {"taskId": task_id, "id": f"c{NUL}", **hook}),
@@ -161,7 +157,7 @@ def test_push_config_ids_holding_nul_are_invalid_params_on_every_store(use_store
         ("DeleteTaskPushNotificationConfig", {"taskId": task_id, "id": f"c{NUL}"}),
         ("ListTaskPushNotificationConfigs", {"taskId": f"t{NUL}"}),
     ]:
-        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        body = rpc_body(method, params)
         answer = http("POST", "/a2a/", body, version="1.0").json()
         assert answer.get("error", {}).get("code") == -32602, (method, params, answer)
     response = http("GET", f"/a2a/rest/tasks/{task_id}/pushNotificationConfigs/c%00", version="1.0")
@@ -170,14 +166,14 @@ def test_push_config_ids_holding_nul_are_invalid_params_on_every_store(use_store
 
 def test_a_push_config_holding_nul_comes_back_as_sent_on_every_store(use_store):
     """Content of a push config (its URL's path here) is kept like a task's."""
-    task_id = task_of(send("jsonrpc-1.0", message("jsonrpc-1.0"))[1])["id"]
+    task_id = task_of(outcome("jsonrpc-1.0", "send", message=message("jsonrpc-1.0"))[1])["id"]
     url = f"http://127.0.0.1:9/hook{NUL}path"
     answers = []
     for method, params in [
         ("CreateTaskPushNotificationConfig", {"taskId": task_id, "id": "c1", "url": url}),
         ("GetTaskPushNotificationConfig", {"taskId": task_id, "id": "c1"}),
     ]:
-        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        body = rpc_body(method, params)
         answers.append(http("POST", "/a2a/", body, version="1.0").json())
     assert [a.get("result", a).get("url") for a in answers] == [url, url], answers
 
@@ -191,7 +187,7 @@ def test_content_holding_nul_comes_back_as_sent_on_every_store(use_store, bindin
     created, run (the echo handler answers with the text, NUL included), and read
     back, stored and over the wire, exactly as sent."""
     metadata = {"metadata": METADATA} if binding != "rest-0.3" else {}
-    status, result = send(binding, message(binding, TEXT, DATA, metadata=METADATA), **metadata)
+    status, result = outcome(binding, "send", message=message(binding, TEXT, DATA, metadata=METADATA), **metadata)
     assert status == "ok", result
     task_id = task_of(result)["id"]
     stored = use_store.get(task_id)
@@ -202,10 +198,10 @@ def test_content_holding_nul_comes_back_as_sent_on_every_store(use_store, bindin
     if metadata:
         assert stored["metadata"] == METADATA
     assert stored["artifacts"][0]["parts"][0]["text"] == f"echo: {TEXT}"
-    status, fetched = call(binding, "get", id=task_id)
+    status, fetched = outcome(binding, "get", id=task_id)
     assert status == "ok", fetched
     assert {TEXT, f"echo: {TEXT}", "key\x00", "value\x00", NUL, "meta\x00data"} <= strings(fetched)
-    status, page = call(binding, "list", contextId=stored["contextId"])
+    status, page = outcome(binding, "list", contextId=stored["contextId"])
     assert status == "ok" and TEXT in strings(page), page
 
 
@@ -249,7 +245,7 @@ def wait_settled(store, task_id: str, timeout: float) -> dict[str, Any]:
 
 def test_a_handler_result_holding_nul_completes_with_it_intact(use_store, settings):
     settings.A2A_HANDLER = "tests.test_hostile_nul.nul_result"
-    status, result = send("jsonrpc-1.0", message("jsonrpc-1.0", "go"))
+    status, result = outcome("jsonrpc-1.0", "send", message=message("jsonrpc-1.0", "go"))
     assert status == "ok", result
     task = wait_settled(use_store, task_of(result)["id"], 5)
     assert task["status"]["state"] == "completed", task["status"]
@@ -287,7 +283,7 @@ def test_a_result_the_store_refuses_fails_the_task_at_once_with_the_reason(use_s
     attempts: list[str] = []
     use_store.save = _refusing(use_store, error, "completed", attempts)
     started = time.monotonic()
-    status, result = send("jsonrpc-1.0", message("jsonrpc-1.0", "hello"))
+    status, result = outcome("jsonrpc-1.0", "send", message=message("jsonrpc-1.0", "hello"))
     assert status == "ok", result
     task = wait_settled(use_store, task_of(result)["id"], 5)
     assert time.monotonic() - started < 5
@@ -313,7 +309,7 @@ def test_an_outage_while_saving_the_result_is_still_waited_out(use_store, settin
         return save(task, expected_version)
 
     use_store.save = flaky_save
-    status, result = send("jsonrpc-1.0", message("jsonrpc-1.0", "hello"))
+    status, result = outcome("jsonrpc-1.0", "send", message=message("jsonrpc-1.0", "hello"))
     assert status == "ok", result
     task = wait_settled(use_store, task_of(result)["id"], 5)
     assert task["status"]["state"] == "completed"

@@ -35,9 +35,11 @@ import pytest
 
 import stores.file.fsio
 from a2a.protocol.model import new_task, set_status
+from a2a.testing.client import rpc_body
 from stores.file import FileTaskStore
+from tests.ports import free_port
 from tests.powerloss import Shim, Verdict, at_least, check, materialize, read_journal, replay
-from tests.server import ROOT, free_port, running_process, site_env
+from tests.server import ROOT, running_process, site_env
 
 SEED = int(os.environ.get("A2A_POWERLOSS_SEED", "20261201"))
 THREADS = 4
@@ -165,8 +167,7 @@ class Clients:
                 i += CLIENTS
                 blocking, text = self.plan[i % len(self.plan)]
                 msg = {"role": "user", "messageId": str(uuid.uuid4()), "parts": [{"kind": "text", "text": text}]}
-                body = {"jsonrpc": "2.0", "id": i, "method": "SendMessage",
-                        "params": {"message": msg, "configuration": {"blocking": blocking}}}  # fmt: skip
+                body = rpc_body("SendMessage", {"message": msg, "configuration": {"blocking": blocking}}, i)
                 try:
                     task = http.post(self.endpoint, json=body).json()["result"]
                 except Exception:
@@ -175,7 +176,7 @@ class Clients:
                     continue
                 self.note(task)
                 if not blocking and i % 4 == 0:
-                    cancel = {"jsonrpc": "2.0", "id": i, "method": "CancelTask", "params": {"id": task["id"]}}
+                    cancel = rpc_body("CancelTask", {"id": task["id"]}, i)
                     with contextlib.suppress(Exception):
                         answer = http.post(self.endpoint, json=cancel).json()
                         if "result" in answer:

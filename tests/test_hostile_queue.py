@@ -49,11 +49,13 @@ import pytest
 from a2a.protocol.model import SendParams
 from a2a.runtime.runner import get_runner
 from a2a.service import operations
+from a2a.testing.client import rpc_body
 from deploy.cluster import Cluster
 from tests.db_marks import store_params
 from tests.helpers import live_result as rpc
 from tests.helpers import live_submit as send
-from tests.server import free_port, postgres_database
+from tests.ports import free_port
+from tests.server import postgres_database
 
 POSTGRES_URL = os.environ.get("A2A_TEST_POSTGRES_URL", "")
 REDIS_URL = os.environ.get("A2A_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -316,7 +318,7 @@ class Stream(threading.Thread):
             method, params = "SendStreamingMessage", {"message": message}
         else:
             method, params = "SubscribeToTask", {"id": self.task_id}
-        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        body = rpc_body(method, params)
         # A read timeout longer than the server's keepalive: a silent stream is a dead one.
         timeout = httpx.Timeout(10, read=KEEPALIVE * 2 + 5)
         try:

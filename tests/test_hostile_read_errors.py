@@ -145,10 +145,6 @@ def test_a_read_error_while_a_handler_runs_never_ends_the_task(use_store, settin
     assert "canceled while running" not in caplog.text
 
 
-def rpc(app, method: str, params: dict) -> httpx.Response:
-    return WireClient(app=app, version=None).rpc_response(method, params)
-
-
 def rest_get(app, path: str) -> httpx.Response:
     return WireClient(app=app, version=None).request("GET", path)
 
@@ -159,19 +155,22 @@ def test_get_task_while_the_store_cannot_read_is_unavailable_not_not_found(use_s
     use_store.save(task)
     fault = Fault(use_store, monkeypatch)
     fault.active.set()
-    response = rpc(app, "GetTask", {"id": task["id"]})
+    response = WireClient(app=app, version=None).rpc_response("GetTask", {"id": task["id"]})
     assert response.status_code == 200
     error = response.json()["error"]
     assert error["code"] == -32603, error  # an internal error, not -32001 "task not found"
     assert error["message"].startswith("could not read the task now: ") and error["message"].endswith("try again")
-    cancel = rpc(app, "CancelTask", {"id": task["id"]}).json()["error"]
+    cancel = WireClient(app=app, version=None).rpc("CancelTask", {"id": task["id"]})["error"]
     assert cancel["code"] == -32603 and "try again" in cancel["message"]
     rest = rest_get(app, f"/a2a/rest/tasks/{task['id']}")
     assert rest.status_code == 503 and rest.headers["content-type"].startswith("application/")
     assert rest.json()["error"]["status"] == "UNAVAILABLE"
     assert rest.json()["error"]["message"] == error["message"]
     fault.active.clear()
-    assert rpc(app, "GetTask", {"id": task["id"]}).json()["result"]["id"] == task["id"]
+    assert (
+        WireClient(app=app, version=None).rpc_response("GetTask", {"id": task["id"]}).json()["result"]["id"]
+        == task["id"]
+    )
     assert use_store.get(task["id"])["status"]["state"] == "submitted"  # nothing changed
 
 

@@ -26,6 +26,7 @@ import httpx
 import orjson
 import pytest
 
+from a2a.testing.client import WireClient, rpc_body, v10_message
 from tests.server import running_server, site_env
 
 pytestmark = pytest.mark.slow
@@ -103,19 +104,12 @@ def close_all(sockets: list[socket.socket]) -> None:
             s.close()
 
 
-def send_message(base: str, text: str) -> httpx.Response:
-    message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": text}]}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
-    headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}
-    return httpx.post(f"{base}/a2a/", content=orjson.dumps(body), headers=headers, timeout=5)
-
-
 def test_half_sent_requests_neither_block_new_ones_nor_stay_open(site):
     sockets = open_half_requests(site, 2000)
     try:
         sent = started = time.monotonic()
         card = httpx.get(f"{site}/.well-known/agent-card.json", timeout=5)
-        answer = send_message(site, "hello")
+        answer = WireClient(base_url=site, timeout=5).rpc_response("SendMessage", {"message": v10_message("hello")})
         took = time.monotonic() - started
         assert card.status_code == 200
         assert answer.status_code == 200 and answer.json()["result"]["task"]["status"]["state"], answer.text
@@ -181,7 +175,7 @@ def test_half_a_second_request_on_a_kept_alive_connection_is_closed(site):
 def test_a_stream_outlives_the_read_timeouts(site):
     """A stream whose request was read is never cut by the read timeouts."""
     message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": "sleep:6"}]}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {"message": message}}
+    body = rpc_body("SendStreamingMessage", {"message": message})
     headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}
     started = time.monotonic()
     events = []

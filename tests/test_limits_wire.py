@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from a2a.testing import WireClient
+from a2a.testing.client import rpc_body
 from tests.server import running_server, site_env
 
 pytestmark = pytest.mark.slow
@@ -45,11 +46,11 @@ def site(request, tmp_path_factory) -> Iterator[str]:
         yield base
 
 
-def send_body(rest: bool, size: int) -> bytes:
+def padded_body(rest: bool, size: int) -> bytes:
     """A valid SendMessage (v1.0) of exactly ``size`` bytes (trailing spaces are JSON)."""
     message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": "hello"}]}
     params = {"message": message}
-    body = json.dumps(params if rest else {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params})
+    body = json.dumps(params if rest else rpc_body("SendMessage", params))
     raw = body.encode()
     assert len(raw) <= size
     return raw + b" " * (size - len(raw))
@@ -59,9 +60,9 @@ def path(rest: bool) -> str:
     return "/a2a/rest/message:send" if rest else "/a2a/"
 
 
-def post(base: str, rest: bool, content: bytes | Iterator[bytes]) -> httpx.Response:
-    client = WireClient(base_url=base, timeout=60)
-    return client.request("POST", path(rest), content=content, headers={"Content-Type": "application/json"})
+def wire(base: str) -> WireClient:
+    """The test kit's client for the site at ``base``, its requests' bodies JSON."""
+    return WireClient(base_url=base, timeout=60, headers={"Content-Type": "application/json"})
 
 
 def chunks(body: bytes) -> Iterator[bytes]:
@@ -89,18 +90,18 @@ def check_refused(response: httpx.Response, rest: bool) -> str:
 
 @pytest.mark.parametrize("rest", [False, True], ids=["jsonrpc", "rest"])
 def test_at_the_limit_passes_one_byte_over_is_413_with_content_length(site, rest):
-    answer = post(site, rest, send_body(rest, LIMIT))
+    answer = wire(site).request("POST", path(rest), content=padded_body(rest, LIMIT))
     assert answer.status_code == 200, answer.text[:300]
-    message = check_refused(post(site, rest, send_body(rest, LIMIT + 1)), rest)
+    message = check_refused(wire(site).request("POST", path(rest), content=padded_body(rest, LIMIT + 1)), rest)
     assert f"{LIMIT + 1} bytes" in message and f"at most {LIMIT}" in message
 
 
 @pytest.mark.parametrize("rest", [False, True], ids=["jsonrpc", "rest"])
 def test_at_the_limit_passes_one_byte_over_is_413_chunked(site, rest):
-    answer = post(site, rest, chunks(send_body(rest, LIMIT)))
+    answer = wire(site).request("POST", path(rest), content=chunks(padded_body(rest, LIMIT)))
     assert answer.status_code == 200, answer.text[:300]
     assert "content-length" not in answer.request.headers
-    message = check_refused(post(site, rest, chunks(send_body(rest, LIMIT + 1))), rest)
+    message = check_refused(wire(site).request("POST", path(rest), content=chunks(padded_body(rest, LIMIT + 1))), rest)
     assert f"more than {LIMIT} bytes" in message
 
 
@@ -152,7 +153,7 @@ def test_a_huge_body_is_answered_before_the_client_finished_sending_it(site, res
     assert b"\r\nconnection: close\r\n" in answer.lower()
     assert b"A2A_MAX_BODY_BYTES" in answer
     # The server is fine afterwards.
-    assert post(site, rest, send_body(rest, 1000)).status_code == 200
+    assert wire(site).request("POST", path(rest), content=padded_body(rest, 1000)).status_code == 200
 
 
 @pytest.mark.parametrize("rest", [False, True], ids=["jsonrpc", "rest"])

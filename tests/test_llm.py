@@ -22,6 +22,7 @@ from a2a.protocol.model import SendParams
 from a2a.service import operations
 from a2a.service.card import skills as card_skills
 from a2a.service.context import CallContext
+from a2a.testing.client import v03_message
 from a2a.testing.fake_model import Reply, anthropic_reply, openai_reply
 from a2a.testing.fake_model import fake_model as stub_model
 from tests.conftest import ALL_DATABASES
@@ -74,20 +75,12 @@ def skills_dir(tmp_path, settings) -> Path:
     return root
 
 
-def send(text: str, *, metadata: dict | None = None, message_metadata: dict | None = None, **extra) -> dict:
-    message = {"kind": "message", "messageId": f"m-{text}", "role": "user", "parts": [{"kind": "text", "text": text}]}
-    if message_metadata:
-        message["metadata"] = message_metadata
-    message.update(extra)
-    return send_direct(message, metadata=metadata)
-
-
 # --- OpenAI style ---------------------------------------------------------------------
 
 
 def test_answers_with_the_model_and_records_usage(model):
     model.queue(openai_reply("Paris.", prompt_tokens=12, completion_tokens=2))
-    task = send("Capital of France?")
+    task = send_direct("Capital of France?")
     assert task["status"]["state"] == "completed", task["status"]
     assert task["artifacts"][0]["parts"] == [{"kind": "text", "text": "Paris."}]
     assert task["metadata"]["llm"] == {
@@ -106,7 +99,7 @@ def test_answers_with_the_model_and_records_usage(model):
 
 
 def test_the_targeted_skill_shapes_the_system_prompt(model, skills_dir):
-    task = send("Long text ...", message_metadata={"skill": "summarize"})
+    task = send_direct(v03_message("Long text ...", metadata={"skill": "summarize"}))
     assert task["status"]["state"] == "completed"
     assert task["metadata"]["llm"]["skill"] == "summarize"
     system = model.requests[0].body["messages"][0]["content"]
@@ -116,13 +109,13 @@ def test_the_targeted_skill_shapes_the_system_prompt(model, skills_dir):
 
 
 def test_the_skill_may_be_named_in_the_request_metadata(model, skills_dir):
-    task = send("Bonjour", metadata={"skillId": "translate"})
+    task = send_direct("Bonjour", metadata={"skillId": "translate"})
     assert task["metadata"]["llm"]["skill"] == "translate"
     assert "Translate into French." in model.requests[0].body["messages"][0]["content"]
 
 
 def test_without_a_target_the_prompt_lists_the_skills(model, skills_dir):
-    send("What can you do?")
+    send_direct("What can you do?")
     system = model.requests[0].body["messages"][0]["content"]
     assert "- summarize: Summarizes a text." in system
     assert "- translate: Translates text into French." in system
@@ -130,7 +123,7 @@ def test_without_a_target_the_prompt_lists_the_skills(model, skills_dir):
 
 
 def test_an_unknown_skill_fails_the_task_naming_the_known_ones(model, skills_dir):
-    task = send("x", message_metadata={"skill": "juggle"})
+    task = send_direct(v03_message("x", metadata={"skill": "juggle"}))
     assert task["status"]["state"] == "failed"
     text = task["status"]["message"]["parts"][0]["text"]
     assert "Unknown skill 'juggle'" in text and "summarize, translate" in text
@@ -139,15 +132,15 @@ def test_an_unknown_skill_fails_the_task_naming_the_known_ones(model, skills_dir
 
 def test_a_disabled_skill_cannot_be_targeted(model, skills_dir, settings):
     settings.A2A_SKILLS_ENABLED = ["translate"]
-    assert send("x", message_metadata={"skill": "summarize"})["status"]["state"] == "failed"
-    assert send("y", message_metadata={"skill": "translate"})["status"]["state"] == "completed"
+    assert send_direct(v03_message("x", metadata={"skill": "summarize"}))["status"]["state"] == "failed"
+    assert send_direct(v03_message("y", metadata={"skill": "translate"}))["status"]["state"] == "completed"
 
 
 def test_earlier_tasks_of_the_context_are_the_conversation(model, settings):
     model.queue(openai_reply("Hello Ada."), openai_reply("You are Ada."))
-    send("My name is Ada.", contextId="ctx-chat")
-    send("Unrelated.", contextId="ctx-other")
-    send("What is my name?", contextId="ctx-chat")
+    send_direct("My name is Ada.", contextId="ctx-chat")
+    send_direct("Unrelated.", contextId="ctx-other")
+    send_direct("What is my name?", contextId="ctx-chat")
     messages = model.requests[-1].body["messages"][1:]
     assert messages == [
         {"role": "user", "content": "My name is Ada."},
@@ -155,7 +148,7 @@ def test_earlier_tasks_of_the_context_are_the_conversation(model, settings):
         {"role": "user", "content": "What is my name?"},
     ]
     settings.A2A_LLM_CONTEXT_TASKS = 0
-    send("Again?", contextId="ctx-chat")
+    send_direct("Again?", contextId="ctx-chat")
     assert model.requests[-1].body["messages"][1:] == [{"role": "user", "content": "Again?"}]
 
 
@@ -183,7 +176,7 @@ def test_429_and_5xx_are_retried_with_backoff(model):
         Reply(503, {"error": {"message": "overloaded"}}),
         openai_reply("finally"),
     )
-    task = send("try")
+    task = send_direct("try")
     assert task["status"]["state"] == "completed"
     assert task["artifacts"][0]["parts"][0]["text"] == "finally"
     assert len(model.requests) == 3
@@ -198,7 +191,7 @@ def test_the_model_metrics_name_the_agent_asking(model, settings):
     message = {"kind": "message", "messageId": "m-billing", "role": "user", "parts": [{"kind": "text", "text": "hi"}]}
     billing = CallContext(agent_name="billing")
     asyncio.run(operations.send_message(SendParams(message=message, blocking=True), billing))
-    send("hello")
+    send_direct("hello")
     assert counter("a2a_llm_requests_total", outcome="ok", agent="billing") == before["billing"] + 1
     assert counter("a2a_llm_requests_total", outcome="ok", agent="default") == before["default"] + 1
     assert counter("a2a_llm_tokens_total", kind="input", agent="billing") == tokens + 5
@@ -208,7 +201,7 @@ def test_the_model_metrics_name_the_agent_asking(model, settings):
 def test_retries_run_out_and_the_provider_error_is_the_status_message(model, settings):
     settings.A2A_LLM_MAX_RETRIES = 2
     model.queue(Reply(503, {"error": {"message": "The engine is currently overloaded", "type": "server_error"}}))
-    task = send("try")
+    task = send_direct("try")
     assert task["status"]["state"] == "failed"
     assert task["status"]["message"]["parts"][0]["text"] == (
         "The model endpoint answered HTTP 503: The engine is currently overloaded (server_error)"
@@ -218,7 +211,7 @@ def test_retries_run_out_and_the_provider_error_is_the_status_message(model, set
 
 def test_a_client_error_is_not_retried(model):
     model.queue(Reply(404, {"error": {"message": "The model `mock-model` does not exist", "code": "model_not_found"}}))
-    task = send("try")
+    task = send_direct("try")
     assert task["status"]["state"] == "failed"
     assert "does not exist (model_not_found)" in task["status"]["message"]["parts"][0]["text"]
     assert len(model.requests) == 1
@@ -228,7 +221,7 @@ def test_a_slow_model_times_out(model, settings):
     settings.A2A_LLM_TIMEOUT = 0.2
     settings.A2A_LLM_MAX_RETRIES = 1
     model.queue(Reply(delay=2, body=openai_reply("late").body))
-    task = send("slow")
+    task = send_direct("slow")
     assert task["status"]["state"] == "failed"
     assert (
         task["status"]["message"]["parts"][0]["text"] == "The model endpoint did not answer within 0.2s (2 attempt(s))."
@@ -243,14 +236,14 @@ def test_an_unreachable_endpoint_fails_the_task(use_store, settings):
     settings.A2A_LLM_BASE_URL = url
     settings.A2A_LLM_MODEL = "m"
     settings.A2A_LLM_MAX_RETRIES = 0
-    task = send("x")
+    task = send_direct("x")
     assert task["status"]["state"] == "failed"
     assert task["status"]["message"]["parts"][0]["text"].startswith(f"Cannot reach the model endpoint {url}")
 
 
 def test_a_non_json_answer_fails_clearly(model):
     model.queue(Reply(200, "<html>proxy login</html>", {"Content-Type": "text/html"}))
-    task = send("x")
+    task = send_direct("x")
     assert task["status"]["state"] == "failed"
     assert "not JSON" in task["status"]["message"]["parts"][0]["text"]
 
@@ -277,7 +270,7 @@ def test_provider_error_and_retry_after_parsing():
 def test_anthropic_style(model, settings, skills_dir):
     settings.A2A_LLM_STYLE = "anthropic"
     model.queue(anthropic_reply("Résumé.", input_tokens=20, output_tokens=4))
-    task = send("Texte", message_metadata={"skill": "summarize"})
+    task = send_direct(v03_message("Texte", metadata={"skill": "summarize"}))
     assert task["status"]["state"] == "completed", task["status"]
     assert task["artifacts"][0]["parts"][0]["text"] == "Résumé."
     assert task["metadata"]["llm"]["usage"] == {"inputTokens": 20, "outputTokens": 4, "totalTokens": 24}
@@ -338,9 +331,9 @@ def test_the_default_needs_no_network(use_store, settings, monkeypatch):
         raise AssertionError("the network was used")
 
     monkeypatch.setattr(httpx.AsyncClient, "send", no_network)
-    assert send("hi")["artifacts"][0]["parts"][0]["text"] == "echo: hi"
+    assert send_direct("hi")["artifacts"][0]["parts"][0]["text"] == "echo: hi"
     settings.A2A_HANDLER = LLM  # chosen but not configured: fails clearly, offline
-    task = send("hi")
+    task = send_direct("hi")
     assert task["status"]["state"] == "failed"
     assert "set A2A_LLM_BASE_URL and A2A_LLM_MODEL" in task["status"]["message"]["parts"][0]["text"]
 

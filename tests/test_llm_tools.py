@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import socket
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from a2a.handlers.tools import ToolLoop, tool_name, tools_of
 from a2a.testing.fake_agent import artifact, completed, failed, input_required
 from a2a.testing.fake_model import Reply, anthropic_reply, anthropic_tool_use, openai_reply, openai_tool_call
 from tests.helpers import send_direct
+from tests.ports import free_port
 
 LLM = "a2a.handlers.llm.handle"
 SKILLS = [
@@ -41,7 +41,7 @@ class Style:
     def reply(self, text: str) -> Reply:
         return anthropic_reply(text) if self.name == "anthropic" else openai_reply(text)
 
-    def call(self, tool: str, request: Any, call_id: str = "call_1") -> Reply:
+    def tool_call(self, tool: str, request: Any, call_id: str = "call_1") -> Reply:
         arguments = request if isinstance(request, dict) else {"request": request}
         if self.name == "anthropic":
             return anthropic_tool_use(tool, arguments, use_id=call_id)
@@ -87,21 +87,9 @@ def agent(fake_agent, fake_model, settings):
     return fake_agent
 
 
-def send(text: str) -> dict:
-    return send_direct(
-        {"kind": "message", "messageId": f"m-{text}", "role": "user", "parts": [{"kind": "text", "text": text}]}
-    )
-
-
 def remote_messages(agent) -> list[dict]:
     """The messages the fake agent was sent."""
     return [r.body["params"]["message"] for r in agent.requests if isinstance(r.body, dict) and "params" in r.body]
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # --- The loop, in both styles ------------------------------------------------------------------
@@ -109,8 +97,8 @@ def closed_port() -> int:
 
 def test_one_tool_two_rounds(agent, fake_model, style):
     agent.script([artifact("You owe 42 EUR."), completed()])
-    fake_model.queue(style.call("billing__invoices", "What does ACME owe?"), style.reply("ACME owes 42 EUR."))
-    task = send("How much does ACME owe?")
+    fake_model.queue(style.tool_call("billing__invoices", "What does ACME owe?"), style.reply("ACME owes 42 EUR."))
+    task = send_direct("How much does ACME owe?")
     assert task["status"]["state"] == "completed", task["status"]
     assert [a["parts"] for a in task["artifacts"]] == [[{"kind": "text", "text": "ACME owes 42 EUR."}]]
     [delegation] = task["metadata"]["a2a.delegations"]  # the remote task, kept on the local one
@@ -135,8 +123,8 @@ def test_one_tool_two_rounds(agent, fake_model, style):
 
 
 def test_the_assistant_turn_is_sent_back_with_the_results(agent, fake_model, style):
-    fake_model.queue(style.call("billing__invoices", "owed?"), style.reply("done"))
-    send("owed?")
+    fake_model.queue(style.tool_call("billing__invoices", "owed?"), style.reply("done"))
+    send_direct("owed?")
     second = fake_model.requests[1].body["messages"]
     if style.name == "anthropic":
         assistant = second[-2]
@@ -148,8 +136,8 @@ def test_the_assistant_turn_is_sent_back_with_the_results(agent, fake_model, sty
 
 def test_a_tool_that_fails_is_an_error_the_model_reads(agent, fake_model, style):
     agent.script([failed("card declined")])
-    fake_model.queue(style.call("billing__refund_v2", "Refund invoice 7"), style.reply("The refund failed."))
-    task = send("Refund invoice 7")
+    fake_model.queue(style.tool_call("billing__refund_v2", "Refund invoice 7"), style.reply("The refund failed."))
+    task = send_direct("Refund invoice 7")
     assert task["status"]["state"] == "completed", task["status"]
     assert task["artifacts"][0]["parts"][0]["text"] == "The refund failed."
     [(call_id, content, is_error)] = style.results(fake_model.requests[1].body)
@@ -160,8 +148,8 @@ def test_a_tool_that_fails_is_an_error_the_model_reads(agent, fake_model, style)
 
 def test_a_remote_question_is_an_error_the_model_reads(agent, fake_model, style):
     agent.script([input_required("Which invoice?")])
-    fake_model.queue(style.call("billing__refund_v2", "Refund it"), style.reply("Which invoice do you mean?"))
-    task = send("Refund it")
+    fake_model.queue(style.tool_call("billing__refund_v2", "Refund it"), style.reply("Which invoice do you mean?"))
+    task = send_direct("Refund it")
     assert task["status"]["state"] == "completed", task["status"]
     [(_, content, is_error)] = style.results(fake_model.requests[1].body)
     assert is_error and "input-required" in content and "Which invoice?" in content
@@ -169,10 +157,10 @@ def test_a_remote_question_is_an_error_the_model_reads(agent, fake_model, style)
 
 def test_an_agent_down_at_call_time_is_an_error_the_model_reads(agent, fake_model, style):
     fake_model.queue(style.reply("warm up"))
-    send("warm up")  # the card is fetched and kept
+    send_direct("warm up")  # the card is fetched and kept
     agent.fail_next(500, times=10)
-    fake_model.queue(style.call("billing__invoices", "owed?"), style.reply("Billing is down."))
-    task = send("owed?")
+    fake_model.queue(style.tool_call("billing__invoices", "owed?"), style.reply("Billing is down."))
+    task = send_direct("owed?")
     assert task["status"]["state"] == "completed", task["status"]
     [(_, content, is_error)] = style.results(fake_model.requests[2].body)
     assert is_error and "billing" in content
@@ -180,8 +168,8 @@ def test_an_agent_down_at_call_time_is_an_error_the_model_reads(agent, fake_mode
 
 def test_the_round_limit_fails_the_task_and_keeps_the_usage(agent, fake_model, style, settings):
     settings.A2A_LLM_MAX_ROUNDS = 3
-    fake_model.queue(style.call("billing__invoices", "again"))  # the last reply repeats
-    task = send("Loop forever")
+    fake_model.queue(style.tool_call("billing__invoices", "again"))  # the last reply repeats
+    task = send_direct("Loop forever")
     assert task["status"]["state"] == "failed"
     text = task["status"]["message"]["parts"][0]["text"]
     assert "still calling tools after 3 rounds (A2A_LLM_MAX_ROUNDS)" in text and "billing__invoices" in text
@@ -193,8 +181,8 @@ def test_the_round_limit_fails_the_task_and_keeps_the_usage(agent, fake_model, s
 
 def test_a_model_error_after_a_tool_round_keeps_the_usage(agent, fake_model, style):
     error = Reply(status=400, body={"error": {"message": "context too long", "type": "invalid_request_error"}})
-    fake_model.queue(style.call("billing__invoices", "owed?"), error)
-    task = send("owed?")
+    fake_model.queue(style.tool_call("billing__invoices", "owed?"), error)
+    task = send_direct("owed?")
     assert task["status"]["state"] == "failed"
     assert "context too long" in task["status"]["message"]["parts"][0]["text"]
     [only] = task["metadata"]["llm"]["rounds"]
@@ -203,13 +191,16 @@ def test_a_model_error_after_a_tool_round_keeps_the_usage(agent, fake_model, sty
 
 def test_two_calls_in_one_answer_run_and_answer_in_order(agent, fake_model, style):
     agent.script([artifact("invoices: 7, 8"), completed()], [artifact("refunded"), completed()])
-    one, two = style.call("billing__invoices", "list", "c1").body, style.call("billing__refund_v2", "7", "c2").body
+    one, two = (
+        style.tool_call("billing__invoices", "list", "c1").body,
+        style.tool_call("billing__refund_v2", "7", "c2").body,
+    )
     if style.name == "anthropic":
         one["content"] += two["content"]
     else:
         one["choices"][0]["message"]["tool_calls"] += two["choices"][0]["message"]["tool_calls"]
     fake_model.queue(Reply(body=one), style.reply("ok"))
-    assert send("list and refund")["status"]["state"] == "completed"
+    assert send_direct("list and refund")["status"]["state"] == "completed"
     results = style.results(fake_model.requests[1].body)
     assert [r[0] for r in results] == ["c1", "c2"]
     assert {r[1] for r in results} == {"invoices: 7, 8", "refunded"}
@@ -220,9 +211,9 @@ def test_two_calls_in_one_answer_run_and_answer_in_order(agent, fake_model, styl
 
 def test_an_unknown_tool_and_bad_arguments_are_errors_the_model_reads(agent, fake_model, style):
     fake_model.queue(
-        style.call("billing__nope", "x"), style.call("billing__invoices", {"query": "x"}), style.reply("ok")
+        style.tool_call("billing__nope", "x"), style.tool_call("billing__invoices", {"query": "x"}), style.reply("ok")
     )
-    task = send("try")
+    task = send_direct("try")
     assert task["status"]["state"] == "completed"
     [(_, unknown, is_error)] = style.results(fake_model.requests[1].body)
     assert is_error and "no tool 'billing__nope'" in unknown and "billing__invoices" in unknown
@@ -235,7 +226,7 @@ def test_arguments_that_are_not_json_are_an_error_the_model_reads(agent, fake_mo
     body = openai_tool_call("billing__invoices", {}).body
     body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = "{not json"
     fake_model.queue(Reply(body=body), openai_reply("ok"))
-    assert send("try")["status"]["state"] == "completed"
+    assert send_direct("try")["status"]["state"] == "completed"
     content = fake_model.requests[1].body["messages"][-1]["content"]
     assert content.startswith("Error:") and "must be" in content
 
@@ -246,12 +237,12 @@ def test_arguments_that_are_not_json_are_an_error_the_model_reads(agent, fake_mo
 def test_an_unreachable_agent_has_no_tools_and_the_handler_answers(agent, fake_model, settings, caplog):
     settings.A2A_REMOTE_AGENTS = {
         **settings.A2A_REMOTE_AGENTS,
-        "down": {"URL": f"http://127.0.0.1:{closed_port()}", "RETRIES": 1, "TIMEOUT": 2},
+        "down": {"URL": f"http://127.0.0.1:{free_port()}", "RETRIES": 1, "TIMEOUT": 2},
     }
     settings.A2A_LLM_REMOTE_TOOLS = ["down", "billing"]
     fake_model.queue(openai_reply("Hello."))
     with caplog.at_level(logging.WARNING, logger="a2a.handlers.tools"):
-        task = send("hi")
+        task = send_direct("hi")
     assert task["status"]["state"] == "completed"
     assert Style("openai").tool_names(fake_model.requests[0].body) == ["billing__invoices", "billing__refund_v2"]
     assert any("'down' cannot be reached" in r.getMessage() for r in caplog.records)
@@ -259,32 +250,32 @@ def test_an_unreachable_agent_has_no_tools_and_the_handler_answers(agent, fake_m
 
 def test_an_unreachable_agent_is_asked_again_only_after_a_while(fake_model, settings, caplog):
     settings.A2A_HANDLER = LLM
-    settings.A2A_REMOTE_AGENTS = {"down": {"URL": f"http://127.0.0.1:{closed_port()}", "RETRIES": 1, "TIMEOUT": 2}}
+    settings.A2A_REMOTE_AGENTS = {"down": {"URL": f"http://127.0.0.1:{free_port()}", "RETRIES": 1, "TIMEOUT": 2}}
     settings.A2A_LLM_REMOTE_TOOLS = ["down"]
     fake_model.queue(openai_reply("Hello."))
     with caplog.at_level(logging.WARNING, logger="a2a.handlers.tools"):
-        assert send("hi")["status"]["state"] == "completed"
-        task = send("again")
+        assert send_direct("hi")["status"]["state"] == "completed"
+        task = send_direct("again")
     assert "tools" not in fake_model.requests[0].body and "rounds" not in task["metadata"]["llm"]
     assert len([r for r in caplog.records if "cannot be reached" in r.getMessage()]) == 1
 
 
 def test_the_cards_are_fetched_once_until_the_setting_changes(agent, fake_model, settings):
     fake_model.queue(openai_reply("ok"))
-    send("one")
+    send_direct("one")
     agent.skills = [{"id": "new", "name": "New", "description": "A new skill."}]
-    send("two")
+    send_direct("two")
     names = Style("openai").tool_names
     assert names(fake_model.requests[1].body) == ["billing__invoices", "billing__refund_v2"]
     settings.A2A_LLM_REMOTE_TOOLS = ["billing"]  # any change of the setting forgets the cards
-    send("three")
+    send_direct("three")
     assert names(fake_model.requests[2].body) == ["billing__new"]
 
 
 def test_without_remote_tools_no_tools_and_no_rounds(fake_model, settings):
     settings.A2A_HANDLER = LLM
     fake_model.queue(openai_reply("plain"))
-    task = send("hi")
+    task = send_direct("hi")
     assert "tools" not in fake_model.requests[0].body
     assert "rounds" not in task["metadata"]["llm"]
 

@@ -52,19 +52,11 @@ def server(request, tmp_path_factory):
         yield base
 
 
-def rpc(http: httpx.Client, base: str, method: str, params: dict) -> dict:
-    """One request on a new connection: uvicorn's workers share the listening socket, so
-    requests land on either (the pids that ran the handlers show it)."""
-    client = WireClient(base_url=base, version=None, http=http, timeout=10)
-    return client.rpc(method, params, request_id=str(uuid.uuid4()), headers={"Connection": "close"})
-
-
-def send(http: httpx.Client, base: str, text: str, *, context: str | None = None) -> dict:
-    message = {"role": "user", "messageId": str(uuid.uuid4()), "parts": [{"kind": "text", "text": text}]}
-    if context:
-        message["contextId"] = context
-    answer = rpc(http, base, "SendMessage", {"message": message, "configuration": {"blocking": False}})
-    return answer["result"]
+def wire(http: httpx.Client, base: str) -> WireClient:
+    """The test kit's client for the site at ``base``, each request on a new connection:
+    uvicorn's workers share the listening socket, so requests land on either (the pids
+    that ran the handlers show it)."""
+    return WireClient(base_url=base, version=None, http=http, timeout=10, headers={"Connection": "close"})
 
 
 def ran_by(tmp: Path) -> Counter:
@@ -99,39 +91,41 @@ def test_every_worker_sees_lists_and_cancels_what_another_accepted(server):
         while len(ids) < 4 or len(ran_by(server.tmp)) < WORKERS:  # until both workers run some
             assert len(ids) < MAX_TASKS, f"{len(ids)} tasks did not land on every worker: {ran_by(server.tmp)}"
             assert time.monotonic() < deadline, f"the tasks did not land on every worker: {ran_by(server.tmp)}"
-            ids.add(send(http, server, working, context=context)["id"])
+            ids.add(wire(http, server).send(working, context_id=context, blocking=False)["id"])
             time.sleep(0.05)
         wait_until(lambda: sum(ran_by(server.tmp).values()) >= len(ids), deadline, "every task's handler started")
         for _ in range(4):
             for task_id in ids:
-                assert rpc(http, server, "GetTask", {"id": task_id})["result"]["status"]["state"] == "working"
-            listed = rpc(http, server, "ListTasks", {"contextId": context, "pageSize": MAX_TASKS})["result"]["tasks"]
+                assert wire(http, server).rpc("GetTask", {"id": task_id})["result"]["status"]["state"] == "working"
+            listed = wire(http, server).rpc("ListTasks", {"contextId": context, "pageSize": MAX_TASKS})["result"][
+                "tasks"
+            ]
             assert {t["id"] for t in listed} == ids
         for task_id in ids:  # each cancel lands on either worker, whichever runs the handler
-            assert rpc(http, server, "CancelTask", {"id": task_id})["result"]["status"]["state"] == "canceled"
+            assert wire(http, server).rpc("CancelTask", {"id": task_id})["result"]["status"]["state"] == "canceled"
         for _ in range(4):
-            states = {rpc(http, server, "GetTask", {"id": t})["result"]["status"]["state"] for t in ids}
+            states = {wire(http, server).rpc("GetTask", {"id": t})["result"]["status"]["state"] for t in ids}
             assert states == {"canceled"}
         # The handlers stop too: the worker running each one hears of the cancel at its
         # next lease renewal (every second here), though the cancel went through another.
         # Nothing runs again meanwhile: a window of more than one renewal to see it in.
         runs_before = sum(ran_by(server.tmp).values())
         time.sleep(1.5)
-        assert {rpc(http, server, "GetTask", {"id": t})["result"]["status"]["state"] for t in ids} == {"canceled"}
+        assert {wire(http, server).rpc("GetTask", {"id": t})["result"]["status"]["state"] for t in ids} == {"canceled"}
     assert sum(ran_by(server.tmp).values()) == runs_before  # nothing ran again
 
 
 def cancel(base: str, task_id: str, barrier: threading.Barrier, answers: list[dict]) -> None:
     with httpx.Client() as http:
         barrier.wait()
-        answers.append(rpc(http, base, "CancelTask", {"id": task_id}))
+        answers.append(wire(http, base).rpc("CancelTask", {"id": task_id}))
 
 
 def test_two_cancels_through_two_workers_one_wins(server):
     for _ in range(4):
         with gate(server.tmp) as working:  # the task works until both cancels are in
             with httpx.Client() as http:
-                task = send(http, server, working)
+                task = wire(http, server).send(working, blocking=False)
             answers: list[dict] = []
             barrier = threading.Barrier(2)
             threads = [threading.Thread(target=cancel, args=(server, task["id"], barrier, answers)) for _ in range(2)]

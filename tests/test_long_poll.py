@@ -19,7 +19,7 @@ from a2a.core.events import bus
 from a2a.grpc import a2a_pb2 as pb
 from a2a.grpc import a2a_pb2_grpc
 from a2a.grpc.server import start
-from a2a.testing.client import WireClient
+from a2a.testing.client import WireClient, rpc_body
 from tests.conftest import ALL_DATABASES
 
 pytestmark = ALL_DATABASES
@@ -146,9 +146,7 @@ def test_a_client_that_goes_away_frees_the_wait_at_once(settings):
     settings.A2A_LONG_POLL_TIMEOUT = 30
     task_id, generation = _waiting_task()
     app = V11.application()
-    body = orjson.dumps(
-        {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task_id, "currentGeneration": generation}}
-    )
+    body = orjson.dumps(rpc_body("GetTask", {"id": task_id, "currentGeneration": generation}))
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},

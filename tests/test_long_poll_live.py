@@ -19,6 +19,7 @@ import httpx
 import pytest
 from django.conf import settings
 
+from a2a.testing.client import WireClient, rpc_body
 from tests.server import ServerURL, manage, postgres_database, running_server, site_env
 
 REDIS_URL = os.environ.get("A2A_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -28,11 +29,9 @@ COST = Path(os.environ.get("A2A_LONG_POLL_COST", "/tmp/a2a-long-poll-cost.txt"))
 HELD = 200
 
 
-def _rpc(base: str, method: str, params: dict, timeout: float = 30) -> dict:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    answer = httpx.post(f"{base}/a2a/", json=body, headers=V11, timeout=timeout).json()
-    assert "result" in answer, answer
-    return answer["result"]
+def v11(base: str) -> WireClient:
+    """The test kit's client for the site at ``base``, speaking A2A 1.1."""
+    return WireClient(base_url=base, version="1.1", timeout=30)
 
 
 def _message(text: str, **extra: str) -> dict:
@@ -40,7 +39,7 @@ def _message(text: str, **extra: str) -> dict:
 
 
 def _waiting_task(base: str) -> tuple[str, int]:
-    task = _rpc(base, "SendMessage", {"message": _message("ask:more?")})["task"]
+    task = v11(base).result("SendMessage", {"message": _message("ask:more?")})["task"]
     assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
     return task["id"], int(task["generation"])
 
@@ -70,7 +69,7 @@ def test_a_wait_on_one_process_wakes_when_another_moves_the_task(setup, tmp_path
         async def both() -> tuple[dict, float]:
             async with httpx.AsyncClient(timeout=30) as client:
                 began = time.monotonic()
-                body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask"}
+                body = rpc_body("GetTask")
                 body["params"] = {"id": task_id, "currentGeneration": str(generation)}
                 held = asyncio.ensure_future(client.post(f"{other}/a2a/", json=body, headers=V11))
                 await asyncio.sleep(0.5)
@@ -86,11 +85,11 @@ def test_a_wait_on_one_process_wakes_when_another_moves_the_task(setup, tmp_path
         assert int(task["generation"]) > generation and 0.5 < took < 10, (task, took)
         # Each process moves the task in turn: one more per event, whichever made it.
         _wait_state(other, task_id, "TASK_STATE_INPUT_REQUIRED", past=generation)
-        second = _rpc(other, "SendMessage", {"message": _message("progress:two", taskId=task_id)})["task"]
+        second = v11(other).result("SendMessage", {"message": _message("progress:two", taskId=task_id)})["task"]
         assert second["status"]["state"] == "TASK_STATE_COMPLETED"
         # ask:again? is submitted, working, input-required; progress:two submitted,
         # working, two, the result, completed.
-        assert [_rpc(base, "GetTask", {"id": task_id})["generation"] for base in (one, other)] == [
+        assert [v11(base).result("GetTask", {"id": task_id})["generation"] for base in (one, other)] == [
             str(generation + 8)
         ] * 2
 
@@ -98,7 +97,7 @@ def test_a_wait_on_one_process_wakes_when_another_moves_the_task(setup, tmp_path
 def _wait_state(base: str, task_id: str, state: str, past: int) -> None:
     deadline = time.monotonic() + 20
     while True:
-        task = _rpc(base, "GetTask", {"id": task_id, "currentGeneration": str(past)})
+        task = v11(base).result("GetTask", {"id": task_id, "currentGeneration": str(past)})
         if task["status"]["state"] == state:
             return
         assert time.monotonic() < deadline, task
@@ -121,7 +120,7 @@ async def _hold(base: str, ids: list[tuple[str, int]], window: float, pid: int) 
     async with httpx.AsyncClient(timeout=60, limits=limits) as client:
 
         async def poll(task_id: str, generation: int) -> int:
-            body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask"}
+            body = rpc_body("GetTask")
             body["params"] = {"id": task_id, "currentGeneration": str(generation)}
             return (await client.post(f"{base}/a2a/", json=body, headers=V11)).status_code
 
@@ -150,7 +149,7 @@ async def _poll_loop(base: str, ids: list[tuple[str, int]], window: float, pid: 
 
         async def loop(task_id: str) -> None:
             nonlocal done
-            body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task_id}}
+            body = rpc_body("GetTask", {"id": task_id})
             while time.monotonic() < stop:
                 await client.post(f"{base}/a2a/", json=body, headers=V11)
                 done += 1
@@ -169,7 +168,7 @@ def test_200_held_long_polls_cost_no_thread_each_and_little_cpu(tmp_path):
         with httpx.Client(timeout=30) as client:
             ids = []
             for _ in range(HELD):
-                body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": _message("ask:q")}}
+                body = rpc_body("SendMessage", {"message": _message("ask:q")})
                 task = client.post(f"{base}/a2a/", json=body, headers=V11).json()["result"]["task"]
                 ids.append((task["id"], int(task["generation"])))
         time.sleep(0.5)

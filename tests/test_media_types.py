@@ -10,6 +10,7 @@ import uuid
 import pytest
 
 from a2a.http import media
+from a2a.testing.client import WireClient
 from stores.memory import MemoryTaskStore
 from tests.helpers import call
 
@@ -45,31 +46,36 @@ def test_the_preferred_type(accept, offered, chosen):
     assert media.preferred(accept, offered) == chosen
 
 
-def _rpc(accept: str | None, content_type: str = JSON, **headers: str):
-    body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": str(uuid.uuid4())}}
-    headers = {"A2A-Version": "1.0", "Content-Type": content_type, **headers}
-    if accept is not None:
-        headers["Accept"] = accept
-    return call("POST", "/a2a/", json=body, headers=headers)
+#: GetTask params naming a task no test made.
+UNKNOWN = {"id": str(uuid.uuid4())}
+
+
+def _headers(accept: str | None, content_type: str = JSON) -> dict[str, str]:
+    """A request's ``Content-Type``, and its ``Accept`` unless None."""
+    return {"Content-Type": content_type, **({"Accept": accept} if accept is not None else {})}
 
 
 def test_json_rpc_answers_application_json_unless_asked(settings):
     for accept in (None, "*/*", JSON, f"{JSON}, {A2A_JSON}"):
-        answer = _rpc(accept)
+        answer = WireClient().rpc_response("GetTask", UNKNOWN, headers=_headers(accept))
         assert answer.headers["content-type"] == JSON, accept
         assert answer.json()["error"]["code"] == -32001  # the task is unknown: an answer all the same
-    asked = _rpc(A2A_JSON, content_type=A2A_JSON)
+    asked = WireClient().rpc_response(
+        "GetTask", {"id": str(uuid.uuid4())}, headers=_headers(A2A_JSON, content_type=A2A_JSON)
+    )
     assert asked.headers["content-type"] == A2A_JSON
     assert asked.json()["error"]["code"] == -32001
 
 
 def test_json_rpc_refusals_carry_the_asked_type_too(settings):
-    not_json = _rpc(A2A_JSON, content_type="text/plain")
+    not_json = WireClient().rpc_response(
+        "GetTask", {"id": str(uuid.uuid4())}, headers=_headers(A2A_JSON, content_type="text/plain")
+    )
     assert not_json.status_code == 415 and not_json.headers["content-type"] == A2A_JSON
     settings.A2A_AUTHENTICATION_CLASSES = ["a2a.auth.BearerTokenAuthentication"]
-    unauthenticated = _rpc(A2A_JSON)
+    unauthenticated = WireClient().rpc_response("GetTask", UNKNOWN, headers=_headers(A2A_JSON))
     assert unauthenticated.status_code == 401 and unauthenticated.headers["content-type"] == A2A_JSON
-    assert _rpc(None).headers["content-type"] == JSON
+    assert WireClient().rpc_response("GetTask", UNKNOWN, headers=_headers(None)).headers["content-type"] == JSON
     wrong_method = call("GET", "/a2a/", headers={"Accept": A2A_JSON})
     assert wrong_method.status_code == 405 and wrong_method.headers["content-type"] == A2A_JSON
 

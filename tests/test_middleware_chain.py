@@ -15,13 +15,11 @@ from django.utils.deprecation import MiddlewareMixin
 
 from a2a.asgi import get_asgi_application
 from a2a.testing import WireClient
+from a2a.testing.client import rpc_body
 
-SEND = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "SendMessage",
-    "params": {"message": {"role": "user", "messageId": "m1", "parts": [{"kind": "text", "text": "hi"}]}},
-}
+SEND = rpc_body(
+    "SendMessage", {"message": {"role": "user", "messageId": "m1", "parts": [{"kind": "text", "text": "hi"}]}}
+)
 STREAM = {**SEND, "method": "SendStreamingMessage"}
 
 #: (what, thread name) of every hook and signal, in order.

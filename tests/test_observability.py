@@ -22,13 +22,6 @@ from tests.helpers import send_direct
 pytestmark = ALL_DATABASES
 
 
-def send(text: str = "hi", context: str | None = None) -> dict:
-    message = {"kind": "message", "messageId": f"m-{text}", "role": "user", "parts": [{"kind": "text", "text": text}]}
-    if context:
-        message["contextId"] = context
-    return send_direct(message)
-
-
 @pytest.fixture(autouse=True)
 def _fresh_tracker():
     observability.tracker.clear()
@@ -38,7 +31,7 @@ def _fresh_tracker():
 
 def test_every_transition_is_logged_with_its_fields(use_store, caplog):
     caplog.set_level(logging.INFO, logger="a2a.tasks")
-    task = send("hello", context="ctx-log")
+    task = send_direct("hello", contextId="ctx-log")
     records = [r for r in caplog.records if r.name == "a2a.tasks" and r.task_id == task["id"]]
     assert [(r.state, r.previous_state) for r in records] == [
         ("submitted", ""),
@@ -56,8 +49,8 @@ def test_transitions_are_counted_and_timed(use_store):
     before = {s: sample("a2a_task_transitions_total", state=s) for s in ("submitted", "working", "completed")}
     finished = sample("a2a_task_duration_seconds_count", state="completed")
     worked = sample("a2a_task_state_seconds_count", state="working")
-    send("one")
-    send("two")
+    send_direct("one")
+    send_direct("two")
     for state, count in before.items():
         assert sample("a2a_task_transitions_total", state=state) == count + 2
     assert sample("a2a_task_duration_seconds_count", state="completed") == finished + 2
@@ -90,7 +83,7 @@ def test_the_tracker_is_bounded(monkeypatch):
 
 
 def test_metrics_endpoint(client, use_store):
-    send("counted")
+    send_direct("counted")
     response = client.get("/metrics")
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/plain; version=")
@@ -186,7 +179,7 @@ def test_json_formatter():
 def test_the_runner_gauge(use_store):
     import time
 
-    send("x")  # starts the runner
+    send_direct("x")  # starts the runner
     # The blocking send answers once the task settles; the runner forgets the job a
     # moment later, so the gauge reaches zero shortly after, not necessarily at once.
     deadline = time.monotonic() + 5

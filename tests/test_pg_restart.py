@@ -37,7 +37,9 @@ import httpx
 import psycopg
 import pytest
 
-from tests.server import free_port, manage, running_server, site_env
+from a2a.testing.client import rpc_body
+from tests.ports import free_port
+from tests.server import manage, running_server, site_env
 
 pytestmark = pytest.mark.slow
 
@@ -151,8 +153,7 @@ class Load:
                     "messageId": str(uuid.uuid4()),
                     "parts": [{"kind": "text", "text": "sleep:0.1"}],
                 }
-                body = {"jsonrpc": "2.0", "id": n, "method": "SendMessage",
-                        "params": {"message": message, "configuration": {"blocking": False}}}  # fmt: skip
+                body = rpc_body("SendMessage", {"message": message, "configuration": {"blocking": False}}, n)
                 response = http.post(self.endpoint, json=body)
                 answer = response.json()
                 with self.lock:

@@ -11,6 +11,7 @@ import pytest
 
 from a2a.testing import WireClient
 from a2a.testing import v10_message as message
+from a2a.testing.client import send_params
 from tests.helpers import sse
 from tests.server import scripted_site
 
@@ -26,10 +27,13 @@ def rest(tmp_path_factory):
         yield f"{base}/a2a/rest"
 
 
-def send(rest: str, text: str, **config) -> dict:
-    response = WireClient(base_url=rest).request(
-        "POST", f"{rest}/message:send", json={"message": message(text), "configuration": config}
-    )
+def wire(rest: str) -> WireClient:
+    """The test kit's client for the server whose HTTP+JSON routes start at ``rest``."""
+    return WireClient(base_url=rest.removesuffix("/a2a/rest"))
+
+
+def task_of(response: httpx.Response) -> dict:
+    """A ``message:send`` answer's task: HTTP 200, ``application/a2a+json``."""
     assert response.status_code == 200, response.text
     assert response.headers["content-type"] == "application/a2a+json"
     return response.json()["task"]
@@ -52,7 +56,7 @@ def test_the_card_names_the_rest_interface(rest):
 
 
 def test_send_then_get(rest):
-    task = send(rest, "hello")
+    task = task_of(wire(rest).rest("POST", "/message:send", json=send_params("hello", "1.0")))
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
     assert task["artifacts"][0]["parts"] == [{"text": "done: hello"}]
     got = httpx.get(f"{rest}/tasks/{task['id']}", headers=V10)
@@ -62,7 +66,7 @@ def test_send_then_get(rest):
 
 
 def test_non_blocking_send_and_cancel(rest):
-    task = send(rest, "sleep:5", returnImmediately=True)
+    task = task_of(wire(rest).rest("POST", "/message:send", json=send_params("sleep:5", "1.0", blocking=False)))
     assert task["status"]["state"] == "TASK_STATE_SUBMITTED"
     canceled = httpx.post(f"{rest}/tasks/{task['id']}:cancel", headers=V10)
     assert canceled.status_code == 200
@@ -126,7 +130,7 @@ def test_stream_sends_bare_stream_responses(rest):
 @pytest.mark.parametrize("method", ["POST", "GET"])
 def test_subscribe_by_post_and_by_get(rest, method, tmp_path):
     gate = tmp_path / "open"
-    task = send(rest, f"wait:{gate}", returnImmediately=True)
+    task = task_of(wire(rest).rest("POST", "/message:send", json=send_params(f"wait:{gate}", "1.0", blocking=False)))
     events = sse(method, f"{rest}/tasks/{task['id']}:subscribe", headers=V10, on_first=gate.touch)
     assert events[0]["task"]["id"] == task["id"]
     assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
@@ -134,7 +138,7 @@ def test_subscribe_by_post_and_by_get(rest, method, tmp_path):
 
 
 def test_push_config_routes(rest):
-    task = send(rest, "ask:more?")
+    task = task_of(wire(rest).rest("POST", "/message:send", json=send_params("ask:more?", "1.0")))
     base = f"{rest}/tasks/{task['id']}/pushNotificationConfigs"
     # Loopback (allowed for this server) on a port nothing listens on: no call is made
     # while the task waits for input, and none could reach anything.

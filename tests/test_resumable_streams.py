@@ -31,6 +31,7 @@ import pytest
 from django.conf import settings
 
 from a2a.core import replay
+from a2a.testing.client import rpc_body
 from tests.helpers import live_result, rpc10
 from tests.server import ServerURL, manage, postgres_database, running_server, site_env
 
@@ -93,9 +94,9 @@ def frames(response: httpx.Response, stop_after: int | None = None) -> list[Fram
     return found
 
 
-def send_streaming(base: str, text: str, stop_after: int | None = None) -> list[Frame]:
+def stream_message(base: str, text: str, stop_after: int | None = None) -> list[Frame]:
     message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": text}]}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {"message": message}}
+    body = rpc_body("SendStreamingMessage", {"message": message})
     with httpx.stream("POST", f"{base}/a2a/", json=body, headers=V10, timeout=30) as response:
         return frames(response, stop_after)
 
@@ -117,7 +118,7 @@ def resubscribe(base: str, task_id: str, last: int, how: str) -> list[Frame]:
         url, method, body = (
             f"{base}/a2a/",
             "POST",
-            {"jsonrpc": "2.0", "id": 2, "method": "SubscribeToTask", "params": params},
+            rpc_body("SubscribeToTask", params, 2),
         )
     with httpx.stream(method, url, json=body, headers=headers, timeout=30) as response:
         return frames(response)
@@ -162,13 +163,13 @@ def setup(request, tmp_path_factory) -> Iterator[Setup]:
 @pytest.mark.slow
 def test_a_stream_cut_after_each_event_resumes_with_exactly_the_rest(setup):
     """Cut after each index, reconnect: the events seen are the task's, each once, in order."""
-    whole = send_streaming(setup.servers[0], SCRIPT)
+    whole = stream_message(setup.servers[0], SCRIPT)
     expected = [describe(f.result) for f in whole if f.result]
     count = len(expected)
     assert [f.id for f in whole] == list(range(1, count + 1)) and count == 9, expected
     cuts = []
     for cut in range(count):  # the first stream of every cut, then (maybe) a restart, then the reconnections
-        first = send_streaming(setup.servers[0], SCRIPT, stop_after=cut + 1)
+        first = stream_message(setup.servers[0], SCRIPT, stop_after=cut + 1)
         cuts.append((cut, first, first[0].result["task"]["id"]))
     if setup.restarts:
         for _, _, task_id in cuts:
@@ -217,7 +218,7 @@ def _stream_in_process(method: str, params: dict, headers: dict | None = None) -
     from tests.helpers import ASGI
 
     raw: list[str] = []
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    body = rpc_body(method, params)
     response = ASGI.request("POST", "/a2a/", json=body, headers={**V10, **(headers or {})})
     if not response.headers.get("content-type", "").startswith("text/event-stream"):
         return [Frame(None, error=response.json().get("error"))]
@@ -362,7 +363,7 @@ def test_grpc_streams_carry_the_numbers_in_metadata_and_resume_after_last_event_
     metadata and resumes with the ``last-event-id`` call metadata."""
     pytest.importorskip("grpc")
     from a2a.grpc import a2a_pb2 as pb
-    from tests.test_grpc import collect, run, send
+    from tests.test_grpc import collect, message_request, run
 
     settings.A2A_HANDLER = "tests.handlers.scripted"
     activate = (("a2a-extensions", replay.URI),)
@@ -372,7 +373,9 @@ def test_grpc_streams_carry_the_numbers_in_metadata_and_resume_after_last_event_
         return int(update.metadata[replay.KEY]["seq"])
 
     async def body(stub):
-        whole = await collect(stub.SendStreamingMessage(send("progress:one;artifact:first"), metadata=activate))
+        whole = await collect(
+            stub.SendStreamingMessage(message_request("progress:one;artifact:first"), metadata=activate)
+        )
         task_id = whole[0].task.id
         resume = (*activate, ("last-event-id", "3"))
         rest = await collect(stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task_id), metadata=resume))
@@ -406,7 +409,7 @@ def test_a_client_that_missed_nothing_gets_a_stream_at_once_then_the_live_events
 
 def test_v0_3_resubscribe_resumes_too(scripted):
     task_id = _finished_task()[0].result["task"]["id"]
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tasks/resubscribe", "params": {"id": task_id}}
+    body = rpc_body("tasks/resubscribe", {"id": task_id})
     from tests.helpers import ASGI
 
     response = ASGI.request("POST", "/a2a/", json=body, headers={"A2A-Version": "0.3", "Last-Event-ID": "7"})

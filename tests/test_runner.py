@@ -15,6 +15,7 @@ from a2a.protocol.model import CancelParams, GetParams
 from a2a.runtime import runner as runner_module
 from a2a.runtime.runner import SHUTDOWN_MESSAGE, Runner, get_runner
 from a2a.service import operations
+from a2a.testing.client import v03_message
 from tests.conftest import ALL_DATABASES
 from tests.helpers import send_direct, wait_for_state, wait_until
 
@@ -76,22 +77,8 @@ def _reset():
     GATE.set()
 
 
-def message(text: str = "hi", **extra) -> dict:
-    return {
-        "kind": "message",
-        "messageId": f"m-{text}",
-        "role": "user",
-        "parts": [{"kind": "text", "text": text}],
-        **extra,
-    }
-
-
-def send(text: str = "hi", *, blocking: bool = False, **extra) -> dict:
-    return send_direct(message(text, **extra), blocking=blocking)
-
-
 def test_blocking_send_runs_submitted_working_completed(use_store):
-    task = send("hello", blocking=True)
+    task = send_direct("hello", blocking=True)
     assert task["status"]["state"] == "completed"
     assert task["artifacts"][0]["parts"] == [{"kind": "text", "text": "echo: hello"}]
     assert use_store.get(task["id"]) == task  # the answer is what the store holds
@@ -100,7 +87,7 @@ def test_blocking_send_runs_submitted_working_completed(use_store):
 
 def test_non_blocking_send_returns_submitted_and_completes_in_background(use_store, settings):
     settings.A2A_HANDLER = "tests.test_runner.gated_handler"
-    task = send("later")
+    task = send_direct("later", blocking=False)
     assert task["status"]["state"] == "submitted"
     assert wait_for_state(use_store, task["id"], {"working"})["status"]["state"] == "working"
     GATE.set()
@@ -109,37 +96,37 @@ def test_non_blocking_send_returns_submitted_and_completes_in_background(use_sto
 
 
 def test_context_id_is_generated_or_kept(use_store):
-    assert send("a", blocking=True)["contextId"]
-    assert send("b", blocking=True, contextId="ctx-1")["contextId"] == "ctx-1"
+    assert send_direct("a", blocking=True)["contextId"]
+    assert send_direct("b", blocking=True, contextId="ctx-1")["contextId"] == "ctx-1"
 
 
 def test_async_handler_with_data_parts(use_store, settings):
     settings.A2A_HANDLER = "tests.test_runner.async_gated_handler"
     GATE.set()
-    task = send("x", blocking=True)
+    task = send_direct("x", blocking=True)
     assert task["artifacts"][0]["parts"] == [{"kind": "data", "data": {"echo": "x"}}]
 
 
 def test_handler_exception_fails_the_task_not_the_server(use_store, settings):
     settings.A2A_HANDLER = "tests.test_runner.failing_handler"
-    task = send("boom", blocking=True)
+    task = send_direct("boom", blocking=True)
     assert task["status"]["state"] == "failed"
     assert task["status"]["message"]["role"] == "agent"
     assert task["status"]["message"]["parts"][0]["text"] == "The agent failed: RuntimeError"
     settings.A2A_HANDLER = "a2a.handlers.echo"
-    assert send("still alive", blocking=True)["status"]["state"] == "completed"
+    assert send_direct("still alive", blocking=True)["status"]["state"] == "completed"
 
 
 def test_handler_returning_nonsense_fails_with_a_reason(use_store, settings):
     settings.A2A_HANDLER = "tests.test_runner.bad_result_handler"
-    task = send("x", blocking=True)
+    task = send_direct("x", blocking=True)
     assert task["status"]["state"] == "failed"
     assert "expected text, parts or artifacts" in task["status"]["message"]["parts"][0]["text"]
 
 
 def test_cancel_beats_completion_and_stays_canceled(use_store, settings):
     settings.A2A_HANDLER = "tests.test_runner.gated_handler"
-    task = send("slow")
+    task = send_direct("slow", blocking=False)
     wait_for_state(use_store, task["id"], {"working"})
     canceled = asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
     assert canceled["status"]["state"] == "canceled"
@@ -153,7 +140,7 @@ def test_cancel_beats_completion_and_stays_canceled(use_store, settings):
 def test_cancel_stops_an_async_handler(use_store, settings):
     settings.A2A_HANDLER = "tests.test_runner.cancellable_handler"
     ASYNC_STARTED.clear()
-    task = send("forever")
+    task = send_direct("forever", blocking=False)
     assert ASYNC_STARTED.wait(5)  # running (not merely saved "working")
     asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
     assert ASYNC_CANCELLED.wait(5)
@@ -173,7 +160,7 @@ def test_a_cancel_before_the_handler_starts_stops_it(use_store, settings, monkey
     monkeypatch.setattr(runner_module, "loaded_handler", lambda path: None)
     monkeypatch.setattr(runner_module, "handler_instance", load_after_the_cancel)
     ASYNC_STARTED.clear()
-    task = send("forever")
+    task = send_direct("forever", blocking=False)
     wait_for_state(use_store, task["id"], {"working"})
     asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
     canceled.set()
@@ -183,11 +170,11 @@ def test_a_cancel_before_the_handler_starts_stops_it(use_store, settings, monkey
 
 
 def test_completed_task_cannot_be_canceled_or_continued(use_store):
-    task = send("x", blocking=True)
+    task = send_direct("x", blocking=True)
     with pytest.raises(TaskNotCancelableError):
         asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
     with pytest.raises(UnsupportedOperationError):
-        send("more", taskId=task["id"])
+        send_direct("more", taskId=task["id"], blocking=False)
     assert asyncio.run(operations.get_task(GetParams(id=task["id"])))["status"]["state"] == "completed"
 
 
@@ -198,7 +185,7 @@ def test_the_pool_is_bounded(use_store, settings):
         from a2a.core import lifecycle
         from a2a.protocol.model import new_task
 
-        tasks = [new_task(message(f"t{i}"), context_id="c") for i in range(5)]
+        tasks = [new_task(v03_message(f"t{i}"), context_id="c") for i in range(5)]
         for t in tasks:
             asyncio.run(lifecycle.create(use_store, t))
             runner.submit(t["id"])
@@ -220,7 +207,7 @@ def test_shutdown_fails_unfinished_tasks_honestly(use_store, settings):
     from a2a.core import lifecycle
     from a2a.protocol.model import new_task
 
-    tasks = [new_task(message(f"t{i}"), context_id="c") for i in range(3)]
+    tasks = [new_task(v03_message(f"t{i}"), context_id="c") for i in range(3)]
     for t in tasks:
         asyncio.run(lifecycle.create(use_store, t))
         runner.submit(t["id"])
@@ -261,7 +248,7 @@ def test_a_sync_handlers_outcome_is_saved_on_its_own_thread(use_store, monkeypat
     # A blocking store's save would cost the loop a second thread hop: the handler's
     # thread saves it before letting go (a non-blocking store is saved on the loop).
     saves = _record_outcome_saves(monkeypatch)
-    task = send("hello", blocking=True)
+    task = send_direct("hello", blocking=True)
     assert task["status"]["state"] == "completed"
     assert use_store.get(task["id"])["artifacts"][0]["parts"][0]["text"] == "echo: hello"
     [(thread, state)] = saves
@@ -271,7 +258,7 @@ def test_a_sync_handlers_outcome_is_saved_on_its_own_thread(use_store, monkeypat
 
 def test_an_outcome_the_handlers_thread_could_not_save_is_saved_by_the_loop(use_store, monkeypatch):
     saves = _record_outcome_saves(monkeypatch, fail_first_on_handler_thread=True)
-    task = send("again", blocking=True)
+    task = send_direct("again", blocking=True)
     assert task["status"]["state"] == "completed"
     assert use_store.get(task["id"])["artifacts"][0]["parts"][0]["text"] == "echo: again"
     if use_store.nonblocking:  # saved on the loop, once

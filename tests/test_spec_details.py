@@ -18,9 +18,7 @@ the ASGI app in-process.
 
 from __future__ import annotations
 
-import json
 import socket
-from typing import Any
 
 import httpx
 import orjson
@@ -33,6 +31,7 @@ from a2a.protocol.model import new_task, set_status
 from a2a.protocol.v03 import v10_shaped
 from a2a.service.card import extended_card
 from a2a.service.context import INTERNAL
+from a2a.testing.client import UNSET, rpc_body
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from tests.helpers import ASGI, sse, v03_message, v10_message
@@ -76,8 +75,13 @@ def server(tmp_path_factory):
 def subscribe(base: str, binding: str, version: str | None, task_id: str, *, on_first=None) -> list[dict]:
     if binding == "jsonrpc":
         method = "SubscribeToTask" if version else "tasks/resubscribe"
-        body = {"jsonrpc": "2.0", "id": "s", "method": method, "params": {"id": task_id}}
-        return sse("POST", f"{base}/a2a/", json=body, headers=HEADERS[version], on_first=on_first)
+        return sse(
+            "POST",
+            f"{base}/a2a/",
+            json=rpc_body(method, {"id": task_id}, "s"),
+            headers=HEADERS[version],
+            on_first=on_first,
+        )
     prefix = "/a2a/rest" if version else "/a2a/rest/v1"
     return sse("POST", f"{base}{prefix}/tasks/{task_id}:subscribe", headers=HEADERS[version], on_first=on_first)
 
@@ -86,8 +90,7 @@ def stream_message(base: str, binding: str, version: str | None, text: str) -> l
     message = v10_message(text) if version else v03_message(text)
     if binding == "jsonrpc":
         method = "SendStreamingMessage" if version else "message/stream"
-        body = {"jsonrpc": "2.0", "id": "s", "method": method, "params": {"message": message}}
-        return sse("POST", f"{base}/a2a/", json=body, headers=HEADERS[version])
+        return sse("POST", f"{base}/a2a/", json=rpc_body(method, {"message": message}, "s"), headers=HEADERS[version])
     if not version:  # v0.3 HTTP+JSON: the ProtoJSON of its gRPC Message
         message = {"messageId": message["messageId"], "role": "ROLE_USER", "content": [{"text": text}]}
     prefix = "/a2a/rest" if version else "/a2a/rest/v1"
@@ -141,17 +144,6 @@ def test_a_message_stream_closes_when_its_turn_pauses(server, binding, version):
 # === in-process: the ASGI app ======================================================================
 
 
-def call(method: str, path: str, *, body: Any = None, headers: dict | None = None) -> httpx.Response:
-    content = None if body is None else json.dumps(body).encode()
-    return ASGI.request(method, path, content=content, headers={"Content-Type": "application/json", **(headers or {})})
-
-
-def jsonrpc(method: str, params: Any, version: str | None = None) -> httpx.Response:
-    return call(
-        "POST", "/a2a/", body={"jsonrpc": "2.0", "id": 7, "method": method, "params": params}, headers=HEADERS[version]
-    )
-
-
 def frames(response: httpx.Response) -> list[dict]:
     assert response.headers["content-type"].startswith("text/event-stream"), response.text
     return [orjson.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: ")]
@@ -178,9 +170,9 @@ def saved_task(store, state: str) -> str:
 def test_extended_card_not_declared_is_unsupported_over_jsonrpc(settings, method, version, configured):
     if configured:  # a card is configured, but with no authentication the capability is false
         settings.A2A_EXTENDED_CARD = {"description": "more"}
-    card = call("GET", "/.well-known/agent-card.json", headers=HEADERS[version]).json()
+    card = ASGI.request("GET", "/.well-known/agent-card.json", headers=HEADERS[version]).json()
     assert card["capabilities"].get("extendedAgentCard", False) is False
-    error = jsonrpc(method, {}, version).json()["error"]
+    error = ASGI.rpc(method, {}, headers=HEADERS[version])["error"]
     assert error["code"] == -32004, error
     if version:
         assert error["data"][0]["reason"] == "UNSUPPORTED_OPERATION"
@@ -189,7 +181,7 @@ def test_extended_card_not_declared_is_unsupported_over_jsonrpc(settings, method
 @pytest.mark.parametrize("version", VERSIONS)
 def test_extended_card_not_declared_is_unsupported_over_rest(version):
     path = "/a2a/rest/extendedAgentCard" if version else "/a2a/rest/v1/card"
-    response = call("GET", path, headers=HEADERS[version])
+    response = ASGI.request("GET", path, headers=HEADERS[version])
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["details"][0]["reason"] == "UNSUPPORTED_OPERATION"
@@ -218,8 +210,7 @@ def test_v03_stream_errors_before_the_first_event_are_a_stream(memory, header):
         ("tasks/resubscribe", {"id": done}, -32004),
     ]
     for method, params, code in cases:
-        body = {"jsonrpc": "2.0", "id": "x-1", "method": method, "params": params}
-        response = call("POST", "/a2a/", body=body, headers=header)
+        response = ASGI.rpc_response(method, params, request_id="x-1", headers=header)
         assert response.status_code == 200
         [frame] = frames(response)
         assert set(frame) == {"jsonrpc", "id", "error"} and frame["id"] == "x-1"
@@ -228,18 +219,18 @@ def test_v03_stream_errors_before_the_first_event_are_a_stream(memory, header):
 
 
 def test_v10_stream_errors_stay_plain_json(memory):
-    response = jsonrpc("SendStreamingMessage", {"message": {"role": "ROLE_USER"}}, "1.0")
+    response = ASGI.rpc_response("SendStreamingMessage", {"message": {"role": "ROLE_USER"}}, headers=HEADERS["1.0"])
     assert response.headers["content-type"] == "application/json"
     assert response.json()["error"]["code"] == -32602
 
 
 def test_a_v03_stream_error_in_a_batch_or_a_notification_is_no_stream(memory):
-    batch = [{"jsonrpc": "2.0", "id": 1, "method": "tasks/resubscribe", "params": {"id": "nope"}}]
-    response = call("POST", "/a2a/", body=batch)
+    batch = [rpc_body("tasks/resubscribe", {"id": "nope"})]
+    response = ASGI.request("POST", "/a2a/", json=batch)
     assert response.headers["content-type"] == "application/json"
     assert response.json()[0]["error"]["code"] == -32600
-    notification = {"jsonrpc": "2.0", "method": "tasks/resubscribe", "params": {"id": "nope"}}
-    assert call("POST", "/a2a/", body=notification).status_code == 204
+    notification = rpc_body("tasks/resubscribe", {"id": "nope"}, request_id=UNSET)
+    assert ASGI.request("POST", "/a2a/", json=notification).status_code == 204
 
 
 # --- HTTP+JSON error.status (5.4) -----------------------------------------------------------------
@@ -282,12 +273,12 @@ def test_rest_error_bodies_carry_the_mapped_status(memory, settings, version):
         ("GET", f"{prefix}/tasks", None, {"A2A-Version": "9.9"}, "VERSION_NOT_SUPPORTED", "FAILED_PRECONDITION"),
     ]
     for method, path, body, hdrs, reason, status in cases:
-        response = call(method, path, body=body, headers=hdrs)
+        response = ASGI.request(method, path, json=body, headers=hdrs)
         assert response.status_code in (400, 404), response.text
         error = response.json()["error"]
         assert (error["details"][0]["reason"], error["status"]) == (reason, status), (path, error)
     settings.A2A_PUSH_NOTIFICATIONS = False
-    error = call("GET", f"{prefix}/tasks/{done}/pushNotificationConfigs", headers=headers).json()["error"]
+    error = ASGI.request("GET", f"{prefix}/tasks/{done}/pushNotificationConfigs", headers=headers).json()["error"]
     assert (error["details"][0]["reason"], error["status"]) == (
         "PUSH_NOTIFICATION_NOT_SUPPORTED",
         "FAILED_PRECONDITION",
@@ -322,9 +313,11 @@ def create_config(binding: str, version: str | None, task_id: str, config: dict)
     if binding == "jsonrpc":
         params = {"taskId": task_id, **config} if version else {"taskId": task_id, "pushNotificationConfig": config}
         method = "CreateTaskPushNotificationConfig" if version else "tasks/pushNotificationConfig/set"
-        return jsonrpc(method, params, version)
+        return ASGI.rpc_response(method, params, headers=HEADERS[version])
     prefix = "/a2a/rest" if version else "/a2a/rest/v1"
-    return call("POST", f"{prefix}/tasks/{task_id}/pushNotificationConfigs", body=config, headers=HEADERS[version])
+    return ASGI.request(
+        "POST", f"{prefix}/tasks/{task_id}/pushNotificationConfigs", json=config, headers=HEADERS[version]
+    )
 
 
 def created(response: httpx.Response, binding: str) -> dict:
@@ -402,7 +395,7 @@ def test_a_name_is_resolved_when_delivering(memory, settings, monkeypatch, quick
         url = f"http://hooks.later.test:{receiver.port}/hook"
         created(create_config("jsonrpc", "1.0", task_id, {"url": url}), "jsonrpc")
         answers["hooks.later.test"] = "127.0.0.1"
-        assert "error" not in jsonrpc("CancelTask", {"id": task_id}, "1.0").json()
+        assert "error" not in ASGI.rpc("CancelTask", {"id": task_id}, headers=HEADERS["1.0"])
         [hit] = receiver.wait_for(1)
         assert hit.state == "TASK_STATE_CANCELED" and hit.headers["host"] == f"hooks.later.test:{receiver.port}"
     finally:
@@ -423,7 +416,7 @@ def test_v03_empty_authentication_is_no_authentication(memory, binding):
 
 
 def test_message_send_with_a_v10_payload_is_answered_as_v10(memory):
-    answer = jsonrpc("message/send", {"message": v10_message("hello")}).json()
+    answer = ASGI.rpc("message/send", {"message": v10_message("hello")})
     assert "error" not in answer, answer
     task = answer["result"]["task"]  # v1.0's SendMessageResponse, not v0.3's bare Task
     assert task["status"]["state"] == "TASK_STATE_COMPLETED" and "kind" not in task
@@ -432,13 +425,13 @@ def test_message_send_with_a_v10_payload_is_answered_as_v10(memory):
 
 def test_message_send_with_kindless_parts_is_v10_errors_too(memory):
     """No role, parts without ``kind``: a v1.0 payload; its error is v1.0-shaped."""
-    error = jsonrpc("message/send", {"message": {"messageId": "m", "parts": [{"text": "hi"}]}}).json()["error"]
+    error = ASGI.rpc("message/send", {"message": {"messageId": "m", "parts": [{"text": "hi"}]}})["error"]
     assert error["code"] == -32602 and isinstance(error["data"], list), error
     assert error["data"][1]["fieldViolations"][0]["field"] == "message.role"
 
 
 def test_message_stream_with_a_v10_payload_streams_v10(memory):
-    events = frames(jsonrpc("message/stream", {"message": v10_message("hello")}))
+    events = frames(ASGI.rpc_response("message/stream", {"message": v10_message("hello")}))
     assert list(events[0]["result"]) == ["task"]
     assert events[-1]["result"]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
@@ -446,7 +439,7 @@ def test_message_stream_with_a_v10_payload_streams_v10(memory):
 def test_push_set_with_a_v10_payload_is_answered_as_v10(memory):
     task_id = saved_task(memory, "working")
     params = {"taskId": task_id, "url": "https://93.184.216.34/hook", "token": "t"}
-    result = jsonrpc("tasks/pushNotificationConfig/set", params).json()["result"]
+    result = ASGI.rpc("tasks/pushNotificationConfig/set", params)["result"]
     assert result["url"] == "https://93.184.216.34/hook" and result["taskId"] == task_id
     assert "pushNotificationConfig" not in result
     [stored] = memory.push_configs.list_push_configs(task_id)
@@ -454,18 +447,13 @@ def test_push_set_with_a_v10_payload_is_answered_as_v10(memory):
 
 
 def test_v03_payloads_and_explicit_versions_keep_their_shape(memory):
-    v03 = jsonrpc("message/send", {"message": v03_message("hello")}).json()["result"]
+    v03 = ASGI.rpc("message/send", {"message": v03_message("hello")})["result"]
     assert v03["kind"] == "task" and v03["status"]["state"] == "completed"
     # A2A-Version: 0.3 said so: the v1.0 role is an error, not a switch.
-    error = call(
-        "POST",
-        "/a2a/",
-        body={"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": v10_message("x")}},
-        headers={"A2A-Version": "0.3"},
-    ).json()["error"]
+    error = ASGI.rpc("message/send", {"message": v10_message("x")}, headers={"A2A-Version": "0.3"})["error"]
     assert error["code"] == -32602 and "role" in error["message"]
     # The toolnexus dialect (v1.0 names, v0.3 payloads, no version) stays v0.3.
-    toolnexus = jsonrpc("SendMessage", {"message": v03_message("hello")}).json()["result"]
+    toolnexus = ASGI.rpc("SendMessage", {"message": v03_message("hello")})["result"]
     assert toolnexus["kind"] == "task"
 
 

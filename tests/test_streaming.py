@@ -16,6 +16,7 @@ import pytest
 from a2a.core.events import bus
 from a2a.protocol.model import GetParams, SendParams
 from a2a.service import operations
+from a2a.testing.client import rpc_body
 from tests.conftest import ALL_DATABASES
 from tests.helpers import live_rpc as rpc
 from tests.helpers import sse, v03_message, v10_message
@@ -44,7 +45,7 @@ def stream(
 ) -> list[dict]:
     """POST a streaming JSON-RPC call and collect every SSE data frame (calling
     ``on_first`` once the first one is in)."""
-    body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+    body = rpc_body(method, params, request_id)
     return sse("POST", f"{base}/a2a/", json=body, headers=headers or {}, raw=raw, on_first=on_first)
 
 
@@ -204,12 +205,7 @@ def test_keepalive_comments_while_nothing_happens(server):
 
 
 def test_a_client_that_goes_away_does_not_stop_the_task(server):
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "SendStreamingMessage",
-        "params": {"message": v10_message("sleep:0.4")},
-    }
+    body = rpc_body("SendStreamingMessage", {"message": v10_message("sleep:0.4")})
     with httpx.stream("POST", f"{server}/a2a/", json=body, headers=V10, timeout=10) as response:
         first = next(line for line in response.iter_lines() if line.startswith("data: "))
     task_id = orjson.loads(first[6:])["result"]["task"]["id"]

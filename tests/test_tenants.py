@@ -10,6 +10,7 @@ import pytest
 
 from a2a.handlers import HandlerRequest
 from a2a.service.context import CallContext
+from a2a.testing import WireClient
 from a2a.testing import v10_message as message
 from stores.backends import get_task_store
 from stores.base import TaskQuery
@@ -30,13 +31,6 @@ def _agent(settings):
     settings.A2A_PUSH_ALLOW_PRIVATE_URLS = True  # configs on a loopback URL (never delivered to)
 
 
-def send(tenant: str | None, text: str = "ask:more?", **extra) -> dict:
-    params = {"message": message(text, **extra)}
-    if tenant is not None:
-        params["tenant"] = tenant
-    return rpc("SendMessage", params)["result"]["task"]
-
-
 def not_found(response: dict, task_id: str) -> bool:
     error = response.get("error") or {}
     return error.get("code") == NOT_FOUND and task_id in error.get("message", "")
@@ -45,7 +39,7 @@ def not_found(response: dict, task_id: str) -> bool:
 @ALL_DATABASES
 @pytest.mark.parametrize("store_kind", STORE_KINDS)
 def test_jsonrpc_tenant_scopes_every_operation(use_store):
-    task = send("acme")
+    task = WireClient().send("ask:more?", tenant="acme")["task"]
     task_id = task["id"]
     assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
     assert use_store.get(task_id)["_tenant"] == "acme"
@@ -65,13 +59,8 @@ def test_jsonrpc_tenant_scopes_every_operation(use_store):
         ]:
             assert not_found(rpc(method, {**params, **scoped}), task_id), (method, tenant)
         assert rpc("ListTasks", scoped)["result"]["tasks"] == []
-        sub = call(
-            "POST",
-            "/a2a/",
-            json={"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id, **scoped}},
-            headers=V10,
-        )
-        assert not_found(sub.json(), task_id), tenant
+        sub = rpc("SubscribeToTask", {"id": task_id, **scoped})
+        assert not_found(sub, task_id), tenant
     # Its own tenant: every operation works.
     assert [t["id"] for t in rpc("ListTasks", {"tenant": "acme"})["result"]["tasks"]] == [task_id]
     made = rpc("CreateTaskPushNotificationConfig", {"tenant": "acme", "taskId": task_id, "id": "c1", **hook})
@@ -88,7 +77,10 @@ def test_jsonrpc_tenant_scopes_every_operation(use_store):
 def test_a_context_is_per_tenant_in_every_store(use_store):
     """The same contextId in two tenants (and none): three conversations, never mixed."""
     context = str(uuid.uuid4())
-    ids = {tenant: send(tenant, "hi", contextId=context)["id"] for tenant in ("acme", "globex", None)}
+    ids = {
+        tenant: WireClient().send("hi", context_id=context, tenant=tenant)["task"]["id"]
+        for tenant in ("acme", "globex", None)
+    }
     for tenant, task_id in ids.items():
         scoped = {} if tenant is None else {"tenant": tenant}
         listed = rpc("ListTasks", {"contextId": context, **scoped})["result"]
@@ -140,7 +132,7 @@ def test_rest_tenant_paths(use_store):
 
 @MEMORY
 def test_rest_task_without_tenant_is_not_found_under_a_tenant(use_store):
-    task_id = send(None)["id"]
+    task_id = WireClient().send("ask:more?")["task"]["id"]
     assert call("GET", f"/a2a/rest/tasks/{task_id}", headers=V10).status_code == 200
     assert call("GET", f"/a2a/rest/acme/tasks/{task_id}", headers=V10).status_code == 404
 
@@ -156,21 +148,8 @@ def test_a_malformed_tenant_is_invalid_params(use_store, tenant):
 @MEMORY
 def test_v03_has_no_tenant_field(use_store):
     """v0.3 requests carry no tenant: a "tenant" key there is an unknown field, ignored."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "message/send",
-        "params": {
-            "tenant": "acme",
-            "message": {
-                "kind": "message",
-                "messageId": "m1",
-                "role": "user",
-                "parts": [{"kind": "text", "text": "hi"}],
-            },
-        },
-    }
-    task = call("POST", "/a2a/", json=body).json()["result"]
+    message = {"kind": "message", "messageId": "m1", "role": "user", "parts": [{"kind": "text", "text": "hi"}]}
+    task = WireClient(version=None).result("message/send", {"tenant": "acme", "message": message})
     assert "_tenant" not in use_store.get(task["id"])
 
 
@@ -189,8 +168,8 @@ def test_handler_context_is_the_tenants(use_store):
     """A handler's earlier conversation (context_tasks) comes from its task's tenant only."""
     context = str(uuid.uuid4())
     for tenant in ("acme", "globex"):
-        send(tenant, "hi", contextId=context)
-    task_id = send("acme", "ask:again", contextId=context)["id"]
+        WireClient().send("hi", context_id=context, tenant=tenant)["task"]
+    task_id = WireClient().send("ask:again", context_id=context, tenant="acme")["task"]["id"]
     request = HandlerRequest.for_task(use_store.get(task_id), store=get_task_store())
     assert request.tenant == "acme"
     earlier = request.context_tasks()

@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import httpx
+import orjson
 import pytest
 
 from a2a.testing import (
@@ -27,7 +28,7 @@ from a2a.testing import (
     v03_message,
     v10_message,
 )
-from a2a.testing.client import rpc_body
+from a2a.testing.client import UNSET, rpc_body, send_params
 from a2a.testing.fake_agent import (
     artifact,
     auth_required,
@@ -74,6 +75,24 @@ def test_raw_control_malformed_bodies_and_headers(a2a_client):
     assert a2a_client.rpc_response("GetTask", {"id": "nope"}, request_id="x").json()["id"] == "x"
     with pytest.raises(AssertionError, match="-32001"):
         a2a_client.result("GetTask", {"id": "nope"})
+
+
+def test_raw_bodies_batches_notifications_and_tenants(a2a_client):
+    """``rpc_raw`` sends a body as it is, with no header but the client's and the test's;
+    ``rpc_body`` without an id is a notification; ``send(tenant=)`` scopes the task and
+    ``tenant=None`` leaves the field out."""
+    batch = orjson.dumps([rpc_body("GetTask", {"id": "a"}, 1), rpc_body("GetTask", {"id": "b"}, 2)])
+    answers = a2a_client.rpc_raw(batch, headers={"Content-Type": "application/json"}).json()
+    assert [(a["id"], a["error"]["code"]) for a in answers] == [(1, -32001), (2, -32001)]
+    bare = a2a_client.rpc_raw(b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask"')  # no Content-Type either
+    assert bare.request.headers.get("content-type") is None and bare.request.headers["a2a-version"] == "1.0"
+    assert bare.status_code == 415
+    notification = rpc_body("GetTask", {"id": "a"}, request_id=UNSET)
+    assert "id" not in notification and a2a_client.request("POST", "/a2a/", json=notification).status_code == 204
+    assert "tenant" not in send_params("hi", "1.0", tenant=None)
+    task = a2a_client.send("hi", tenant="acme")["task"]
+    assert a2a_client.rpc("GetTask", {"id": task["id"]})["error"]["code"] == -32001  # another tenant's
+    assert a2a_client.result("GetTask", {"id": task["id"], "tenant": "acme"})["id"] == task["id"]
 
 
 def test_streams_and_the_event_assertions(a2a_client, settings):

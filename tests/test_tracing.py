@@ -20,6 +20,7 @@ from a2a.handlers import HandlerRequest
 from a2a.protocol.model import CancelParams
 from a2a.service import operations
 from a2a.testing import WireClient
+from a2a.testing.client import rpc_body
 from stores.backends import get_task_store
 from tests.helpers import call
 from tests.helpers import rpc10 as rpc
@@ -235,7 +236,7 @@ def test_streams_have_their_spans(spans, use_store, settings):
     task_id = operation.attributes["a2a.task_id"]
     assert operation.attributes["a2a.method"] == "POST message:stream"
     # SubscribeToTask on the interrupted task: its span, then the stream (ended by a cancel, if still open).
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}}
+    body = rpc_body("SubscribeToTask", {"id": task_id})
 
     async def subscribe_then_cancel() -> str:
         # httpx's ASGI transport answers once the app finished: the subscription stays open

@@ -17,8 +17,8 @@ from a2a.protocol import V03, V10, V10_V03_NAMES, dialect_for
 from a2a.protocol.v03 import v10_parts_v03_role, v10_shaped
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
-from tests.helpers import v03_message, v10_message
-from tests.test_spec_details import call, frames, jsonrpc
+from tests.helpers import ASGI, v03_message, v10_message
+from tests.test_spec_details import HEADERS, frames
 
 SEND, STREAM = "message/send", "message/stream"
 
@@ -33,15 +33,6 @@ def store(settings):
     settings.TASK_STORE = MemoryTaskStore()
     settings.A2A_HANDLER = "tests.handlers.scripted"
     return get_task_store()
-
-
-def send(text: str, **config: Any) -> dict[str, Any]:
-    params: dict[str, Any] = {"message": fasta2a_message(text)}
-    if config:
-        params["configuration"] = {"acceptedOutputModes": [], **config}
-    answer = jsonrpc(SEND, params).json()
-    assert "error" not in answer, answer
-    return answer["result"]
 
 
 # --- the rule ----------------------------------------------------------------------------------
@@ -82,7 +73,7 @@ def test_the_rule(method, params, expected):
 
 
 def test_send_answers_a_wrapped_task_with_v03_states_and_roles(store):
-    result = send("artifact:report")
+    result = ASGI.send(fasta2a_message("artifact:report"))
     assert list(result) == ["task"]  # fasta2a reads result.task (or result.message)
     task = result["task"]
     assert "kind" not in task and task["status"]["state"] == "completed"
@@ -93,24 +84,26 @@ def test_send_answers_a_wrapped_task_with_v03_states_and_roles(store):
 
 
 def test_interrupted_and_failed_states_are_v03_names(store):
-    asked = send("ask:Which city?")["task"]
+    asked = ASGI.send(fasta2a_message("ask:Which city?"))["task"]
     assert asked["status"]["state"] == "input-required"
     follow_up = {"message": fasta2a_message("done", taskId=asked["id"], contextId=asked["contextId"])}
-    answer = jsonrpc(SEND, follow_up).json()["result"]["task"]
+    answer = ASGI.rpc(SEND, follow_up)["result"]["task"]
     assert answer["id"] == asked["id"] and answer["status"]["state"] == "completed"
-    failed = send("fail:no such city")["task"]
+    failed = ASGI.send(fasta2a_message("fail:no such city"))["task"]
     assert failed["status"]["state"] == "failed"
     assert failed["status"]["message"]["parts"] == [{"text": "no such city"}]
 
 
 def test_a_direct_reply_is_a_wrapped_message(store):
-    result = send("reply:hello")
+    result = ASGI.send(fasta2a_message("reply:hello"))
     assert list(result) == ["message"]
     assert result["message"]["role"] == "agent" and result["message"]["parts"] == [{"text": "hello"}]
 
 
 def test_blocking_false_is_v03s_and_answers_at_once(store):
-    assert send("sleep:0.2", blocking=False)["task"]["status"]["state"] == "submitted"
+    config = {"acceptedOutputModes": []}  # fasta2a's
+    task = ASGI.send(fasta2a_message("sleep:0.2"), configuration=config, blocking=False)["task"]
+    assert task["status"]["state"] == "submitted"
 
 
 def test_file_and_data_parts_are_v10s(store):
@@ -121,20 +114,20 @@ def test_file_and_data_parts_are_v10s(store):
         {"data": {"a": 1}},
     ]
     params = {"message": {"role": "user", "parts": parts, "messageId": "m1"}}
-    task = jsonrpc(SEND, params).json()["result"]["task"]
+    task = ASGI.rpc(SEND, params)["result"]["task"]
     assert task["history"][0]["parts"] == [{"text": "hi"}, *parts[1:]]
 
 
 def test_errors_are_plain_jsonrpc_errors(store):
     params = {"message": {"role": "user", "parts": [{"text": 1}], "messageId": "m1"}}
-    error = jsonrpc(SEND, params).json()["error"]
+    error = ASGI.rpc(SEND, params)["error"]
     assert error["code"] == -32602
     assert error["data"] == {"field": "message.parts[0].text", "description": "must be a string"}
 
 
 def test_a_stream_refused_before_its_first_event_is_a_stream_of_the_error(store):
     params = {"message": {"role": "user", "parts": [{"raw": "not base64!"}], "messageId": "m1"}}
-    [event] = frames(jsonrpc(STREAM, params))
+    [event] = frames(ASGI.rpc_response(STREAM, params))
     assert event["error"] == {
         "code": -32602,
         "message": event["error"]["message"],
@@ -143,7 +136,7 @@ def test_a_stream_refused_before_its_first_event_is_a_stream_of_the_error(store)
 
 
 def test_stream_events_are_stream_responses_with_v03_states(store):
-    events = frames(jsonrpc(STREAM, {"message": fasta2a_message("progress:half")}))
+    events = frames(ASGI.rpc_response(STREAM, {"message": fasta2a_message("progress:half")}))
     results = [e["result"] for e in events]
     assert list(results[0]) == ["task"] and results[0]["task"]["status"]["state"] == "submitted"
     assert [list(r) for r in results[1:]] == [["statusUpdate"]] * 2 + [["artifactUpdate"], ["statusUpdate"]]
@@ -157,7 +150,7 @@ def test_stream_events_are_stream_responses_with_v03_states(store):
 
 
 def test_a_v03_request_gets_the_bare_v03_task(store):
-    answer = jsonrpc(SEND, {"message": v03_message("hello")}).json()["result"]
+    answer = ASGI.rpc(SEND, {"message": v03_message("hello")})["result"]
     assert answer == V03.render_send_result(store.get(answer["id"]))
     assert answer["kind"] == "task" and answer["status"]["state"] == "completed"
     assert answer["history"][0]["parts"] == [{"kind": "text", "text": "hello"}]
@@ -165,7 +158,9 @@ def test_a_v03_request_gets_the_bare_v03_task(store):
 
 @pytest.mark.parametrize("version", [None, "1.0"])
 def test_a_v10_request_gets_v10s_answer(store, version):
-    answer = jsonrpc(SEND if version is None else "SendMessage", {"message": v10_message("hello")}, version).json()
+    answer = ASGI.rpc(
+        SEND if version is None else "SendMessage", {"message": v10_message("hello")}, headers=HEADERS[version]
+    )
     task = answer["result"]["task"]
     assert answer["result"] == V10.render_send_result(store.get(task["id"]))
     assert task["status"]["state"] == "TASK_STATE_COMPLETED" and task["history"][0]["role"] == "ROLE_USER"
@@ -174,8 +169,7 @@ def test_a_v10_request_gets_v10s_answer(store, version):
 def test_a_get_stays_v03(store):
     """``tasks/get`` has the same params in every dialect, so nothing tells: v0.3's bare
     Task, which fasta2a's GetTaskResponse reads too."""
-    task_id = send("hello")["task"]["id"]
-    body = {"jsonrpc": "2.0", "id": None, "method": "tasks/get", "params": {"id": task_id}}  # fasta2a's null id
-    answer = call("POST", "/a2a/", body=body).json()
+    task_id = ASGI.send(fasta2a_message("hello"))["task"]["id"]
+    answer = ASGI.rpc("tasks/get", {"id": task_id}, request_id=None)  # fasta2a's null id
     assert answer["id"] is None and answer["result"] == V03.render_task(store.get(task_id))
     assert answer["result"]["status"]["state"] == "completed"

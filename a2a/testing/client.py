@@ -58,8 +58,11 @@ def message(text: str, version: str | None = "1.0", **extra: Any) -> dict[str, A
 
 
 def rpc_body(method: str, params: Any = UNSET, request_id: Any = 1) -> dict[str, Any]:
-    """A JSON-RPC 2.0 request object (``params`` left out when not given)."""
+    """A JSON-RPC 2.0 request object (``params`` left out when not given; ``id`` too when
+    ``request_id`` is :data:`UNSET`: a notification)."""
     body: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if request_id is UNSET:
+        del body["id"]
     if params is not UNSET:
         body["params"] = params
     return body
@@ -73,19 +76,21 @@ def send_params(
     configuration: Mapping[str, Any] | None = None,
     task_id: str | None = None,
     context_id: str | None = None,
+    tenant: str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """``SendMessage`` params: a text becomes a message of ``version``; ``task_id`` and
     ``context_id`` go on the message (a follow-up turn: the answer to ``input-required``
     on that task, or a new task in that conversation); ``blocking`` is written the
-    version's way (v1.0 ``returnImmediately``, v0.3 ``blocking``); ``extra`` are further
-    params (``metadata``, ``tenant``)."""
+    version's way (v1.0 ``returnImmediately``, v0.3 ``blocking``); ``tenant`` is left out
+    when None; ``extra`` are further params (``metadata``)."""
     msg = message(text_or_message, version) if isinstance(text_or_message, str) else dict(text_or_message)
     msg.update({key: value for key, value in (("taskId", task_id), ("contextId", context_id)) if value is not None})
     config = dict(configuration or {})
     if blocking is not None:
         config.update({"returnImmediately": not blocking} if version in V1 else {"blocking": blocking})
-    return {"message": msg, **({"configuration": config} if config else {}), **extra}
+    scope = {} if tenant is None else {"tenant": tenant}
+    return {"message": msg, **({"configuration": config} if config else {}), **scope, **extra}
 
 
 def frames(lines: Iterable[str], *, on_first: Callable[[], Any] | None = None, raw: list | None = None) -> list:
@@ -221,6 +226,12 @@ class WireClient:
         """A JSON-RPC call's HTTP response, whatever its status (``path``: another endpoint
         than the agent's)."""
         return self.request("POST", path or self.jsonrpc_path(), json=rpc_body(method, params, request_id), **kwargs)
+
+    def rpc_raw(self, content: bytes | str, *, path: str | None = None, **kwargs: Any) -> httpx.Response:
+        """The HTTP response to a body sent to the JSON-RPC endpoint as it is, with no header
+        but the client's and ``headers``: for the bodies a test writes itself (malformed ones,
+        batches, ids no JSON library keeps exactly)."""
+        return self.request("POST", path or self.jsonrpc_path(), content=content, **kwargs)
 
     def rpc(self, method: str, params: Any = UNSET, *, status: int | None = None, **kwargs: Any) -> Any:
         """A JSON-RPC call's answer (the whole envelope, an error included); with ``status``,

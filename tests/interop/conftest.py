@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.interop.support import HERE, VENV, VENV03, Receiver, client_runner, server_env
-from tests.server import free_port, running_server
+from tests.ports import free_port
+from tests.server import running_server
 
 # --- the interop venv and the clients ---------------------------------------------------------
 

@@ -17,7 +17,8 @@ from a2a.client import (
     apply,
 )
 from tests.interop.support import HERE
-from tests.server import free_port, running_process
+from tests.ports import free_port
+from tests.server import running_process
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop]
 

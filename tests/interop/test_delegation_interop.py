@@ -17,7 +17,8 @@ from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from tests.helpers import send_direct, wait_for_state, wait_until
 from tests.interop.support import HERE
-from tests.server import free_port, running_process
+from tests.ports import free_port
+from tests.server import running_process
 from tests.test_delegation import message, run
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop]

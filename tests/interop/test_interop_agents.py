@@ -11,6 +11,7 @@ import urllib.request
 
 import pytest
 
+from a2a.testing.client import rpc_body
 from tests.interop.support import V03_JSONRPC, V03_REST, V10_JSONRPC, V10_REST, VENV, sdk
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop]
@@ -19,7 +20,7 @@ CARD = "/agents/shout/.well-known/agent-card.json"
 
 
 def get_task(endpoint: str, task_id: str) -> dict:
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task_id}}).encode()
+    body = json.dumps(rpc_body("GetTask", {"id": task_id})).encode()
     headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}
     with urllib.request.urlopen(urllib.request.Request(endpoint, data=body, headers=headers), timeout=10) as answer:
         return json.loads(answer.read())

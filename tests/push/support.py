@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from a2a.protocol.model import new_task, set_status
+from a2a.testing.client import send_params
 from tests.helpers import ASGI
 
 V10, V03 = "1.0", None  # the A2A-Version header each dialect sends
@@ -115,28 +115,17 @@ class Receiver:
         self.server.server_close()
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # --- JSON-RPC plumbing ---------------------------------------------------------------------
 
 
-def rpc(method: str, params: Any, *, version: str | None = None) -> dict:
-    """One JSON-RPC call through the ASGI app; the whole envelope."""
-    return ASGI.rpc(method, params, version=version, status=200)
-
-
 def ok(method: str, params: Any, *, version: str | None = None) -> Any:
-    answer = rpc(method, params, version=version)
+    answer = ASGI.rpc(method, params, version=version, status=200)
     assert "error" not in answer, answer
     return answer["result"]
 
 
 def fails(method: str, params: Any, code: int, *, version: str | None = None) -> dict:
-    answer = rpc(method, params, version=version)
+    answer = ASGI.rpc(method, params, version=version, status=200)
     assert "result" not in answer, answer
     assert answer["error"]["code"] == code, answer["error"]
     return answer["error"]
@@ -160,11 +149,11 @@ def message(version: str | None, text: str = "hello") -> dict:
     }
 
 
-def send(version: str | None, config: dict, *, blocking: bool = True) -> dict:
-    """SendMessage with an inline push config; the task as answered (canonical keys)."""
+def task_with_push(version: str | None, config: dict, *, blocking: bool = True) -> dict:
+    """A task made by SendMessage with an inline push config; the task as answered (canonical keys)."""
     key = "taskPushNotificationConfig" if version == V10 else "pushNotificationConfig"
-    configuration = {key: config, **({"returnImmediately": not blocking} if version == V10 else {"blocking": blocking})}
-    result = ok("SendMessage", {"message": message(version), "configuration": configuration}, version=version)
+    params = send_params(message(version), version, blocking=blocking, configuration={key: config})
+    result = ok("SendMessage", params, version=version)
     return result["task"] if version == V10 else result
 
 

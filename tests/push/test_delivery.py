@@ -16,7 +16,8 @@ from a2a.testing import WireClient
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from tests.conftest import ALL_DATABASES, STORE_KINDS
-from tests.push.support import DIALECTS, PUSH_METHODS, V03, V10, a_task, closed_port, create, message, ok, send
+from tests.ports import free_port
+from tests.push.support import DIALECTS, PUSH_METHODS, V03, V10, a_task, create, message, ok, task_with_push
 
 # === delivery ==========================================================================================
 
@@ -37,7 +38,7 @@ def test_send_with_an_inline_config_delivers_working_then_completed(use_store, r
             "token": "tok-1",
             "authentication": {"schemes": ["Bearer"], "credentials": "s3cret"},
         }
-    task = send(version, config)
+    task = task_with_push(version, config)
     hits = receiver.wait_for(2)
     assert push.wait_idle()
     hits = receiver.hits
@@ -85,7 +86,7 @@ def test_each_config_gets_its_dialects_payload(memory, receiver):
 
 def test_a_failing_webhook_gets_the_update_after_retries(memory, receiver):
     receiver.script = [500, 500]
-    send(V03, {"url": receiver.url(), "token": "t"}, blocking=False)
+    task_with_push(V03, {"url": receiver.url(), "token": "t"}, blocking=False)
     hits = receiver.wait_for(4)
     assert push.wait_idle()
     assert [h.state for h in receiver.hits] == ["working", "working", "working", "completed"]
@@ -96,7 +97,7 @@ def test_a_failing_webhook_gets_the_update_after_retries(memory, receiver):
 def test_delivery_gives_up_after_the_configured_attempts(memory, receiver, settings, caplog, status):
     settings.A2A_PUSH_MAX_ATTEMPTS = 2
     receiver.script = [status] * 10
-    send(V10, {"url": receiver.url()})
+    task_with_push(V10, {"url": receiver.url()})
     receiver.wait_for(4)
     assert push.wait_idle()
     assert [h.state for h in receiver.hits] == ["TASK_STATE_WORKING"] * 2 + ["TASK_STATE_COMPLETED"] * 2
@@ -117,7 +118,7 @@ def test_retry_after_as_an_http_date_is_honoured(memory, receiver):
 
 def test_a_client_error_is_not_retried(memory, receiver, caplog):
     receiver.script = [404]
-    send(V03, {"url": receiver.url()})
+    task_with_push(V03, {"url": receiver.url()})
     receiver.wait_for(2)
     assert push.wait_idle()
     assert [h.state for h in receiver.hits] == ["working", "completed"]
@@ -128,7 +129,7 @@ def test_a_client_error_is_not_retried(memory, receiver, caplog):
 def test_a_slow_webhook_does_not_slow_send_message_and_gets_one_request_at_a_time(memory, receiver, version):
     receiver.release.clear()  # hold every request until the test lets go
     started = time.monotonic()
-    task = send(version, {"url": receiver.url()})  # blocking: waits for the task, not for the webhook
+    task = task_with_push(version, {"url": receiver.url()})  # blocking: waits for the task, not for the webhook
     elapsed = time.monotonic() - started
     assert task["status"]["state"] in ("completed", "TASK_STATE_COMPLETED")
     assert elapsed < 5, elapsed  # the webhook holds its request for up to 30 s
@@ -147,7 +148,7 @@ def test_a_webhook_that_is_down_does_not_slow_send_message(memory, settings, pus
     settings.A2A_PUSH_MAX_ATTEMPTS = 4
     retrying = push_log("retrying in")
     started = time.monotonic()
-    task = send(V03, {"url": f"http://127.0.0.1:{closed_port()}/hook"}, blocking=blocking)
+    task = task_with_push(V03, {"url": f"http://127.0.0.1:{free_port()}/hook"}, blocking=blocking)
     elapsed = time.monotonic() - started
     assert elapsed < 2, elapsed
     assert task["status"]["state"] == ("completed" if blocking else "submitted")
@@ -157,7 +158,7 @@ def test_a_webhook_that_is_down_does_not_slow_send_message(memory, settings, pus
 
 def test_deleting_a_config_stops_its_deliveries(memory, receiver):
     receiver.release.clear()
-    task = send(V10, {"url": receiver.url(), "id": "cfg"})
+    task = task_with_push(V10, {"url": receiver.url(), "id": "cfg"})
     receiver.wait_for(1)  # "working" is held at the webhook; "completed" is queued behind it
     ok(PUSH_METHODS[V10][3], {"taskId": task["id"], "id": "cfg"}, version=V10)
     assert push.wait_idle()

@@ -25,7 +25,7 @@ from a2a.protocol import signing
 from a2a.push import NotificationVerificationError, tokens, verify_notification
 from tests.helpers import call
 from tests.keys import pem, public_pem
-from tests.push.support import DIALECTS, V03, V10, send
+from tests.push.support import DIALECTS, V03, V10, task_with_push
 
 KEY = ec.generate_private_key(ec.SECP256R1())
 OLD_KEY = ec.generate_private_key(ec.SECP256R1())
@@ -81,7 +81,7 @@ def the_jwks() -> dict:
 
 @pytest.mark.parametrize("version", DIALECTS)
 def test_a_webhooks_jwt_verifies_with_pyjwt_from_the_jwks_url(memory, receiver, jwks_url, version):
-    task = send(version, {"url": receiver.url(), "token": "tok-1"})
+    task = task_with_push(version, {"url": receiver.url(), "token": "tok-1"})
     receiver.wait_for(2)
     assert push.wait_idle()
     client = jwt.PyJWKClient(jwks_url)
@@ -109,7 +109,7 @@ def test_a_webhooks_jwt_verifies_with_pyjwt_from_the_jwks_url(memory, receiver, 
 
 def test_a_configs_own_credentials_keep_authorization(memory, receiver, signing_key):
     config = {"url": receiver.url(), "authentication": {"scheme": "Basic", "credentials": "dTpw"}}
-    send(V10, config)
+    task_with_push(V10, config)
     receiver.wait_for(1)
     assert push.wait_idle()
     for hit in receiver.hits:
@@ -131,7 +131,7 @@ def test_a_configs_own_credentials_keep_authorization(memory, receiver, signing_
 def test_a_scheme_without_credentials_takes_the_jwt_only_if_bearer(
     memory, receiver, signing_key, version, authentication, bearer
 ):
-    send(version, {"url": receiver.url(), "authentication": authentication})
+    task_with_push(version, {"url": receiver.url(), "authentication": authentication})
     receiver.wait_for(1)
     assert push.wait_idle()
     for hit in receiver.hits:
@@ -141,7 +141,7 @@ def test_a_scheme_without_credentials_takes_the_jwt_only_if_bearer(
 
 
 def test_without_a_key_nothing_is_signed(memory, receiver):
-    send(V10, {"url": receiver.url()})
+    task_with_push(V10, {"url": receiver.url()})
     receiver.wait_for(1)
     assert push.wait_idle()
     for hit in receiver.hits:

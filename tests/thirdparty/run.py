@@ -44,7 +44,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -60,6 +59,7 @@ from pathlib import Path
 if not __package__:  # run as a script: the repository's root, for its sibling module
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from tests.ports import free_port
 from tests.thirdparty.readme import (
     ReadmeSteps,
     StepFailed,
@@ -135,12 +135,6 @@ def run(command: list[str], *, cwd: Path, env: dict[str, str], what: str, timeou
         raise StepFailed(f"{what} failed ({' '.join(command)}):\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
     log(f"{what}: ok ({time.monotonic() - started:.1f}s)")
     return done.stdout
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Client:
