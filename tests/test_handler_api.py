@@ -347,7 +347,7 @@ def test_code_building_on_the_request_saves_and_reads_the_task(settings, store):
     the handler settled the task is not saved."""
     settings.A2A_HANDLER = f"{HERE}.builds_on_the_request"
     BUILT.clear()
-    task = send("go")
+    task = send_direct("go")
     assert BUILT["before"] is None and BUILT["late"] is None
     assert BUILT["saved"]["metadata"] == {"tagged": True} and BUILT["saved"]["_seq"] == 1
     assert BUILT["stored"]["id"] == task["id"] and BUILT["stored"]["metadata"] == {"tagged": True}

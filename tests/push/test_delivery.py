@@ -107,7 +107,7 @@ def test_delivery_gives_up_after_the_configured_attempts(memory, receiver, setti
 def test_retry_after_as_an_http_date_is_honoured(memory, receiver):
     when = email.utils.formatdate(time.time() + 2, usegmt=True)  # 1 to 2 s from now (whole seconds)
     receiver.script = [(503, {"Retry-After": when})]
-    send(V10, {"url": receiver.url()})
+    task_with_push(V10, {"url": receiver.url()})
     receiver.wait_for(1)
     refused = time.monotonic()
     receiver.wait_for(2)
