@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
 from django.core.signals import setting_changed
 
@@ -127,6 +128,65 @@ def operation(name: str, ctx: Call, task_id: str | None = None) -> AbstractConte
     return _tracer().start_as_current_span(
         f"a2a {name}", context=ctx.trace, kind=otel_trace.SpanKind.SERVER, attributes=attributes
     )
+
+
+Function = TypeVar("Function", bound=Callable[..., Any])
+
+
+def traced(name: str, *, task_id: str = "") -> Callable[[Function], Function]:
+    """Decorator: each call of the operation function runs in its span (:func:`operation`).
+
+    The function takes the call context as its parameter ``ctx``; ``task_id`` names the
+    attribute of its parameter ``params`` that holds the task the span names. An
+    ``async def`` runs whole in the span; an async generator (a stream) has its setup
+    in it, up to its first item, since a span cannot stay current across the yields of
+    a stream its caller reads. With tracing off the function is called as it is: no
+    span, no argument binding, no extra stream layer."""
+
+    def decorate(function: Function) -> Function:
+        signature = inspect.signature(function)
+
+        def span(args: tuple[Any, ...], kwargs: dict[str, Any]) -> AbstractContextManager[Any]:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            params = bound.arguments.get("params")
+            return operation(name, bound.arguments["ctx"], getattr(params, task_id) if task_id else None)
+
+        if inspect.isasyncgenfunction(function):
+
+            @functools.wraps(function)
+            def stream(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+                if _enabled is False or not enabled():  # (the global first: the off path is one lookup)
+                    return function(*args, **kwargs)
+                return _in_span(span(args, kwargs), function(*args, **kwargs))
+
+            return cast(Function, stream)
+
+        @functools.wraps(function)
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            if _enabled is False or not enabled():
+                return await function(*args, **kwargs)
+            with span(args, kwargs):
+                return await function(*args, **kwargs)
+
+        return cast(Function, call)
+
+    return decorate
+
+
+async def _in_span(span: AbstractContextManager[Any], items: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """``items``, the first of them made in ``span``; closed however the reader leaves."""
+    with span:
+        try:
+            first = await anext(items)
+        except StopAsyncIteration:  # an empty stream is no error
+            return
+    try:
+        yield first
+        async for item in items:
+            yield item
+    finally:
+        await items.aclose()  # type: ignore[attr-defined]
 
 
 def annotate(task: Task | None) -> None:
