@@ -280,10 +280,18 @@ def test_a_direct_reply_stream_has_its_span(spans, use_store, settings, text):
 def test_traced_off_calls_the_function_as_it_is(settings):
     settings.A2A_TRACING = False
 
+    async def answer(params, ctx):
+        return params
+
     async def items(params, ctx):
         yield params
 
-    stream = tracing.traced("SubscribeToTask", task_id="id")(items)
-    made = stream(CancelParams(id="t"), None)
-    assert made.ag_code is items.__code__  # the function's own generator: no layer added when off
+    called = tracing.traced("CancelTask", task_id="id")(answer)(CancelParams(id="t"), None)
+    assert called.cr_code is answer.__code__  # the function's own coroutine: no layer added when off
+    assert asyncio.run(called) == CancelParams(id="t")
+    made = tracing.traced("SubscribeToTask", task_id="id")(items)(CancelParams(id="t"), None)
+    assert made.ag_code is items.__code__  # likewise its own generator
     assert asyncio.run(anext(made)) == CancelParams(id="t")
+    assert asyncio.iscoroutinefunction(operations.get_task)  # still an async function to whoever asks
+    with pytest.raises(TypeError):
+        tracing.traced("GetTask")(lambda params, ctx: params)

@@ -27,10 +27,11 @@ import contextlib
 import functools
 import inspect
 import urllib.parse
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar, cast
 
+from asgiref.sync import markcoroutinefunction
 from django.core.signals import setting_changed
 
 from a2a import __version__
@@ -140,41 +141,41 @@ def traced(name: str, *, task_id: str = "") -> Callable[[Function], Function]:
     attribute of its parameter ``params`` that holds the task the span names. An
     ``async def`` runs whole in the span; an async generator (a stream) has its setup
     in it, up to its first item, since a span cannot stay current across the yields of
-    a stream its caller reads. With tracing off the function is called as it is: no
-    span, no argument binding, no extra stream layer."""
+    a stream its caller reads. With tracing off a call is the function's own coroutine
+    (or generator): one flag read, no span, no argument binding, no extra layer."""
 
     def decorate(function: Function) -> Function:
+        if inspect.isasyncgenfunction(function):
+            in_span: Callable[[AbstractContextManager[Any], Any], Any] = _stream_in_span
+        elif inspect.iscoroutinefunction(function):
+            in_span = _awaited_in_span
+        else:
+            raise TypeError(f"@traced wraps an async def or an async generator, not {function!r}")
         signature = inspect.signature(function)
 
-        def span(args: tuple[Any, ...], kwargs: dict[str, Any]) -> AbstractContextManager[Any]:
+        @functools.wraps(function)
+        def traced_call(*args: Any, **kwargs: Any) -> Any:
+            if _enabled is False or not enabled():  # (the flag first: off, that is all it costs)
+                return function(*args, **kwargs)
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             params = bound.arguments.get("params")
-            return operation(name, bound.arguments["ctx"], getattr(params, task_id) if task_id else None)
+            span = operation(name, bound.arguments["ctx"], getattr(params, task_id) if task_id else None)
+            return in_span(span, function(*args, **kwargs))
 
-        if inspect.isasyncgenfunction(function):
-
-            @functools.wraps(function)
-            def stream(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-                if _enabled is False or not enabled():  # (the global first: the off path is one lookup)
-                    return function(*args, **kwargs)
-                return _in_span(span(args, kwargs), function(*args, **kwargs))
-
-            return cast(Function, stream)
-
-        @functools.wraps(function)
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            if _enabled is False or not enabled():
-                return await function(*args, **kwargs)
-            with span(args, kwargs):
-                return await function(*args, **kwargs)
-
-        return cast(Function, call)
+        if in_span is _awaited_in_span:
+            markcoroutinefunction(traced_call)  # still an async function to whoever asks
+        return cast(Function, traced_call)
 
     return decorate
 
 
-async def _in_span(span: AbstractContextManager[Any], items: AsyncIterator[Any]) -> AsyncIterator[Any]:
+async def _awaited_in_span(span: AbstractContextManager[Any], call: Awaitable[Any]) -> Any:
+    with span:
+        return await call
+
+
+async def _stream_in_span(span: AbstractContextManager[Any], items: AsyncIterator[Any]) -> AsyncIterator[Any]:
     """``items``, the first of them made in ``span``; closed however the reader leaves."""
     with span:
         try:

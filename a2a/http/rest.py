@@ -1,5 +1,6 @@
-"""The HTTP+JSON (REST) binding, spec section 11: the same operations as JSON-RPC,
-addressed by URL and HTTP method.
+"""The HTTP+JSON (REST) binding, spec section 11: the same methods as JSON-RPC (the one
+table, :data:`a2a.service.methods.METHODS`), addressed by URL and HTTP method: a route
+maps its path, query and body to a method's params, and renders its answer.
 
 Routes (under the app's ``a2a/rest`` prefix, the interface URL the card names; the
 table is :data:`ROUTES`, from which ``a2a/urls/`` and the OpenAPI description are made):

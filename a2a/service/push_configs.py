@@ -46,7 +46,9 @@ class PushConfigPage:
 
 
 def ensure_enabled() -> None:
-    """PushNotificationNotSupportedError unless ``A2A_PUSH_NOTIFICATIONS`` is on."""
+    """PushNotificationNotSupportedError unless ``A2A_PUSH_NOTIFICATIONS`` is on: checked
+    for the config methods by :func:`a2a.service.methods.push_method` (before their params
+    are read), for a SendMessage's config by :func:`check_send_config`."""
     if not a2a_settings.PUSH_NOTIFICATIONS:
         raise PushNotificationNotSupportedError(
             "Push notifications are not enabled on this agent (capabilities.pushNotifications is false)"
