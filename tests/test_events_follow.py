@@ -1,5 +1,5 @@
 """The stream logic that orders a task's events, skips old and repeated versions, and
-catches up from the store after a gap or a resync (a2a.service.operations._follow)."""
+catches up from the store after a gap or a resync (a2a.service.streams.follow)."""
 
 from __future__ import annotations
 
@@ -14,19 +14,19 @@ from a2a.core.events import (
     TaskEvent,
 )
 from a2a.protocol.errors import TaskNotFoundError
-from a2a.service import operations
+from a2a.service import streams
 from stores.backends import get_task_store
 from tests.event_builders import art, task
 
 
 def follow(snapshot: dict, feed: list, *, remote: bool = False, store_task: dict | None = None) -> list:
-    """Run operations._follow over a subscription fed ``feed`` (events, or RESYNC)."""
+    """Run streams.follow over a subscription fed ``feed`` (events, or RESYNC)."""
 
     async def run():
         sub = Subscription(snapshot["id"], remote=remote)
         for item in feed:
             sub.queue.put_nowait(item)
-        return [item async for item in operations._follow(sub, snapshot, None)]
+        return [item async for item in streams.follow(sub, snapshot, None)]
 
     if store_task is not None:
         get_task_store().save(store_task)
@@ -156,7 +156,7 @@ def test_an_idle_remote_stream_looks_at_the_store(settings):
 
     async def local():
         sub = Subscription("t1")
-        stream = operations._follow(sub, snap, None)
+        stream = streams.follow(sub, snap, None)
         return [await stream.__anext__(), await stream.__anext__()]
 
     assert [i.kind for i in asyncio.run(local())] == ["task", "keepalive"]

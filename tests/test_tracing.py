@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from a2a import push
 from a2a.core import tracing
-from a2a.handlers import HandlerRequest
+from a2a.handlers import HandlerRequest, Reply, direct_reply
 from a2a.protocol.model import CancelParams
 from a2a.service import operations
 from a2a.testing import WireClient
@@ -36,6 +36,15 @@ TRACEPARENT = f"00-{TRACE_ID}-{PARENT_ID}-01"
 
 _EXPORTER = InMemorySpanExporter()
 _THREADS: dict[str, str] = {}
+
+
+@direct_reply
+def replying(request: HandlerRequest) -> Reply | str:
+    """A direct_reply handler: a Message for "ping", else a task with a progress update."""
+    if request.text == "ping":
+        return Reply("pong")
+    request.progress("on it")
+    return "done"
 
 
 def threaded(request: HandlerRequest) -> str:
@@ -251,3 +260,39 @@ def test_streams_have_their_spans(spans, use_store, settings):
     subscribed = one(spans, "a2a SubscribeToTask")
     assert subscribed.attributes["a2a.task_id"] == task_id
     assert subscribed.attributes["a2a.context_id"]
+
+
+@pytest.mark.parametrize("text", ["ping", "long"])
+def test_a_direct_reply_stream_has_its_span(spans, use_store, settings, text):
+    """Every operation is traced alike (@tracing.traced): a stream answered by a direct_reply
+    handler too, its setup (the handler's direct run) in the span."""
+    settings.A2A_HANDLER = "tests.test_tracing.replying"
+    headers = {**V10, "traceparent": TRACEPARENT}
+    response = call("POST", "/a2a/rest/message:stream", json={"message": message(text)}, headers=headers)
+    assert response.status_code == 200 and ("pong" in response.text if text == "ping" else "done" in response.text)
+    operation = one(spans, "a2a SendStreamingMessage")
+    assert format(operation.context.trace_id, "032x") == TRACE_ID
+    assert operation.attributes["a2a.method"] == "POST message:stream"
+    if text != "ping":  # a task was created: its handler run is in the operation's trace
+        handler = wait_for_span(spans, "a2a.handler")
+        assert handler.parent.span_id == operation.context.span_id
+
+
+def test_traced_off_calls_the_function_as_it_is(settings):
+    settings.A2A_TRACING = False
+
+    async def answer(params, ctx):
+        return params
+
+    async def items(params, ctx):
+        yield params
+
+    called = tracing.traced("CancelTask", task_id="id")(answer)(CancelParams(id="t"), None)
+    assert called.cr_code is answer.__code__  # the function's own coroutine: no layer added when off
+    assert asyncio.run(called) == CancelParams(id="t")
+    made = tracing.traced("SubscribeToTask", task_id="id")(items)(CancelParams(id="t"), None)
+    assert made.ag_code is items.__code__  # likewise its own generator
+    assert asyncio.run(anext(made)) == CancelParams(id="t")
+    assert asyncio.iscoroutinefunction(operations.get_task)  # still an async function to whoever asks
+    with pytest.raises(TypeError):
+        tracing.traced("GetTask")(lambda params, ctx: params)

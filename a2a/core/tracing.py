@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
+from asgiref.sync import markcoroutinefunction
 from django.core.signals import setting_changed
 
 from a2a import __version__
@@ -128,6 +130,65 @@ def operation(name: str, ctx: Call, task_id: str | None = None) -> AbstractConte
     return _tracer().start_as_current_span(
         f"a2a {name}", context=ctx.trace, kind=otel_trace.SpanKind.SERVER, attributes=attributes
     )
+
+
+Function = TypeVar("Function", bound=Callable[..., Any])
+
+
+def traced(name: str, *, task_id: str = "") -> Callable[[Function], Function]:
+    """Decorator: each call of the operation function runs in its span (:func:`operation`).
+
+    The function takes the call context as its parameter ``ctx``; ``task_id`` names the
+    attribute of its parameter ``params`` that holds the task the span names. An
+    ``async def`` runs whole in the span; an async generator (a stream) has its setup
+    in it, up to its first item, since a span cannot stay current across the yields of
+    a stream its caller reads. With tracing off a call is the function's own coroutine
+    (or generator): one flag read, no span, no argument binding, no extra layer."""
+
+    def decorate(function: Function) -> Function:
+        if inspect.isasyncgenfunction(function):
+            in_span: Callable[[AbstractContextManager[Any], Any], Any] = _stream_in_span
+        elif inspect.iscoroutinefunction(function):
+            in_span = _awaited_in_span
+        else:
+            raise TypeError(f"@traced wraps an async def or an async generator, not {function!r}")
+        signature = inspect.signature(function)
+
+        @functools.wraps(function)
+        def traced_call(*args: Any, **kwargs: Any) -> Any:
+            if _enabled is False or not enabled():  # (the flag first: off, that is all it costs)
+                return function(*args, **kwargs)
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            params = bound.arguments.get("params")
+            span = operation(name, bound.arguments["ctx"], getattr(params, task_id) if task_id else None)
+            return in_span(span, function(*args, **kwargs))
+
+        if in_span is _awaited_in_span:
+            markcoroutinefunction(traced_call)  # still an async function to whoever asks
+        return cast(Function, traced_call)
+
+    return decorate
+
+
+async def _awaited_in_span(span: AbstractContextManager[Any], call: Awaitable[Any]) -> Any:
+    with span:
+        return await call
+
+
+async def _stream_in_span(span: AbstractContextManager[Any], items: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """``items``, the first of them made in ``span``; closed however the reader leaves."""
+    with span:
+        try:
+            first = await anext(items)
+        except StopAsyncIteration:  # an empty stream is no error
+            return
+    try:
+        yield first
+        async for item in items:
+            yield item
+    finally:
+        await items.aclose()  # type: ignore[attr-defined]
 
 
 def annotate(task: Task | None) -> None:

@@ -1,5 +1,6 @@
 """What the HTTP views and both bindings share: the requested version, SSE responses,
-the agent a route names, the public URLs the card advertises, the call context."""
+a document's error answer, the agent a route names, the public URLs the card
+advertises, the call context."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from a2a.agents import DEFAULT_AGENT, Agent, agents, default_agent
 from a2a.conf import a2a_settings
 from a2a.core import tracing
 from a2a.handlers.credentials import credential_headers
+from a2a.protocol import V03
+from a2a.protocol.errors import A2AError
 from a2a.service.context import CallContext
 
 
@@ -37,6 +40,13 @@ def later_response(body: Callable[[], Coroutine[Any, Any, bytes]], content_type:
         yield await body()
 
     return StreamingHttpResponse(chunks(), content_type=content_type, headers={"Cache-Control": "no-store"})
+
+
+def error_document(error: A2AError, status: int, headers: dict[str, str] | None = None) -> HttpResponse:
+    """The error answer of a document's URL (the Agent Card, the JWK Set, the catalogs):
+    ``{"error": ...}``, the error object as JSON-RPC v0.3 renders it."""
+    body = orjson.dumps({"error": V03.render_error(error)})
+    return HttpResponse(body, content_type="application/json", status=status, headers=headers)
 
 
 def event_stream(events: AsyncIterator[bytes]) -> StreamingHttpResponse:

@@ -18,9 +18,8 @@ from django.views.decorators.csrf import csrf_exempt
 from a2a import auth
 from a2a.agents import Agent
 from a2a.conf import a2a_settings
-from a2a.http.common import origin
-from a2a.protocol import V03
-from a2a.protocol.errors import A2AError, InvalidRequestError
+from a2a.http.common import error_document, origin
+from a2a.protocol.errors import InvalidRequestError
 from a2a.service import discovery
 
 JSON = "application/json"
@@ -63,22 +62,16 @@ def catalog_link(request: HttpRequest) -> str | None:
     return f'<{origin(request)}{path}>; rel="ai-catalog"; type="{discovery.AI_CATALOG_MEDIA_TYPE}"'
 
 
-def _error(error: A2AError, status: int, headers: dict[str, str] | None = None) -> HttpResponse:
-    return HttpResponse(
-        orjson.dumps({"error": V03.render_error(error)}), content_type=JSON, status=status, headers=headers
-    )
-
-
 async def _refused(request: HttpRequest) -> HttpResponse | None:
     """The answer to a request the catalogs do not serve (405, 401), else None."""
     if request.method not in ("GET", "HEAD"):
         error = InvalidRequestError(f"{request.method} is not allowed here: GET the catalog")
-        return _error(error, 405, {"Allow": "GET, HEAD"})
+        return error_document(error, 405, {"Allow": "GET, HEAD"})
     if a2a_settings.CATALOG_AUTHENTICATION:
         try:
             await auth.authenticate(request)
         except auth.AuthenticationRequiredError as exc:
-            return _error(exc, 401, {"WWW-Authenticate": auth.challenge()})
+            return error_document(exc, 401, {"WWW-Authenticate": auth.challenge()})
     return None
 
 

@@ -32,8 +32,13 @@ class Later:
         self.body = body
 
 
-def _error(dialect: Dialect, request_id: Any, error: A2AError) -> dict[str, Any]:
+def error_response(dialect: Dialect, request_id: Any, error: A2AError) -> dict[str, Any]:
+    """The JSON-RPC response answering request ``request_id`` with ``error``, rendered in ``dialect``."""
     return {"jsonrpc": "2.0", "id": request_id, "error": dialect.render_error(error)}
+
+
+def _response(request_id: Any, result: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
 def _valid_id(value: Any) -> bool:
@@ -85,15 +90,15 @@ async def _call(
     for v0.3's streaming methods, whose errors are a stream of that one error); a
     :class:`Later` for a held long-poll."""
     if not isinstance(request, dict):
-        return _error(dialect, None, InvalidRequestError("A JSON-RPC request must be an object"))
+        return error_response(dialect, None, InvalidRequestError("A JSON-RPC request must be an object"))
     request_id = request.get("id")
     if not _valid_id(request_id):
-        return _error(dialect, None, InvalidRequestError('"id" must be a string, a number or null'))
+        return error_response(dialect, None, InvalidRequestError('"id" must be a string, a number or null'))
     if request.get("jsonrpc") != "2.0":
-        return _error(dialect, request_id, InvalidRequestError('"jsonrpc" must be exactly "2.0"'))
+        return error_response(dialect, request_id, InvalidRequestError('"jsonrpc" must be exactly "2.0"'))
     method_name = request.get("method")
     if not isinstance(method_name, str):
-        return _error(dialect, request_id, InvalidRequestError('"method" must be a string'))
+        return error_response(dialect, request_id, InvalidRequestError('"method" must be a string'))
     method = METHODS.get(method_name)
     sse_errors = method_name in V03_STREAMING and dialect.version == "0.3" and not batched and "id" in request
     if not (version or "").strip():  # v0.3 by default: a v1.0-shaped payload is answered as v1.0
@@ -119,9 +124,9 @@ async def _call(
                 return Later(lambda: _answer(dialect, request_id, result, method_name))
             result = await result.answer()  # a batch is answered whole: it waits in place
     except Exception as exc:
-        response = _error(dialect, request_id, client_error(exc, f"JSON-RPC {method_name}"))
+        response = error_response(dialect, request_id, client_error(exc, f"JSON-RPC {method_name}"))
     else:
-        response = {"jsonrpc": "2.0", "id": request_id, "result": result}
+        response = _response(request_id, result)
     if "id" not in request:
         return None
     if sse_errors:  # a v0.3 request (by its A2A-Version) for a v0.3 streaming method
@@ -132,22 +137,18 @@ async def _call(
 async def _answer(dialect: Dialect, request_id: Any, held: Held, method_name: str) -> bytes:
     """The response of a held request, once it is known."""
     try:
-        return _dumps({"jsonrpc": "2.0", "id": request_id, "result": await held.answer()})
+        return _dumps(_response(request_id, await held.answer()))
     except Exception as exc:
-        return _dumps(_error(dialect, request_id, client_error(exc, f"JSON-RPC {method_name}")))
+        return _dumps(error_response(dialect, request_id, client_error(exc, f"JSON-RPC {method_name}")))
 
 
 def _sse(dialect: Dialect, request_id: Any, first: StreamItem, items: AsyncIterator[StreamItem]) -> SSE:
     """Each ``data:`` a whole JSON-RPC response carrying the request id."""
-
-    def frame(body: dict[str, Any]) -> bytes:
-        return _dumps({"jsonrpc": "2.0", "id": request_id, **body})
-
     return sse_stream(
         first,
         items,
-        lambda item: frame({"result": dialect.render_stream_item(item)}),
-        lambda error: frame({"error": dialect.render_error(error)}),
+        lambda item: _dumps(_response(request_id, dialect.render_stream_item(item))),
+        lambda error: _dumps(error_response(dialect, request_id, error)),
     )
 
 
@@ -166,7 +167,7 @@ async def handle(body: bytes, version: str | None, ctx: CallContext = INTERNAL) 
             parse_dialect = dialect_for(version)
         except A2AError:
             parse_dialect = V03
-        return _dumps(_error(parse_dialect, None, JSONParseError(f"Invalid JSON payload: {exc}")))
+        return _dumps(error_response(parse_dialect, None, JSONParseError(f"Invalid JSON payload: {exc}")))
     payload = _exact_ids(payload, body)
     try:
         dialect = dialect_for(version)  # (the context's version is set per request, by _call)
@@ -176,14 +177,16 @@ async def handle(body: bytes, version: str | None, ctx: CallContext = INTERNAL) 
             if isinstance(payload, list)
             else [payload.get("id") if isinstance(payload, dict) else None]
         )
-        errors = [_error(V03, i if _valid_id(i) else None, exc) for i in ids] or [_error(V03, None, exc)]
+        errors = [error_response(V03, i if _valid_id(i) else None, exc) for i in ids] or [
+            error_response(V03, None, exc)
+        ]
         return _dumps(errors if isinstance(payload, list) and payload else errors[0])  # [] gets one error
     if isinstance(payload, list):
         if not payload:
-            return _dumps(_error(dialect, None, InvalidRequestError("An empty batch is not a request")))
+            return _dumps(error_response(dialect, None, InvalidRequestError("An empty batch is not a request")))
         if len(payload) > (most := limits.max_batch_size()):  # one error, none of it run
             message = f"A batch may hold at most {most} requests, not {len(payload)} (A2A_MAX_BATCH_SIZE)"
-            return _dumps(_error(dialect, None, InvalidRequestError(message)))
+            return _dumps(error_response(dialect, None, InvalidRequestError(message)))
         answers = [await _call(dialect, item, ctx, batched=True, version=version) for item in payload]
         responses = [r for r in answers if r is not None]
         return _dumps(responses) if responses else None

@@ -1,5 +1,6 @@
-"""The HTTP+JSON (REST) binding, spec section 11: the same operations as JSON-RPC,
-addressed by URL and HTTP method.
+"""The HTTP+JSON (REST) binding, spec section 11: the same methods as JSON-RPC (the one
+table, :data:`a2a.service.methods.METHODS`), addressed by URL and HTTP method: a route
+maps its path, query and body to a method's params, and renders its answer.
 
 Routes (under the app's ``a2a/rest`` prefix, the interface URL the card names; the
 table is :data:`ROUTES`, from which ``a2a/urls/`` and the OpenAPI description are made):
@@ -23,7 +24,7 @@ streams are SSE of bare StreamResponse objects.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from a2a import auth
 from a2a.agents import Agent
-from a2a.core import replay, tracing
+from a2a.core import tracing
 from a2a.http import media
 from a2a.http.common import call_context, event_stream, later_response, request_agent
 from a2a.http.media import A2A_JSON, JSON
@@ -47,9 +48,7 @@ from a2a.protocol.errors import (
     JSONParseError,
     MethodNotFoundError,
 )
-from a2a.service import methods, operations
-from a2a.service import push_configs as configs
-from a2a.service.card import extended_card
+from a2a.service import methods
 from a2a.service.context import CallContext, check_tenant
 from a2a.service.errors import client_error
 
@@ -139,14 +138,12 @@ def _query(request: HttpRequest) -> dict[str, Any]:
     return params
 
 
-Handler = Callable[[Dialect, HttpRequest, dict[str, str], CallContext], Awaitable[Any]]
-
-
-def endpoint(
-    methods: tuple[str, ...], operation: Handler, route: str
-) -> Callable[..., Coroutine[Any, Any, HttpResponseBase]]:
-    """A view running ``operation`` in the caller's dialect, errors as Status bodies;
-    ``route`` names it in traces (``POST message:send``)."""
+def endpoint(route: Route) -> Callable[..., Coroutine[Any, Any, HttpResponseBase]]:
+    """The view of ``route``: the A2A method its HTTP method names (:data:`a2a.service.methods.METHODS`,
+    the JSON-RPC and gRPC bindings' table) run in the caller's dialect on the params the
+    request carries, its answer rendered, errors as Status bodies; ``route.path`` names
+    it in traces (``POST message:send``)."""
+    allowed = tuple(route.operations)
 
     @csrf_exempt
     async def view(request: HttpRequest, **kwargs: str) -> HttpResponseBase:
@@ -155,24 +152,41 @@ def endpoint(
         except A2AError as exc:  # a version we do not speak: answered as v1.0 says
             return _error_response(V10, exc, request)
         try:
-            if request.method not in methods:
-                raise MethodNotFoundError(f"{request.method} is not allowed here; use {' or '.join(methods)}")
+            if request.method not in allowed:
+                raise MethodNotFoundError(f"{request.method} is not allowed here; use {' or '.join(allowed)}")
             limits.check_body_size(request)  # a GET's body too: the handler may have cut it off
             if request.method == "POST":  # 415 unless JSON (an empty body may have no Content-Type)
                 limits.check_media_type(request, limits.read_body(request))
             caller = await auth.authenticate(request, request_agent(request))
             tenant = check_tenant(kwargs.pop("tenant", None))  # /{tenant}/tasks/...: scopes the request's tasks
-            method = f"{request.method} {route}" if tracing.enabled() else ""
+            method = f"{request.method} {route.path}" if tracing.enabled() else ""
             ctx = call_context(request, caller, "rest", dialect.version, tenant=tenant, method=method)
-            result = await operation(dialect, request, kwargs, ctx)
+            result = await _run(route, route.operations[request.method], dialect, request, kwargs, ctx)
         except Exception as exc:
             error = client_error(exc, f"REST {request.path}")
-            return _failure_response(dialect, error, methods, request, request_agent(request))
+            return _failure_response(dialect, error, allowed, request, request_agent(request))
         if isinstance(result, HttpResponseBase):
             return result
         return HttpResponse(_dumps(result), content_type=_content_type(dialect, request))
 
     return view
+
+
+async def _run(
+    route: Route, operation: Operation, dialect: Dialect, request: HttpRequest, kwargs: dict[str, str], ctx: CallContext
+) -> Any:
+    """The operation's method run on the request's params (its body or its query
+    parameters, and the route's path parameters), its answer as this binding sends it:
+    a stream as SSE, a held long-poll as a response whose body comes later, a deletion
+    as ``{}`` (google.protobuf.Empty)."""
+    source = _body(request) if operation.body else _query(request) if operation.query else {}
+    params = {**source, **{route.fields[name]: value for name, value in kwargs.items()}}
+    result = await methods.METHODS[operation.name](dialect, params, ctx)
+    if isinstance(result, methods.Stream):
+        return await _stream(dialect, result.items)
+    if isinstance(result, methods.Held):
+        return _held(dialect, result, request)
+    return {} if result is None else result
 
 
 async def _stream(dialect: Dialect, items: Any) -> StreamingHttpResponse:
@@ -187,92 +201,46 @@ async def _stream(dialect: Dialect, items: Any) -> StreamingHttpResponse:
     )
 
 
-async def _send(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
-    return d.render_send_result(await operations.send_message(d.parse_send(_body(request)), ctx))
+def _held(dialect: Dialect, held: methods.Held, request: HttpRequest) -> StreamingHttpResponse:
+    """A held long-poll's response: its head (200) now, its body once known."""
 
-
-async def _send_streaming(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
-    return await _stream(d, operations.stream_message(d.parse_send(_body(request)), ctx))
-
-
-async def _get(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
-    result = await methods.get(d, {**_query(request), "id": kw["task_id"]}, ctx)
-    if not isinstance(result, methods.Held):
-        return result
-
-    async def body() -> bytes:  # the head (200) is out: an error now is told in the body
+    async def body() -> bytes:  # the head is out: an error now is told in the body
         try:
-            return _dumps(await result.answer())
+            return _dumps(await held.answer())
         except Exception as exc:
-            return _dumps(error_body(d, client_error(exc, f"REST {request.path}")))
+            return _dumps(error_body(dialect, client_error(exc, f"REST {request.path}")))
 
-    return later_response(body, _content_type(d, request))
-
-
-async def _list(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
-    query = d.parse_list(_query(request))
-    page = await operations.list_tasks(query, ctx)
-    return d.render_list([d.render_task(t) for t in page.tasks], page.next_page_token, query.page_size, page.total_size)
-
-
-async def _cancel(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
-    return d.render_task(await operations.cancel_task(d.parse_cancel({**_body(request), "id": kw["task_id"]}), ctx))
-
-
-async def _subscribe(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
-    params = d.parse_get({"id": kw["task_id"]})
-    params.last_event_id = replay.last_event_id(ctx.last_event_id)  # resumable streams
-    return await _stream(d, operations.subscribe_to_task(params, ctx))
-
-
-async def _push_configs(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
-    """``POST`` creates a config on the task, ``GET`` lists them."""
-    configs.ensure_enabled()
-    if request.method == "POST":
-        params = d.parse_push_create({**_body(request), "taskId": kw["task_id"]})
-        return d.render_push_config(await configs.create_config(ctx, params))
-    page = await configs.list_configs(ctx, d.parse_push_list({**_query(request), "taskId": kw["task_id"]}))
-    return d.render_push_list(page.configs, page.next_page_token)
-
-
-async def _push_config(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
-    """``GET`` one config, ``DELETE`` it (answering ``{}``, google.protobuf.Empty)."""
-    configs.ensure_enabled()
-    ref = {"taskId": kw["task_id"], "id": kw["config_id"]}
-    if request.method == "GET":
-        return d.render_push_config(await configs.get_config(ctx, d.parse_push_get(ref)))
-    await configs.delete_config(ctx, d.parse_push_delete(ref))
-    return {}
-
-
-async def _extended_card(d: Dialect, request: HttpRequest, kw: dict[str, str], ctx: CallContext) -> Any:
-    return extended_card(d, ctx)
+    return later_response(body, _content_type(dialect, request))
 
 
 @dataclass(frozen=True)
 class Operation:
-    """One A2A operation of a route, for the OpenAPI description (:mod:`a2a.http.openapi`):
-    its name, the a2a.schema.json definitions of its request (``body``: sent as the JSON
-    body, else its fields are query parameters) and of its answer (``None`` for an SSE
-    stream of StreamResponse)."""
+    """One A2A operation of a route: its method's name (v1.0's, a key of
+    :data:`a2a.service.methods.METHODS`), the a2a.schema.json definitions of its request
+    (``body``: sent as the JSON body, else its fields are query parameters, unless
+    ``query`` is False: the path alone) and of its answer (``None`` for an SSE stream of
+    StreamResponse), for the view and the OpenAPI description (:mod:`a2a.http.openapi`)."""
 
     name: str
     request: str
     response: str | None
     body: bool = False
+    query: bool = True
 
 
 @dataclass(frozen=True)
 class Route:
     """A route of the binding, under the interface URL (``a2a/rest``): ``path`` with
-    ``{param}`` placeholders (the view's keyword arguments), its URL name, its view and
-    its operation per HTTP method. ``urls.py`` makes the URL patterns from these, and the
-    OpenAPI description is generated from them: there is no other list of the routes."""
+    ``{param}`` placeholders (the view's keyword arguments), its URL name, its operation
+    per HTTP method, the params field each path parameter fills, and its view. ``urls.py``
+    makes the URL patterns from these, and the OpenAPI description is generated from them:
+    there is no other list of the routes."""
 
     path: str
     name: str
-    handler: Handler
     operations: dict[str, Operation]
+    #: The field of the method's params each path parameter fills.
+    fields: dict[str, str] = field(default_factory=dict)
     #: The regular expression of each parameter (default: no "/" nor ":").
     params: dict[str, str] = field(default_factory=dict)
     #: Other spellings of a parameter-less path (v0.3's ``card``).
@@ -280,7 +248,7 @@ class Route:
     view: Callable[..., Coroutine[Any, Any, HttpResponseBase]] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "view", endpoint(tuple(self.operations), self.handler, self.path))
+        object.__setattr__(self, "view", endpoint(self))
 
     def param_pattern(self, param: str) -> str:
         return self.params.get(param, "[^/:]+")
@@ -309,43 +277,43 @@ class Route:
 PARAM = re.compile(r"([^{]*)\{([^}]*)\}")
 ANY_ID = "[^/]+"  # a task id before ":cancel" / ":subscribe" may hold ":" (the suffix is matched last)
 
+TASK = {"task_id": "id"}  # the task a route's path names, as GetTask and CancelTask name it
+CONFIG = {"task_id": "taskId", "config_id": "id"}  # and as the push-config methods do
+
 ROUTES: tuple[Route, ...] = (
     Route(
         "message:send",
         "rest-send",
-        _send,
         {"POST": Operation("SendMessage", "SendMessageRequest", "SendMessageResponse", body=True)},
     ),
     Route(
         "message:stream",
         "rest-stream",
-        _send_streaming,
         {"POST": Operation("SendStreamingMessage", "SendMessageRequest", None, body=True)},
     ),
-    Route("tasks", "rest-list", _list, {"GET": Operation("ListTasks", "ListTasksRequest", "ListTasksResponse")}),
+    Route("tasks", "rest-list", {"GET": Operation("ListTasks", "ListTasksRequest", "ListTasksResponse")}),
     Route(
         "tasks/{task_id}:cancel",
         "rest-cancel",
-        _cancel,
         {"POST": Operation("CancelTask", "CancelTaskRequest", "Task", body=True)},
+        fields=TASK,
         params={"task_id": ANY_ID},
     ),
     Route(
         "tasks/{task_id}:subscribe",
         "rest-subscribe",
-        _subscribe,
         # The spec text says POST, a2a.proto says GET: both are served.
         {
-            "POST": Operation("SubscribeToTask", "SubscribeToTaskRequest", None),
-            "GET": Operation("SubscribeToTask", "SubscribeToTaskRequest", None),
+            "POST": Operation("SubscribeToTask", "SubscribeToTaskRequest", None, query=False),
+            "GET": Operation("SubscribeToTask", "SubscribeToTaskRequest", None, query=False),
         },
+        fields=TASK,
         params={"task_id": ANY_ID},
     ),
-    Route("tasks/{task_id}", "rest-get", _get, {"GET": Operation("GetTask", "GetTaskRequest", "Task")}),
+    Route("tasks/{task_id}", "rest-get", {"GET": Operation("GetTask", "GetTaskRequest", "Task")}, fields=TASK),
     Route(
         "tasks/{task_id}/pushNotificationConfigs",
         "rest-push",
-        _push_configs,
         {
             "POST": Operation(
                 "CreateTaskPushNotificationConfig",
@@ -359,24 +327,29 @@ ROUTES: tuple[Route, ...] = (
                 "ListTaskPushNotificationConfigsResponse",
             ),
         },
+        fields=CONFIG,
     ),
     Route(
         "tasks/{task_id}/pushNotificationConfigs/{config_id}",
         "rest-push-config",
-        _push_config,
         {
             "GET": Operation(
-                "GetTaskPushNotificationConfig", "GetTaskPushNotificationConfigRequest", "TaskPushNotificationConfig"
+                "GetTaskPushNotificationConfig",
+                "GetTaskPushNotificationConfigRequest",
+                "TaskPushNotificationConfig",
+                query=False,
             ),
-            "DELETE": Operation("DeleteTaskPushNotificationConfig", "DeleteTaskPushNotificationConfigRequest", "Empty"),
+            "DELETE": Operation(
+                "DeleteTaskPushNotificationConfig", "DeleteTaskPushNotificationConfigRequest", "Empty", query=False
+            ),
         },
+        fields=CONFIG,
         params={"config_id": ANY_ID},
     ),
     Route(
         "extendedAgentCard",
         "rest-extended-card",
-        _extended_card,
-        {"GET": Operation("GetExtendedAgentCard", "GetExtendedAgentCardRequest", "AgentCard")},
+        {"GET": Operation("GetExtendedAgentCard", "GetExtendedAgentCardRequest", "AgentCard", query=False)},
         aliases=("card",),
     ),
 )

@@ -13,7 +13,15 @@ from django.views.decorators.csrf import csrf_exempt
 from a2a import auth
 from a2a.conf import a2a_settings
 from a2a.http import jsonrpc, media
-from a2a.http.common import call_context, event_stream, later_response, public_url, request_agent, requested_version
+from a2a.http.common import (
+    call_context,
+    error_document,
+    event_stream,
+    later_response,
+    public_url,
+    request_agent,
+    requested_version,
+)
 from a2a.http.discovery import catalog_link
 from a2a.protocol import V03, dialect_for, limits
 from a2a.protocol.errors import A2AError, InvalidRequestError
@@ -30,7 +38,7 @@ async def jsonrpc_endpoint(request: HttpRequest) -> HttpResponseBase:
     content_type = media.preferred(request.headers.get("Accept"), (JSON, media.A2A_JSON))
 
     def refusal(error: A2AError, status: int, headers: dict[str, str] | None = None) -> HttpResponse:
-        body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": V03.render_error(error)})
+        body = orjson.dumps(jsonrpc.error_response(V03, None, error))
         return HttpResponse(body, content_type=content_type, status=status, headers=headers)
 
     if request.method != "POST":
@@ -60,9 +68,7 @@ def _get_only(request: HttpRequest, what: str) -> HttpResponse | None:
     if request.method in ("GET", "HEAD"):
         return None
     error = InvalidRequestError(f"{request.method} is not allowed here: GET the {what}")
-    return HttpResponse(
-        orjson.dumps({"error": V03.render_error(error)}), content_type=JSON, status=405, headers={"Allow": "GET, HEAD"}
-    )
+    return error_document(error, 405, {"Allow": "GET, HEAD"})
 
 
 def _cached(
@@ -94,7 +100,7 @@ async def agent_card(request: HttpRequest) -> HttpResponse:
     try:
         version = dialect_for(requested_version(request)).version
     except A2AError as exc:
-        return HttpResponse(orjson.dumps({"error": V03.render_error(exc)}), content_type=JSON, status=400)
+        return error_document(exc, 400)
     public = card.build_card(
         public_url(request, "jsonrpc"), version=version, rest=public_url(request, "rest"), agent=request_agent(request)
     )

@@ -2,7 +2,8 @@
 
 A binding (JSON-RPC, HTTP+JSON) builds one per request once it knows the caller and
 the protocol version, and passes it explicitly: operations read the caller from it
-(ownership), never from ambient state.
+(ownership), never from ambient state; :func:`load_task` reads a task as the caller
+may see it.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from a2a.agents import DEFAULT_AGENT, Agent, get_agent, store_of
-from a2a.protocol.errors import InvalidParamsError
+from a2a.core import tracing
+from a2a.protocol.errors import InvalidParamsError, TaskNotFoundError
 from a2a.protocol.model import shown
 from stores.base import Task, TaskStore
 from stores.scope import SCOPE_SEPARATOR, scope_key, task_scope
@@ -96,3 +98,14 @@ def check_tenant(value: Any, field: str = "tenant") -> str:
 #: The context of calls made by this process's own code (management commands,
 #: benchmarks, tests): no caller, so only unowned tasks are visible.
 INTERNAL = CallContext()
+
+
+async def load_task(task_id: str, ctx: CallContext = INTERNAL) -> Task:
+    """The task as stored, if the caller may see it; else TaskNotFoundError (another
+    caller's task, or one of another tenant or agent, answers exactly like an unknown one)."""
+    with tracing.store("get", task_id):
+        task = await ctx.store.aget(task_id)
+    if task is None or not ctx.owns(task):
+        raise TaskNotFoundError(task_id)
+    tracing.annotate(task)
+    return task

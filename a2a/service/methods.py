@@ -1,20 +1,22 @@
 """Every A2A method by name, as one function of (dialect, params, call context): parse
 the params in the caller's dialect, run the operation, render its result in the same
-dialect. The JSON-RPC binding routes each request's ``method`` here; the gRPC binding
-calls the same functions with the v1.0 dialect (its messages read as ProtoJSON), so a
-method is written once for both.
-"""
+dialect. The JSON-RPC binding routes each request's ``method`` here, the HTTP+JSON
+binding each route (:data:`a2a.http.rest.ROUTES`), and the gRPC binding calls the same
+functions with the v1.0 dialect (its messages read as ProtoJSON), so a method is written
+once for all three. A method's cross-cutting checks are decorators here
+(:func:`push_method`)."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from a2a.core import replay
 from a2a.protocol import Dialect
 from a2a.protocol.model import StreamItem
-from a2a.service import operations, push_configs
+from a2a.service import operations, push_configs, streams
 from a2a.service.card import extended_card
 from a2a.service.context import CallContext
 
@@ -31,7 +33,7 @@ async def get(d: Dialect, params: Any, ctx: CallContext) -> Any:
     if parsed.current_generation is None:
         return d.render_task(await operations.get_task(parsed, ctx))
     now = await operations.get_task(dataclasses.replace(parsed, current_generation=None), ctx)
-    if operations.answered_at_once(now, parsed.current_generation):
+    if streams.answered_at_once(now, parsed.current_generation):
         return d.render_task(now)
 
     async def answer() -> Any:
@@ -50,24 +52,38 @@ async def list_tasks(d: Dialect, params: Any, ctx: CallContext) -> Any:
     return d.render_list([d.render_task(t) for t in page.tasks], page.next_page_token, query.page_size, page.total_size)
 
 
+def push_method(method: Method) -> Method:
+    """``method``, a push-config method: PushNotificationNotSupportedError while
+    ``A2A_PUSH_NOTIFICATIONS`` is off, before its params are read, so the answer is the
+    same whatever they are (a SendMessage's config is checked by
+    :func:`a2a.service.push_configs.check_send_config`)."""
+
+    @functools.wraps(method)
+    async def checked(d: Dialect, params: Any, ctx: CallContext) -> Any:
+        push_configs.ensure_enabled()
+        return await method(d, params, ctx)
+
+    return checked
+
+
+@push_method
 async def push_create(d: Dialect, params: Any, ctx: CallContext) -> Any:
-    push_configs.ensure_enabled()
     return d.render_push_config(await push_configs.create_config(ctx, d.parse_push_create(params)))
 
 
+@push_method
 async def push_get(d: Dialect, params: Any, ctx: CallContext) -> Any:
-    push_configs.ensure_enabled()
     return d.render_push_config(await push_configs.get_config(ctx, d.parse_push_get(params)))
 
 
+@push_method
 async def push_list(d: Dialect, params: Any, ctx: CallContext) -> Any:
-    push_configs.ensure_enabled()
     page = await push_configs.list_configs(ctx, d.parse_push_list(params))
     return d.render_push_list(page.configs, page.next_page_token)
 
 
+@push_method
 async def push_delete(d: Dialect, params: Any, ctx: CallContext) -> Any:
-    push_configs.ensure_enabled()
     await push_configs.delete_config(ctx, d.parse_push_delete(params))
     return d.render_push_deleted()
 

@@ -2,20 +2,21 @@
 
 Each takes parsed, canonical parameters (``a2a.protocol.model``) and returns
 canonical objects; errors are ``a2a.protocol.errors`` exceptions. The task store is
-the single source of truth: every answer about a task is read from it.
+the single source of truth: every answer about a task is read from it
+(:func:`load_task`, the task as the caller may see it). How a stream or a wait
+follows a task on the event bus is :mod:`a2a.service.streams`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-from collections.abc import AsyncIterator, Collection, Iterator
+from collections.abc import AsyncIterator, Collection
 
 from a2a.agents import DEFAULT_AGENT
 from a2a.conf import a2a_settings
-from a2a.core import files, leases, lifecycle, replay, tracing
-from a2a.core.events import Subscription, TaskEvent, artifacts_shape, bus, with_chunk
+from a2a.core import files, leases, lifecycle, tracing
+from a2a.core.events import Subscription, bus
 from a2a.handlers import answers_directly, call_record
 from a2a.handlers.credentials import hold_credentials
 from a2a.protocol import limits
@@ -47,8 +48,8 @@ from a2a.protocol.model import (
 )
 from a2a.runtime.executors import adispatch, get_executor
 from a2a.runtime.runner import get_runner
-from a2a.service import push_configs
-from a2a.service.context import INTERNAL, CallContext
+from a2a.service import push_configs, streams
+from a2a.service.context import INTERNAL, CallContext, load_task
 from stores.base import TaskPage, TaskQuery
 from stores.fields import (
     AGENT,
@@ -60,8 +61,6 @@ from stores.fields import (
     TENANT,
     task_call,
     task_generation,
-    task_seq,
-    task_version,
 )
 
 
@@ -143,6 +142,7 @@ def _is_message(answer: Task | Message) -> bool:
     return answer.get("kind") == "message"
 
 
+@tracing.traced("SendMessage")
 async def send_message(params: SendParams, ctx: CallContext = INTERNAL) -> Task | Message:
     """Start a task for the message (or continue the interrupted task it names).
 
@@ -151,11 +151,6 @@ async def send_message(params: SendParams, ctx: CallContext = INTERNAL) -> Task 
     with the task as stored, or with the handler's direct reply Message. A
     ``direct_reply`` handler that answers at once: the Message, and no task exists.
     """
-    with tracing.operation("SendMessage", ctx):
-        return await _send(ctx, params)
-
-
-async def _send(ctx: CallContext, params: SendParams) -> Task | Message:
     if _direct(ctx, params):
         async with _direct_answer(ctx, params) as (events, answer):
             if _is_message(answer) or not params.blocking:
@@ -175,12 +170,7 @@ async def _send(ctx: CallContext, params: SendParams) -> Task | Message:
 async def _settled(ctx: CallContext, events: Subscription, task_id: str, params: SendParams) -> Task | Message:
     """The task once it settles (or ``A2A_BLOCKING_TIMEOUT`` passed), as stored; the
     handler's reply Message if it answered with one."""
-    try:
-        async with asyncio.timeout(a2a_settings.BLOCKING_TIMEOUT):
-            while task_state((await _next(events)).task) not in SETTLED_STATES:
-                pass
-    except TimeoutError:
-        pass  # answer with the task as it stands; it goes on in the background
+    await streams.settle(events)
     with tracing.store("get", task_id):
         settled = await ctx.store.aget(task_id)
     if settled is None:
@@ -190,17 +180,7 @@ async def _settled(ctx: CallContext, events: Subscription, task_id: str, params:
     return with_history(settled, params.history_length)
 
 
-async def _next(events: Subscription) -> TaskEvent:
-    """The subscription's next event; with a cross-process event backend, the task as
-    stored when nothing arrived for a keepalive period (an event may have been lost)."""
-    while True:
-        try:
-            return await asyncio.wait_for(events.get(), a2a_settings.STREAM_KEEPALIVE)
-        except TimeoutError:
-            if events.remote:
-                return await events.read()
-
-
+@tracing.traced("SendStreamingMessage")
 async def stream_message(params: SendParams, ctx: CallContext = INTERNAL) -> AsyncIterator[StreamItem]:
     """SendStreamingMessage: the task as submitted, then each update until it settles.
 
@@ -215,18 +195,19 @@ async def stream_message(params: SendParams, ctx: CallContext = INTERNAL) -> Asy
             if _is_message(answer):
                 yield StreamItem("message", message=answer)
                 return
-            async for item in _numbered(_follow(events, answer, params.history_length), ctx):
+            async for item in streams.numbered(streams.follow(events, answer, params.history_length), ctx):
                 yield item
         return
-    with tracing.operation("SendStreamingMessage", ctx):  # the setup: a span cannot stay current across yields
-        task = await _start(ctx, params)
+    task = await _start(ctx, params)
     with bus.subscribe(task["id"], ctx.store) as events:
         await events.ready()
         await adispatch(task["id"], ctx.agent_name)
-        async for item in _numbered(_follow(events, task, params.history_length, until=SETTLED_STATES), ctx):
+        stream = streams.follow(events, task, params.history_length, until=SETTLED_STATES)
+        async for item in streams.numbered(stream, ctx):
             yield item
 
 
+@tracing.traced("SubscribeToTask", task_id="id")
 async def subscribe_to_task(params: GetParams, ctx: CallContext = INTERNAL) -> AsyncIterator[StreamItem]:
     """SubscribeToTask: the task as it is now, then each update until it is terminal.
 
@@ -236,168 +217,16 @@ async def subscribe_to_task(params: GetParams, ctx: CallContext = INTERNAL) -> A
     task reaches a terminal state"), and it carries the follow-up turns too."""
     with bus.subscribe(params.id, ctx.store) as events:  # before the snapshot: nothing falls between
         await events.ready()
-        with tracing.operation("SubscribeToTask", ctx, params.id):
-            task = await load_task(params.id, ctx)
-        opening = _resumed(task, params.last_event_id, params.history_length)
+        task = await load_task(params.id, ctx)
+        opening = streams.resumed(task, params.last_event_id, params.history_length)
         if lifecycle.is_terminal(task) and opening in (None, []):
             raise UnsupportedOperationError(
                 f"Task {params.id} is {task_state(task)}; there is nothing left to subscribe to",
                 metadata={"taskId": params.id},
             )
-        stream = _follow(events, task, params.history_length, until=TERMINAL_STATES, opening=opening)
-        async for item in _numbered(stream, ctx):
+        stream = streams.follow(events, task, params.history_length, until=TERMINAL_STATES, opening=opening)
+        async for item in streams.numbered(stream, ctx):
             yield item
-
-
-def _resumed(task: Task, last: int | None, history_length: int | None) -> list[StreamItem] | None:
-    """What a stream resumed after event number ``last`` opens with (resumable streams):
-    the logged events after it, or the gap marker and the whole task when the log no
-    longer reaches back to it; None for a new stream (it opens with the task)."""
-    if last is None:
-        return None
-    seq = task_seq(task)
-    if last > seq:
-        raise InvalidParamsError(
-            f"is {last}, but task {task['id']}'s last stream event is number {seq}", field="Last-Event-ID"
-        )
-    logged = replay.after(task, last)
-    if logged is None:
-        return replay.gap(with_history(task, history_length), last)
-    return [replay.item(task, entry, TERMINAL_STATES) for entry in logged]
-
-
-async def _numbered(items: AsyncIterator[StreamItem], ctx: CallContext) -> AsyncIterator[StreamItem]:
-    """``items``, each with its number in its metadata when the client activated the
-    resumable-streams extension (``A2A-Extensions``); as they are otherwise."""
-    if replay.URI not in ctx.extensions:
-        async for item in items:
-            yield item
-        return
-    try:
-        async for item in items:
-            yield replay.numbered(item)
-    finally:
-        await items.aclose()  # type: ignore[attr-defined]
-
-
-async def _follow(
-    events: Subscription,
-    snapshot: Task,
-    history_length: int | None,
-    *,
-    until: frozenset[str] = SETTLED_STATES,
-    opening: list[StreamItem] | None = None,
-) -> AsyncIterator[StreamItem]:
-    """The stream of one task: ``snapshot`` (or the ``opening`` items of a resumed
-    stream), then every event newer than it, until the task reaches one of the states
-    ``until`` (the last status is ``final``). Each item carries the task's number of
-    its event (``seq``: :mod:`a2a.core.replay`).
-
-    Events are taken in order of their numbers (or versions, for a task saved before
-    numbers): an older one (or one already in the snapshot) is skipped; when some were
-    missed (events from several processes crossing, a lost connection, a reference too
-    big to carry the task) the stream takes them from the task's log, or catches up
-    with the newer task when the log does not reach (see :func:`_catch_up`). With a
-    cross-process event backend, an idle stream also looks at the store at each
-    keepalive, so a lost last event cannot leave it hanging."""
-    # A resumed stream opens with what it missed (nothing: a keepalive, so that it starts now).
-    first = [_snapshot_item(snapshot, history_length)] if opening is None else opening or [StreamItem("keepalive")]
-    for item in first:
-        yield item
-    if task_state(snapshot) in until or any(item.final for item in first):
-        return
-    last, version, sent = snapshot, task_version(snapshot), task_seq(snapshot)
-    keepalive = a2a_settings.STREAM_KEEPALIVE
-    while True:
-        try:
-            event = await asyncio.wait_for(events.get(), keepalive)
-        except TimeoutError:
-            stored = await events.read() if events.remote else None
-            if stored is None or stored.version <= version:
-                yield StreamItem("keepalive")
-                continue
-            event = stored
-        if event.version <= version or event.kind == "task":
-            continue  # already in the snapshot, or already sent
-        told = await _told(events, event, last, version, sent, until)
-        if told is None:
-            continue
-        items, event = told
-        for item in items:
-            yield item
-            if item.final:
-                return
-        last, version = event.task, event.version
-        sent = max(sent, task_seq(event.task))
-        if task_state(event.task) in until:
-            return
-
-
-def _snapshot_item(snapshot: Task, history_length: int | None) -> StreamItem:
-    return StreamItem("task", task=with_history(snapshot, history_length), seq=task_seq(snapshot) or None)
-
-
-async def _told(
-    events: Subscription, event: TaskEvent, last: Task, version: int, sent: int, until: frozenset[str]
-) -> tuple[list[StreamItem], TaskEvent] | None:
-    """The items ``event`` brings to a stream that sent ``last`` (version ``version``,
-    event number ``sent``), and the event they came from (the task as stored, when it
-    had to be read); None when it brings nothing."""
-    if (entries := replay.logged(event, sent)) is not None:
-        return [replay.item(event.task, e, until) for e in entries], event
-    if event.partial is not None or (sent and event.kind != "sync"):  # the store's log tells what this one cannot
-        rebuilt = _rebuild(last, event) if event.partial is not None and event.version == version + 1 else None
-        if rebuilt is None:
-            event = await events.read()
-            if event.version <= version:
-                return None
-            if (entries := replay.logged(event, sent)) is not None:
-                return [replay.item(event.task, e, until) for e in entries], event
-        else:
-            event = dataclasses.replace(event, task=rebuilt, partial=None)
-    task = event.task
-    settled = task_state(task) in until
-    if event.kind == "sync" or event.version != version + 1:
-        items = list(_catch_up(last, task, settled=settled))
-    elif event.kind == "artifact" and event.artifact is not None:
-        items = [
-            StreamItem("artifact", task=task, artifact=event.artifact, append=event.append, last_chunk=event.last_chunk)
-        ]
-    else:
-        items = [*_new_artifacts(last, task, last_chunk=True), StreamItem("status", task=task, final=settled)]
-    if items and task_seq(task):  # caught up to the task's last event: a reconnection resumes after it
-        items[-1] = dataclasses.replace(items[-1], seq=task_seq(task))
-    return items, event
-
-
-def _rebuild(last: Task, event: TaskEvent) -> Task | None:
-    """``event``'s task with its artifacts, rebuilt from those of ``last`` (the version
-    before it) and the event's chunk; None when they do not come out as the event says."""
-    artifacts = last.get("artifacts") or []
-    if event.kind == "artifact" and event.artifact is not None:
-        artifacts = with_chunk(artifacts, event.artifact, event.append)
-    if artifacts_shape(artifacts) != event.partial:
-        return None
-    return {**event.task, "artifacts": artifacts} if artifacts else event.task
-
-
-def _new_artifacts(last: Task, task: Task, *, last_chunk: bool) -> Iterator[StreamItem]:
-    """An update with the whole artifact for each artifact of ``task`` that ``last``
-    did not have, or had otherwise."""
-    before = {a.get("artifactId"): a for a in last.get("artifacts") or ()}
-    for artifact in task.get("artifacts") or ():
-        if before.get(artifact.get("artifactId")) != artifact:
-            yield StreamItem("artifact", task=task, artifact=artifact, last_chunk=last_chunk)
-
-
-def _catch_up(last: Task, task: Task, *, settled: bool) -> Iterator[StreamItem]:
-    """What a stream that sent ``last`` sends when the next version it has is ``task``,
-    some versions later: each new or changed artifact whole (not appended; a last
-    chunk once the stream ends, ``settled``), then the status when it changed (always
-    the last one)."""
-    yield from _new_artifacts(last, task, last_chunk=settled)
-    if settled or task.get("status") != last.get("status"):
-        yield StreamItem("status", task=task, final=settled)
 
 
 def check_input_modes(message: Message, accepted: list[str] | None = None) -> None:
@@ -495,61 +324,23 @@ async def _discarded_unless_saved(ctx: CallContext, task_id: str, written: Colle
         raise
 
 
-async def load_task(task_id: str, ctx: CallContext = INTERNAL) -> Task:
-    """The task as stored, if the caller may see it; else TaskNotFoundError (another
-    caller's task, or one of another tenant or agent, answers exactly like an unknown one)."""
-    with tracing.store("get", task_id):
-        task = await ctx.store.aget(task_id)
-    if task is None or not ctx.owns(task):
-        raise TaskNotFoundError(task_id)
-    tracing.annotate(task)
-    return task
-
-
+@tracing.traced("GetTask", task_id="id")
 async def get_task(params: GetParams, ctx: CallContext = INTERNAL) -> Task:
-    """GetTask; with ``current_generation`` (A2A 1.1 long-poll), see :func:`_past`."""
-    with tracing.operation("GetTask", ctx, params.id):
-        if params.current_generation is None:
+    """GetTask; with ``current_generation`` (A2A 1.1 long-poll), the task once its
+    generation is past it (:func:`a2a.service.streams.past`)."""
+    if params.current_generation is None:
+        task = await load_task(params.id, ctx)
+    else:
+        with bus.subscribe(params.id, ctx.store) as events:  # before the read: no change falls between
+            await events.ready()
             task = await load_task(params.id, ctx)
-        else:
-            task = await _past(params.id, params.current_generation, ctx)
-        return with_history(task, params.history_length)
+            task = await streams.past(events, task, params.current_generation, lambda: load_task(params.id, ctx))
+    return with_history(task, params.history_length)
 
 
-def answered_at_once(task: Task, generation: int) -> bool:
-    """Whether a long-poll past ``generation`` is answered with ``task`` without waiting:
-    the task is past it, or terminal (it never moves again)."""
-    return task_generation(task) > generation or lifecycle.is_terminal(task)
-
-
-async def _past(task_id: str, generation: int, ctx: CallContext) -> Task:
-    """The task once its generation is past ``generation``: at once when it is (or when
-    the task is terminal: it never moves again), else when an event says it moved, else
-    as it stands after ``A2A_LONG_POLL_TIMEOUT``. The request waits on the bus (the
-    subscription first, then the read: no change falls between), holding no thread and
-    reading the store only when the task moved; a client that leaves cancels it, and
-    the subscription goes with it."""
-    with bus.subscribe(task_id, ctx.store) as events:
-        await events.ready()
-        task = await load_task(task_id, ctx)
-        try:
-            async with asyncio.timeout(a2a_settings.LONG_POLL_TIMEOUT):
-                while not answered_at_once(task, generation):
-                    event = await events.get()  # (a "sync" event: the store says, whatever the bus lost)
-                    if event.kind == "sync" or task_generation(event.task) > generation:
-                        task = await load_task(task_id, ctx)
-        except TimeoutError:
-            task = await load_task(task_id, ctx)  # the task as it stands
-        return task
-
-
+@tracing.traced("CancelTask", task_id="id")
 async def cancel_task(params: CancelParams, ctx: CallContext = INTERNAL) -> Task:
     """Cancel a task that has not settled; a terminal task stays as it is."""
-    with tracing.operation("CancelTask", ctx, params.id):
-        return await _cancel(params, ctx)
-
-
-async def _cancel(params: CancelParams, ctx: CallContext) -> Task:
 
     def change(task: Task) -> Task:
         if not ctx.owns(task):
@@ -569,12 +360,9 @@ async def _cancel(params: CancelParams, ctx: CallContext) -> Task:
     return task
 
 
+@tracing.traced("ListTasks")
 async def list_tasks(params: ListParams, ctx: CallContext = INTERNAL) -> TaskPage:
-    with tracing.operation("ListTasks", ctx):
-        return await _list(params, ctx)
-
-
-async def _list(params: ListParams, ctx: CallContext) -> TaskPage:
+    """ListTasks: the caller's tasks in the request's tenant, a page at a time."""
     try:
         query = TaskQuery(
             context_id=params.context_id,

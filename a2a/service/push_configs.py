@@ -13,7 +13,7 @@ from a2a.core import tracing
 from a2a.protocol.errors import A2AError, InvalidParamsError, PushNotificationNotSupportedError, TaskNotFoundError
 from a2a.protocol.model import PushConfigListParams, PushConfigParams, PushConfigRef, new_id
 from a2a.push import delivery, guard
-from a2a.service.context import CallContext
+from a2a.service.context import CallContext, load_task
 from stores.cursors import decode_cursor, encode_cursor
 from stores.push_configs import PushConfig, PushConfigStore, config_order
 from stores.timestamps import now_iso
@@ -46,33 +46,20 @@ class PushConfigPage:
 
 
 def ensure_enabled() -> None:
-    """PushNotificationNotSupportedError unless ``A2A_PUSH_NOTIFICATIONS`` is on."""
+    """PushNotificationNotSupportedError unless ``A2A_PUSH_NOTIFICATIONS`` is on: checked
+    for the config methods by :func:`a2a.service.methods.push_method` (before their params
+    are read), for a SendMessage's config by :func:`check_send_config`."""
     if not a2a_settings.PUSH_NOTIFICATIONS:
         raise PushNotificationNotSupportedError(
             "Push notifications are not enabled on this agent (capabilities.pushNotifications is false)"
         )
 
 
-async def _require_task(ctx: CallContext, task_id: str) -> None:
-    """TaskNotFoundError unless the task exists and the caller may see it (another
-    caller's task, or one of another tenant or agent, answers exactly like an unknown one)."""
-    with tracing.store("get", task_id):
-        task = await ctx.store.aget(task_id)
-    if task is None or not ctx.owns(task):
-        raise TaskNotFoundError(task_id)
-    tracing.annotate(task)
-
-
+@tracing.traced("CreateTaskPushNotificationConfig", task_id="task_id")
 async def create_config(ctx: CallContext, params: PushConfigParams) -> PushConfig:
     """Save a config for an existing task (replacing the task's config of the same id);
     the id is generated when absent. -32602 for a refused webhook URL."""
-    with tracing.operation("CreateTaskPushNotificationConfig", ctx, params.task_id):
-        return await _create_config(ctx, params)
-
-
-async def _create_config(ctx: CallContext, params: PushConfigParams) -> PushConfig:
-    ensure_enabled()
-    await _require_task(ctx, params.task_id)
+    await load_task(params.task_id, ctx)
     await guard.check_url(params.url)
     config = await _save(ctx, params)
     if await ctx.store.aget(params.task_id) is None:
@@ -83,15 +70,10 @@ async def _create_config(ctx: CallContext, params: PushConfigParams) -> PushConf
     return config
 
 
+@tracing.traced("GetTaskPushNotificationConfig", task_id="task_id")
 async def get_config(ctx: CallContext, params: PushConfigRef) -> PushConfig:
     """One config of a task; with ``id`` None, the task's first (oldest) config."""
-    with tracing.operation("GetTaskPushNotificationConfig", ctx, params.task_id):
-        return await _get_config(ctx, params)
-
-
-async def _get_config(ctx: CallContext, params: PushConfigRef) -> PushConfig:
-    ensure_enabled()
-    await _require_task(ctx, params.task_id)
+    await load_task(params.task_id, ctx)
     store = push_configs(ctx)
     if params.id is None:
         configs = await store.alist_push_configs(params.task_id)
@@ -103,15 +85,10 @@ async def _get_config(ctx: CallContext, params: PushConfigRef) -> PushConfig:
     return config
 
 
+@tracing.traced("ListTaskPushNotificationConfigs", task_id="task_id")
 async def list_configs(ctx: CallContext, params: PushConfigListParams) -> PushConfigPage:
     """A task's configs, oldest first; ``page_size`` None or 0 means all of them."""
-    with tracing.operation("ListTaskPushNotificationConfigs", ctx, params.task_id):
-        return await _list_configs(ctx, params)
-
-
-async def _list_configs(ctx: CallContext, params: PushConfigListParams) -> PushConfigPage:
-    ensure_enabled()
-    await _require_task(ctx, params.task_id)
+    await load_task(params.task_id, ctx)
     configs = await push_configs(ctx).alist_push_configs(params.task_id)
     if params.page_token:
         try:
@@ -126,17 +103,12 @@ async def _list_configs(ctx: CallContext, params: PushConfigListParams) -> PushC
     return PushConfigPage(configs, token)
 
 
+@tracing.traced("DeleteTaskPushNotificationConfig", task_id="task_id")
 async def delete_config(ctx: CallContext, params: PushConfigRef) -> bool:
     """Delete one config of an existing task; idempotent (spec 3.1.10): deleting a
     config that is not there succeeds too. True when there was one. Queued deliveries
     for it are dropped."""
-    with tracing.operation("DeleteTaskPushNotificationConfig", ctx, params.task_id):
-        return await _delete_config(ctx, params)
-
-
-async def _delete_config(ctx: CallContext, params: PushConfigRef) -> bool:
-    ensure_enabled()
-    await _require_task(ctx, params.task_id)
+    await load_task(params.task_id, ctx)
     if params.id is None:
         raise InvalidParamsError("is required", field="id")
     deleted = await push_configs(ctx).adelete_push_config(params.task_id, params.id)
@@ -172,6 +144,3 @@ async def _save(ctx: CallContext, params: PushConfigParams) -> PushConfig:
     config["createdAt"] = (existing or {}).get("createdAt") or now_iso()
     await store.asave_push_config(config)
     return config
-
-
-# --- the SSRF guard ----------------------------------------------------------------------

@@ -31,6 +31,19 @@ def test_disabled_answers_push_not_supported(memory, settings, version, receiver
     assert len(memory) == 1  # the SendMessage created no task
 
 
+def test_disabled_on_rest_reads_the_body_first(memory, settings):
+    """HTTP+JSON runs the JSON-RPC binding's methods: a body that is not JSON is the parse
+    error, as on JSON-RPC; any JSON object then answers that push notifications are off."""
+    settings.A2A_PUSH_NOTIFICATIONS = False
+    path = f"/a2a/rest/tasks/{a_task(memory)}/pushNotificationConfigs"
+    client = WireClient(version="1.0")
+    headers = {"Content-Type": "application/json"}
+    unreadable = client.request("POST", path, content=b"{not json", headers=headers).json()["error"]
+    assert unreadable["details"][0]["reason"] == "PARSE_ERROR"
+    unchecked = client.request("POST", path, json={"url": 5}).json()["error"]  # params not read: any object
+    assert unchecked["details"][0]["reason"] == "PUSH_NOTIFICATION_NOT_SUPPORTED"
+
+
 def test_card_advertises_the_setting(settings):
     async def card(version: str | None) -> dict:
         client = WireClient(version=None)
