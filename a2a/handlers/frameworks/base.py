@@ -132,6 +132,7 @@ class AnswerStream:
         self.text = ""
         self._unsent: list[str] = []
         self._started = False
+        self._replace = False  # the next chunk replaces what streamed (restart)
         self._flusher: asyncio.Future[None] | None = None
 
     def add(self, delta: str) -> None:
@@ -148,11 +149,13 @@ class AnswerStream:
         next token starts the answer again, replacing it."""
         self.text = ""
         self._unsent.clear()
+        self._replace = True
 
     async def _flush(self) -> None:
         while self._unsent:
-            chunk, append = "".join(self._unsent), self._started
+            chunk, append = "".join(self._unsent), self._started and not self._replace
             self._unsent.clear()
+            self._replace = False
             await self.request.aartifact(chunk, artifact_id=self.artifact_id, name=self.name, append=append)
             self._started = True
 
