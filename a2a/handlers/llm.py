@@ -420,7 +420,7 @@ class LLMHandler:
                 exc.metadata = {"llm": self.usage(request, client.style, client.model, skill, loop)}
             raise
         except ApprovalNeeded as asked:  # a person approves first: the loop waits, kept on the task
-            await stream.settle()
+            stream.close()  # text before the call is not the answer: the resumed turn streams that
             metadata = {"llm": self.usage(request, client.style, client.model, skill, loop)}
             calls = [[c.id, c.name, c.arguments] for c in asked.calls]
             question = base.Question([{"id": c.id, "tool": c.name, "args": c.arguments} for c in asked.asking], [])
