@@ -82,7 +82,9 @@ def _openai_agents() -> Any:
     from tests.frameworks.openai_agents_agent import FakeModel
 
     set_tracing_disabled(True)
-    return Agent(name="bench", model=FakeModel())
+    model = FakeModel()
+    model.delay = 0.0  # the answer at once, as the other frameworks' fakes here give it
+    return Agent(name="bench", model=model)
 
 
 AGENTS = {"pydantic-ai": _pydantic_ai, "langgraph": _langgraph, "openai-agents": _openai_agents}

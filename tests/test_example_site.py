@@ -4,13 +4,16 @@ no untracked files in the checkout."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
 
 import pytest
 
+from tests.frameworks.support import assert_streams, serve
 from tests.server import ROOT, site_env
+from toolnexus_site.framework_agents import FRAMEWORKS, offline_answer
 
 #: Run with the site's own settings: its front page, as a browser gets it.
 FRONT_PAGE = """
@@ -45,6 +48,20 @@ def test_the_front_page_links_each_agent_the_admin_and_the_catalog(tmp_path):
     ):
         assert link in page, link
     assert "http://testserver/a2a/" in page and "http://testserver/agents/shout/a2a/" in page
+    for name, (package, _) in FRAMEWORKS.items():  # one agent per framework installed
+        assert (f'href="/agents/{name}/a2a/browse/"' in page) == (importlib.util.find_spec(package) is not None)
+
+
+@pytest.mark.parametrize("name", FRAMEWORKS)
+def test_each_framework_agent_of_the_site_streams_offline(name, settings):
+    """Without a key, the site's agent of each installed framework answers on its
+    deterministic model, streamed in chunks through the real A2A path."""
+    package, handler = FRAMEWORKS[name]
+    pytest.importorskip(package, reason=f"the {name} extra is not installed")
+    serve(settings, type("Agent", (), {"HANDLER": handler, "DELETED": []}))
+    framework = {"pydantic-ai": "PydanticAI", "langgraph": "LangGraph", "openai-agents": "OpenAI Agents SDK"}[name]
+    assert_streams("hello there", offline_answer("hello there", framework))
+    assert offline_answer("hello there", framework).startswith("You said: hello there.")
 
 
 @pytest.mark.parametrize(

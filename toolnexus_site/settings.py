@@ -6,6 +6,7 @@ from pathlib import Path
 import environ
 
 from a2a.conf import from_environment
+from toolnexus_site.framework_agents import installed as framework_agents
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -132,6 +133,9 @@ A2A_AGENTS = {
         ],
     }
 }
+# One agent per framework whose extra is installed (toolnexus_site/agents/), served at
+# /agents/pydantic-ai/, /agents/langgraph/, /agents/openai-agents/; offline by default.
+A2A_AGENTS.update(framework_agents())
 globals().update(from_environment())
 
 # A2A_EXECUTOR=tasks: tasks are fulfilled by queue workers (docs/deployment.md). The queue is

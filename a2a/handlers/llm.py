@@ -34,14 +34,14 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
 from a2a.agents import DEFAULT_AGENT
 from a2a.conf import SETTINGS, a2a_settings
 from a2a.core import metrics, retry
-from a2a.handlers import HandlerRequest, Result, TaskFailed
+from a2a.handlers import HandlerRequest, Result, TaskFailed, llm_stream
 from a2a.handlers.frameworks import base
 from a2a.handlers.skills import Skill, get_skill, get_skills, requested_skill
 from a2a.handlers.tools import (
@@ -187,17 +187,27 @@ class LLMClient:
     # --- The call ---------------------------------------------------------------------
 
     async def chat(
-        self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self,
+        system: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        stream: Streamed | None = None,
     ) -> ChatResult:
-        """One completion (offering ``tools``); retried on connection errors, 408, 429 and 5xx."""
+        """One completion (offering ``tools``); retried on connection errors, 408, 429 and 5xx.
+        With ``stream``, the answer is asked for streamed and each piece of its text told
+        to ``stream.add`` as it arrives (``stream.restart`` before each attempt)."""
         url, body = self.endpoint(), self.body(system, messages, tools)
+        if stream is not None:
+            body |= {"stream": True} | (
+                {} if self.style == "anthropic" else {"stream_options": {"include_usage": True}}
+            )
         attempts = self.max_retries + 1
         async with httpx.AsyncClient(timeout=self.timeout, transport=self.transport) as client:
             for attempt in range(attempts):
                 last = attempt == attempts - 1
                 started = time.perf_counter()
                 try:
-                    response = await client.post(url, json=body, headers=self.headers())
+                    response = await self._post(client, url, body, stream)
                 except httpx.TimeoutException:
                     error = LLMError(
                         f"The model endpoint did not answer within {self.timeout:g}s ({attempt + 1} attempt(s))."
@@ -237,8 +247,43 @@ class LLMClient:
                 await asyncio.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    async def _post(
+        self, client: httpx.AsyncClient, url: str, body: dict[str, Any], stream: Streamed | None
+    ) -> httpx.Response:
+        """The answer to ``body``: a streamed one (server-sent events) read as it comes,
+        each piece told to ``stream``, and returned as the whole answer's JSON (as an
+        unstreamed answer reads); any other answer as it is."""
+        request = client.build_request("POST", url, json=body, headers=self.headers())
+        response = await client.send(request, stream=True)
+        try:
+            if stream is None or not response.is_success or not _is_event_stream(response):
+                await response.aread()
+                return response
+            stream.restart()  # a retried attempt starts the answer again
+            assemble = llm_stream.anthropic_answer if self.style == "anthropic" else llm_stream.openai_answer
+            try:
+                whole = await assemble(response.aiter_lines(), stream.add, self.model)
+            except llm_stream.StreamError as exc:
+                metrics.LLM_REQUESTS.labels("error", self.agent).inc()
+                raise LLMError(f"The model endpoint's streamed answer failed: {exc}") from None
+            return httpx.Response(response.status_code, json=whole, request=request)
+        finally:
+            await response.aclose()
+
     def _backoff(self, attempt: int) -> float:
         return retry.backoff(attempt + 1, base=self.backoff, cap=MAX_BACKOFF)
+
+
+class Streamed(Protocol):
+    """Where a streamed answer's text goes (:class:`a2a.handlers.frameworks.base.AnswerStream`)."""
+
+    def add(self, delta: str) -> None: ...
+
+    def restart(self) -> None: ...
+
+
+def _is_event_stream(response: httpx.Response) -> bool:
+    return response.headers.get("content-type", "").split(";")[0].strip() == "text/event-stream"
 
 
 def provider_error(response: httpx.Response) -> str:
@@ -356,18 +401,29 @@ class LLMHandler:
         paused = await base.paused_state(request)
         pending = await self.pending(request, paused, client.style) if paused else None
         messages = paused["state"]["messages"] if paused else await self.conversation(request)
+        stream = base.AnswerStream(request)  # each round's text streams; a tool call's round restarts it
+
+        async def chat(system: str, turns: list[dict[str, Any]], specs: list[dict[str, Any]]) -> ChatResult:
+            return await client.chat(system, turns, specs, stream)
+
         try:
-            result = await loop.run(client.chat, self.system_prompt(skill, conf), messages, pending)
+            result = await loop.run(chat, self.system_prompt(skill, conf), messages, pending)
         except (LLMError, RoundLimit) as exc:  # the tokens spent before stay on the task
+            stream.close()
             if loop.rounds:
                 exc.metadata = {"llm": self.usage(request, client.style, client.model, skill, loop)}
             raise
         except ApprovalNeeded as asked:  # a person approves first: the loop waits, kept on the task
+            stream.close()  # text before the call is not the answer: the resumed turn streams that
             metadata = {"llm": self.usage(request, client.style, client.model, skill, loop)}
             calls = [[c.id, c.name, c.arguments] for c in asked.calls]
             question = base.Question([{"id": c.id, "tool": c.name, "args": c.arguments} for c in asked.asking], [])
             await base.pause(request, question, {"messages": asked.messages, "calls": calls}, metadata)
-        return Result(result.text, metadata={"llm": self.usage(request, client.style, result.model, skill, loop)})
+        except BaseException:  # canceled where it stands
+            stream.close()
+            raise
+        metadata = {"llm": self.usage(request, client.style, result.model, skill, loop)}
+        return await base.completed(stream, result.text, metadata)
 
     async def pending(self, request: HandlerRequest, paused: dict[str, Any], style: str) -> Pending:
         """The calls the paused loop waits on, and the client's answer (asked again when

@@ -3,6 +3,7 @@ plugin ``a2a.testing.plugin``: a wire-level client to the project's ASGI app or 
 server, a fake model server for the LLM handler, a scripted fake remote agent, and
 assertions on tasks and event sequences. docs/testing.md shows a first test."""
 
+from a2a.testing.agent import AgentUnderTest, Turn
 from a2a.testing.assertions import (
     artifact_text,
     assert_events,
@@ -25,10 +26,12 @@ from a2a.testing.fake_model import (
 )
 
 __all__ = [
+    "AgentUnderTest",
     "FakeAgent",
     "FakeModel",
     "Reply",
     "Step",
+    "Turn",
     "WireClient",
     "anthropic_reply",
     "anthropic_tool_use",

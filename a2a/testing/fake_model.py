@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -94,13 +95,80 @@ def anthropic_tool_use(name: str, tool_input: dict[str, Any], *, use_id: str = "
     )
 
 
+def pieces(text: str) -> list[str]:
+    """``text`` as a model streams it: word by word (each with the space after it)."""
+    return re.findall(r"\s*\S+\s*", text) or ([text] if text else [])
+
+
+def openai_events(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A chat completion as the chunks of its stream: the text word by word, each tool
+    call in two pieces (its name, then its arguments), the usage in a last chunk."""
+    message = body["choices"][0]["message"]
+    base = {"id": body.get("id", "chatcmpl-1"), "object": "chat.completion.chunk", "model": body.get("model")}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return base | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [chunk({"role": "assistant"})] + [chunk({"content": p}) for p in pieces(message.get("content") or "")]
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        function = call["function"]
+        head = {"index": index, "id": call["id"], "type": "function", "function": {"name": function["name"]}}
+        chunks += [chunk({"tool_calls": [head]})]
+        chunks += [chunk({"tool_calls": [{"index": index, "function": {"arguments": function["arguments"]}}]})]
+    chunks.append(chunk({}, body["choices"][0].get("finish_reason") or "stop"))
+    return [*chunks, base | {"choices": [], "usage": body.get("usage")}]
+
+
+def anthropic_events(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Messages answer as its stream's events: each text block word by word, each
+    tool_use block's input as JSON in two pieces, the usage split as Anthropic sends it."""
+    usage = body.get("usage") or {}
+    start = {k: v for k, v in body.items() if k not in ("content", "usage")} | {"content": []}
+    start["usage"] = {"input_tokens": usage.get("input_tokens", 0), "output_tokens": 1}
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
+    for index, block in enumerate(body.get("content") or ()):
+        if block.get("type") == "tool_use":
+            events.append({"type": "content_block_start", "index": index, "content_block": block | {"input": {}}})
+            text = json.dumps(block.get("input") or {})
+            deltas = [
+                {"type": "input_json_delta", "partial_json": p}
+                for p in (text[: len(text) // 2], text[len(text) // 2 :])
+            ]
+        else:
+            events.append(
+                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            )
+            deltas = [{"type": "text_delta", "text": p} for p in pieces(block.get("text") or "")]
+        events += [{"type": "content_block_delta", "index": index, "delta": d} for d in deltas]
+        events.append({"type": "content_block_stop", "index": index})
+    stop = {"stop_reason": body.get("stop_reason"), "stop_sequence": None}
+    events.append({"type": "message_delta", "delta": stop, "usage": {"output_tokens": usage.get("output_tokens", 0)}})
+    return [*events, {"type": "message_stop"}]
+
+
+def stream_events(body: Any) -> list[dict[str, Any]] | None:
+    """The events a streamed request gets instead of ``body`` (a whole answer in either
+    format, or an Anthropic ``error`` event); None for anything else (an error body,
+    raw bytes), sent as it is."""
+    if isinstance(body, dict) and isinstance(body.get("choices"), list) and body["choices"]:
+        return openai_events(body)
+    if isinstance(body, dict) and body.get("type") == "message":
+        return anthropic_events(body)
+    if isinstance(body, dict) and body.get("type") == "error":  # Anthropic's error event, mid-stream
+        return [{"type": "message_start", "message": {"id": "msg_1", "model": "claude-mock", "usage": {}}}, body]
+    return None
+
+
 class FakeModel:
     """Answers each POST with the next queued :class:`Reply` (the last one repeats),
-    or with ``responder(seen)`` when set; records every request in ``requests``."""
+    or with ``responder(seen)`` when set; records every request in ``requests``. A
+    request that asks for a stream (``"stream": true``) gets a successful reply as
+    server-sent events, ``chunk_delay`` seconds apart (the answer grows word by word)."""
 
     def __init__(self) -> None:
         self.replies: list[Reply] = [openai_reply("stub answer")]
         self.responder: Callable[[Seen], Reply] | None = None
+        self.chunk_delay = 0.0
         self.requests: list[Seen] = []
         self._lock = threading.Lock()
         self.server: ThreadingHTTPServer | None = None
@@ -128,10 +196,32 @@ class FakeModel:
 
         class Handler(QuietHandler):
             def do_POST(self) -> None:
-                reply = stub._next(self.seen())
+                seen = self.seen()
+                reply = stub._next(seen)
                 if reply.delay:
                     time.sleep(reply.delay)
-                self.answer(reply.status, reply.body, reply.headers)
+                streamed = isinstance(seen.body, dict) and seen.body.get("stream") is True and reply.status == 200
+                events = stream_events(reply.body) if streamed else None
+                if events is None:
+                    self.answer(reply.status, reply.body, reply.headers)
+                else:
+                    self.stream(events, stub.chunk_delay)
+
+            def stream(self, events: list[dict[str, Any]], delay: float) -> None:
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Connection", "close")  # the stream ends with the connection
+                    self.end_headers()
+                    for event in events:
+                        self.wfile.write(f"event: {event.get('type', 'chunk')}\ndata: {json.dumps(event)}\n\n".encode())
+                        self.wfile.flush()
+                        time.sleep(delay)
+                    if events and "type" not in events[-1]:
+                        self.wfile.write(b"data: [DONE]\n\n")  # the chat-completions stream's end
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a cancel test)
+                self.close_connection = True
 
         return Handler
 

@@ -13,18 +13,22 @@ them (or is not a Django project) sees nothing.
   (and a model name and API key, when unset) pointed at it through pytest-django's
   ``settings``.
 - ``fake_agent``: a :class:`~a2a.testing.fake_agent.FakeAgent` serving on loopback.
+- ``a2a_agent``: serves a handler (a framework's agent by its dotted path) as the
+  project's agent and returns an :class:`~a2a.testing.agent.AgentUnderTest` that asks it
+  through ``a2a_client``, each turn read as a client reads it.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from django.conf import settings
 from django.test import override_settings
 
+from a2a.testing.agent import AgentUnderTest
 from a2a.testing.client import WireClient
 from a2a.testing.fake_agent import FakeAgent
 from a2a.testing.fake_agent import fake_agent as serve_fake_agent
@@ -100,3 +104,18 @@ def fake_agent() -> Iterator[FakeAgent]:
     """A scripted fake remote A2A agent on loopback (``fake_agent.card_url``)."""
     with serve_fake_agent() as agent:
         yield agent
+
+
+@pytest.fixture
+def a2a_agent(request: pytest.FixtureRequest, a2a_client: WireClient) -> Callable[[str], AgentUnderTest]:
+    """``a2a_agent("myproject.agents.helper")``: that handler (a PydanticAI agent, a
+    LangGraph graph, an OpenAI Agents SDK agent, any handler) served as the project's
+    agent for the test (``A2A_HANDLER``), asked through ``a2a_client``."""
+
+    def serve(handler: str) -> AgentUnderTest:
+        overrides = override_settings(A2A_HANDLER=handler)
+        overrides.enable()
+        request.addfinalizer(overrides.disable)
+        return AgentUnderTest(a2a_client)
+
+    return serve

@@ -47,7 +47,9 @@ def decide(items: list[Any]) -> list[Any]:
 
 class FakeModel(Model):
     """The SDK's ``Model`` interface, answering :func:`decide`; streamed word by word, a
-    few milliseconds apart (as over a network), 7 tokens in and 5 out per call."""
+    few milliseconds apart (as over a network: ``delay`` seconds), 7 tokens in and 5 out per call."""
+
+    delay = 0.01
 
     async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:
         usage = Usage(requests=1, input_tokens=7, output_tokens=5, total_tokens=12)
@@ -64,7 +66,7 @@ class FakeModel(Model):
             text = item.content[0].text
             words = [f"w{i} " for i in range(400)] if _items(input)[-1].get("content") == "slow" else text.split(" ")
             for word in words:
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(self.delay)
                 if word.startswith("w"):
                     SLOW_WORDS.append(word)
                 yield ResponseTextDeltaEvent(

@@ -1,6 +1,7 @@
 """What every framework's agent does the same way, through the real JSON-RPC path on
 each framework's own test model: the answer streamed in chunks and polled whole, tool
-calls as progress, memory per context (another context has none), a tool needing a
+calls as progress, memory per context (another context has none, another caller in the
+same context neither), a tool needing a
 person's approval (``input-required``, then yes or no), the run resumed after a
 restart on the durable stores, cancel mid-stream, and usage in the ``llm`` metadata."""
 
@@ -10,6 +11,8 @@ import importlib
 from types import ModuleType
 
 import pytest
+from django.contrib.auth.models import User
+from rest_framework.authtoken.models import Token
 
 from a2a.testing import WireClient
 from a2a.testing.fake_agent import artifact, completed, failed
@@ -56,6 +59,28 @@ def test_a_second_task_of_the_context_remembers_the_first_and_another_context_do
     first = send("my name is Ada")
     assert texts(send("memory", context_id=first["contextId"])) == [["You said: my name is Ada"]]
     assert texts(send("memory")) == [["You said:"]]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_memory_does_not_cross_callers_in_one_context(served, settings):
+    """Two authenticated callers sending the same ``contextId``: each one's agent hears
+    only that caller's earlier tasks (a context is per owner), never the other's."""
+    settings.A2A_AUTHENTICATION_CLASSES = ["a2a.auth.BearerTokenAuthentication"]
+    callers = {name: {"Authorization": f"Bearer {token(name)}"} for name in ("alice", "bob")}
+    client = WireClient()
+    first = client.send("I am alice", headers=callers["alice"])["task"]
+    context = first["contextId"]
+    client.send("I am bob", context_id=context, headers=callers["bob"])
+    remembered = {
+        name: client.send("memory", context_id=context, headers=headers)["task"] for name, headers in callers.items()
+    }
+    assert texts(remembered["alice"]) == [["You said: I am alice"]]
+    assert texts(remembered["bob"]) == [["You said: I am bob"]]
+    assert {task["contextId"] for task in remembered.values()} == {context}
+
+
+def token(username: str) -> str:
+    return str(Token.objects.create(user=User.objects.create_user(username)).key)
 
 
 @pytest.mark.parametrize(("reply", "deleted"), [("yes", ["/tmp/x"]), ("No.", [])])

@@ -120,10 +120,14 @@ async def earlier_turns(request: HandlerRequest) -> list[dict[str, str]]:
 
 
 class AnswerStream:
-    """The model's text as one artifact that grows: each token saved as a chunk
-    (``append``) while no save is under way, the tokens that came meanwhile together in
-    the next one; :meth:`finish` replaces it with the whole text (``lastChunk``), so a
-    streaming client and a polling one end with the same single-part artifact."""
+    """The model's text as one artifact that grows: the tokens of each ``interval`` saved
+    together as a chunk (``append``), the tokens that came during a save in the next one;
+    :meth:`finish` replaces it with the whole text (``lastChunk``), so a streaming client
+    and a polling one end with the same single-part artifact. An answer whole within the
+    first interval is one save (the last chunk), not a chunk per token."""
+
+    #: Seconds the tokens gather before a chunk is saved (each save is a store write and an event).
+    interval: ClassVar[float] = 0.01
 
     def __init__(self, request: HandlerRequest, name: str = "answer") -> None:
         self.request = request
@@ -132,7 +136,9 @@ class AnswerStream:
         self.text = ""
         self._unsent: list[str] = []
         self._started = False
+        self._replace = False  # the next chunk replaces what streamed (restart)
         self._flusher: asyncio.Future[None] | None = None
+        self._saving = False  # the flusher is saving a chunk (not gathering tokens)
 
     def add(self, delta: str) -> None:
         """A piece of the answer, as the model produced it."""
@@ -148,18 +154,30 @@ class AnswerStream:
         next token starts the answer again, replacing it."""
         self.text = ""
         self._unsent.clear()
+        self._replace = True
 
     async def _flush(self) -> None:
         while self._unsent:
-            chunk, append = "".join(self._unsent), self._started
+            await asyncio.sleep(self.interval)  # gather what comes meanwhile
+            if not self._unsent:
+                return  # a restart took them back
+            chunk, append = "".join(self._unsent), self._started and not self._replace
             self._unsent.clear()
-            await self.request.aartifact(chunk, artifact_id=self.artifact_id, name=self.name, append=append)
+            self._replace = False
+            self._saving = True
+            try:
+                await self.request.aartifact(chunk, artifact_id=self.artifact_id, name=self.name, append=append)
+            finally:
+                self._saving = False
             self._started = True
 
     async def finish(self, content: str | list[Part] | None = None) -> None:
         """The answer is complete: the artifact becomes ``content`` (text, or the parts of
         a structured output; default: the text streamed), in one last chunk; nothing
         when the answer is empty and nothing was streamed."""
+        if self._flusher is not None and not self._saving:
+            self._flusher.cancel()  # only gathering: the last chunk carries those tokens too
+            self._flusher = None
         await self.settle()
         content = self.text if content is None else content
         if content or self._started:
