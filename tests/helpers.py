@@ -93,6 +93,12 @@ def live_submit(base: str, text: str, http: httpx.Client | None = None) -> str:
     return task["id"]
 
 
+def send_wire(text: str, *, task_id: str | None = None, context_id: str | None = None) -> Task:
+    """A blocking v1.0 SendMessage of ``text`` through the JSON-RPC binding (the whole
+    request path); ``task_id``/``context_id`` for a follow-up turn: the task as answered."""
+    return WireClient().send(text, task_id=task_id, context_id=context_id)["task"]
+
+
 def send_direct(
     text_or_message: str | dict,
     *,

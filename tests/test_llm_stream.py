@@ -10,7 +10,8 @@ import pytest
 
 from a2a.testing.fake_model import Reply, anthropic_reply, anthropic_tool_use, openai_reply, openai_tool_call
 from tests.conftest import ALL_DATABASES
-from tests.frameworks.support import assert_streams, chunks, send, state, status_text, stream, streamed_text
+from tests.frameworks.support import assert_streams, chunks, state, status_text, stream, streamed_text
+from tests.helpers import send_wire
 
 pytestmark = ALL_DATABASES
 
@@ -36,7 +37,7 @@ def reply(style: str, text: str) -> Reply:
     return anthropic_reply(text) if style == "anthropic" else openai_reply(text)
 
 
-def call(style: str) -> Reply:
+def tool_call(style: str) -> Reply:
     if style == "anthropic":
         return anthropic_tool_use("order_status", {"order": "A1"}, use_id="call_1")
     return openai_tool_call("order_status", {"order": "A1"}, call_id="call_1")
@@ -46,7 +47,7 @@ def test_the_answer_streams_in_chunks_and_the_usage_is_recorded(style, fake_mode
     fake_model.queue(reply(style, ANSWER))
     assert_streams("Hello?", ANSWER)
     assert fake_model.requests[0].body["stream"] is True
-    task = send("Again?")
+    task = send_wire("Again?")
     tokens_in, tokens_out = USAGE[style]
     assert task["metadata"]["llm"]["usage"] == {
         "inputTokens": tokens_in,
@@ -56,7 +57,7 @@ def test_the_answer_streams_in_chunks_and_the_usage_is_recorded(style, fake_mode
 
 
 def test_a_tool_call_works_while_streaming(style, fake_model):
-    fake_model.queue(call(style), reply(style, ANSWER))
+    fake_model.queue(tool_call(style), reply(style, ANSWER))
     events = stream("Where is A1?")
     assert state(events[-1]["statusUpdate"]) == "completed"
     assert len(chunks(events)) >= 4 and streamed_text(events) == ANSWER
@@ -72,7 +73,7 @@ def test_a_tool_call_works_while_streaming(style, fake_model):
     else:
         assert second[-2]["tool_calls"][0]["function"] == {"name": "order_status", "arguments": '{"order": "A1"}'}
         assert second[-1] == {"role": "tool", "tool_call_id": "call_1", "content": "order A1: shipped"}
-    rounds = send("Again?")["metadata"]["llm"]["rounds"]
+    rounds = send_wire("Again?")["metadata"]["llm"]["rounds"]
     assert [r.get("tools") for r in rounds] == [None]  # this turn: no tool (the queue repeats the answer)
 
 
@@ -91,7 +92,7 @@ def test_the_text_before_a_tool_call_is_replaced_by_the_answer(settings, fake_mo
         seen.append(text)
     assert seen[-1] == ANSWER
     assert all(ANSWER.startswith(t) or "The answer" not in t for t in seen)  # never the thinking and the answer
-    assert [[p["text"] for p in a["parts"]] for a in send("Again?")["artifacts"]] == [[ANSWER]]
+    assert [[p["text"] for p in a["parts"]] for a in send_wire("Again?")["artifacts"]] == [[ANSWER]]
 
 
 def test_a_stream_that_fails_midway_fails_the_task_with_the_providers_error(settings, fake_model, use_store):
@@ -100,6 +101,6 @@ def test_a_stream_that_fails_midway_fails_the_task_with_the_providers_error(sett
     broken = anthropic_reply("never")
     broken.body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     fake_model.queue(broken)
-    task = send("Hello?")
+    task = send_wire("Hello?")
     assert state(task) == "failed"
     assert "Overloaded (overloaded_error)" in status_text(task)

@@ -15,6 +15,7 @@ from a2a.testing import WireClient
 from stores.base import TaskStore
 from stores.memory import MemoryTaskStore
 from tests.conftest import STORE_KINDS, make_store
+from tests.helpers import send_wire
 
 CLIENT = WireClient()
 
@@ -26,11 +27,6 @@ def message(text: str, *, task_id: str | None = None, context_id: str | None = N
     if context_id:
         msg["contextId"] = context_id
     return msg
-
-
-def send(text: str, **ids: Any) -> dict[str, Any]:
-    """A blocking SendMessage: the task as answered."""
-    return WireClient().send(message(text, **ids))["task"]
 
 
 def stream(text: str, **ids: Any) -> list[dict[str, Any]]:
@@ -120,10 +116,10 @@ def assert_tool_progress(prompt: str = "weather", expected: str = "The tool said
 def assert_resumes_after_restart(settings: Any, tmp_path: Path, kind: str, question: str, reply: str) -> None:
     """The run paused by ``question`` goes on with ``reply`` after a restart."""
     settings.TASK_STORE = make_store(kind, tmp_path)
-    asked = send(question)
+    asked = send_wire(question)
     assert state(asked) == "input-required"
     restart(settings, kind, tmp_path)
-    assert state(send(reply, task_id=asked["id"])) == "completed"
+    assert state(send_wire(reply, task_id=asked["id"])) == "completed"
 
 
 def assert_cancel_stops(settings: Any, words: list[str]) -> None:
