@@ -254,3 +254,31 @@ def expect_multi_turn(observed: dict[str, Any]) -> None:
     assert second[0]["id"] == first[0]["id"]
     assert kinds(second)[-1] == "status-update:completed"
     assert [e["text"] for e in second if e["kind"] == "artifact-update"] == ["France", "done: artifact:France"]
+
+
+def expect_subscribed(observed: dict[str, Any]) -> None:
+    """subscribe: SubscribeToTask on a running task: its snapshot, then every event to the end."""
+    events = observed["events"]
+    assert events[0]["kind"] == "task" and events[0]["id"] == observed["taskId"]
+    assert events[0]["state"] == "working"
+    assert kinds(events[1:]) == [
+        "status-update:working",
+        "artifact-update",
+        "artifact-update",
+        "status-update:completed",
+    ]
+    assert events[1]["text"] == "woke"
+    assert [e["text"] for e in events[2:4]] == ["late", "done: sleep:1;progress:woke;artifact:late"]
+    assert observed["final"]["state"] == "completed"
+
+
+def expect_push_configs(observed: dict[str, Any], hook: str) -> None:
+    """push: two configs created, got, listed, one deleted (then unknown); the task completed."""
+    task_id = observed["taskId"]
+    assert [c["id"] for c in observed["created"]] == ["keep", "drop"]
+    assert observed["created"][0] == {"taskId": task_id, "id": "keep", "url": f"{hook}/keep", "token": "tok-keep"}
+    assert observed["got"] == observed["created"][0]
+    assert observed["listed"] == ["drop", "keep"]
+    assert observed["afterDelete"] == ["keep"]
+    assert observed["getDeleted"]["type"].endswith("TaskNotFoundError")
+    assert observed["final"]["state"] == "completed"

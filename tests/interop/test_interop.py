@@ -27,9 +27,10 @@ from tests.interop.support import (
     expect_canceled,
     expect_listed,
     expect_multi_turn,
+    expect_push_configs,
     expect_sent_blocking,
     expect_streamed,
-    kinds,
+    expect_subscribed,
     sdk,
 )
 
@@ -94,18 +95,7 @@ def test_sdk_streaming_send(run_client, server, version):
 @EVERY_TRANSPORT
 def test_sdk_subscribe_to_a_running_task(run_client, server, version):
     observed = sdk(run_client, server, "subscribe", version)
-    events = observed["events"]
-    assert events[0]["kind"] == "task" and events[0]["id"] == observed["taskId"]
-    assert events[0]["state"] == "working"
-    assert kinds(events[1:]) == [
-        "status-update:working",
-        "artifact-update",
-        "artifact-update",
-        "status-update:completed",
-    ]
-    assert events[1]["text"] == "woke"
-    assert [e["text"] for e in events[2:4]] == ["late", "done: sleep:1;progress:woke;artifact:late"]
-    assert observed["final"]["state"] == "completed"
+    expect_subscribed(observed)
 
 
 @BOTH_BINDINGS
@@ -138,13 +128,8 @@ def test_sdk_push_config_methods_and_delivery(run_client, server, receiver, tmp_
     hook = receiver.hook()
     observed = sdk(run_client, server, "push", version, "--webhook", hook)
     task_id = observed["taskId"]
-    assert [c["id"] for c in observed["created"]] == ["keep", "drop"]
-    assert observed["created"][0] == {"taskId": task_id, "id": "keep", "url": f"{hook}/keep", "token": "tok-keep"}
-    assert observed["got"] == observed["created"][0]
-    assert observed["listed"] == ["drop", "keep"]
-    assert observed["afterDelete"] == ["keep"]
+    expect_push_configs(observed, hook)
     assert observed["getDeleted"]["type"] == "TaskNotFoundError"
-    assert observed["final"]["state"] == "completed"
 
     hits = receiver.wait_for(f"{hook}/keep", "completed" if version[0] == "0.3" else "TASK_STATE_COMPLETED")
     assert receiver.at(f"{hook}/drop") == []  # deleted before the task moved on

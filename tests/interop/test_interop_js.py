@@ -2,7 +2,8 @@
 registry, pinned in tests/interop/js/package-lock.json; ``npm ci`` by
 tests/interop/setup-node.sh, which ``make test`` and the ``node`` fixture run): its
 v1.0 JSON-RPC and HTTP+JSON transports and its v0.3 compatibility transports, made by
-its ``ClientFactory`` from our card, driving the real site under uvicorn.
+its ``ClientFactory`` from our card, driving the real site under uvicorn (push
+notifications delivered to the webhook receiver run here).
 
 ``node tests/interop/js/client.mjs BASE_URL SCENARIO`` prints one JSON line of what
 the SDK observed, which the tests check. The tests skip only on a machine without
@@ -20,8 +21,10 @@ from tests.interop.support import (
     expect_canceled,
     expect_listed,
     expect_multi_turn,
+    expect_push_configs,
     expect_sent_blocking,
     expect_streamed,
+    expect_subscribed,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop]
@@ -38,9 +41,9 @@ EVERY = pytest.mark.parametrize("version", V10 + V03, ids=["v1.0-jsonrpc", "v1.0
 BOTH_V10 = pytest.mark.parametrize("version", V10, ids=["v1.0-jsonrpc", "v1.0-rest"])
 
 
-def js(run_js, base: str, scenario: str, version: tuple[str, str]) -> dict[str, Any]:
+def js(run_js, base: str, scenario: str, version: tuple[str, str], *options: str) -> dict[str, Any]:
     protocol, binding = version
-    observed = run_js("client.mjs", base, scenario, "--protocol", protocol, "--binding", binding)
+    observed = run_js("client.mjs", base, scenario, "--protocol", protocol, "--binding", binding, *options)
     sdk = observed["sdk"]
     # The pinned SDK, out of tests/interop/js, through the transport asked for, speaking
     # the version asked for (a 1.0 client is not moved to 1.1 by the card's 1.1 entries).
@@ -90,6 +93,23 @@ def test_js_cancel_a_running_task(run_js, server, version):
 def test_js_multi_turn(run_js, server, version):
     observed = js(run_js, server, "multi-turn", version)
     expect_multi_turn(observed)
+
+
+@EVERY
+def test_js_subscribe_to_a_running_task(run_js, server, version):
+    expect_subscribed(js(run_js, server, "subscribe", version))
+
+
+@EVERY
+def test_js_push_config_methods_and_delivery(run_js, server, receiver, version):
+    hook = receiver.hook()
+    observed = js(run_js, server, "push", version, "--webhook", hook)
+    expect_push_configs(observed, hook)
+    completed = "completed" if version[0] == "0.3" else "TASK_STATE_COMPLETED"
+    hits = receiver.wait_for(f"{hook}/keep", completed)
+    assert receiver.at(f"{hook}/drop") == []  # deleted before the task moved on
+    assert all(h.headers["x-a2a-notification-token"] == "tok-keep" for h in hits)
+    assert all(h.task["id"] == observed["taskId"] for h in hits)
 
 
 @EVERY

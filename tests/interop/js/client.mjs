@@ -1,7 +1,7 @@
 // Drive an A2A server with the official A2A JavaScript SDK (@a2a-js/sdk, pinned in
 // package-lock.json) and report what it saw, for tests/interop/test_interop_js.py.
 //
-//   node client.mjs BASE_URL SCENARIO [--binding JSONRPC|HTTP+JSON] [--protocol 1.0|0.3]
+//   node client.mjs BASE_URL SCENARIO [--binding JSONRPC|HTTP+JSON] [--protocol 1.0|0.3] [--webhook URL]
 //
 // The client is made by the SDK's ClientFactory from the card at BASE_URL, with the one
 // transport asked for (--protocol 0.3: the SDK's v0.3 compatibility transport, picked
@@ -229,6 +229,42 @@ const SCENARIOS = {
     };
   },
 
+  async subscribe(s) {
+    const task = await s.sendTask("sleep:1;progress:woke;artifact:late", { client: s.polling });
+    await s.wait(task.id, ["working"], 5000);
+    const events = [];
+    for await (const response of s.client.resubscribeTask({ tenant: "", id: task.id })) events.push(event(response));
+    return { taskId: task.id, events, final: describe(await s.get(task.id)) };
+  },
+
+  async push(s) {
+    // Two configs on a task waiting for input, got and listed, one deleted; then the
+    // task completes: the webhook hears the kept one only.
+    check(Boolean(s.webhook), "--webhook is required");
+    const task = await s.sendTask("ask:Shall I?");
+    const config = (id) => ({ tenant: "", taskId: task.id, id, url: `${s.webhook}/${id}`, token: `tok-${id}`, authentication: undefined });
+    const describeConfig = (c) => ({ taskId: c.taskId, id: c.id, url: c.url, token: c.token });
+    const created = [
+      await s.client.createTaskPushNotificationConfig(config("keep")),
+      await s.client.createTaskPushNotificationConfig(config("drop")),
+    ];
+    const ids = { tenant: "", taskId: task.id };
+    const got = await s.client.getTaskPushNotificationConfig({ ...ids, id: "keep" });
+    const list = async () =>
+      (await s.client.listTaskPushNotificationConfig({ ...ids, pageSize: 0, pageToken: "" })).configs.map((c) => c.id).sort();
+    const listed = await list();
+    await s.client.deleteTaskPushNotificationConfig({ ...ids, id: "drop" });
+    return {
+      taskId: task.id,
+      created: created.map(describeConfig),
+      got: describeConfig(got),
+      listed,
+      afterDelete: await list(),
+      getDeleted: await errorOf(s.client.getTaskPushNotificationConfig({ ...ids, id: "drop" })),
+      final: describe(await s.sendTask("artifact:pushed", { taskId: task.id, contextId: task.contextId })),
+    };
+  },
+
   async errors(s) {
     const task = await s.sendTask("quick");
     const missing = randomUUID();
@@ -243,7 +279,7 @@ const SCENARIOS = {
 
 function parseArgs(argv) {
   const [baseUrl, scenario, ...rest] = argv;
-  const options = { binding: "JSONRPC", protocol: "1.0" };
+  const options = { binding: "JSONRPC", protocol: "1.0", webhook: "" };
   for (let i = 0; i < rest.length; i += 2) options[rest[i].replace(/^--/, "")] = rest[i + 1];
   check(scenario in SCENARIOS, `unknown scenario ${scenario}; one of ${Object.keys(SCENARIOS).join(", ")}`);
   check(["JSONRPC", "HTTP+JSON"].includes(options.binding), `unknown binding ${options.binding}`);
@@ -254,6 +290,7 @@ function parseArgs(argv) {
 try {
   const args = parseArgs(process.argv.slice(2));
   const session = await new Session(args.baseUrl, args.binding, args.protocol).open();
+  session.webhook = args.webhook;
   const observed = await SCENARIOS[args.scenario](session);
   const sdk = {
     version: SDK_VERSION,
