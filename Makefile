@@ -35,6 +35,11 @@ $(INTEROP_VENV)/.requirements.sha256: tests/interop/requirements.txt tests/inter
 $(INTEROP03_VENV)/.requirements.sha256: tests/interop/requirements-v03.txt tests/interop/setup-venv.sh
 	bash tests/interop/setup-venv.sh $(abspath $(INTEROP03_VENV)) tests/interop/requirements-v03.txt
 
+# The official A2A JavaScript SDK of the interop tests (tests/interop/js): npm ci, from its lock file.
+INTEROP_JS := tests/interop/js/node_modules/.package-lock.sha256
+$(INTEROP_JS): tests/interop/js/package-lock.json tests/interop/setup-node.sh
+	bash tests/interop/setup-node.sh
+
 ## Install, migrate SQLite and serve the agent under uvicorn (TASK_STORE=file:./tasks), with
 ## a2a.http.protocol's limits on slow clients (A2A_HEADER_TIMEOUT, A2A_BODY_TIMEOUT,
 ## A2A_MAX_CONNECTIONS) and the open-file limit raised to the hard one.
@@ -54,7 +59,7 @@ cluster: $(VENV)/.dev-deps
 ## Install and run lint (ruff, mypy) and the whole suite (the interop tests included,
 ## with their venv). The ORM store's tests also run on PostgreSQL when
 ## A2A_TEST_POSTGRES_URL is set (.ci/run sets it).
-test: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_VENV)/.requirements.sha256
+test: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_VENV)/.requirements.sha256 $(INTEROP_JS)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
@@ -69,8 +74,8 @@ test-quick: $(VENV)/.dev-deps
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -m "not slow and not interop and not thirdparty" $(PYTEST_ARGS)
 
-## Only the interop tests: our server driven by the official A2A SDK and toolnexus.
-interop: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_VENV)/.requirements.sha256
+## Only the interop tests: our server driven by the official A2A SDKs (Python, JavaScript) and toolnexus.
+interop: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_VENV)/.requirements.sha256 $(INTEROP_JS)
 	$(PY) -m pytest -m interop $(PYTEST_ARGS)
 
 ## The code's shape, counted (tests/shape.py; tests/test_shape.py holds each at zero): modules over
@@ -108,4 +113,4 @@ bench-quick: $(VENV)/.dev-deps
 	$(PY) -m bench.run --quick $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(INTEROP_VENV) $(INTEROP03_VENV) .venv-bench-sdk .venv-bench-toolnexus staticfiles site .pytest_cache .ruff_cache .nox .mypy_cache build dist *.egg-info
+	rm -rf $(VENV) $(INTEROP_VENV) $(INTEROP03_VENV) tests/interop/js/node_modules .venv-bench-sdk .venv-bench-toolnexus staticfiles site .pytest_cache .ruff_cache .nox .mypy_cache build dist *.egg-info

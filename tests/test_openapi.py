@@ -112,6 +112,50 @@ def test_real_answers_match_the_described_schemas(doc, settings):
     assert not list(validator(doc, "Status").iter_errors(missing.json()))
 
 
+def test_the_1_1_draft_is_described(doc):
+    """``A2A-Version: 1.1`` offered; ``currentGeneration`` a query parameter of GetTask;
+    the task's and the updates' ``generation``; ``ifGenerationMatch`` and its 409."""
+    assert doc["components"]["parameters"]["A2AVersion"]["schema"]["enum"] == ["1.0", "1.1"]
+    schemas = doc["components"]["schemas"]
+    get = doc["paths"]["/tasks/{task_id}"]["get"]
+    [current] = [p for p in get["parameters"] if p.get("name") == "currentGeneration"]
+    assert current["in"] == "query" and not current["required"]
+    assert "long-poll" in current["schema"]["description"]
+    for name in ("Task", "TaskStatusUpdateEvent", "TaskArtifactUpdateEvent"):
+        assert schemas[name]["properties"]["generation"]["type"] == "string"  # int64 in ProtoJSON
+    config = schemas["SendMessageConfiguration"]
+    assert "ifGenerationMatch" in config["properties"] and "^(if_generation_match)$" in config["patternProperties"]
+    for path in ("/message:send", "/message:stream"):
+        conflict = doc["paths"][path]["post"]["responses"]["409"]
+        assert "TaskGenerationMismatchError" in conflict["description"]
+        assert conflict["content"]["application/a2a+json"]["schema"] == {"$ref": "#/components/schemas/Status"}
+    assert "409" not in doc["paths"]["/tasks/{task_id}:cancel"]["post"]["responses"]
+
+
+def test_real_1_1_answers_match_the_described_schemas(doc, settings):
+    settings.A2A_HANDLER = "tests.handlers.scripted"
+    v11 = {"A2A-Version": "1.1"}
+    message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": "ask:Which city?"}]}
+    sent = call("POST", "/a2a/rest/message:send", json={"message": message}, headers=v11)
+    assert sent.status_code == 200, sent.text
+    assert not list(validator(doc, "SendMessageResponse").iter_errors(sent.json()))
+    task = sent.json()["task"]
+    generation = int(task["generation"])
+    # A long-poll already past: answered at once, a Task with its generation.
+    got = call("GET", f"/a2a/rest/tasks/{task['id']}?currentGeneration={generation - 1}", headers=v11)
+    assert got.status_code == 200 and got.json()["generation"] == task["generation"]
+    assert not list(validator(doc, "Task").iter_errors(got.json()))
+    # A follow-up that expects another generation: the described 409.
+    follow = {**message, "messageId": str(uuid.uuid4()), "taskId": task["id"], "contextId": task["contextId"]}
+    body = {"message": follow, "configuration": {"ifGenerationMatch": str(generation + 5)}}
+    for path in ("/a2a/rest/message:send", "/a2a/rest/message:stream"):
+        conflict = call("POST", path, json=body, headers=v11)
+        assert conflict.status_code == 409, conflict.text
+        assert conflict.headers["content-type"] == "application/a2a+json"
+        assert not list(validator(doc, "Status").iter_errors(conflict.json()))
+        assert conflict.json()["error"]["details"][0]["reason"] == "TASK_GENERATION_MISMATCH"
+
+
 def test_served_at_its_url():
     response = call("GET", URL)
     assert response.status_code == 200
@@ -126,16 +170,16 @@ def test_served_at_its_url():
 @pytest.mark.slow
 def test_schemathesis_finds_no_server_error_and_no_answer_off_the_description(tmp_path):
     """A bounded run (10 examples per operation, every phase, links followed) against the
-    real server: no 5xx, every status, content type and body as described."""
+    real server, in each version the description offers (``A2A-Version`` 1.0 and 1.1,
+    from its enum): no 5xx, every status, content type and body as described. A
+    long-poll (``currentGeneration``) is held at most a second."""
     schemathesis = Path(sys.executable).parent / "schemathesis"
-    env = site_env(TASK_STORE="memory", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    env = site_env(TASK_STORE="memory", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", A2A_LONG_POLL_TIMEOUT="1")
     with running_server(env, log=tmp_path / "server.log") as base:
         command = [
             str(schemathesis),
             "run",
             f"{base}{URL}",
-            "--header",
-            "A2A-Version: 1.0",
             "--mode",
             "positive",
             "--checks",

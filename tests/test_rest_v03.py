@@ -20,7 +20,7 @@ import pytest
 
 from a2a.core.events import bus
 from a2a.protocol import V03_REST, V10, rest_dialect_for
-from a2a.protocol.errors import VersionNotSupportedError
+from a2a.protocol.errors import ERROR_NAMES, VersionNotSupportedError
 from stores.memory import MemoryTaskStore
 from tests.helpers import ASGI, wait_until
 
@@ -60,12 +60,14 @@ def send(text: str, *, configuration: dict[str, Any] | None = None, **extra: Any
 
 
 def error_of(response: httpx.Response, status: int, name: str, reason: str) -> dict[str, Any]:
-    """A v0.3 error: the google.rpc.Status, the error's name as ``type`` and its message."""
+    """A v0.3 error: the google.rpc.Status, the error's name as ``type``, its message
+    and its JSON-RPC code (what the JavaScript SDK's v0.3 client maps to its errors)."""
     assert response.status_code == status, response.text
     assert response.headers["content-type"] == "application/json"
     body = response.json()
-    assert set(body) == {"error", "type", "message"}, body
+    assert set(body) == {"error", "type", "message", "code"}, body
     assert body["type"] == name
+    assert ERROR_NAMES[body["code"]] == name
     error = body["error"]
     assert error["code"] == status and error["message"] == body["message"] and body["message"]
     assert error["details"][0]["@type"] == ERROR_INFO and error["details"][0]["reason"] == reason

@@ -6,7 +6,10 @@ and the request and response schemas of the specification's JSON Schema bundle
 (``a2a/protocol/a2a.schema.json``, the A2A v1.0 ``a2a.schema.json``, Apache-2.0, copied
 as published), renamed into ``components/schemas``. It describes the v1.0 dialect (the
 ``A2A-Version: 1.0`` header); v0.3 clients use the same routes with ``/v1`` before each
-path and v0.3 bodies.
+path and v0.3 bodies. The A2A 1.1 draft's fields (the task's ``generation``,
+``currentGeneration``, ``ifGenerationMatch``: :data:`DRAFT_11_FIELDS`) are added to the
+v1.0 schemas, each described as the draft's, and ``A2A-Version: 1.1`` is offered beside
+``1.0``: a 1.0 answer never carries them, a 1.1 answer may.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from a2a.conf import a2a_settings
 from a2a.http.common import origin, request_agent
 from a2a.http.media import A2A_JSON, JSON
 from a2a.http.rest import PARAM, ROUTES, Route
+from a2a.protocol import V1_VERSIONS
 
 OPENAPI_VERSION = "3.2.0"  # 3.2 describes each event of an SSE stream (itemSchema)
 #: Request fields bound to the path (or, ``tenant``, to a tenant path not served here),
@@ -50,6 +54,54 @@ EXAMPLES = {
         "configuration": {"returnImmediately": False},
     },
 }
+#: int64 in ProtoJSON: a number or a string of digits in a request, a string in an answer.
+_INT64_IN = {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": "^[0-9]+$"}]}
+_GENERATION = {"type": "string", "pattern": "^[0-9]+$"}
+_DRAFT = "A2A 1.1 draft (section 3.2.7 Task Generation Semantics): "
+#: The A2A 1.1 draft's fields, added to the v1.0 schemas: schema -> {(JSON name, proto name): schema}.
+DRAFT_11_FIELDS: dict[str, dict[tuple[str, str], dict[str, Any]]] = {
+    "Task": {
+        ("generation", "generation"): {
+            **_GENERATION,
+            "description": _DRAFT + "grows by exactly 1 on every state change and artifact change, starting at "
+            "1. Only in answers to A2A-Version: 1.1.",
+        }
+    },
+    "TaskStatusUpdateEvent": {
+        ("generation", "generation"): {
+            **_GENERATION,
+            "description": _DRAFT + "the task's generation after this update. Only with A2A-Version: 1.1.",
+        }
+    },
+    "TaskArtifactUpdateEvent": {
+        ("generation", "generation"): {
+            **_GENERATION,
+            "description": _DRAFT + "the task's generation after this update. Only with A2A-Version: 1.1.",
+        }
+    },
+    "SendMessageConfiguration": {
+        ("ifGenerationMatch", "if_generation_match"): {
+            **_INT64_IN,
+            "description": _DRAFT + "a follow-up is taken only while the task's generation is this one; "
+            "otherwise 409 TaskGenerationMismatchError. Ignored for a new task.",
+        }
+    },
+    "GetTaskRequest": {
+        ("currentGeneration", "current_generation"): {
+            **_INT64_IN,
+            "description": _DRAFT + "a long-poll: the answer waits until the task's generation is past this "
+            "one (at once when it already is, or the task is terminal), or A2A_LONG_POLL_TIMEOUT, then "
+            "gives the task as it stands.",
+        }
+    },
+}
+#: The answer to a follow-up whose ``ifGenerationMatch`` is not the task's generation.
+GENERATION_MISMATCH = {
+    "description": _DRAFT + "TaskGenerationMismatchError (status ABORTED, ErrorInfo reason "
+    "TASK_GENERATION_MISMATCH; metadata taskId, expectedGeneration, currentGeneration): "
+    "configuration.ifGenerationMatch is not the task's generation.",
+    "content": {media: {"schema": {"$ref": SCHEMAS + "Status"}} for media in (A2A_JSON, JSON)},
+}
 #: The task a SendMessage answers with, as the path parameter of the task's operations
 #: (OpenAPI links: what a stateful test follows).
 TASK_LINKS = ("GetTask", "CancelTask", "SubscribeToTaskGet", "ListTaskPushNotificationConfigs")
@@ -74,6 +126,20 @@ def spec_schemas() -> dict[str, Any]:
         return node
 
     return {title.replace(" ", ""): rewrite(definition) for title, definition in raw["definitions"].items()}
+
+
+@functools.cache
+def described_schemas() -> dict[str, Any]:
+    """:func:`spec_schemas` with the A2A 1.1 draft's fields (:data:`DRAFT_11_FIELDS`): the
+    camelCase name a property, the proto name a pattern property, as a2a.schema.json
+    names every field."""
+    schemas = copy.deepcopy(spec_schemas())
+    for name, fields in DRAFT_11_FIELDS.items():
+        for (json_name, proto_name), schema in fields.items():
+            schemas[name]["properties"][json_name] = schema
+            if proto_name != json_name:
+                schemas[name].setdefault("patternProperties", {})[f"^({proto_name})$"] = schema
+    return schemas
 
 
 def _status_schema() -> dict[str, Any]:
@@ -152,6 +218,8 @@ def _operation(route: Any, method: str, operation: Any, operation_id: str, reque
         },
         "x-a2a-route": route.name,
     }
+    if operation.request == "SendMessageRequest":
+        entry["responses"]["409"] = GENERATION_MISMATCH
     if route.aliases:
         entry["description"] += f" Also served as {', '.join('/' + a for a in route.aliases)}."
     if operation.body:
@@ -186,7 +254,7 @@ def _paths(schemas: dict[str, Any]) -> dict[str, dict[str, Any]]:
 @functools.lru_cache(maxsize=16)
 def document(server_url: str, title: str, version: str) -> dict[str, Any]:
     """The OpenAPI document for the binding served at ``server_url``."""
-    schemas = spec_schemas()
+    schemas = described_schemas()
     paths = _paths(schemas)
     return {
         "openapi": OPENAPI_VERSION,
@@ -195,8 +263,9 @@ def document(server_url: str, title: str, version: str) -> dict[str, Any]:
             "version": version,
             "description": (
                 "The A2A v1.0 HTTP+JSON/REST binding (specification section 11) of this agent, generated "
-                "from its route table. Send `A2A-Version: 1.0`; v0.3 clients put /v1 before each path. "
-                "Errors are google.rpc.Status objects."
+                "from its route table. Send `A2A-Version: 1.0`, or `1.1` for the A2A 1.1 draft's task "
+                "generation (`generation` in answers; `currentGeneration`, `ifGenerationMatch` and its 409); "
+                "v0.3 clients put /v1 before each path. Errors are google.rpc.Status objects."
             ),
         },
         "servers": [{"url": server_url}],
@@ -208,8 +277,9 @@ def document(server_url: str, title: str, version: str) -> dict[str, Any]:
                     "name": "A2A-Version",
                     "in": "header",
                     "required": True,
-                    "description": "The protocol version of the request and its answer (spec 3.6).",
-                    "schema": {"type": "string", "enum": ["1.0"]},
+                    "description": "The protocol version of the request and its answer (spec 3.6): 1.0, or "
+                    "1.1 (the draft: answers carry the task's generation).",
+                    "schema": {"type": "string", "enum": sorted(V1_VERSIONS)},
                 }
             },
         },

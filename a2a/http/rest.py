@@ -67,7 +67,8 @@ def error_body(dialect: Dialect, error: A2AError) -> dict[str, Any]:
 
     In v0.3 the spec names no error body; the official SDK's v0.3 server sends this
     Status, its v0.3 client raises the error named by a top-level ``type``, and a2a-sdk
-    0.3 servers sent a top-level ``message``: v0.3 bodies carry all three."""
+    0.3 servers sent a top-level ``message``; the JavaScript SDK's v0.3 client reads
+    the JSON-RPC error's ``code`` and ``message`` at the top: v0.3 bodies carry all four."""
     body: dict[str, Any] = {
         "error": {
             "code": error.http_status,
@@ -80,6 +81,7 @@ def error_body(dialect: Dialect, error: A2AError) -> dict[str, Any]:
         if error.code in ERROR_NAMES:
             body["type"] = ERROR_NAMES[error.code]
         body["message"] = error.message
+        body["code"] = error.code
     return body
 
 

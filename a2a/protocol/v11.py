@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from a2a.protocol.model import PushConfigParams, StreamItem, Task
+from a2a.protocol.model import StreamItem, Task
 from a2a.protocol.v10 import V10Dialect
 from stores.fields import task_generation
 
@@ -33,9 +33,3 @@ class V11Dialect(V10Dialect):
             if key in rendered and item.seq is not None:
                 rendered[key]["generation"] = str(item.seq)
         return rendered
-
-    def parse_push_config(self, raw: Any, path: str, *, task_id: str = "") -> PushConfigParams:
-        # Deliveries are v1.0 documents (a webhook reads them with the v1.0 schema).
-        config = super().parse_push_config(raw, path, task_id=task_id)
-        config.dialect = "1.0"
-        return config

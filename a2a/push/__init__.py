@@ -3,11 +3,12 @@
 The configs (created by :mod:`a2a.service.push_configs`) are dicts::
 
     {"taskId", "id", "url", "token"?, "authentication"?: {"schemes": [...], "credentials"?},
-     "dialect": "0.3" | "1.0", "createdAt"}
+     "dialect": "0.3" | "1.0" | "1.1", "createdAt"}
 
 ``dialect`` is the protocol version the config was created in; its deliveries are
 rendered in that version (spec 4.3.3): v1.0 POSTs a ``StreamResponse``
-(``{"task": {...}}``, ``Content-Type: application/a2a+json``), v0.3 POSTs the Task.
+(``{"task": {...}}``, ``Content-Type: application/a2a+json``), 1.1 the same with the
+Task's ``generation`` (the draft's spec 3.2.7), v0.3 POSTs the Task.
 Each delivery carries ``Authorization: <scheme> <credentials>`` when the config's
 ``authentication`` brings credentials (spec 4.3.3, the specification's pull request 1793)
 and ``X-A2A-Notification-Token`` with the config's token (a v0.3 convention the v1.0 text

@@ -28,7 +28,7 @@ from a2a.conf import a2a_settings
 from a2a.core import retry, tracing
 from a2a.core.events import bus
 from a2a.core.loop import LoopThread
-from a2a.protocol import V03, V10
+from a2a.protocol import DIALECTS, V03, V1_VERSIONS
 from a2a.push import tokens
 from a2a.push.guard import UnsafeURLError, resolve
 from stores.base import Task
@@ -45,9 +45,11 @@ USER_AGENT = "django-a2a-agent push notifications"
 
 
 def payload(config: PushConfig, task: Task) -> tuple[bytes, dict[str, str]]:
-    """The body and headers of the POST that tells ``config``'s webhook about ``task``."""
-    if config.get("dialect") == "1.0":
-        body: Any = {"task": V10.render_task(task)}
+    """The body and headers of the POST that tells ``config``'s webhook about ``task``, in
+    the dialect the config was created in (a 1.1 config's Task carries its ``generation``)."""
+    dialect = DIALECTS.get(config.get("dialect") or "", V03)
+    if dialect.version in V1_VERSIONS:
+        body: Any = {"task": dialect.render_task(task)}
         content_type = "application/a2a+json"
     else:
         body = V03.render_task(task)

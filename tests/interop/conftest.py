@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -34,6 +35,27 @@ def interop03_python() -> Path:
     except subprocess.CalledProcessError as exc:
         pytest.fail(f"could not build {VENV03}:\n{exc.stdout}\n{exc.stderr}")
     return VENV03 / "bin" / "python"
+
+
+@pytest.fixture(scope="session")
+def node() -> Path:
+    """Node.js, tests/interop/js's packages installed first (setup-node.sh: ``npm ci``,
+    idempotent). The tests that need it skip only when the machine has no node or npm."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("Node.js (node and npm) is not installed: the JavaScript SDK's interop tests need it")
+    try:
+        subprocess.run(["bash", str(HERE / "setup-node.sh")], check=True, capture_output=True, text=True, timeout=900)
+    except subprocess.CalledProcessError as exc:
+        pytest.fail(f"could not install tests/interop/js:\n{exc.stdout}\n{exc.stderr}")
+    return Path(node)
+
+
+@pytest.fixture(scope="session")
+def run_js(node):
+    """Run tests/interop/js/client.mjs (the official A2A JavaScript SDK): ``run(base_url,
+    scenario, *options)`` returns the JSON it printed; see :func:`client_runner`."""
+    return client_runner(node, HERE / "js", script_dir=HERE / "js")  # cwd: its node_modules
 
 
 @pytest.fixture(scope="session")

@@ -37,13 +37,13 @@ def client_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in drop}
 
 
-def client_runner(python: Path, cwd: Path):
+def client_runner(python: Path, cwd: Path, *, script_dir: Path = CLIENTS):
     """``run(script, base_url, scenario, *options)``: run a client scenario with
-    ``python`` in a subprocess and return the JSON it printed (failing the test with
-    its stderr when it exits non-zero)."""
+    ``python`` (or node) in a subprocess and return the JSON it printed (failing the test
+    with its stderr when it exits non-zero)."""
 
     def run(script: str, base_url: str, scenario: str, *options: str) -> dict[str, Any]:
-        args = [str(python), str(CLIENTS / script), base_url, scenario, *options]
+        args = [str(python), str(script_dir / script), base_url, scenario, *options]
         try:
             proc = subprocess.run(
                 args, capture_output=True, text=True, timeout=CLIENT_TIMEOUT, env=client_env(), cwd=cwd
@@ -182,3 +182,103 @@ EVERY_TRANSPORT = pytest.mark.parametrize(
 
 def kinds(events: list[dict[str, Any]]) -> list[str]:
     return [e["kind"] + (f":{e['state']}" if "state" in e else "") for e in events]
+
+
+# --- what every SDK client must observe (the Python and the JavaScript SDK's scenarios) ---------
+
+
+def expect_sent_blocking(observed: dict[str, Any]) -> None:
+    """send-blocking: a blocking SendMessage's completed task, then GetTask's same task."""
+    task, fetched = observed["task"], observed["fetched"]
+    assert task["state"] == "completed"
+    assert task["artifacts"] == ["first", "done: progress:thinking;artifact:first"]
+    assert task["historyRoles"] == ["ROLE_USER"]
+    assert fetched == task  # GetTask gives the same task
+
+
+def expect_listed(observed: dict[str, Any]) -> None:
+    """list: one context's two tasks, newest first, paged, filtered by state."""
+    sent = observed["sent"]
+    assert observed["listed"] == list(reversed(sent))  # newest first, the other context left out
+    assert observed["totalSize"] == 2
+    assert observed["artifacts"] == [["done: two"], ["done: one"]]
+    assert observed["pages"] == [[sent[1]], [sent[0]]]
+    assert observed["nextPageToken"] and observed["lastPageToken"] == ""
+    assert observed["completed"] == sorted(sent)
+
+
+def expect_streamed(observed: dict[str, Any], *, appended: bool = True) -> None:
+    """stream: every event of a streamed message, in order (``appended``: whether the
+    client kept the second chunk's ``append``)."""
+    events = observed["events"]
+    task_id = events[0]["id"]
+    assert kinds(events) == [
+        "task:submitted",
+        "status-update:working",
+        "status-update:working",
+        "artifact-update",
+        "artifact-update",
+        "status-update:working",
+        "artifact-update",
+        "status-update:completed",
+    ]
+    assert all(e.get("taskId", task_id) == task_id for e in events)
+    assert events[2]["text"] == "step one"
+    first, last = events[3], events[4]
+    assert (first["artifactId"], first["text"], first["append"], first["lastChunk"]) == ("c1", "Hello,", False, False)
+    assert (last["artifactId"], last["text"], last["append"], last["lastChunk"]) == ("c1", "world", appended, True)
+    assert events[5]["text"] == "done"
+    assert events[6]["text"] == "done: progress:step one;chunk:c1:Hello, ;last:c1:world;progress:done"
+    assert observed["final"]["state"] == "completed"
+    assert observed["final"]["artifacts"][0] == "Hello,\nworld"  # the chunks, as one artifact of two parts
+
+
+def expect_canceled(observed: dict[str, Any]) -> None:
+    """cancel: a running task canceled, without waiting for its handler."""
+    assert observed["canceled"]["id"] == observed["submitted"]["id"]
+    assert observed["canceled"]["state"] == "canceled"
+    assert observed["fetched"]["state"] == "canceled"
+    assert observed["seconds"] < 4  # the handler's "sleep:5" did not have to finish
+
+
+def expect_multi_turn(observed: dict[str, Any]) -> None:
+    """multi-turn: an input-required task answered, blocking and on a stream."""
+    asked, answered = observed["asked"], observed["answered"]
+    assert asked["state"] == "input-required" and asked["statusText"] == "Which city?"
+    assert answered["id"] == asked["id"] and answered["contextId"] == asked["contextId"]
+    assert answered["state"] == "completed"
+    assert answered["artifacts"] == ["Paris", "done: artifact:Paris"]
+    assert observed["final"]["historyRoles"] == ["ROLE_USER", "ROLE_AGENT", "ROLE_USER"]
+    first, second = observed["streamed"]
+    assert kinds(first)[-1] == "status-update:input-required" and first[-1]["text"] == "Which country?"
+    assert second[0]["id"] == first[0]["id"]
+    assert kinds(second)[-1] == "status-update:completed"
+    assert [e["text"] for e in second if e["kind"] == "artifact-update"] == ["France", "done: artifact:France"]
+
+
+def expect_subscribed(observed: dict[str, Any]) -> None:
+    """subscribe: SubscribeToTask on a running task: its snapshot, then every event to the end."""
+    events = observed["events"]
+    assert events[0]["kind"] == "task" and events[0]["id"] == observed["taskId"]
+    assert events[0]["state"] == "working"
+    assert kinds(events[1:]) == [
+        "status-update:working",
+        "artifact-update",
+        "artifact-update",
+        "status-update:completed",
+    ]
+    assert events[1]["text"] == "woke"
+    assert [e["text"] for e in events[2:4]] == ["late", "done: sleep:1;progress:woke;artifact:late"]
+    assert observed["final"]["state"] == "completed"
+
+
+def expect_push_configs(observed: dict[str, Any], hook: str) -> None:
+    """push: two configs created, got, listed, one deleted (then unknown); the task completed."""
+    task_id = observed["taskId"]
+    assert [c["id"] for c in observed["created"]] == ["keep", "drop"]
+    assert observed["created"][0] == {"taskId": task_id, "id": "keep", "url": f"{hook}/keep", "token": "tok-keep"}
+    assert observed["got"] == observed["created"][0]
+    assert observed["listed"] == ["drop", "keep"]
+    assert observed["afterDelete"] == ["keep"]
+    assert observed["getDeleted"]["type"].endswith("TaskNotFoundError")
+    assert observed["final"]["state"] == "completed"

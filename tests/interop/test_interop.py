@@ -20,7 +20,19 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.interop.support import BOTH_BINDINGS, EVERY_TRANSPORT, Hit, kinds, sdk
+from tests.interop.support import (
+    BOTH_BINDINGS,
+    EVERY_TRANSPORT,
+    Hit,
+    expect_canceled,
+    expect_listed,
+    expect_multi_turn,
+    expect_push_configs,
+    expect_sent_blocking,
+    expect_streamed,
+    expect_subscribed,
+    sdk,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop]
 # --- the official SDK ----------------------------------------------------------------------------
@@ -29,11 +41,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.interop]
 @EVERY_TRANSPORT
 def test_sdk_send_blocking(run_client, server, version):
     observed = sdk(run_client, server, "send-blocking", version)
-    task, fetched = observed["task"], observed["fetched"]
-    assert task["state"] == "completed"
-    assert task["artifacts"] == ["first", "done: progress:thinking;artifact:first"]
-    assert task["historyRoles"] == ["ROLE_USER"]
-    assert fetched == task  # GetTask gives the same task
+    expect_sent_blocking(observed)
 
 
 @EVERY_TRANSPORT
@@ -69,65 +77,25 @@ def test_sdk_errors_map_to_the_sdk_exceptions(run_client, server, version):
 @BOTH_BINDINGS  # the SDK's v0.3 transports have no ListTasks (it is not in v0.3)
 def test_sdk_list_tasks(run_client, server, version):
     observed = sdk(run_client, server, "list", version)
-    sent = observed["sent"]
-    assert observed["listed"] == list(reversed(sent))  # newest first, the other context left out
-    assert observed["totalSize"] == 2
-    assert observed["artifacts"] == [["done: two"], ["done: one"]]
-    assert observed["pages"] == [[sent[1]], [sent[0]]]
-    assert observed["nextPageToken"] and observed["lastPageToken"] == ""
-    assert observed["completed"] == sorted(sent)
+    expect_listed(observed)
 
 
 @EVERY_TRANSPORT
 def test_sdk_cancel_a_running_task(run_client, server, version):
     observed = sdk(run_client, server, "cancel", version)
-    assert observed["canceled"]["id"] == observed["submitted"]["id"]
-    assert observed["canceled"]["state"] == "canceled"
-    assert observed["fetched"]["state"] == "canceled"
-    assert observed["seconds"] < 4  # the handler's "sleep:5" did not have to finish
+    expect_canceled(observed)
 
 
 @EVERY_TRANSPORT
 def test_sdk_streaming_send(run_client, server, version):
     observed = sdk(run_client, server, "stream", version)
-    events = observed["events"]
-    task_id = events[0]["id"]
-    assert kinds(events) == [
-        "task:submitted",
-        "status-update:working",
-        "status-update:working",
-        "artifact-update",
-        "artifact-update",
-        "status-update:working",
-        "artifact-update",
-        "status-update:completed",
-    ]
-    assert all(e.get("taskId", task_id) == task_id for e in events)
-    assert events[2]["text"] == "step one"
-    first, last = events[3], events[4]
-    assert (first["artifactId"], first["text"], first["append"], first["lastChunk"]) == ("c1", "Hello,", False, False)
-    assert (last["artifactId"], last["text"], last["append"], last["lastChunk"]) == ("c1", "world", True, True)
-    assert events[5]["text"] == "done"
-    assert events[6]["text"] == "done: progress:step one;chunk:c1:Hello, ;last:c1:world;progress:done"
-    assert observed["final"]["state"] == "completed"
-    assert observed["final"]["artifacts"][0] == "Hello,\nworld"  # the chunks, as one artifact of two parts
+    expect_streamed(observed)
 
 
 @EVERY_TRANSPORT
 def test_sdk_subscribe_to_a_running_task(run_client, server, version):
     observed = sdk(run_client, server, "subscribe", version)
-    events = observed["events"]
-    assert events[0]["kind"] == "task" and events[0]["id"] == observed["taskId"]
-    assert events[0]["state"] == "working"
-    assert kinds(events[1:]) == [
-        "status-update:working",
-        "artifact-update",
-        "artifact-update",
-        "status-update:completed",
-    ]
-    assert events[1]["text"] == "woke"
-    assert [e["text"] for e in events[2:4]] == ["late", "done: sleep:1;progress:woke;artifact:late"]
-    assert observed["final"]["state"] == "completed"
+    expect_subscribed(observed)
 
 
 @BOTH_BINDINGS
@@ -145,17 +113,7 @@ def test_sdk_resumes_a_stream_after_the_number_it_read(run_client, server, versi
 @EVERY_TRANSPORT
 def test_sdk_multi_turn(run_client, server, version):
     observed = sdk(run_client, server, "multi-turn", version)
-    asked, answered = observed["asked"], observed["answered"]
-    assert asked["state"] == "input-required" and asked["statusText"] == "Which city?"
-    assert answered["id"] == asked["id"] and answered["contextId"] == asked["contextId"]
-    assert answered["state"] == "completed"
-    assert answered["artifacts"] == ["Paris", "done: artifact:Paris"]
-    assert observed["final"]["historyRoles"] == ["ROLE_USER", "ROLE_AGENT", "ROLE_USER"]
-    first, second = observed["streamed"]
-    assert kinds(first)[-1] == "status-update:input-required" and first[-1]["text"] == "Which country?"
-    assert second[0]["id"] == first[0]["id"]
-    assert kinds(second)[-1] == "status-update:completed"
-    assert [e["text"] for e in second if e["kind"] == "artifact-update"] == ["France", "done: artifact:France"]
+    expect_multi_turn(observed)
 
 
 def parsed_by_sdk(run_client, tmp_path, hits: list[Hit], dialect: str) -> list[dict[str, Any]]:
@@ -170,13 +128,8 @@ def test_sdk_push_config_methods_and_delivery(run_client, server, receiver, tmp_
     hook = receiver.hook()
     observed = sdk(run_client, server, "push", version, "--webhook", hook)
     task_id = observed["taskId"]
-    assert [c["id"] for c in observed["created"]] == ["keep", "drop"]
-    assert observed["created"][0] == {"taskId": task_id, "id": "keep", "url": f"{hook}/keep", "token": "tok-keep"}
-    assert observed["got"] == observed["created"][0]
-    assert observed["listed"] == ["drop", "keep"]
-    assert observed["afterDelete"] == ["keep"]
+    expect_push_configs(observed, hook)
     assert observed["getDeleted"]["type"] == "TaskNotFoundError"
-    assert observed["final"]["state"] == "completed"
 
     hits = receiver.wait_for(f"{hook}/keep", "completed" if version[0] == "0.3" else "TASK_STATE_COMPLETED")
     assert receiver.at(f"{hook}/drop") == []  # deleted before the task moved on

@@ -16,6 +16,7 @@ from a2a.testing.client import send_params
 from tests.helpers import ASGI
 
 V10, V03 = "1.0", None  # the A2A-Version header each dialect sends
+V11 = "1.1"  # the 1.1 draft: v1.0's shapes, plus the task's generation
 DIALECTS = [V10, V03]
 PUSH_METHODS = {
     V10: (

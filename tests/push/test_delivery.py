@@ -13,11 +13,13 @@ from a2a import push
 from a2a.core import lifecycle
 from a2a.push import delivery
 from a2a.testing import WireClient
+from a2a.testing.client import send_params
 from stores.backends import get_task_store
+from stores.fields import task_generation
 from stores.memory import MemoryTaskStore
 from tests.conftest import ALL_DATABASES, STORE_KINDS
 from tests.ports import free_port
-from tests.push.support import DIALECTS, PUSH_METHODS, V03, V10, a_task, create, message, ok, task_with_push
+from tests.push.support import DIALECTS, PUSH_METHODS, V03, V10, V11, a_task, create, message, ok, task_with_push
 
 # === delivery ==========================================================================================
 
@@ -75,13 +77,35 @@ def test_each_config_gets_its_dialects_payload(memory, receiver):
     task_id = a_task(memory)
     create(V10, task_id, receiver.url("/v10"), id="ten")
     create(V03, task_id, receiver.url("/v03"), id="three")
+    ok(PUSH_METHODS[V10][0], {"taskId": task_id, "id": "eleven", "url": receiver.url("/v11")}, version=V11)
     ok("CancelTask", {"id": task_id}, version=V10)
-    hits = {h.path: h for h in receiver.wait_for(2)}
+    hits = {h.path: h for h in receiver.wait_for(3)}
     assert hits["/v10"].body["task"]["status"]["state"] == "TASK_STATE_CANCELED"
     assert hits["/v10"].headers["content-type"] == "application/a2a+json"
+    assert "generation" not in hits["/v10"].body["task"]  # the strict v1.0 Task has none
+    # A 1.1 config's deliveries are 1.1 documents: the v1.0 Task with its generation.
+    generation = task_generation(memory.get(task_id))
+    assert hits["/v11"].body == {"task": {**hits["/v10"].body["task"], "generation": str(generation)}}
+    assert hits["/v11"].headers["content-type"] == "application/a2a+json"
     assert hits["/v03"].body["status"]["state"] == "canceled" and hits["/v03"].body["kind"] == "task"
     assert hits["/v03"].headers["content-type"] == "application/json"
     assert "authorization" not in hits["/v03"].headers and "x-a2a-notification-token" not in hits["/v03"].headers
+
+
+@ALL_DATABASES
+@pytest.mark.parametrize("store_kind", STORE_KINDS)
+def test_a_1_1_inline_config_delivers_each_generation(use_store, receiver):
+    """SendMessage under ``A2A-Version: 1.1`` with an inline config: every delivery
+    carries the generation of the version it tells, in order, up to the task's last."""
+    params = send_params(message(V10), V10, configuration={"taskPushNotificationConfig": {"url": receiver.url()}})
+    task = ok("SendMessage", params, version=V11)["task"]
+    receiver.wait_for(2)
+    assert push.wait_idle()
+    generations = [int(h.body["task"]["generation"]) for h in receiver.hits]
+    assert generations == sorted(set(generations)), generations  # each version once, in order
+    assert receiver.hits[-1].state == "TASK_STATE_COMPLETED"
+    final = ok("GetTask", {"id": task["id"]}, version=V11)
+    assert generations[-1] == int(final["generation"]) == task_generation(get_task_store().get(task["id"]))
 
 
 def test_a_failing_webhook_gets_the_update_after_retries(memory, receiver):
