@@ -82,15 +82,17 @@ def send_params(
     """``SendMessage`` params: a text becomes a message of ``version``; ``task_id`` and
     ``context_id`` go on the message (a follow-up turn: the answer to ``input-required``
     on that task, or a new task in that conversation); ``blocking`` is written the
-    version's way (v1.0 ``returnImmediately``, v0.3 ``blocking``); ``tenant`` is left out
-    when None; ``extra`` are further params (``metadata``)."""
+    version's way (v1.0 ``returnImmediately``, v0.3 ``blocking``); a ``configuration``
+    given is sent even when empty (HTTP+JSON v0.3's proto3 ``{}``: not blocking), none
+    without one; ``tenant`` is left out when None; ``extra`` are further params (``metadata``)."""
     msg = message(text_or_message, version) if isinstance(text_or_message, str) else dict(text_or_message)
     msg.update({key: value for key, value in (("taskId", task_id), ("contextId", context_id)) if value is not None})
     config = dict(configuration or {})
     if blocking is not None:
         config.update({"returnImmediately": not blocking} if version in V1 else {"blocking": blocking})
     scope = {} if tenant is None else {"tenant": tenant}
-    return {"message": msg, **({"configuration": config} if config else {}), **scope, **extra}
+    configured = {"configuration": config} if config or configuration is not None else {}
+    return {"message": msg, **configured, **scope, **extra}
 
 
 def frames(lines: Iterable[str], *, on_first: Callable[[], Any] | None = None, raw: list | None = None) -> list:
