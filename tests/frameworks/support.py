@@ -28,11 +28,6 @@ def message(text: str, *, task_id: str | None = None, context_id: str | None = N
     return msg
 
 
-def send(text: str, **ids: Any) -> dict[str, Any]:
-    """A blocking SendMessage: the task as answered."""
-    return WireClient().send(message(text, **ids))["task"]
-
-
 def stream(text: str, **ids: Any) -> list[dict[str, Any]]:
     """A SendStreamingMessage: every event's result."""
     return WireClient().send_stream(message(text, **ids))
@@ -120,10 +115,10 @@ def assert_tool_progress(prompt: str = "weather", expected: str = "The tool said
 def assert_resumes_after_restart(settings: Any, tmp_path: Path, kind: str, question: str, reply: str) -> None:
     """The run paused by ``question`` goes on with ``reply`` after a restart."""
     settings.TASK_STORE = make_store(kind, tmp_path)
-    asked = send(question)
+    asked = WireClient().send(question)["task"]
     assert state(asked) == "input-required"
     restart(settings, kind, tmp_path)
-    assert state(send(reply, task_id=asked["id"])) == "completed"
+    assert state(WireClient().send(reply, task_id=asked["id"])["task"]) == "completed"
 
 
 def assert_cancel_stops(settings: Any, words: list[str]) -> None:

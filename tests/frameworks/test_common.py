@@ -21,7 +21,6 @@ from tests.frameworks.support import (
     assert_resumes_after_restart,
     assert_streams,
     assert_tool_progress,
-    send,
     serve,
     state,
     status_text,
@@ -53,18 +52,18 @@ def test_a_tool_call_and_its_result_are_progress(served):
 
 
 def test_a_second_task_of_the_context_remembers_the_first_and_another_context_does_not(served):
-    first = send("my name is Ada")
-    assert texts(send("memory", context_id=first["contextId"])) == [["You said: my name is Ada"]]
-    assert texts(send("memory")) == [["You said:"]]
+    first = WireClient().send("my name is Ada")["task"]
+    assert texts(WireClient().send("memory", context_id=first["contextId"])["task"]) == [["You said: my name is Ada"]]
+    assert texts(WireClient().send("memory")["task"]) == [["You said:"]]
 
 
 @pytest.mark.parametrize(("reply", "deleted"), [("yes", ["/tmp/x"]), ("No.", [])])
 def test_a_tool_needing_approval_pauses_for_a_person(served, reply, deleted):
-    asked = send(served.APPROVAL)
+    asked = WireClient().send(served.APPROVAL)["task"]
     assert state(asked) == "input-required" and served.DELETED == []
     assert status_text(asked) == served.QUESTION
     assert not [key for key in asked if key.startswith("_")]  # the paused run stays on the server
-    done = send(reply, task_id=asked["id"])
+    done = WireClient().send(reply, task_id=asked["id"])["task"]
     assert state(done) == "completed" and deleted == served.DELETED
     assert texts(done) == [[served.ANSWERS["yes" if deleted else "no"]]]
 
@@ -81,7 +80,7 @@ def test_cancel_stops_the_run_where_it_stands(served, settings):
 
 
 def test_usage_is_in_the_task_s_llm_metadata(served, request):
-    llm = send("weather")["metadata"]["llm"]
+    llm = WireClient().send("weather")["task"]["metadata"]["llm"]
     assert llm["framework"] == request.node.callspec.params["served"]
     assert llm["usage"]["totalTokens"] > 0
 
@@ -97,7 +96,7 @@ def test_the_card_describes_the_agent_unless_the_settings_do(served, settings):
 def test_a_remote_a2a_agent_is_a_tool_run_by_delegation(served, settings, fake_agent):
     settings.A2A_REMOTE_AGENTS = {"billing": {"URL": fake_agent.url, "RETRIES": 1, "TIMEOUT": 5}}
     fake_agent.script([artifact("You owe 42 EUR."), completed()])
-    task = send("billing")
+    task = WireClient().send("billing")["task"]
     assert state(task) == "completed" and texts(task) == [["The tool said: You owe 42 EUR."]]
     [delegation] = task["metadata"]["a2a.delegations"]  # the remote task, recorded on the local one
     assert delegation["agent"] == "billing" and delegation["state"] == "completed"
@@ -108,5 +107,5 @@ def test_a_remote_a2a_agent_is_a_tool_run_by_delegation(served, settings, fake_a
 def test_a_remote_agent_that_fails_is_an_error_the_model_reads(served, settings, fake_agent):
     settings.A2A_REMOTE_AGENTS = {"billing": {"URL": fake_agent.url, "RETRIES": 1, "TIMEOUT": 5}}
     fake_agent.script([failed("card declined")])
-    [[answer]] = texts(send("billing"))
+    [[answer]] = texts(WireClient().send("billing")["task"])
     assert answer.startswith("The tool said: Error:") and "card declined" in answer

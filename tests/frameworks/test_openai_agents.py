@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from a2a.testing import WireClient
 from tests.frameworks import openai_agents_agent
 from tests.frameworks.openai_agents_agent import DELETED
-from tests.frameworks.support import answer, send, serve, state, status_text
+from tests.frameworks.support import answer, serve, state, status_text
 
 AGENTS = "tests.frameworks.openai_agents_agent"
 
@@ -20,27 +21,27 @@ def served(settings):
 
 
 def test_a_reply_that_is_neither_asks_again():
-    asked = send("delete")
-    again = send("hmm", task_id=asked["id"])
+    asked = WireClient().send("delete")["task"]
+    again = WireClient().send("hmm", task_id=asked["id"])["task"]
     assert state(again) == "input-required" and "needs your approval" in status_text(again)
-    assert state(send("yes", task_id=asked["id"])) == "completed" and DELETED == ["/tmp/x"]
+    assert state(WireClient().send("yes", task_id=asked["id"])["task"]) == "completed" and DELETED == ["/tmp/x"]
 
 
 def test_the_framework_s_error_fails_the_task_with_its_message(settings):
-    failed = send("break")
+    failed = WireClient().send("break")["task"]
     assert state(failed) == "failed" and status_text(failed) == "OpenAI Agents: the model broke"
     settings.A2A_HANDLER = f"{AGENTS}.explicit"  # max_turns 1: the tool's answer needs a second
-    assert status_text(send("weather")) == "OpenAI Agents: Max turns (1) exceeded"
+    assert status_text(WireClient().send("weather")["task"]) == "OpenAI Agents: Max turns (1) exceeded"
 
 
 def test_usage_goes_into_the_task_s_llm_metadata_per_turn():
-    asked = send("delete")
+    asked = WireClient().send("delete")["task"]
     assert asked["metadata"]["llm"]["framework"] == "openai-agents"
     assert asked["metadata"]["llm"]["usage"]["totalTokens"] == 12
-    done = send("yes", task_id=asked["id"])
+    done = WireClient().send("yes", task_id=asked["id"])["task"]
     assert done["metadata"]["llm"]["usage"] == {"inputTokens": 14, "outputTokens": 10, "totalTokens": 24}
 
 
 def test_structured_output_is_a_data_part(settings):
     settings.A2A_HANDLER = f"{AGENTS}.forecaster"
-    assert answer(send("forecast")) == [[{"city": "Paris", "sunny": True}]]
+    assert answer(WireClient().send("forecast")["task"]) == [[{"city": "Paris", "sunny": True}]]

@@ -10,7 +10,7 @@ import pytest
 from a2a.testing import WireClient
 from tests.frameworks import pydantic_ai_agent
 from tests.frameworks.pydantic_ai_agent import DELETED
-from tests.frameworks.support import answer, send, serve, state, status_text
+from tests.frameworks.support import answer, serve, state, status_text
 
 AGENTS = "tests.frameworks.pydantic_ai_agent"
 
@@ -21,8 +21,8 @@ def served(settings):
 
 
 def test_an_approval_as_a_data_part_and_a_reply_that_is_neither_asks_again():
-    asked = send("delete")
-    again = send("maybe later", task_id=asked["id"])
+    asked = WireClient().send("delete")["task"]
+    again = WireClient().send("maybe later", task_id=asked["id"])["task"]
     assert state(again) == "input-required" and "needs your approval" in status_text(again)
     v03 = WireClient(version="0.3")
     reply = {
@@ -37,32 +37,32 @@ def test_an_approval_as_a_data_part_and_a_reply_that_is_neither_asks_again():
 
 
 def test_an_external_tool_takes_the_reply_as_its_result():
-    asked = send("lookup")
+    asked = WireClient().send("lookup")["task"]
     assert state(asked) == "input-required" and "waits for its result" in status_text(asked)
-    done = send("forty-two", task_id=asked["id"])
+    done = WireClient().send("forty-two", task_id=asked["id"])["task"]
     assert answer(done) == [["The tool said: forty-two "]]
 
 
 def test_the_framework_s_error_fails_the_task_with_its_message():
-    failed = send("break")
+    failed = WireClient().send("break")["task"]
     assert state(failed) == "failed"
     assert status_text(failed) == "PydanticAI: the model broke"
 
 
 def test_usage_goes_into_the_task_s_llm_metadata_summed_over_turns():
-    asked = send("delete")
+    asked = WireClient().send("delete")["task"]
     first = asked["metadata"]["llm"]
     assert first["framework"] == "pydantic-ai" and first["model"] == "scripted"
     assert first["usage"]["totalTokens"] > 0
-    done = send("yes", task_id=asked["id"])
+    done = WireClient().send("yes", task_id=asked["id"])["task"]
     assert done["metadata"]["llm"]["usage"]["totalTokens"] > first["usage"]["totalTokens"]
 
 
 def test_structured_output_is_a_data_part(settings):
     settings.A2A_HANDLER = f"{AGENTS}.structured"
-    assert answer(send("forecast")) == [[{"city": "Paris", "sunny": True}]]
+    assert answer(WireClient().send("forecast")["task"]) == [[{"city": "Paris", "sunny": True}]]
 
 
 def test_the_explicit_form_passes_deps_per_task(settings):
     settings.A2A_HANDLER = f"{AGENTS}.explicit"
-    assert answer(send("who")) == [["The tool said: deps are for who "]]
+    assert answer(WireClient().send("who")["task"]) == [["The tool said: deps are for who "]]
