@@ -13,7 +13,6 @@ import pytest
 from django.core.checks import run_checks
 
 from a2a.handlers.functions import function_tool, requires_approval, schema_of
-from a2a.protocol.model import new_id
 from a2a.testing.fake_model import anthropic_reply, anthropic_tool_use, openai_reply, openai_tool_call
 from tests.conftest import ALL_DATABASES, make_store
 from tests.frameworks.support import DURABLE, restart
@@ -58,7 +57,7 @@ def style(request, settings, fake_model) -> str:
     return request.param
 
 
-def call(style: str, tool: str, arguments: dict[str, Any]):
+def tool_call(style: str, tool: str, arguments: dict[str, Any]):
     if style == "anthropic":
         return anthropic_tool_use(tool, arguments, use_id="call_1")
     return openai_tool_call(tool, arguments, call_id="call_1")
@@ -66,11 +65,6 @@ def call(style: str, tool: str, arguments: dict[str, Any]):
 
 def reply(style: str, text: str):
     return anthropic_reply(text) if style == "anthropic" else openai_reply(text)
-
-
-def send(text: str, task_id: str | None = None) -> dict:
-    message = {"kind": "message", "messageId": new_id(), "role": "user", "parts": [{"kind": "text", "text": text}]}
-    return send_direct({**message, "taskId": task_id} if task_id else message)
 
 
 def tool_result(style: str, body: dict[str, Any]) -> tuple[str, bool]:
@@ -98,8 +92,10 @@ def test_the_schema_comes_from_the_hints_and_the_docstring():
 
 def test_the_model_calls_a_function_and_reads_its_answer(style, fake_model):
     THREADS.clear()
-    fake_model.queue(call(style, "order_status", {"order": "A1", "verbose": True}), reply(style, "It shipped Monday."))
-    task = send("Where is A1?")
+    fake_model.queue(
+        tool_call(style, "order_status", {"order": "A1", "verbose": True}), reply(style, "It shipped Monday.")
+    )
+    task = send_direct("Where is A1?")
     assert task["status"]["state"] == "completed"
     assert task["artifacts"][0]["parts"][0]["text"] == "It shipped Monday."
     assert tool_result(style, fake_model.requests[1].body) == ("order A1: shipped on Monday", False)
@@ -111,15 +107,15 @@ def test_the_model_calls_a_function_and_reads_its_answer(style, fake_model):
 
 
 def test_an_async_function_and_a_result_that_is_not_text(style, fake_model):
-    fake_model.queue(call(style, "totals", {"orders": ["A1", "A2"]}), reply(style, "42 EUR"))
-    assert send("Total?")["status"]["state"] == "completed"
+    fake_model.queue(tool_call(style, "totals", {"orders": ["A1", "A2"]}), reply(style, "42 EUR"))
+    assert send_direct("Total?")["status"]["state"] == "completed"
     content, is_error = tool_result(style, fake_model.requests[1].body)
     assert not is_error and json.loads(content) == {"orders": ["A1", "A2"], "total": 42, "currency": "EUR"}
 
 
 def test_a_function_that_raises_is_an_error_the_model_reads(style, fake_model):
-    fake_model.queue(call(style, "broken", {"order": "A1"}), reply(style, "Sorry."))
-    task = send("Break it")
+    fake_model.queue(tool_call(style, "broken", {"order": "A1"}), reply(style, "Sorry."))
+    task = send_direct("Break it")
     assert task["status"]["state"] == "completed"
     content, is_error = tool_result(style, fake_model.requests[1].body)
     assert is_error and "KeyError: 'A1'" in content
@@ -131,8 +127,8 @@ def test_a_function_that_raises_is_an_error_the_model_reads(style, fake_model):
 )
 def test_bad_arguments_are_an_error_the_model_reads(style, fake_model, arguments, said):
     tool = "totals" if "nope" in arguments else "order_status"
-    fake_model.queue(call(style, tool, arguments), reply(style, "ok"))
-    assert send("try")["status"]["state"] == "completed"
+    fake_model.queue(tool_call(style, tool, arguments), reply(style, "ok"))
+    assert send_direct("try")["status"]["state"] == "completed"
     content, is_error = tool_result(style, fake_model.requests[1].body)
     assert is_error and said in content
 
@@ -151,14 +147,14 @@ def status_text(task: dict) -> str:
 
 @pytest.mark.parametrize(("answer", "refunded", "result"), [("Yes", ["A1"], "refunded A1"), ("deny", [], "denied")])
 def test_a_function_needing_approval_waits_for_a_person(style, fake_model, answer, refunded, result):
-    fake_model.queue(call(style, "refund", {"order": "A1"}), reply(style, "Done."))
-    asked = send("Refund A1")
+    fake_model.queue(tool_call(style, "refund", {"order": "A1"}), reply(style, "Done."))
+    asked = send_direct("Refund A1")
     assert asked["status"]["state"] == "input-required" and REFUNDED == []
     assert status_text(asked) == 'refund({"order": "A1"}) needs your approval: reply yes or no.'
     assert asked["metadata"]["llm"]["rounds"][0]["tools"] == ["refund"]
-    again = send("what?", task_id=asked["id"])  # neither yes nor no: asked again, the model not asked
+    again = send_direct("what?", taskId=asked["id"])  # neither yes nor no: asked again, the model not asked
     assert again["status"]["state"] == "input-required" and len(fake_model.requests) == 1
-    done = send(answer, task_id=asked["id"])
+    done = send_direct(answer, taskId=asked["id"])
     assert done["status"]["state"] == "completed" and refunded == REFUNDED
     content, is_error = tool_result(style, fake_model.requests[1].body)
     assert result in content and is_error == (not refunded)
@@ -169,7 +165,7 @@ def test_a_function_needing_approval_waits_for_a_person(style, fake_model, answe
 @pytest.mark.parametrize("kind", DURABLE)
 def test_the_approval_resumes_after_a_restart(style, fake_model, settings, tmp_path, kind):
     settings.TASK_STORE = make_store(kind, tmp_path)
-    fake_model.queue(call(style, "refund", {"order": "A1"}), reply(style, "Done."))
-    asked = send("Refund A1")
+    fake_model.queue(tool_call(style, "refund", {"order": "A1"}), reply(style, "Done."))
+    asked = send_direct("Refund A1")
     restart(settings, kind, tmp_path)
-    assert send("approve", task_id=asked["id"])["status"]["state"] == "completed" and REFUNDED == ["A1"]
+    assert send_direct("approve", taskId=asked["id"])["status"]["state"] == "completed" and REFUNDED == ["A1"]
