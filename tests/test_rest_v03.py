@@ -21,6 +21,7 @@ import pytest
 from a2a.core.events import bus
 from a2a.protocol import V03_REST, V10, rest_dialect_for
 from a2a.protocol.errors import ERROR_NAMES, VersionNotSupportedError
+from a2a.testing.client import WireClient, send_params
 from stores.memory import MemoryTaskStore
 from tests.helpers import ASGI, wait_until
 
@@ -28,6 +29,8 @@ V1 = "/a2a/rest/v1"
 V03 = {"A2A-Version": "0.3"}
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest"
+#: The test kit's client speaking v0.3 (``A2A-Version: 0.3``; HTTP+JSON under ``/a2a/rest/v1``).
+WIRE = WireClient(version="0.3")
 
 
 @pytest.fixture(autouse=True)
@@ -49,11 +52,8 @@ def message(text: str, **extra: Any) -> dict[str, Any]:
     return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "content": [{"text": text}], **extra}
 
 
-def send(text: str, *, configuration: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"message": message(text, **extra)}
-    if configuration is not None:
-        body["configuration"] = configuration
-    response = http("POST", f"{V1}/message:send", body, headers=V03)
+def task_of(response: httpx.Response) -> dict[str, Any]:
+    """A ``message:send`` answer's task: HTTP 200, ``application/json``."""
     assert response.status_code == 200, response.text
     assert response.headers["content-type"] == "application/json"
     return response.json()["task"]
@@ -130,7 +130,9 @@ def test_only_fields_of_v03s_proto_are_rendered():
 
 
 def test_no_version_header_is_v03_and_the_v1_prefix_is_optional():
-    task = send("hello", configuration={"blocking": True})
+    task = task_of(
+        WIRE.rest("POST", "/message:send", json=send_params(message("hello"), "0.3", configuration={"blocking": True}))
+    )
     for path in (f"{V1}/tasks/{task['id']}", f"/a2a/rest/tasks/{task['id']}"):
         for headers in (None, V03, {"A2A-Version": ""}):
             response = http("GET", path, headers=headers)
@@ -143,7 +145,7 @@ def test_no_version_header_is_v03_and_the_v1_prefix_is_optional():
 
 
 def test_get_with_history_length_and_unknown_task():
-    task = send("ask:more?")
+    task = task_of(WIRE.rest("POST", "/message:send", json=send_params(message("ask:more?"), "0.3")))
     follow = message("artifact:ok", taskId=task["id"], contextId=task["contextId"])
     http("POST", f"{V1}/message:send", {"message": follow, "configuration": {"blocking": True}}, headers=V03)
     full = http("GET", f"{V1}/tasks/{task['id']}", headers=V03).json()
@@ -165,16 +167,30 @@ def test_get_with_history_length_and_unknown_task():
 def test_blocking_is_a_proto3_bool():
     """No configuration: wait (as the SDK's v0.3 server); a configuration without
     ``blocking`` (proto3's false): do not."""
-    assert send("sleep:0.01")["status"]["state"] == "TASK_STATE_COMPLETED"
-    assert send("sleep:0.01", configuration={"blocking": True})["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert (
+        task_of(WIRE.rest("POST", "/message:send", json=send_params(message("sleep:0.01"), "0.3")))["status"]["state"]
+        == "TASK_STATE_COMPLETED"
+    )
+    assert (
+        task_of(
+            WIRE.rest(
+                "POST",
+                "/message:send",
+                json=send_params(message("sleep:0.01"), "0.3", configuration={"blocking": True}),
+            )
+        )["status"]["state"]
+        == "TASK_STATE_COMPLETED"
+    )
     for configuration in ({}, {"blocking": False}, {"historyLength": 3}):
-        task = send("sleep:5", configuration=configuration)
+        task = task_of(
+            WIRE.rest("POST", "/message:send", json=send_params(message("sleep:5"), "0.3", configuration=configuration))
+        )
         assert task["status"]["state"] == "TASK_STATE_SUBMITTED", configuration
         http("POST", f"{V1}/tasks/{task['id']}:cancel", headers=V03)
 
 
 def test_cancel_is_cancelled_with_two_ls():
-    task = send("sleep:5", configuration={})
+    task = task_of(WIRE.rest("POST", "/message:send", json=send_params(message("sleep:5"), "0.3", configuration={})))
     canceled = http("POST", f"{V1}/tasks/{task['id']}:cancel", headers=V03)
     assert canceled.status_code == 200
     assert canceled.json()["status"]["state"] == "TASK_STATE_CANCELLED"
@@ -185,8 +201,12 @@ def test_cancel_is_cancelled_with_two_ls():
 
 def test_list_tasks_filters_on_proto_state_names():
     context = str(uuid.uuid4())
-    done = send("one", contextId=context)
-    stopped = send("sleep:5", configuration={}, contextId=context)
+    done = task_of(WIRE.rest("POST", "/message:send", json=send_params(message("one", contextId=context), "0.3")))
+    stopped = task_of(
+        WIRE.rest(
+            "POST", "/message:send", json=send_params(message("sleep:5", contextId=context), "0.3", configuration={})
+        )
+    )
     http("POST", f"{V1}/tasks/{stopped['id']}:cancel", headers=V03)
     page = http("GET", f"{V1}/tasks", headers=V03, contextId=context).json()
     assert [t["id"] for t in page["tasks"]] == [stopped["id"], done["id"]]
@@ -237,7 +257,11 @@ def test_stream_errors_before_the_first_event_are_plain_errors():
 @pytest.mark.parametrize("method", ["POST", "GET"])
 def test_subscribe(method, tmp_path):
     gate = tmp_path / "gate"
-    task = send(f"wait:{gate};artifact:late", configuration={})
+    task = task_of(
+        WIRE.rest(
+            "POST", "/message:send", json=send_params(message(f"wait:{gate};artifact:late"), "0.3", configuration={})
+        )
+    )
 
     def open_gate_once_subscribed() -> None:
         wait_until(lambda: bus.subscriber_count(task["id"]) > 0, timeout=10, what="a subscriber")
@@ -294,7 +318,13 @@ def test_data_that_is_not_an_object_is_rendered_under_value():
     """A Struct holds objects only; v1.0 data parts may hold any JSON value."""
     assert V03_REST.render_part({"kind": "data", "data": [1, 2]}) == {"data": {"data": {"value": [1, 2]}}}
     assert V03_REST.render_part({"kind": "data", "data": {"a": 1}}) == {"data": {"data": {"a": 1}}}
-    answer = send('data:[1, "two"]', configuration={"blocking": True})
+    answer = task_of(
+        WIRE.rest(
+            "POST",
+            "/message:send",
+            json=send_params(message('data:[1, "two"]'), "0.3", configuration={"blocking": True}),
+        )
+    )
     assert answer["artifacts"][0]["parts"] == [{"data": {"data": {"value": [1, "two"]}}}]
 
 
@@ -335,7 +365,7 @@ def config_body(shape: str, task_id: str, config_id: str, url: str) -> dict[str,
 
 
 def test_push_config_routes():
-    task = send("ask:more?")
+    task = task_of(WIRE.rest("POST", "/message:send", json=send_params(message("ask:more?"), "0.3")))
     base = f"{V1}/tasks/{task['id']}/pushNotificationConfigs"
     shapes = ("sdk", "spec", "proto", "bare")
     for shape in shapes:
@@ -364,7 +394,7 @@ def test_push_config_routes():
 
 
 def test_push_config_authentication_round_trips():
-    task = send("ask:more?")
+    task = task_of(WIRE.rest("POST", "/message:send", json=send_params(message("ask:more?"), "0.3")))
     inner = {"url": "http://127.0.0.1:9/a", "authentication": {"schemes": ["Bearer"], "credentials": "secret"}}
     created = http(
         "POST", f"{V1}/tasks/{task['id']}/pushNotificationConfigs", {"config": {"pushNotificationConfig": inner}}
@@ -378,14 +408,24 @@ def test_push_config_authentication_round_trips():
 
 def test_push_config_in_send_configuration():
     for key in ("pushNotification", "push_notification", "pushNotificationConfig"):
-        task = send("ask:more?", configuration={"blocking": True, key: {"url": "http://127.0.0.1:9/s", "token": "t"}})
+        task = task_of(
+            WIRE.rest(
+                "POST",
+                "/message:send",
+                json=send_params(
+                    message("ask:more?"),
+                    "0.3",
+                    configuration={"blocking": True, key: {"url": "http://127.0.0.1:9/s", "token": "t"}},
+                ),
+            )
+        )
         [config] = http("GET", f"{V1}/tasks/{task['id']}/pushNotificationConfigs", headers=V03).json()["configs"]
         assert config["pushNotificationConfig"]["url"] == "http://127.0.0.1:9/s", key
 
 
 def test_push_disabled(settings):
     settings.A2A_PUSH_NOTIFICATIONS = False
-    task = send("quick")
+    task = task_of(WIRE.rest("POST", "/message:send", json=send_params(message("quick"), "0.3")))
     answer = http("GET", f"{V1}/tasks/{task['id']}/pushNotificationConfigs", headers=V03)
     error_of(answer, 400, "PushNotificationNotSupportedError", "PUSH_NOTIFICATION_NOT_SUPPORTED")
 
@@ -448,7 +488,7 @@ def test_send_bad_params(body, field):
     ],
 )
 def test_push_create_bad_params(body, field):
-    task = send("ask:more?")
+    task = task_of(WIRE.rest("POST", "/message:send", json=send_params(message("ask:more?"), "0.3")))
     answer = http("POST", f"{V1}/tasks/{task['id']}/pushNotificationConfigs", body, headers=V03)
     error = error_of(answer, 400, "InvalidParamsError", "INVALID_PARAMS")["error"]
     assert error["details"][1]["fieldViolations"][0]["field"] == field

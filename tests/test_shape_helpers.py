@@ -32,9 +32,6 @@ PENDING = {
     # the kit has no binding-agnostic operations for them to stand on yet.
     "tests/test_hostile_context.py": "a binding-matrix class",
     "tests/test_limits.py": "a binding-matrix class",
-    # HTTP+JSON v0.3's message:send: its proto Message (``content``) and its proto3
-    # ``configuration: {}`` (non-blocking, unlike no configuration) do not fit send_params.
-    "tests/test_rest_v03.py": "an HTTP+JSON v0.3 send",
 }
 
 #: A request helper's name: one that starts with ``rpc``, ``send``, ``call`` or ``post``

@@ -326,3 +326,11 @@ def test_the_plugin_does_nothing_in_a_project_that_is_not_django(tmp_path):
 
 def test_the_package_declares_the_entry_point():
     assert '"a2a.testing.plugin" = "a2a.testing.plugin"' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_send_params_keeps_a_configuration_given_empty():
+    """HTTP+JSON v0.3's proto3 ``configuration: {}`` (not blocking) is sent as given;
+    no configuration, or only ``blocking=None``, sends none."""
+    assert send_params("hi", "0.3", configuration={})["configuration"] == {}
+    assert "configuration" not in send_params("hi", "0.3")
+    assert send_params("hi", "0.3", configuration={}, blocking=False)["configuration"] == {"blocking": False}

@@ -10,7 +10,7 @@ import httpx
 
 from a2a.client.base import user_message
 from a2a.client.bindings import Binding
-from a2a.client.core import ClientCore, Close, Effect, Emit, Locked, NextLine, Plan, Read, Send, Sleep, T
+from a2a.client.core import ClientCore, Close, Effect, Emit, Locked, NextLine, Plan, Read, Send, Sleep, Steps, T
 from a2a.protocol.model import Message, Part, StreamItem, Task
 from stores.base import TaskPage
 
@@ -57,29 +57,15 @@ class AsyncClient(ClientCore):
     async def _steps(self, plan: Plan[T], result: list[T] | None = None) -> AsyncGenerator[StreamItem, None]:
         """Run ``plan`` (:mod:`a2a.client.core`): its I/O awaited here; the items it emits
         yielded; its result appended to ``result``; the streams it opened closed at the end."""
-        opened: dict[httpx.Response, AsyncIterator[str]] = {}
-        value: Any = None
-        error: Exception | None = None
-        try:
-            while True:
-                try:
-                    effect = plan.throw(error) if error is not None else plan.send(value)
-                except StopIteration as stop:
-                    if result is not None:
-                        result.append(stop.value)
-                    return
-                value, error = None, None
+        async with Steps(plan) as steps:
+            for effect in steps:
                 if isinstance(effect, Emit):
                     yield effect.item
                     continue
-                try:
-                    value = await self._do(effect, opened)
-                except Exception as exc:  # handed to the plan: the transport's errors are its to judge
-                    error = exc
-        finally:
-            plan.close()
-            for response in opened:
-                await response.aclose()
+                with steps.outcome():
+                    steps.value = await self._do(effect, steps.opened)
+        if result is not None:
+            result.append(steps.result)
 
     async def _do(self, effect: Effect, opened: dict[httpx.Response, AsyncIterator[str]]) -> Any:
         if isinstance(effect, Send):

@@ -10,9 +10,10 @@ the operations' signatures (httpx's shared base client, taken one step further).
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import contextlib
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import httpx
 
@@ -80,6 +81,56 @@ class Emit:
 Effect = Send | Sleep | Close | Read | NextLine | Locked | Emit
 #: A step of the client: yields effects, is sent their results, returns ``T``.
 Plan = Generator[Effect, Any, T]
+
+
+class Steps(Generic[T]):
+    """A plan being run, for the clients' run loops: iterating gives its effects, each
+    sent the ``value`` the loop set for the last one, or the error that I/O raised
+    within :meth:`outcome`; then ``result`` is what the plan returned. At the end of a
+    ``with`` (``async with`` on the async client) the plan is closed, and so are the
+    streamed responses the loop kept in ``opened`` (each with its lines' iterator)."""
+
+    def __init__(self, plan: Plan[T]) -> None:
+        self.plan = plan
+        self.value: Any = None
+        self.error: Exception | None = None
+        self.result: T
+        self.opened: dict[httpx.Response, Any] = {}
+
+    def __iter__(self) -> Steps[T]:
+        return self
+
+    def __next__(self) -> Effect:
+        value, error, self.value, self.error = self.value, self.error, None, None
+        try:
+            return self.plan.throw(error) if error is not None else self.plan.send(value)
+        except StopIteration as stop:
+            self.result = stop.value
+            raise StopIteration from None
+
+    @contextlib.contextmanager
+    def outcome(self) -> Iterator[None]:
+        """Around an effect's I/O: its error is handed to the plan, whose to judge it is."""
+        try:
+            yield
+        except Exception as exc:
+            self.error = exc
+
+    def __enter__(self) -> Steps[T]:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.plan.close()
+        for response in self.opened:
+            response.close()
+
+    async def __aenter__(self) -> Steps[T]:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.plan.close()
+        for response in self.opened:
+            await response.aclose()
 
 
 class ClientCore(BaseClient):

@@ -132,26 +132,7 @@ class MethodNotFound(RemoteAgentError):
     code = -32601
 
 
-_PROTOCOL_CLASSES: dict[int, type[protocol_errors.A2AError]] = {
-    cls.code: cls
-    for cls in (
-        protocol_errors.JSONParseError,
-        protocol_errors.InvalidRequestError,
-        protocol_errors.MethodNotFoundError,
-        protocol_errors.InvalidParamsError,
-        protocol_errors.InternalError,
-        protocol_errors.TaskNotFoundError,
-        protocol_errors.TaskNotCancelableError,
-        protocol_errors.PushNotificationNotSupportedError,
-        protocol_errors.UnsupportedOperationError,
-        protocol_errors.ContentTypeNotSupportedError,
-        protocol_errors.InvalidAgentResponseError,
-        protocol_errors.ExtendedAgentCardNotConfiguredError,
-        protocol_errors.ExtensionSupportRequiredError,
-        protocol_errors.VersionNotSupportedError,
-        protocol_errors.TaskGenerationMismatchError,
-    )
-}
+_PROTOCOL_CLASSES: dict[int, type[protocol_errors.A2AError]] = {cls.code: cls for cls in protocol_errors.SPEC_ERRORS}
 #: The A2A code of each error reason (``TASK_NOT_FOUND``) and name (``TaskNotFoundError``),
 #: as HTTP+JSON error bodies carry them.
 CODE_OF: dict[str, int] = {

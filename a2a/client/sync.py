@@ -11,7 +11,7 @@ import httpx
 
 from a2a.client.base import user_message
 from a2a.client.bindings import Binding
-from a2a.client.core import ClientCore, Close, Effect, Emit, Locked, NextLine, Plan, Read, Send, Sleep, T
+from a2a.client.core import ClientCore, Close, Effect, Emit, Locked, NextLine, Plan, Read, Send, Sleep, Steps, T
 from a2a.protocol.model import Message, Part, StreamItem, Task
 from stores.base import TaskPage
 
@@ -70,27 +70,14 @@ class Client(ClientCore):
     def _steps(self, plan: Plan[T]) -> Generator[StreamItem, None, T]:
         """Run ``plan`` (:mod:`a2a.client.core`): its I/O done here, blocking; the items it
         emits yielded; the streams it opened closed at the end."""
-        opened: dict[httpx.Response, Iterator[str]] = {}
-        value: Any = None
-        error: Exception | None = None
-        try:
-            while True:
-                try:
-                    effect = plan.throw(error) if error is not None else plan.send(value)
-                except StopIteration as stop:
-                    return stop.value
-                value, error = None, None
+        with Steps(plan) as steps:
+            for effect in steps:
                 if isinstance(effect, Emit):
                     yield effect.item
                     continue
-                try:
-                    value = self._do(effect, opened)
-                except Exception as exc:  # handed to the plan: the transport's errors are its to judge
-                    error = exc
-        finally:
-            plan.close()
-            for response in opened:
-                response.close()
+                with steps.outcome():
+                    steps.value = self._do(effect, steps.opened)
+        return steps.result
 
     def _do(self, effect: Effect, opened: dict[httpx.Response, Iterator[str]]) -> Any:
         if isinstance(effect, Send):

@@ -37,6 +37,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable
+from typing import ParamSpec, TypedDict, TypeVar, Unpack
 
 from a2a.core import leases, replay, tracing
 from a2a.core.events import TaskEvent, bus
@@ -53,6 +54,8 @@ logger = logging.getLogger(__name__)
 Change = Callable[[Task], Task | None]
 #: Builds the event for a saved version (default: a status update).
 EventFor = Callable[[Task], TaskEvent]
+P = ParamSpec("P")
+R = TypeVar("R")
 
 #: How many times a change is run against a newer version before giving up.
 MAX_ATTEMPTS = 10
@@ -130,6 +133,13 @@ def _after_failed_save(store: TaskStore, new: Task, version: int) -> SaveOutcome
     if stored is not None and task_version(stored) == new[VERSION] and _same(stored, new):
         return SaveOutcome.APPLIED
     return SaveOutcome.NOT_APPLIED if stored is not None and task_version(stored) == version else SaveOutcome.MOVED
+
+
+class Saving(TypedDict, total=False):
+    """How :func:`transition` saves (:func:`transition_sync` says what each means)."""
+
+    publish: bool
+    durable: bool
 
 
 def transition_sync(
@@ -235,18 +245,10 @@ def _save(store: TaskStore, new: Task, *, cas: bool, durable: bool) -> bool:
 
 
 async def transition(
-    store: TaskStore,
-    task_id: str,
-    change: Change,
-    event: EventFor | None = None,
-    *,
-    publish: bool = True,
-    durable: bool = True,
+    store: TaskStore, task_id: str, change: Change, event: EventFor | None = None, **saving: Unpack[Saving]
 ) -> Task | None:
     """:func:`transition_sync` without blocking the event loop."""
-    if store.nonblocking:
-        return transition_sync(store, task_id, change, event, publish=publish, durable=durable)
-    return await asyncio.to_thread(transition_sync, store, task_id, change, event, publish=publish, durable=durable)
+    return await _off_loop(store, transition_sync, store, task_id, change, event, **saving)
 
 
 def create_sync(store: TaskStore, task: Task, *, queued: bool = False, runs: int = 0) -> Task:
@@ -270,9 +272,14 @@ def create_sync(store: TaskStore, task: Task, *, queued: bool = False, runs: int
 
 async def create(store: TaskStore, task: Task, *, queued: bool = False, runs: int = 0) -> Task:
     """:func:`create_sync` without blocking the event loop."""
+    return await _off_loop(store, create_sync, store, task, queued=queued, runs=runs)
+
+
+async def _off_loop(store: TaskStore, blocking: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """``blocking(*args, **kwargs)`` on a thread, or here when ``store`` does not block."""
     if store.nonblocking:
-        return create_sync(store, task, queued=queued, runs=runs)
-    return await asyncio.to_thread(create_sync, store, task, queued=queued, runs=runs)
+        return blocking(*args, **kwargs)
+    return await asyncio.to_thread(blocking, *args, **kwargs)
 
 
 def _first_version(task: Task, *, queued: bool, runs: int) -> None:

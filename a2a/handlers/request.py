@@ -7,9 +7,9 @@ import asyncio
 import functools
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from a2a.agents import DEFAULT_AGENT, Agent, get_agent
 from a2a.core import lifecycle
@@ -33,6 +33,9 @@ from stores.fields import DELEGATIONS, task_call, task_updated
 from stores.scope import scope_key, task_agent, task_owner, task_tenant
 
 logger = logging.getLogger(__name__)
+S = TypeVar("S")
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class Cancellation(threading.Event):
@@ -80,6 +83,21 @@ class Cancellation(threading.Event):
 def _resolve(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+def _for_async(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], Coroutine[Any, Any, R]]:
+    """The async handlers' ``a``-method of ``method``, which blocks on the store: the
+    request's ``method`` (as its class has it) run on a thread."""
+
+    @functools.wraps(method)
+    async def on_a_thread(self: S, *args: P.args, **kwargs: P.kwargs) -> R:
+        blocking: Callable[P, R] = getattr(self, method.__name__)
+        return await asyncio.to_thread(blocking, *args, **kwargs)
+
+    on_a_thread.__name__ = f"a{method.__name__}"
+    on_a_thread.__qualname__ = method.__qualname__.replace(method.__name__, on_a_thread.__name__)
+    on_a_thread.__doc__ = f":meth:`{method.__name__}` for async handlers."
+    return on_a_thread
 
 
 @dataclass
@@ -199,27 +217,13 @@ class HandlerRequest:
         already ``canceled`` (a terminal state is final): this returns False."""
         return self._settle("canceled", message)
 
-    async def aprogress(self, message: Content | None = None) -> bool:
-        """:meth:`progress` for async handlers."""
-        return await asyncio.to_thread(self.progress, message)
-
-    async def ainput_required(self, message: Content | None = None) -> bool:
-        return await asyncio.to_thread(self.input_required, message)
-
-    async def aauth_required(self, message: Content | None = None) -> bool:
-        return await asyncio.to_thread(self.auth_required, message)
-
-    async def acomplete(self, message: Content | None = None, *, artifacts: Any = None) -> bool:
-        return await asyncio.to_thread(functools.partial(self.complete, message, artifacts=artifacts))
-
-    async def afail(self, message: Content | None = None) -> bool:
-        return await asyncio.to_thread(self.fail, message)
-
-    async def areject(self, message: Content | None = None) -> bool:
-        return await asyncio.to_thread(self.reject, message)
-
-    async def acancel(self, message: Content | None = None) -> bool:
-        return await asyncio.to_thread(self.cancel, message)
+    aprogress = _for_async(progress)
+    ainput_required = _for_async(input_required)
+    aauth_required = _for_async(auth_required)
+    acomplete = _for_async(complete)
+    afail = _for_async(fail)
+    areject = _for_async(reject)
+    acancel = _for_async(cancel)
 
     def _status(self, state: str, message: Content | None) -> bool:
         parts = as_parts(message) if message is not None else None
@@ -288,9 +292,7 @@ class HandlerRequest:
         self.update(change, event)
         return chunk["artifactId"]
 
-    async def aartifact(self, parts: list[Part] | str, **kwargs: Any) -> str:
-        """:meth:`artifact` for async handlers."""
-        return await asyncio.to_thread(functools.partial(self.artifact, parts, **kwargs))
+    aartifact = _for_async(artifact)
 
     # --- delegation: a task on a remote agent, brought into this one -----------------
 

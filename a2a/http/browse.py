@@ -17,7 +17,9 @@ CSRF) even under ``A2A_DIRECT_ASGI``: their URLs are in a namespace of their own
 from __future__ import annotations
 
 import base64
+import functools
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote as url_quote
 
@@ -48,11 +50,32 @@ from stores.fields import task_delegations
 FINAL = frozenset({"completed", "canceled", "failed", "rejected"})
 
 
+View = Callable[[HttpRequest], Awaitable[HttpResponseBase]]
+
+
 class _Refused(Exception):
     """The visitor may not use the page: ``response`` says why (a login redirect, 403, 404)."""
 
     def __init__(self, response: HttpResponseBase) -> None:
         self.response = response
+
+
+def _sending(view: Callable[[HttpRequest, CallContext], Awaitable[HttpResponseBase]]) -> View:
+    """``view`` as a POST-only page view that sends: called with the visitor's call
+    context, or not at all (405 for another method, the visitor's refusal)."""
+
+    @functools.wraps(view)
+    async def posted(request: HttpRequest) -> HttpResponseBase:
+        if request.method != "POST":
+            return HttpResponse(status=405, headers={"Allow": "POST"})
+        try:
+            ctx = await _visitor(request, sending=True)
+        except _Refused as refused:
+            return refused.response
+        assert ctx is not None  # a sending visitor has a context, or is refused
+        return await view(request, ctx)
+
+    return posted
 
 
 def _login_redirect(request: HttpRequest) -> HttpResponseRedirect:
@@ -298,17 +321,11 @@ async def file(request: HttpRequest, task_id: str, key: str) -> HttpResponseBase
     return await files.serve(request, ctx, task_id, key)
 
 
-async def stream(request: HttpRequest) -> HttpResponseBase:
+@_sending
+async def stream(request: HttpRequest, ctx: CallContext) -> HttpResponseBase:
     """POST the form here: SSE events of ``SendStreamingMessage`` in v1.0 JSON (``task``,
     ``statusUpdate``, ``artifactUpdate``, ``message``); an error before the first event
     is a JSON ``{"error": ...}`` with status 400."""
-    if request.method != "POST":
-        return HttpResponse(status=405, headers={"Allow": "POST"})
-    try:
-        ctx = await _visitor(request, sending=True)
-    except _Refused as refused:
-        return refused.response
-    assert ctx is not None
     try:
         items = operations.stream_message(SendParams(message=_message(request)), ctx)
         first = await anext(items)
@@ -324,16 +341,10 @@ async def stream(request: HttpRequest) -> HttpResponseBase:
     )
 
 
-async def cancel(request: HttpRequest) -> HttpResponseBase:
+@_sending
+async def cancel(request: HttpRequest, ctx: CallContext) -> HttpResponseBase:
     """POST ``taskId``: cancel the task. The script gets the task as v1.0 JSON (it sends
     ``Accept: application/json``); a plain form gets the page showing the task."""
-    if request.method != "POST":
-        return HttpResponse(status=405, headers={"Allow": "POST"})
-    try:
-        ctx = await _visitor(request, sending=True)
-    except _Refused as refused:
-        return refused.response
-    assert ctx is not None
     wants_json = "application/json" in request.headers.get("Accept", "")
     task_id = request.POST.get("taskId", "")
     try:

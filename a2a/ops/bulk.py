@@ -177,6 +177,15 @@ class Tally:
             parts.append(f"{len(self.problems)} failed")
         return ", ".join(parts)
 
+    def put(self, store: TaskStore, task: Task, *, overwrite: bool) -> bool:
+        """:func:`put`, counted: done when saved, skipped when the store has it already."""
+        saved = put(store, task, overwrite=overwrite)
+        if saved:
+            self.done += 1
+        else:
+            self.skipped += 1
+        return saved
+
 
 def put(store: TaskStore, task: Task, *, overwrite: bool) -> bool:
     """Save ``task`` into ``store`` unless it holds that id already (and not ``overwrite``);

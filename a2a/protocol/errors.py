@@ -140,25 +140,24 @@ class TaskGenerationMismatchError(A2AError):
         )
 
 
+#: The errors of the specification (spec 5.4: JSON-RPC's and A2A's codes), each code once.
+SPEC_ERRORS: tuple[type[A2AError], ...] = (
+    JSONParseError,
+    InvalidRequestError,
+    MethodNotFoundError,
+    InvalidParamsError,
+    InternalError,
+    TaskNotFoundError,
+    TaskNotCancelableError,
+    PushNotificationNotSupportedError,
+    UnsupportedOperationError,
+    ContentTypeNotSupportedError,
+    InvalidAgentResponseError,
+    ExtendedAgentCardNotConfiguredError,
+    ExtensionSupportRequiredError,
+    VersionNotSupportedError,
+    TaskGenerationMismatchError,
+)
 #: The spec's name of each error code (``TaskNotFoundError``...), as v0.3 HTTP+JSON
 #: error bodies carry it in ``type``.
-ERROR_NAMES: dict[int, str] = {
-    cls.code: cls.__name__
-    for cls in (
-        JSONParseError,
-        InvalidRequestError,
-        MethodNotFoundError,
-        InvalidParamsError,
-        InternalError,
-        TaskNotFoundError,
-        TaskNotCancelableError,
-        PushNotificationNotSupportedError,
-        UnsupportedOperationError,
-        ContentTypeNotSupportedError,
-        InvalidAgentResponseError,
-        ExtendedAgentCardNotConfiguredError,
-        ExtensionSupportRequiredError,
-        VersionNotSupportedError,
-        TaskGenerationMismatchError,
-    )
-}
+ERROR_NAMES: dict[int, str] = {cls.code: cls.__name__ for cls in SPEC_ERRORS}

@@ -52,8 +52,10 @@ def want_id(value: Any, path: str, *, required: bool = True) -> str | None:
     return value
 
 
-def check_text(text: str, path: str) -> str:
-    """The text of a text part: at most ``A2A_MAX_TEXT_LENGTH`` characters."""
+def check_text(text: Any, path: str) -> str:
+    """The text of a text part: a string of at most ``A2A_MAX_TEXT_LENGTH`` characters."""
+    if not isinstance(text, str):
+        raise InvalidParamsError("must be a string", field=path)
     limit = limits.max_text_length()
     if len(text) > limit:
         raise InvalidParamsError(
@@ -70,6 +72,8 @@ class V03Dialect:
     roles: dict[str | int, str] = {"user": "user", "agent": "agent"}
     #: The key of a Message's parts (v0.3's gRPC Message calls them ``content``).
     message_parts = "parts"
+    #: Where a send's configuration may hold a push notification config, first one first.
+    send_push_config_keys: tuple[str, ...] = ("pushNotificationConfig",)
 
     # --- leaf conversions (overridden by v1.0) ---------------------------------
 
@@ -312,8 +316,13 @@ class V03Dialect:
         return push_authentication(schemes, raw.get("credentials"), path, schemes_field=f"{path}.schemes")
 
     def parse_send_push_config(self, config: dict[str, Any]) -> PushConfigParams | None:
-        raw = pick(config, "pushNotificationConfig")
-        return None if raw is None else self.parse_push_config(raw, "configuration.pushNotificationConfig")
+        """A send's push notification config, under the first of :attr:`send_push_config_keys`
+        the configuration has."""
+        for key in self.send_push_config_keys:
+            raw = pick(config, key)
+            if raw is not None:
+                return self.parse_push_config(raw, f"configuration.{key}")
+        return None
 
     def parse_push_create(self, params: Any) -> PushConfigParams:
         """``tasks/pushNotificationConfig/set``: ``{taskId, pushNotificationConfig}``."""

@@ -42,6 +42,9 @@ class V03RestDialect(V10Dialect):
     #: v0.3's proto Message has no referenceTaskIds (strict ProtoJSON parsers, as the
     #: a2a-sdk 0.3 client's, refuse an unknown field).
     message_keys = ("contextId", "taskId", "metadata", "extensions")
+    #: ``configuration.pushNotification`` (v0.3 JSON-RPC's ``pushNotificationConfig`` too).
+    send_push_config_keys = ("pushNotification", "pushNotificationConfig")
+    file_fields = {"bytes": "fileWithBytes", "uri": "fileWithUri", "mimeType": "mimeType", "name": "name"}
 
     # --- leaf conversions ------------------------------------------------------------
 
@@ -61,8 +64,6 @@ class V03RestDialect(V10Dialect):
         kind = present[0]
         part: Part
         if kind == "text":
-            if not isinstance(raw["text"], str):
-                raise InvalidParamsError("must be a string", field=f"{path}.text")
             part = {"kind": "text", "text": check_text(raw["text"], f"{path}.text")}
         elif kind == "file":
             part = {"kind": "file", "file": self._parse_file(raw["file"], f"{path}.file")}
@@ -90,29 +91,13 @@ class V03RestDialect(V10Dialect):
                 file[key] = value
         return file
 
-    def render_part(self, part: Part) -> dict[str, Any]:
-        kind = part.get("kind")
-        out: dict[str, Any]
-        if kind == "file":
-            file = part.get("file", {})
-            inner: dict[str, Any] = (
-                {"fileWithBytes": file["bytes"]} if "bytes" in file else {"fileWithUri": file.get("uri", "")}
-            )
-            if file.get("mimeType"):
-                inner["mimeType"] = file["mimeType"]
-            if file.get("name"):
-                inner["name"] = file["name"]
-            out = {"file": inner}
-        elif kind == "data":
-            data = part.get("data")
-            # A Struct holds an object only: any other value goes under "value", as the
-            # SDK's v0.3 conversions put it.
-            out = {"data": {"data": data if isinstance(data, dict) else {"value": data}}}
-        else:
-            out = {"text": part.get("text", "")}
-        if part.get("metadata"):
-            out["metadata"] = part["metadata"]
-        return out
+    def render_file(self, file: dict[str, Any]) -> dict[str, Any]:
+        return {"file": super().render_file(file)}
+
+    def render_data(self, data: Any) -> dict[str, Any]:
+        # A Struct holds an object only: any other value goes under "value", as the
+        # SDK's v0.3 conversions put it.
+        return {"data": {"data": data if isinstance(data, dict) else {"value": data}}}
 
     # --- operation parameters --------------------------------------------------------
 
@@ -130,14 +115,6 @@ class V03RestDialect(V10Dialect):
         if not given:
             return True
         return bool(want_bool(config.get("blocking"), "configuration.blocking"))
-
-    def parse_send_push_config(self, config: dict[str, Any]) -> PushConfigParams | None:
-        """``configuration.pushNotification`` (v0.3 JSON-RPC's ``pushNotificationConfig`` too)."""
-        for key in ("pushNotification", "pushNotificationConfig"):
-            raw = pick(config, key)
-            if raw is not None:
-                return self.parse_push_config(raw, f"configuration.{key}")
-        return None
 
     # --- push notification configs -------------------------------------------------
 

@@ -69,6 +69,10 @@ class V10Dialect(V03Dialect):
     #: A Message's optional fields, rendered when set.
     message_keys: tuple[str, ...] = _OPTIONAL_MESSAGE_KEYS
     roles = {"ROLE_USER": "user", "ROLE_AGENT": "agent", 1: "user", 2: "agent"}
+    #: ``configuration.taskPushNotificationConfig`` (also ``pushNotificationConfig``); its taskId is ignored.
+    send_push_config_keys = ("taskPushNotificationConfig", "pushNotificationConfig")
+    #: The rendered name of each field of a canonical (v0.3 JSON) file.
+    file_fields = {"bytes": "raw", "uri": "url", "mimeType": "mediaType", "name": "filename"}
 
     def parse_state(self, value: Any, path: str) -> str:
         state = STATE_FROM_NAME.get(value) if isinstance(value, str) else None
@@ -88,8 +92,6 @@ class V10Dialect(V03Dialect):
         filename = want_string(raw.get("filename"), f"{path}.filename", required=False)
         part: Part
         if kind == "text":
-            if not isinstance(raw["text"], str):
-                raise InvalidParamsError("must be a string", field=f"{path}.text")
             part = {"kind": "text", "text": check_text(raw["text"], f"{path}.text")}
         elif kind == "data":
             part = {"kind": "data", "data": raw["data"]}
@@ -112,19 +114,25 @@ class V10Dialect(V03Dialect):
         kind = part.get("kind")
         out: dict[str, Any]
         if kind == "file":
-            file = part.get("file", {})
-            out = {"raw": file["bytes"]} if "bytes" in file else {"url": file.get("uri", "")}
-            if file.get("mimeType"):
-                out["mediaType"] = file["mimeType"]
-            if file.get("name"):
-                out["filename"] = file["name"]
+            out = self.render_file(part.get("file", {}))
         elif kind == "data":
-            out = {"data": part.get("data")}
+            out = self.render_data(part.get("data"))
         else:
             out = {"text": part.get("text", "")}
         if part.get("metadata"):
             out["metadata"] = part["metadata"]
         return out
+
+    def render_file(self, file: dict[str, Any]) -> dict[str, Any]:
+        """A file part's fields (its content, then its media type and name when set),
+        named as :attr:`file_fields` says."""
+        content = "bytes" if "bytes" in file else "uri"
+        out = {self.file_fields[content]: file.get(content, "")}
+        out.update({self.file_fields[key]: file[key] for key in ("mimeType", "name") if file.get(key)})
+        return out
+
+    def render_data(self, data: Any) -> dict[str, Any]:
+        return {"data": data}
 
     def render_state(self, state: str) -> str:
         return STATE_NAMES.get(state, "TASK_STATE_UNSPECIFIED")
@@ -253,14 +261,6 @@ class V10Dialect(V03Dialect):
             return push_authentication(raw["schemes"], raw.get("credentials"), path, schemes_field=f"{path}.schemes")
         scheme = want_string(raw.get("scheme"), f"{path}.scheme", max_length=255)
         return push_authentication([scheme], raw.get("credentials"), path, schemes_field=f"{path}.scheme")
-
-    def parse_send_push_config(self, config: dict[str, Any]) -> PushConfigParams | None:
-        """``configuration.taskPushNotificationConfig`` (also ``pushNotificationConfig``); its taskId is ignored."""
-        for key in ("taskPushNotificationConfig", "pushNotificationConfig"):
-            raw = pick(config, key)
-            if raw is not None:
-                return self.parse_push_config(raw, f"configuration.{key}")
-        return None
 
     def _push_task_id(self, params: dict[str, Any]) -> str:
         task_id = want_id(pick(params, "taskId"), "taskId")

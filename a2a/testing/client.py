@@ -82,15 +82,17 @@ def send_params(
     """``SendMessage`` params: a text becomes a message of ``version``; ``task_id`` and
     ``context_id`` go on the message (a follow-up turn: the answer to ``input-required``
     on that task, or a new task in that conversation); ``blocking`` is written the
-    version's way (v1.0 ``returnImmediately``, v0.3 ``blocking``); ``tenant`` is left out
-    when None; ``extra`` are further params (``metadata``)."""
+    version's way (v1.0 ``returnImmediately``, v0.3 ``blocking``); a ``configuration``
+    given is sent even when empty (HTTP+JSON v0.3's proto3 ``{}``: not blocking), none
+    without one; ``tenant`` is left out when None; ``extra`` are further params (``metadata``)."""
     msg = message(text_or_message, version) if isinstance(text_or_message, str) else dict(text_or_message)
     msg.update({key: value for key, value in (("taskId", task_id), ("contextId", context_id)) if value is not None})
     config = dict(configuration or {})
     if blocking is not None:
         config.update({"returnImmediately": not blocking} if version in V1 else {"blocking": blocking})
     scope = {} if tenant is None else {"tenant": tenant}
-    return {"message": msg, **({"configuration": config} if config else {}), **scope, **extra}
+    configured = {"configuration": config} if config or configuration is not None else {}
+    return {"message": msg, **configured, **scope, **extra}
 
 
 def frames(lines: Iterable[str], *, on_first: Callable[[], Any] | None = None, raw: list | None = None) -> list:
@@ -242,22 +244,13 @@ class WireClient:
         """A JSON-RPC call's ``result`` (AssertionError with the envelope when it is an error)."""
         return result_of(self.rpc(method, params, **kwargs))
 
-    def send(
-        self,
-        text_or_message: str | Mapping[str, Any],
-        *,
-        version: str | None = UNSET,
-        agent: str | None = UNSET,
-        **params: Any,
-    ) -> Any:
+    def send(self, text_or_message: str | Mapping[str, Any], *, version: str | None = UNSET, **params: Any) -> Any:
         """``SendMessage`` (``message/send`` in v0.3) with a text or a message; its result.
-        ``agent``: another agent of ``A2A_AGENTS`` than this client's (``"billing"``);
-        ``params``: ``task_id``, ``context_id`` (a follow-up turn), ``blocking``,
+        ``params``: ``agent``, another agent of ``A2A_AGENTS`` than this client's
+        (``"billing"``); ``task_id``, ``context_id`` (a follow-up turn), ``blocking``,
         ``configuration``, ``metadata``, ``tenant``, ``headers``."""
-        if agent is not UNSET:
-            return self.with_(agent=agent).send(text_or_message, version=version, **params)
-        method, body, kwargs = self._send_call(text_or_message, version, params, stream=False)
-        return self.result(method, body, **kwargs)
+        client, method, body, kwargs = self._send_call(text_or_message, version, params, stream=False)
+        return client.result(method, body, **kwargs)
 
     def rest(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """An HTTP+JSON request to ``path`` under the version's prefix (``/tasks/{id}``)."""
@@ -274,19 +267,12 @@ class WireClient:
         return self.stream("POST", self.jsonrpc_path(), json=rpc_body(method, params, request_id), **kwargs)
 
     def send_stream(
-        self,
-        text_or_message: str | Mapping[str, Any],
-        *,
-        version: str | None = UNSET,
-        agent: str | None = UNSET,
-        **params: Any,
+        self, text_or_message: str | Mapping[str, Any], *, version: str | None = UNSET, **params: Any
     ) -> list:
         """``SendStreamingMessage`` (``message/stream``): every frame's ``result``
-        (``agent`` and ``params`` as :meth:`send`)."""
-        if agent is not UNSET:
-            return self.with_(agent=agent).send_stream(text_or_message, version=version, **params)
-        method, body, kwargs = self._send_call(text_or_message, version, params, stream=True)
-        return [result_of(frame) for frame in self.stream_rpc(method, body, **kwargs)]
+        (``params`` as :meth:`send`)."""
+        client, method, body, kwargs = self._send_call(text_or_message, version, params, stream=True)
+        return [result_of(frame) for frame in client.stream_rpc(method, body, **kwargs)]
 
     # --- Async calls -----------------------------------------------------------------------
 
@@ -302,18 +288,11 @@ class WireClient:
         return json_of(response, status)
 
     async def asend(
-        self,
-        text_or_message: str | Mapping[str, Any],
-        *,
-        version: str | None = UNSET,
-        agent: str | None = UNSET,
-        **params: Any,
+        self, text_or_message: str | Mapping[str, Any], *, version: str | None = UNSET, **params: Any
     ) -> Any:
         """:meth:`send`, awaited."""
-        if agent is not UNSET:
-            return await self.with_(agent=agent).asend(text_or_message, version=version, **params)
-        method, body, kwargs = self._send_call(text_or_message, version, params, stream=False)
-        return result_of(await self.arpc(method, body, **kwargs))
+        client, method, body, kwargs = self._send_call(text_or_message, version, params, stream=False)
+        return result_of(await client.arpc(method, body, **kwargs))
 
     async def astream(self, method: str, path: str, *, on_first=None, raw=None, **kwargs: Any) -> list:
         """:meth:`stream`, awaited."""
@@ -329,10 +308,15 @@ class WireClient:
         return frames(lines, on_first=on_first, raw=raw)
 
     def _send_call(self, text_or_message: Any, version: Any, params: dict[str, Any], *, stream: bool):
+        """The client that sends (this one, or its twin for ``params``' ``agent``), the
+        method, its params and the request's options."""
+        agent = params.pop("agent", UNSET)
+        if agent is not UNSET:
+            return self.with_(agent=agent)._send_call(text_or_message, version, params, stream=stream)
         version = self.version if version is UNSET else version
         kwargs = {"version": version, **({"headers": params.pop("headers")} if "headers" in params else {})}
         method = SEND_METHODS["1.0" if version in V1 else "0.3"][stream]
-        return method, send_params(text_or_message, version, **params), kwargs
+        return self, method, send_params(text_or_message, version, **params), kwargs
 
 
 def json_of(response: httpx.Response, status: int | None = None) -> Any:

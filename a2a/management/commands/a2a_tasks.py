@@ -363,12 +363,8 @@ class Command(BaseCommand):
             for item in items:
                 if isinstance(item, maintenance.Problem):
                     tally.problems.append(item)
-                elif self.mine(item) is None:  # another agent's (--agent)
-                    pass
-                elif maintenance.put(target, item, overwrite=overwrite):
-                    tally.done += 1
-                else:
-                    tally.skipped += 1
+                elif self.mine(item) is not None:  # not another agent's (--agent)
+                    tally.put(target, item, overwrite=overwrite)
                 bar.update()
         self.done(f"{tally.summary('Imported')} into {target!r}", started)
         if tally.skipped:
@@ -397,8 +393,7 @@ class Command(BaseCommand):
                 task = origin.get(task_id)
                 if task is None:
                     tally.skipped += 1
-                elif maintenance.put(destination, task, overwrite=overwrite):
-                    tally.done += 1
+                elif tally.put(destination, task, overwrite=overwrite):
                     # Its webhooks go with it (a --move's delete removes them from the origin).
                     for config in origin.push_configs.list_push_configs(task_id):
                         destination.push_configs.save_push_config(config)
@@ -407,8 +402,6 @@ class Command(BaseCommand):
                             changed += 1  # at another version now: the copy is older, the source keeps it
                         elif task.get(FILE_BYTES):
                             with_files += 1
-                else:
-                    tally.skipped += 1
                 bar.update()
         self.done(f"{tally.summary('Moved' if move else 'Copied')} from {origin!r} to {destination!r}", started)
         if tally.skipped:
