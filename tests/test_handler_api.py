@@ -32,7 +32,7 @@ from a2a.testing import WireClient
 from a2a.testing.client import v03_message
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
-from tests.helpers import send_direct
+from tests.helpers import send_direct, wait_until
 
 HERE = __name__
 
@@ -50,13 +50,6 @@ def stream(text: str, **extra: Any) -> list[Any]:
         return [item async for item in operations.stream_message(SendParams(message=v03_message(text, **extra)))]
 
     return asyncio.run(go())
-
-
-def wait_until(predicate: Any, timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
 
 
 def texts(msg: dict[str, Any] | None) -> list[str]:
@@ -234,13 +227,13 @@ def test_wait_cancelled_wakes_when_the_task_is_canceled(settings, store):
     NOTICED.clear()
     settings.A2A_HANDLER = f"{HERE}.waits_for_cancel"
     task = send_direct("x", blocking=False)
-    wait_until(lambda: NOTICED.get("started"))
+    wait_until(lambda: NOTICED.get("started"), timeout=10)
     started = time.monotonic()
     asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
-    wait_until(lambda: "truthy" in NOTICED)
+    wait_until(lambda: "truthy" in NOTICED, timeout=10)
     assert time.monotonic() - started < 5
     assert NOTICED == {"started": True, "sync": True, "truthy": True}
-    wait_until(lambda: get_runner().active == 0)
+    wait_until(lambda: get_runner().active == 0, timeout=10)
     assert store.get(task["id"])["status"]["state"] == "canceled"
 
 
@@ -297,7 +290,7 @@ def test_a_direct_handler_that_works_gets_a_task(settings, store):
     assert send_direct("boom")["status"]["state"] == "failed"
     non_blocking = send_direct("work", blocking=False)
     assert non_blocking["kind"] == "task"
-    wait_until(lambda: store.get(non_blocking["id"])["status"]["state"] == "completed")
+    wait_until(lambda: store.get(non_blocking["id"])["status"]["state"] == "completed", timeout=10)
     assert len(store) == 5
 
 
@@ -318,7 +311,7 @@ def test_a_direct_handlers_first_act_is_its_tasks_first_event(settings, store):
     task = send_direct("go", blocking=False)
     assert task["_seq"] == 1 and texts(task["status"].get("message")) == ["started"]
     assert store.get(task["id"])["_seq"] == 1  # no second "working" behind it
-    wait_until(lambda: store.get(task["id"])["status"]["state"] == "completed")
+    wait_until(lambda: store.get(task["id"])["status"]["state"] == "completed", timeout=10)
     done = store.get(task["id"])
     assert done["_seq"] == 3 and [e["s"] for e in done["_events"]] == [2, 3]  # the result, then completed
 
@@ -348,6 +341,8 @@ def test_code_building_on_the_request_saves_and_reads_the_task(settings, store):
     settings.A2A_HANDLER = f"{HERE}.builds_on_the_request"
     BUILT.clear()
     task = send_direct("go")
+    # the blocking send answers once the task is completed, maybe before the handler's next line
+    wait_until(lambda: "late" in BUILT, what="the handler's update after complete()")
     assert BUILT["before"] is None and BUILT["late"] is None
     assert BUILT["saved"]["metadata"] == {"tagged": True} and BUILT["saved"]["_seq"] == 1
     assert BUILT["stored"]["id"] == task["id"] and BUILT["stored"]["metadata"] == {"tagged": True}
@@ -487,9 +482,9 @@ def test_class_form_is_set_up_once(settings, store):
     assert send_direct("b")["artifacts"][0]["parts"][0]["text"] == "handled b"
     assert CLASS_LOG == ["setup"]
     task = send_direct("wait", blocking=False)
-    wait_until(lambda: store.get(task["id"])["status"]["state"] == "working")
+    wait_until(lambda: store.get(task["id"])["status"]["state"] == "working", timeout=10)
     asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
-    wait_until(lambda: len(CLASS_LOG) == 2)
+    wait_until(lambda: len(CLASS_LOG) == 2, timeout=10)
     assert CLASS_LOG[1:] == [f"cancel {task['id']}"]
     settings.A2A_HANDLER = f"{HERE}.AsyncAgent"
     assert texts(send_direct("x")) == ["hi from a class"]
