@@ -222,14 +222,16 @@ def check_rest(answer: Answer) -> None:
 
 
 def check_status_body(body: Any, status: int) -> None:
-    """A google.rpc.Status body; a v0.3 one also names the error (``type``) and repeats
-    its ``message`` at the top."""
-    assert isinstance(body, dict) and set(body) in ({"error"}, {"error", "message"}, {"error", "type", "message"}), body
+    """A google.rpc.Status body; a v0.3 one also names the error (``type``), repeats its
+    ``message`` and gives its JSON-RPC ``code`` at the top (what the v0.3 clients read)."""
+    shapes = ({"error"}, {"error", "message"}, {"error", "type", "message", "code"})
+    assert isinstance(body, dict) and set(body) in shapes, body
     error = body["error"]
     if "message" in body:
         assert body["message"] == error["message"], body
     if "type" in body:
         assert body["type"] in V03_ERROR_NAMES, body
+        assert {code for code, name in errors.ERROR_NAMES.items() if name == body["type"]} == {body["code"]}, body
     assert error["code"] == status, (error, status)
     assert isinstance(error.get("status"), str) and error["status"], error
     assert isinstance(error.get("message"), str) and error["message"].strip(), error
