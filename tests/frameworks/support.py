@@ -81,11 +81,13 @@ def wait_for(store: TaskStore, task_id: str, predicate: Any, timeout: float = 10
 
 
 def assert_streams(prompt: str, expected: str) -> None:
-    """A stream of ``prompt`` carries the answer in at least three growing chunks, then
-    the whole of it (``lastChunk``); a poller reads the same single-part artifact."""
+    """A stream of ``prompt`` carries the answer in growing chunks, then the whole of it
+    (``lastChunk``); a poller reads the same single-part artifact. Three chunks at least,
+    however loaded the machine: the first word goes out alone, the words that come while
+    it is saved go out together in the next, then the whole."""
     events = stream(prompt)
     parts = chunks(events)
-    assert len(parts) >= 4 and parts[-1]["lastChunk"] and all(c["append"] for c in parts[1:-1])
+    assert len(parts) >= 3 and parts[-1]["lastChunk"] and all(c["append"] for c in parts[1:-1])
     assert streamed_text(events).strip() == expected
     task = WireClient().result("GetTask", {"id": events[0]["task"]["id"]})
     assert state(task) == "completed"

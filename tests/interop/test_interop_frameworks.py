@@ -32,7 +32,8 @@ def test_the_sdk_client_streams_sees_tools_and_approves(run_client, served, vers
     base, agent = served
     observed = sdk(run_client, base, "framework", version, "--approval", agent.APPROVAL)
     chunks = [e for e in observed["streamed"] if e["kind"] == "artifact-update"]
-    assert len(chunks) >= 4 and all(c["append"] for c in chunks[1:-1]) and chunks[-1]["lastChunk"]
+    # At least: the first word alone, those that came while it was saved, the whole (support.assert_streams).
+    assert len(chunks) >= 3 and all(c["append"] for c in chunks[1:-1]) and chunks[-1]["lastChunk"]
     assert chunks[-1]["text"].strip() == "The answer is forty two"
     assert observed["streamed"][-1] == {**observed["streamed"][-1], "kind": "status-update", "state": "completed"}
     progress = [e["text"] for e in observed["tools"] if e["kind"] == "status-update" and e["state"] == "working"]
