@@ -92,11 +92,10 @@ shape: $(VENV)/.dev-deps
 matrix: $(VENV)/.dev-deps
 	$(VENV)/bin/nox $(NOX_ARGS)
 
-## The documentation site (mkdocs.yml, docs/): the settings reference regenerated from
-## a2a/conf/ and the README's Quickstart copied into docs/getting-started.md, then built with warnings as errors (broken internal links and anchors
-## included; external links are not fetched) into site/. CI runs it after `make test`.
+## The documentation site (mkdocs.yml, docs/): the README's Quickstart copied into
+## docs/getting-started.md, then built with warnings as errors (broken internal links and
+## anchors included; external links are not fetched) into site/. CI runs it after `make test`.
 docs: $(VENV)/.dev-deps
-	$(PY) docs/settings_reference.py --write
 	$(PY) docs/copies.py --write
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 

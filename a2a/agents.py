@@ -82,10 +82,11 @@ PER_AGENT: tuple[str, ...] = (
     "LLM_MAX_ROUNDS",
 )
 
-#: The options only an agent has.
+#: The options only an agent has (docs/agents.md): whether the discovery catalogs name the
+#: agent, and where its tasks live (None: the project's TASK_STORE).
 AGENT_ONLY: dict[str, Setting] = {
-    "LISTED": Setting(bool, True, check_id="a2a.E110", doc="Whether the discovery catalogs name the agent."),
-    "TASK_STORE": Setting(object, None, check_id="a2a.E110", doc="Where the agent's tasks live (else TASK_STORE)."),
+    "LISTED": Setting(bool, True, check_id="a2a.E110"),
+    "TASK_STORE": Setting(object, None, check_id="a2a.E110"),
 }
 
 #: Every option key an ``A2A_AGENTS`` entry may have -> its declaration.

@@ -1,7 +1,7 @@
 """One setting's declaration (:class:`Setting`): the type its value must have, its bounds
-or choices, its default and its documentation; and how a value is read as that type,
+or choices, its default and its system check id; and how a value is read as that type,
 from a settings module or from an environment variable's text. The settings themselves
-are declared in :mod:`a2a.conf`."""
+are declared in :mod:`a2a.conf.declarations` (and documented in docs/settings.md)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,6 @@ class Setting:
 
     type: builtins.type | tuple[builtins.type, ...]
     default: Any
-    doc: str
     min: float | None = None
     choices: tuple[Any, ...] = ()
     check_id: str = "a2a.E002"

@@ -1,9 +1,8 @@
-"""The documentation site (mkdocs.yml, docs/) builds with warnings as errors, its
-settings reference is the code's, and the README's links lead somewhere."""
+"""The documentation site (mkdocs.yml, docs/) builds with warnings as errors and the
+README's links lead somewhere (the settings page is held to the code by tests/test_settings.py)."""
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import os
 import re
@@ -18,8 +17,6 @@ import pytest
 from a2a.conf import DEFAULTS
 from tests.server import ROOT
 
-SETTINGS_PAGE = ROOT / "docs" / "settings.md"
-
 
 def _docs_module(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, ROOT / "docs" / f"{name}.py")
@@ -29,53 +26,12 @@ def _docs_module(name: str) -> ModuleType:
     return module
 
 
-reference = _docs_module("settings_reference")
 copies = _docs_module("copies")
-
-
-def documented_defaults(page: str) -> dict[str, object]:
-    """Setting -> default, read from the reference tables of the settings page as a reader
-    would: the first cell's name, the second cell's first code span as a Python literal."""
-    table = page[page.index(reference.BEGIN) : page.index(reference.END)]
-    documented: dict[str, object] = {}
-    for line in table.splitlines():
-        cells = [cell.strip() for cell in line.strip("|").split(" | ")]
-        name = re.fullmatch(r"`((?:A2A_|TASK_STORE)[A-Z0-9_]*)`", cells[0])
-        if name:
-            assert name.group(1) not in documented, f"{name.group(1)} documented twice"
-            default = re.match(r"`([^`]*)`", cells[1])
-            assert default, f"no default for {name.group(1)}: {line}"
-            documented[name.group(1)] = ast.literal_eval(default.group(1))
-    return documented
-
-
-def test_the_settings_page_lists_every_setting_with_the_codes_default():
-    documented = documented_defaults(SETTINGS_PAGE.read_text())
-    assert sorted(set(DEFAULTS) - set(documented)) == [], "settings missing from docs/settings.md"
-    assert sorted(set(documented) - set(DEFAULTS)) == [], "docs/settings.md documents settings the code does not have"
-    wrong = {name: (documented[name], DEFAULTS[name]) for name in DEFAULTS if documented[name] != DEFAULTS[name]}
-    assert wrong == {}, "docs/settings.md: (documented, code) defaults differ"
-    assert all(type(documented[name]) is type(DEFAULTS[name]) for name in DEFAULTS)
-
-
-def test_the_settings_page_is_the_one_generated_from_the_code():
-    """The committed table is what `make docs` generates from a2a/conf/ (comments included)."""
-    page = SETTINGS_PAGE.read_text()
-    assert reference.replace_reference(page, reference.render()) == page, "run `make docs` to regenerate it"
-
-
-def test_each_settings_meaning_is_its_comment_in_conf_py():
-    rows = {name: meaning for _, name, meaning in reference.rows()}
-    assert list(rows) == list(DEFAULTS)
-    assert rows["A2A_MAX_PARTS"] == "Parts of one message."
-    assert rows["A2A_AGENT_VERSION"] == rows["A2A_AGENT_DESCRIPTION"] == "The Agent Card."  # a group shares its comment
-    assert all(rows.values()), [name for name, meaning in rows.items() if not meaning]
 
 
 def test_the_site_builds_with_warnings_as_errors(tmp_path):
     """`mkdocs build --strict`, as `make docs`: a broken internal link or anchor, a page
-    missing from the nav, or a missing snippet fails it. The settings page is rendered
-    from the code by the hook whatever the committed file holds."""
+    missing from the nav, or a missing snippet fails it."""
     site = tmp_path / "site"
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],

@@ -1,8 +1,10 @@
-"""TASK_STORE resolution, the settings read from the environment, and system checks."""
+"""TASK_STORE resolution, the settings read from the environment, system checks, and the
+settings reference (docs/settings.md) held to the declarations (a2a/conf/declarations.py)."""
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 
@@ -12,7 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
-from a2a.conf import FEATURES, SECTIONS, SETTINGS, a2a_settings, from_environment
+from a2a.conf import FEATURES, SETTINGS, a2a_settings, from_environment
 from a2a.ops.checks import OWNERS
 from a2a.setting import Setting, SettingError
 from stores.backends import get_task_store, resolve_store, task_stores
@@ -209,17 +211,135 @@ def test_every_default_fits_and_every_setting_has_one_check():
     assert sorted(OWNERS) == sorted(SETTINGS)
 
 
-def test_every_feature_module_is_read_and_every_check_module_registered():
-    """Each module of a2a/conf/ is a feature of FEATURES (one left out would declare
-    settings nothing reads), a section of its own whose names no other declares; each
-    module of a2a/ops/checks/ is imported by the package (one left out registers no check)."""
-    declared = {path.stem for path in (ROOT / "a2a" / "conf").glob("*.py")} - {"__init__"}
-    assert sorted(feature.__name__.rpartition(".")[2] for feature in FEATURES) == sorted(declared)
-    assert len(SECTIONS) == len(FEATURES) and sum(len(f.DECLARED) for f in FEATURES) == len(SETTINGS)
+def test_every_check_module_is_registered():
+    """Each module of a2a/ops/checks/ is imported by the package (one left out registers no check)."""
     package = ROOT / "a2a" / "ops" / "checks"
     tree = ast.parse((package / "__init__.py").read_text())
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert {f"a2a.ops.checks.{path.stem}" for path in package.glob("*.py")} - imported == {"a2a.ops.checks.__init__"}
+
+
+def test_every_setting_the_code_reads_is_declared():
+    """A setting read anywhere in the apps (``a2a_settings.X``, ``settings.A2A_X``,
+    ``getattr(settings, "A2A_X")``) is declared, hence documented."""
+    read: set[str] = set()
+    for app in ("a2a", "stores"):
+        for path in (ROOT / app).rglob("*.py"):
+            source = path.read_text()
+            read.update(
+                name if name == "TASK_STORE" else f"A2A_{name}"
+                for name in re.findall(r"\ba2a_settings\.([A-Z][A-Z0-9_]*)", source)
+            )
+            read.update(re.findall(r"\bsettings\.((?:A2A_|TASK_STORE)[A-Z0-9_]*)", source))
+            read.update(re.findall(r"getattr\(\s*settings,\s*[\"']((?:A2A_|TASK_STORE)[A-Z0-9_]*)", source))
+    assert sorted(read - set(SETTINGS)) == [], "read by the code but not declared in a2a/conf/declarations.py"
+
+
+# --- The settings reference (docs/settings.md): hand-written, held to the declarations --------
+
+SETTINGS_PAGE = ROOT / "docs" / "settings.md"
+#: An entry of the reference: its heading, a blank line, then its default and type.
+_ENTRY = re.compile(r"#### `([A-Z][A-Z0-9_]*)`\n\n(.*)")
+_SHOWN = re.compile(r"Default: `([^`]*)`(?: \(`([^`]*)`\))?\. Type: (.+)\.")
+_MENTION = re.compile(r"\b(?:A2A|TASK)_[A-Z0-9_]*[A-Z0-9]\b")
+
+
+def _written_defaults() -> dict[str, str]:
+    """Setting name -> its default as a2a/conf/declarations.py writes it (``10 * 1024 * 1024``)."""
+    source = (ROOT / "a2a" / "conf" / "declarations.py").read_text()
+    return {
+        key.value: ast.get_source_segment(source, value.args[1]) or ""
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Dict)
+        for key, value in zip(node.keys, node.values, strict=True)
+        if isinstance(key, ast.Constant) and isinstance(value, ast.Call) and len(value.args) > 1
+    }
+
+
+def _shown_problems(name: str, shown: str, written: str) -> list[str]:
+    """What the line ``Default: `...`. Type: ....`` of ``name``'s entry gets wrong."""
+    setting = SETTINGS[name]
+    match = _SHOWN.fullmatch(shown)
+    if not match:
+        return [f"{name}: no 'Default: `...`. Type: ....' line under its heading"]
+    default, expression, kind = match.groups()
+    problems = []
+    try:
+        value = ast.literal_eval(default)
+    except (ValueError, SyntaxError):
+        value = ...
+    if value != setting.default or type(value) is not type(setting.default):
+        problems.append(f"{name}: the page's default is {default}, the code's {setting.default!r}")
+    if expression is not None and expression != written:
+        problems.append(f"{name}: the page writes the default as {expression}, the code as {written}")
+    if kind != (setting.describe() or "see below"):
+        problems.append(f"{name}: the page's type is {kind!r}, the code's {setting.describe() or 'see below'!r}")
+    return problems
+
+
+def reference_problems(page: str) -> list[str]:
+    """Where the reference of the settings page ``page`` and the declarations disagree: a
+    declared setting missing or documented twice, a documented or named one that is not
+    declared, one under another feature's section, a default or a type not the code's."""
+    reference = page.partition("\n## Reference\n")[2]
+    sections = re.split(r"^### .*$", reference, flags=re.MULTILINE)[1:]
+    entries = [_ENTRY.findall(section) for section in sections]
+    names = [name for section in entries for name, _ in section]
+    written = _written_defaults()
+    problems = [
+        f"{name} is documented {names.count(name)} times" for name in sorted(set(names)) if names.count(name) > 1
+    ]
+    problems += [f"{name} is declared but not documented" for name in SETTINGS if name not in names]
+    problems += [
+        f"{name} is documented but not declared" for name in sorted(set(_MENTION.findall(reference)) - set(SETTINGS))
+    ]
+    sectioned = {feature: [name for name, _ in section] for feature, section in zip(FEATURES, entries, strict=False)}
+    if len(sections) != len(FEATURES):
+        problems.append(
+            f"the reference has {len(sections)} sections, a2a/conf/declarations.py {len(FEATURES)} features"
+        )
+    problems += [
+        f"the section of the feature {feature!r} documents {sectioned[feature]}, the code declares {list(declared)}"
+        for feature, declared in FEATURES.items()
+        if feature in sectioned and sectioned[feature] != list(declared)
+    ]
+    for name, shown in (entry for section in entries for entry in section):
+        if name in SETTINGS:
+            problems += _shown_problems(name, shown, written[name])
+    return problems
+
+
+def test_the_settings_page_documents_every_setting_as_it_is_declared():
+    assert reference_problems(SETTINGS_PAGE.read_text()) == []
+
+
+_WORKERS = "Default: `8`. Type: an integer >= 1."
+_HEADING = "#### `A2A_WORKERS`"
+_CARD = "### The Agent Card"
+
+#: What the check says of the page with one edit (its text before, after).
+_DRIFTS = {
+    "the page's default is 9": (_WORKERS, _WORKERS.replace("8", "9")),
+    "the page's default is 8.0": (_WORKERS, _WORKERS.replace("8", "8.0")),
+    "the page's type is 'an integer >= 2'": (_WORKERS, _WORKERS.replace("1.", "2.")),
+    "A2A_WORKERS: no 'Default": (_WORKERS, "Default: 8, an integer."),
+    "writes the default as 10 * 1000 * 1000": ("`10 * 1024 * 1024`", "`10 * 1000 * 1000`"),
+    "A2A_WORKERS is declared but not documented": (_HEADING, _HEADING.replace("WORKERS", "WORKER_COUNT")),
+    "A2A_WORKER_COUNT is documented but not declared": (_HEADING, _HEADING.replace("WORKERS", "WORKER_COUNT")),
+    "A2A_HANDLER is documented 2 times": (_HEADING, "#### `A2A_HANDLER`"),
+    "A2A_HANDLERS is documented but not declared": ("Dotted path to the", "See A2A_HANDLERS: the"),
+    "the reference has 20 sections": (_CARD, _CARD.lstrip("# ")),
+    "the feature 'tasks' documents ['TASK_STORE'": (_CARD, _CARD.lstrip("# ")),
+}
+
+
+@pytest.mark.parametrize("problem", _DRIFTS)
+def test_the_settings_page_is_refused_when_it_drifts_from_the_code(problem):
+    old, new = _DRIFTS[problem]
+    page = SETTINGS_PAGE.read_text()
+    assert old in page
+    problems = reference_problems(page.replace(old, new, 1))
+    assert any(problem in found for found in problems), problems
 
 
 def test_values_come_as_their_declared_type(settings):
@@ -245,15 +365,15 @@ def test_a_value_of_another_type_is_refused_where_it_is_read(settings):
 @pytest.mark.parametrize(
     ("setting", "value", "fits"),
     [
-        (Setting(float, 1.0, "", min=0), True, False),  # a bool is not a number
-        (Setting(int, 1, "", min=0), 2.0, False),  # nor a float an integer
-        (Setting(int, 1, "", min=0), " 3 ", True),
-        (Setting(float, 1.0, "", min=0), float("nan"), False),
-        (Setting(str, None, ""), None, True),
-        (Setting(str, "", ""), None, False),
-        (Setting(str, "a", "", choices=("a", "b")), "c", False),
-        (Setting(bool, False, ""), 2, False),
-        (Setting(object, None, ""), object(), True),
+        (Setting(float, 1.0, min=0), True, False),  # a bool is not a number
+        (Setting(int, 1, min=0), 2.0, False),  # nor a float an integer
+        (Setting(int, 1, min=0), " 3 ", True),
+        (Setting(float, 1.0, min=0), float("nan"), False),
+        (Setting(str, None), None, True),
+        (Setting(str, ""), None, False),
+        (Setting(str, "a", choices=("a", "b")), "c", False),
+        (Setting(bool, False), 2, False),
+        (Setting(object, None), object(), True),
     ],
 )
 def test_a_declaration_decides_what_fits(setting, value, fits):

@@ -103,7 +103,7 @@ LOGGING = {
     },
 }
 
-# --- The A2A agent (defaults in a2a/conf/; each overridable by an env var) --------
+# --- The A2A agent (defaults in a2a/conf/declarations.py; each overridable by an env var)
 TASK_STORE = "file:./tasks"
 A2A_AGENT_NAME = "toolnexus-agent"
 A2A_SKILLS = [

@@ -167,7 +167,7 @@ setting_changed.connect(_on_setting_changed)
 
 def check_setting(value: Mapping[str, Any]) -> list[str]:
     """What is wrong with the entries of an ``A2A_REMOTE_AGENTS`` value (empty when nothing;
-    that it is a dict at all its declaration checks, a2a/conf/remote.py)."""
+    that it is a dict at all its declaration checks, a2a/conf/declarations.py)."""
     problems = []
     for name, entry in value.items():
         problems += [f"{SETTING}[{name!r}]: {p}" for p in _entry_problems(entry)]

@@ -1,18 +1,7 @@
-"""Every setting the ``a2a`` and ``stores`` apps read, declared by feature, and the one
-object that reads them: ``a2a_settings`` (as django-rest-framework's ``api_settings``).
-
-Each module of this package declares the settings of one feature, its ``DECLARED``
-(setting name -> :class:`~a2a.setting.Setting`: its type, bounds or choices, default
-and documentation) under its ``TITLE``, a section of the settings reference
-(docs/settings.md, generated from these declarations by docs/settings_reference.py).
-:data:`FEATURES` lists the modules in the reference's order.
-
-**Adding a setting**: declare it in the ``DECLARED`` of its feature's module (an LLM
-setting in ``llm.py``, a push setting in ``push.py``, ...), name it in the
-:func:`~a2a.ops.checks.registry.concern` of that feature's check in ``a2a/ops/checks/``
-(tests/test_settings.py holds every setting to one check), and run ``make docs``. A new
-feature gets a module of its own here, added to :data:`FEATURES`; never a module that
-only continues another one.
+"""Every setting the ``a2a`` and ``stores`` apps read, and the one object that reads them:
+``a2a_settings`` (as django-rest-framework's ``api_settings``). The settings are declared
+in :mod:`a2a.conf.declarations`, one line each, grouped by feature; what each means is
+said in docs/settings.md.
 
 Read a setting as ``a2a_settings.HANDLER`` (the ``A2A_`` prefix dropped): the value comes as
 its declared type (an int where a float is declared comes as a float), looked up once and
@@ -26,70 +15,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from types import ModuleType
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
-from a2a.conf import (
-    agents,
-    auth,
-    browse,
-    card,
-    catalogs,
-    files,
-    grpc,
-    leases,
-    limits,
-    llm,
-    long_poll,
-    operations,
-    push,
-    remote,
-    retention,
-    server,
-    signing,
-    skills,
-    streams,
-    tasks,
-    tracing,
-)
+from a2a.conf.declarations import FEATURES
 from a2a.setting import Setting, SettingError
 
-#: The feature modules, in the order of the settings reference's sections.
-FEATURES: tuple[ModuleType, ...] = (
-    tasks,
-    card,
-    signing,
-    auth,
-    catalogs,
-    browse,
-    streams,
-    push,
-    limits,
-    server,
-    grpc,
-    llm,
-    skills,
-    agents,
-    remote,
-    files,
-    leases,
-    retention,
-    operations,
-    tracing,
-    long_poll,
-)
-
-#: Section title -> setting name -> declaration: one section per feature module. The
-#: settings reference (docs/settings.md) is generated from these: one table per section,
-#: one row per setting.
-SECTIONS: dict[str, dict[str, Setting]] = {feature.TITLE: feature.DECLARED for feature in FEATURES}
-
-#: Setting name -> declaration, all sections in one.
-SETTINGS: dict[str, Setting] = {name: s for section in SECTIONS.values() for name, s in section.items()}
+#: Setting name -> declaration, every feature's in one.
+SETTINGS: dict[str, Setting] = {name: s for feature in FEATURES.values() for name, s in feature.items()}
 
 #: Setting name -> default.
 DEFAULTS: dict[str, Any] = {name: s.default for name, s in SETTINGS.items()}
