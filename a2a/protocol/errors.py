@@ -180,7 +180,8 @@ class ContentTypeNotSupportedError(
     status="INVALID_ARGUMENT",
     message="Incompatible content types",
 ):
-    """The message's parts, or the output modes it accepts, are of media types the agent does not take or give."""
+    """The message's parts, or the output modes it accepts, are of media types the agent
+    does not take or give."""
 
 
 class InvalidAgentResponseError(
