@@ -35,11 +35,15 @@ from a2a.conf import a2a_settings
 from a2a.protocol.errors import A2AError
 
 
-class AuthenticationRequiredError(A2AError):
+class AuthenticationRequiredError(
+    A2AError,
+    code=-32000,
+    reason="UNAUTHENTICATED",
+    http_status=401,
+    status="UNAUTHENTICATED",
+    message="Authentication required",
+):
     """No (valid) credentials: HTTP 401 (JSON-RPC -32000, a server-defined code)."""
-
-    code, reason, http_status, default_message = -32000, "UNAUTHENTICATED", 401, "Authentication required"
-    status = "UNAUTHENTICATED"
 
 
 class BearerTokenAuthentication(TokenAuthentication):

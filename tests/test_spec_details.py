@@ -252,6 +252,27 @@ def test_every_a2a_error_has_the_status_of_the_table():
     assert {cls: cls.status for cls in SPEC_5_4} == SPEC_5_4
 
 
+def test_an_error_declares_its_answer_as_class_keywords_and_inherits_the_rest():
+    class TeapotError(e.A2AError, code=-32099, reason="TEAPOT", http_status=418, message="I'm a teapot"):
+        """A server-defined error, declared as the specification's are."""
+
+    class LouderTeapotError(TeapotError, http_status=429):
+        pass
+
+    class AttributeStyleError(e.A2AError):  # the way before the keywords: still an answer
+        code, reason = -32098, "OLD_STYLE"
+
+    assert (TeapotError.code, TeapotError.reason, TeapotError.http_status) == (-32099, "TEAPOT", 418)
+    assert (TeapotError.status, TeapotError().message) == ("INTERNAL", "I'm a teapot")
+    assert (LouderTeapotError.code, LouderTeapotError.reason, LouderTeapotError.http_status) == (-32099, "TEAPOT", 429)
+    assert (AttributeStyleError.code, AttributeStyleError.reason, AttributeStyleError.http_status) == (
+        -32098,
+        "OLD_STYLE",
+        500,
+    )
+    assert (e.A2AError.code, e.A2AError.http_status, e.A2AError.default_message) == (-32603, 500, "Internal error")
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 def test_rest_error_bodies_carry_the_mapped_status(memory, settings, version):
     prefix = "/a2a/rest" if version else "/a2a/rest/v1"

@@ -20,23 +20,34 @@ from a2a.client.errors import CODE_OF, InvalidResponseError, RemoteAgentError, r
 from a2a.protocol import V1_VERSIONS
 from a2a.protocol.model import Message, StreamItem, new_id
 
-#: JSON-RPC method of each operation: (v1.0, v0.3).
-METHODS = {
-    "send": ("SendMessage", "message/send"),
-    "stream": ("SendStreamingMessage", "message/stream"),
-    "get": ("GetTask", "tasks/get"),
-    "list": ("ListTasks", "tasks/list"),
-    "cancel": ("CancelTask", "tasks/cancel"),
-    "subscribe": ("SubscribeToTask", "tasks/resubscribe"),
-    "push_set": ("CreateTaskPushNotificationConfig", "tasks/pushNotificationConfig/set"),
-    "push_get": ("GetTaskPushNotificationConfig", "tasks/pushNotificationConfig/get"),
-    "push_list": ("ListTaskPushNotificationConfigs", "tasks/pushNotificationConfig/list"),
-    "push_delete": ("DeleteTaskPushNotificationConfig", "tasks/pushNotificationConfig/delete"),
-    "extended_card": ("GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard"),
+
+@dataclass(frozen=True)
+class Operation:
+    """An operation on the wire: its JSON-RPC method names (v1.0, v0.3), its HTTP+JSON
+    verb and path (none: the path its call gives), and whether it changes the agent's
+    state (then retried only when the request cannot have reached it: docs/client.md,
+    "Retries")."""
+
+    v10: str
+    v03: str
+    verb: str = "GET"
+    path: str = ""
+    write: bool = False
+
+
+OPERATIONS = {
+    "send": Operation("SendMessage", "message/send", "POST", "message:send", write=True),
+    "stream": Operation("SendStreamingMessage", "message/stream", "POST", "message:stream", write=True),
+    "get": Operation("GetTask", "tasks/get"),
+    "list": Operation("ListTasks", "tasks/list"),
+    "cancel": Operation("CancelTask", "tasks/cancel", "POST", write=True),
+    "subscribe": Operation("SubscribeToTask", "tasks/resubscribe"),
+    "push_set": Operation("CreateTaskPushNotificationConfig", "tasks/pushNotificationConfig/set", "POST", write=True),
+    "push_get": Operation("GetTaskPushNotificationConfig", "tasks/pushNotificationConfig/get"),
+    "push_list": Operation("ListTaskPushNotificationConfigs", "tasks/pushNotificationConfig/list"),
+    "push_delete": Operation("DeleteTaskPushNotificationConfig", "tasks/pushNotificationConfig/delete", "DELETE"),
+    "extended_card": Operation("GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard"),
 }
-#: Operations that change the agent's state: retried only when the request cannot have
-#: reached it (docs/client.md, "Retries").
-WRITES = frozenset({"send", "stream", "cancel", "push_set"})
 
 
 @dataclass
@@ -53,7 +64,8 @@ class Call:
 
     @property
     def write(self) -> bool:
-        return self.operation in WRITES
+        operation = OPERATIONS.get(self.operation)  # (the card's GET is no operation)
+        return operation is not None and operation.write
 
 
 class Binding:
@@ -207,7 +219,7 @@ class JsonRpc(Binding):
     def call(
         self, op: str, params: dict[str, Any], parse: Callable[[Any], Any], *, path: str = "", query: bool = False
     ) -> Call:
-        method = METHODS[op][0 if self.v10_names else 1]
+        method = OPERATIONS[op].v10 if self.v10_names else OPERATIONS[op].v03
         body = {"jsonrpc": "2.0", "id": new_id(), "method": method, "params": params}
         return Call(op, "POST", self.interface.url, parse, json=body)
 
@@ -238,21 +250,12 @@ class JsonRpc(Binding):
 class Rest(Binding):
     """HTTP+JSON: the operation in the URL and HTTP method, the params as body or query."""
 
-    ROUTES = {
-        "send": ("POST", "message:send"),
-        "stream": ("POST", "message:stream"),
-        "cancel": ("POST", ""),
-        "subscribe": ("GET", ""),
-        "push_set": ("POST", ""),
-        "push_delete": ("DELETE", ""),
-    }
-
     def call(
         self, op: str, params: dict[str, Any], parse: Callable[[Any], Any], *, path: str = "", query: bool = False
     ) -> Call:
-        method, fixed = self.ROUTES.get(op, ("GET", ""))
+        method = OPERATIONS[op].verb
         prefix = "" if self.v10 else "v1/"
-        url = f"{self.interface.url.rstrip('/')}/{prefix}{fixed or path}"
+        url = f"{self.interface.url.rstrip('/')}/{prefix}{OPERATIONS[op].path or path}"
         if method == "GET" or method == "DELETE":
             # The task (and config) are in the path; what is left goes in the query.
             rest = {k: v for k, v in params.items() if k not in ("id", "taskId", "pushNotificationConfigId")}

@@ -57,9 +57,17 @@ class InvalidResponseError(ClientError):
 
 class RemoteAgentError(ClientError):
     """The agent answered with an A2A error: ``code`` (``-32001``...), ``message`` and
-    ``data`` as it sent them, ``http_status`` (200 on JSON-RPC)."""
+    ``data`` as it sent them, ``http_status`` (200 on JSON-RPC).
+
+    A subclass stands for one error of the specification, named with ``spec=`` (the
+    protocol's class, whose code it takes)."""
 
     code: int = -32603
+
+    def __init_subclass__(cls, *, spec: type[protocol_errors.A2AError] | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if spec is not None:
+            cls.code = spec.code
 
     def __init__(
         self, message: str, *, code: int | None = None, data: Any = None, http_status: int = 200, where: str = ""
@@ -78,58 +86,58 @@ class RemoteAgentError(ClientError):
         return cls.reason if cls else "UNKNOWN"
 
 
-# The specification's codes (spec 5.4), as a2a.protocol.errors has them (a test checks).
+# The specification's codes (spec 5.4), each named as a2a.protocol.errors names it without ``Error``.
 
 
-class TaskNotFound(RemoteAgentError):
-    code = -32001
+class TaskNotFound(RemoteAgentError, spec=protocol_errors.TaskNotFoundError):
+    """The agent has no task of that id (or none this client may see)."""
 
 
-class TaskNotCancelable(RemoteAgentError):
-    code = -32002
+class TaskNotCancelable(RemoteAgentError, spec=protocol_errors.TaskNotCancelableError):
+    """CancelTask on a task that has already ended."""
 
 
-class PushNotificationNotSupported(RemoteAgentError):
-    code = -32003
+class PushNotificationNotSupported(RemoteAgentError, spec=protocol_errors.PushNotificationNotSupportedError):
+    """A push notification config sent to an agent that does not offer push notifications."""
 
 
-class UnsupportedOperation(RemoteAgentError):
-    code = -32004
+class UnsupportedOperation(RemoteAgentError, spec=protocol_errors.UnsupportedOperationError):
+    """An operation the agent does not offer, or not on that task now (subscribing to
+    one that has ended)."""
 
 
-class ContentTypeNotSupported(RemoteAgentError):
-    code = -32005
+class ContentTypeNotSupported(RemoteAgentError, spec=protocol_errors.ContentTypeNotSupportedError):
+    """The message's parts, or the output modes it accepts, are of media types the agent
+    does not take or give."""
 
 
-class InvalidAgentResponse(RemoteAgentError):
-    code = -32006
+class InvalidAgentResponse(RemoteAgentError, spec=protocol_errors.InvalidAgentResponseError):
+    """The agent says its own handler answered something that is not A2A."""
 
 
-class ExtendedAgentCardNotConfigured(RemoteAgentError):
-    code = -32007
+class ExtendedAgentCardNotConfigured(RemoteAgentError, spec=protocol_errors.ExtendedAgentCardNotConfiguredError):
+    """GetExtendedAgentCard: the agent serves no extended card to this client."""
 
 
-class ExtensionSupportRequired(RemoteAgentError):
-    code = -32008
+class ExtensionSupportRequired(RemoteAgentError, spec=protocol_errors.ExtensionSupportRequiredError):
+    """The agent requires an A2A extension the client did not ask for."""
 
 
-class VersionNotSupported(RemoteAgentError):
-    code = -32009
+class VersionNotSupported(RemoteAgentError, spec=protocol_errors.VersionNotSupportedError):
+    """The agent does not speak the A2A version the client asked for."""
 
 
-class TaskGenerationMismatch(RemoteAgentError):
+class TaskGenerationMismatch(RemoteAgentError, spec=protocol_errors.TaskGenerationMismatchError):
     """A follow-up's ``if_generation_match`` was not the task's generation (A2A 1.1):
     read the task again before deciding to send it again."""
 
-    code = -32010
+
+class InvalidParams(RemoteAgentError, spec=protocol_errors.InvalidParamsError):
+    """The agent refused the request's parameters (its message names the field)."""
 
 
-class InvalidParams(RemoteAgentError):
-    code = -32602
-
-
-class MethodNotFound(RemoteAgentError):
-    code = -32601
+class MethodNotFound(RemoteAgentError, spec=protocol_errors.MethodNotFoundError):
+    """The agent does not know the operation's method (its A2A version has it not)."""
 
 
 _PROTOCOL_CLASSES: dict[int, type[protocol_errors.A2AError]] = {cls.code: cls for cls in protocol_errors.SPEC_ERRORS}

@@ -144,6 +144,8 @@ def with_item_metadata(rendered: dict[str, Any], item: StreamItem) -> dict[str, 
 
 @dataclass
 class SendParams:
+    """SendMessage's and SendStreamingMessage's: the message, and how to answer it."""
+
     message: Message
     blocking: bool = True
     history_length: int | None = None
@@ -157,6 +159,8 @@ class SendParams:
 
 @dataclass
 class GetParams:
+    """GetTask's and SubscribeToTask's: the task, and from where to give it."""
+
     id: str
     history_length: int | None = None
     #: SubscribeToTask: the number of the last stream event the client saw (resumable
@@ -169,12 +173,17 @@ class GetParams:
 
 @dataclass
 class CancelParams:
+    """CancelTask's: the task, and the request's metadata."""
+
     id: str
     metadata: dict[str, Any] | None = None
 
 
 @dataclass
 class ListParams:
+    """ListTasks': which tasks (all filters optional), one page of them, and how much of
+    each (its last ``history_length`` messages; its artifacts or not)."""
+
     context_id: str | None = None
     state: str | None = None
     updated_after: dt.datetime | None = None
@@ -209,6 +218,8 @@ class PushConfigRef:
 
 @dataclass
 class PushConfigListParams:
+    """ListTaskPushNotificationConfigs': one page of a task's configs."""
+
     task_id: str
     page_size: int | None = None
     page_token: str | None = None

@@ -8,27 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from a2a.protocol import limits
+from a2a.protocol import limits, model
 from a2a.protocol.errors import A2AError, InvalidParamsError
-from a2a.protocol.model import (
-    GetParams,
-    Message,
-    Part,
-    PushConfigListParams,
-    PushConfigParams,
-    PushConfigRef,
-    SendParams,
-    StreamItem,
-    Task,
-    pick,
-    shown,
-    want_bool,
-    want_int,
-    want_object,
-    want_string,
-    with_history,
-    with_item_metadata,
-)
 from a2a.protocol.v03 import V03Dialect, check_base64, check_text, push_authentication, want_id
 
 STATE_NAMES = {
@@ -79,18 +60,20 @@ class V10Dialect(V03Dialect):
         if state is None and isinstance(value, int) and not isinstance(value, bool):
             state = STATE_FROM_NUMBER.get(value)
         if state is None or state == "unknown":
-            raise InvalidParamsError(f"unknown task state {shown(value)}; expected a TASK_STATE_* name", field=path)
+            raise InvalidParamsError(
+                f"unknown task state {model.shown(value)}; expected a TASK_STATE_* name", field=path
+            )
         return state
 
-    def parse_part(self, raw: Any, path: str) -> Part:
-        raw = want_object(raw, path)
+    def parse_part(self, raw: Any, path: str) -> model.Part:
+        raw = model.want_object(raw, path)
         present = [k for k in _PART_CONTENT if k in raw]
         if len(present) != 1:
             raise InvalidParamsError("a part needs exactly one of text, raw, url or data", field=path)
         kind = present[0]
-        media_type = want_string(pick(raw, "mediaType"), f"{path}.mediaType", required=False)
-        filename = want_string(raw.get("filename"), f"{path}.filename", required=False)
-        part: Part
+        media_type = model.want_string(model.pick(raw, "mediaType"), f"{path}.mediaType", required=False)
+        filename = model.want_string(raw.get("filename"), f"{path}.filename", required=False)
+        part: model.Part
         if kind == "text":
             part = {"kind": "text", "text": check_text(raw["text"], f"{path}.text")}
         elif kind == "data":
@@ -99,7 +82,7 @@ class V10Dialect(V03Dialect):
             file: dict[str, Any] = (
                 {"bytes": check_base64(raw["raw"], f"{path}.raw")}
                 if kind == "raw"
-                else {"uri": want_string(raw["url"], f"{path}.url", max_length=8192)}
+                else {"uri": model.want_string(raw["url"], f"{path}.url", max_length=8192)}
             )
             if media_type:
                 file["mimeType"] = media_type
@@ -107,10 +90,10 @@ class V10Dialect(V03Dialect):
                 file["name"] = filename
             part = {"kind": "file", "file": file}
         if raw.get("metadata") is not None:
-            part["metadata"] = want_object(raw["metadata"], f"{path}.metadata")
+            part["metadata"] = model.want_object(raw["metadata"], f"{path}.metadata")
         return part
 
-    def render_part(self, part: Part) -> dict[str, Any]:
+    def render_part(self, part: model.Part) -> dict[str, Any]:
         kind = part.get("kind")
         out: dict[str, Any]
         if kind == "file":
@@ -140,7 +123,7 @@ class V10Dialect(V03Dialect):
     def render_role(self, role: str) -> str:
         return "ROLE_AGENT" if role == "agent" else "ROLE_USER"
 
-    def render_message(self, message: Message) -> dict[str, Any]:
+    def render_message(self, message: model.Message) -> dict[str, Any]:
         out: dict[str, Any] = {
             "messageId": message.get("messageId", ""),
             "role": self.render_role(message.get("role", "")),
@@ -159,15 +142,15 @@ class V10Dialect(V03Dialect):
             out["timestamp"] = status["timestamp"]
         return out
 
-    def render_stream_item(self, item: StreamItem) -> dict[str, Any]:
+    def render_stream_item(self, item: model.StreamItem) -> dict[str, Any]:
         """One StreamResponse: exactly one of task, message, statusUpdate, artifactUpdate."""
         if item.kind == "message":
             assert item.message is not None
-            return {"message": with_item_metadata(self.render_message(item.message), item)}
+            return {"message": model.with_item_metadata(self.render_message(item.message), item)}
         task = item.task
         assert task is not None
         if item.kind == "task":
-            return {"task": with_item_metadata(self.render_task(task), item)}
+            return {"task": model.with_item_metadata(self.render_task(task), item)}
         ids = {"taskId": task["id"], "contextId": task.get("contextId", "")}
         if item.kind == "artifact":
             assert item.artifact is not None
@@ -177,12 +160,12 @@ class V10Dialect(V03Dialect):
                 "append": item.append,
                 "lastChunk": item.last_chunk,
             }
-            return {"artifactUpdate": with_item_metadata(update, item)}
+            return {"artifactUpdate": model.with_item_metadata(update, item)}
         status = {**ids, "status": self.render_status(task.get("status") or {})}
-        return {"statusUpdate": with_item_metadata(status, item)}
+        return {"statusUpdate": model.with_item_metadata(status, item)}
 
-    def render_task(self, task: Task, history_length: int | None = None) -> dict[str, Any]:
-        task = with_history(task, history_length)
+    def render_task(self, task: model.Task, history_length: int | None = None) -> dict[str, Any]:
+        task = model.with_history(task, history_length)
         out: dict[str, Any] = {
             "id": task["id"],
             "contextId": task.get("contextId", ""),
@@ -206,27 +189,29 @@ class V10Dialect(V03Dialect):
                 out[key] = artifact[key]
         return out
 
-    def parse_send(self, params: Any) -> SendParams:
+    def parse_send(self, params: Any) -> model.SendParams:
         """v0.3's, with A2A 1.1's ``configuration.ifGenerationMatch`` (same package, additive)."""
         parsed = super().parse_send(params)
         config = params.get("configuration")
         if isinstance(config, dict):
-            parsed.if_generation_match = want_int(
-                pick(config, "ifGenerationMatch"), "configuration.ifGenerationMatch", minimum=0
+            parsed.if_generation_match = model.want_int(
+                model.pick(config, "ifGenerationMatch"), "configuration.ifGenerationMatch", minimum=0
             )
         return parsed
 
-    def parse_get(self, params: Any) -> GetParams:
+    def parse_get(self, params: Any) -> model.GetParams:
         """v0.3's, with A2A 1.1's ``currentGeneration`` (a GetTask long-poll)."""
         parsed = super().parse_get(params)
-        parsed.current_generation = want_int(pick(params, "currentGeneration"), "currentGeneration", minimum=0)
+        parsed.current_generation = model.want_int(
+            model.pick(params, "currentGeneration"), "currentGeneration", minimum=0
+        )
         return parsed
 
     def parse_blocking(self, config: dict[str, Any], *, given: bool = True) -> bool:
         # v1.0: "returnImmediately": false (the default) means wait.
-        return not want_bool(pick(config, "returnImmediately"), "configuration.returnImmediately")
+        return not model.want_bool(model.pick(config, "returnImmediately"), "configuration.returnImmediately")
 
-    def render_send_result(self, result: Task | Message) -> dict[str, Any]:
+    def render_send_result(self, result: model.Task | model.Message) -> dict[str, Any]:
         if result.get("kind") == "message":
             return {"message": self.render_message(result)}
         return {"task": self.render_task(result)}
@@ -256,39 +241,40 @@ class V10Dialect(V03Dialect):
         """AuthenticationInfo ``{scheme, credentials?}`` (a v0.3 ``schemes`` list is taken too)."""
         if raw is None:
             return None
-        raw = want_object(raw, path)
+        raw = model.want_object(raw, path)
         if raw.get("scheme") is None and isinstance(raw.get("schemes"), list):
             return push_authentication(raw["schemes"], raw.get("credentials"), path, schemes_field=f"{path}.schemes")
-        scheme = want_string(raw.get("scheme"), f"{path}.scheme", max_length=255)
+        scheme = model.want_string(raw.get("scheme"), f"{path}.scheme", max_length=255)
         return push_authentication([scheme], raw.get("credentials"), path, schemes_field=f"{path}.scheme")
 
     def _push_task_id(self, params: dict[str, Any]) -> str:
-        task_id = want_id(pick(params, "taskId"), "taskId")
+        task_id = want_id(model.pick(params, "taskId"), "taskId")
         assert task_id is not None
         return task_id
 
-    def parse_push_create(self, params: Any) -> PushConfigParams:
+    def parse_push_create(self, params: Any) -> model.PushConfigParams:
         """A TaskPushNotificationConfig: ``{taskId, id?, url, token?, authentication?}``."""
-        params = want_object(params, "params")
+        params = model.want_object(params, "params")
         return self.parse_push_config(params, "", task_id=self._push_task_id(params))
 
-    def parse_push_get(self, params: Any) -> PushConfigRef:
+    def parse_push_get(self, params: Any) -> model.PushConfigRef:
         """``{taskId, id}``: ``id`` is the config's."""
-        params = want_object(params, "params")
-        return PushConfigRef(
+        params = model.want_object(params, "params")
+        return model.PushConfigRef(
             task_id=self._push_task_id(params), id=self.parse_push_config_id(params, "id", required=True)
         )
 
-    def parse_push_list(self, params: Any) -> PushConfigListParams:
-        params = want_object(params, "params")
-        page_size = want_int(pick(params, "pageSize"), "pageSize", minimum=0)
-        return PushConfigListParams(
+    def parse_push_list(self, params: Any) -> model.PushConfigListParams:
+        params = model.want_object(params, "params")
+        page_size = model.want_int(model.pick(params, "pageSize"), "pageSize", minimum=0)
+        return model.PushConfigListParams(
             task_id=self._push_task_id(params),
             page_size=min(page_size, limits.max_page_size()) if page_size else None,
-            page_token=want_string(pick(params, "pageToken"), "pageToken", required=False, max_length=4096) or None,
+            page_token=model.want_string(model.pick(params, "pageToken"), "pageToken", required=False, max_length=4096)
+            or None,
         )
 
-    def parse_push_delete(self, params: Any) -> PushConfigRef:
+    def parse_push_delete(self, params: Any) -> model.PushConfigRef:
         return self.parse_push_get(params)
 
     def render_push_config(self, config: dict[str, Any]) -> dict[str, Any]:
