@@ -35,15 +35,11 @@ from a2a.conf import a2a_settings
 from a2a.protocol.errors import A2AError
 
 
-class AuthenticationRequiredError(
-    A2AError,
-    code=-32000,
-    reason="UNAUTHENTICATED",
-    http_status=401,
-    status="UNAUTHENTICATED",
-    message="Authentication required",
-):
+class AuthenticationRequiredError(A2AError):
     """No (valid) credentials: HTTP 401 (JSON-RPC -32000, a server-defined code)."""
+
+    code, reason, http_status, status = -32000, "UNAUTHENTICATED", 401, "UNAUTHENTICATED"
+    default_message = "Authentication required"
 
 
 class BearerTokenAuthentication(TokenAuthentication):

@@ -252,24 +252,28 @@ def test_every_a2a_error_has_the_status_of_the_table():
     assert {cls: cls.status for cls in SPEC_5_4} == SPEC_5_4
 
 
-def test_an_error_declares_its_answer_as_class_keywords_and_inherits_the_rest():
-    class TeapotError(e.A2AError, code=-32099, reason="TEAPOT", http_status=418, message="I'm a teapot"):
-        """A server-defined error, declared as the specification's are."""
+def test_an_error_takes_its_answer_from_the_table_by_reason_and_inherits_the_rest():
+    class LouderNotFoundError(e.TaskNotFoundError, http_status=429, status="RESOURCE_EXHAUSTED"):
+        pass
+
+    class TeapotError(e.A2AError):  # a server-defined error: its answer as class attributes
+        code, reason, http_status, default_message = -32099, "TEAPOT", 418, "I'm a teapot"
 
     class LouderTeapotError(TeapotError, http_status=429):
         pass
 
-    class AttributeStyleError(e.A2AError):  # the way before the keywords: still an answer
-        code, reason = -32098, "OLD_STYLE"
-
-    assert (TeapotError.code, TeapotError.reason, TeapotError.http_status) == (-32099, "TEAPOT", 418)
+    assert (e.TaskNotCancelableError.code, e.TaskNotCancelableError.http_status) == (-32002, 400)
+    assert e.TaskNotCancelableError().message == "Task cannot be canceled"
+    assert (LouderNotFoundError.code, LouderNotFoundError.reason) == (-32001, "TASK_NOT_FOUND")
+    assert (LouderNotFoundError.http_status, LouderNotFoundError.status) == (429, "RESOURCE_EXHAUSTED")
+    assert (e.TaskNotFoundError.http_status, e.TaskNotFoundError.status) == (404, "NOT_FOUND")
     assert (TeapotError.status, TeapotError().message) == ("INTERNAL", "I'm a teapot")
     assert (LouderTeapotError.code, LouderTeapotError.reason, LouderTeapotError.http_status) == (-32099, "TEAPOT", 429)
-    assert (AttributeStyleError.code, AttributeStyleError.reason, AttributeStyleError.http_status) == (
-        -32098,
-        "OLD_STYLE",
-        500,
-    )
+    with pytest.raises(KeyError):
+
+        class UnknownError(e.A2AError, reason="NO_SUCH_REASON"):  # a typo is an import-time error
+            pass
+
     assert (e.A2AError.code, e.A2AError.http_status, e.A2AError.default_message) == (-32603, 500, "Internal error")
 
 

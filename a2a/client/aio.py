@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 
-from a2a.client.base import user_message
+from a2a.client import core
 from a2a.client.bindings import Binding
-from a2a.client.core import ClientCore, Close, Effect, Emit, Locked, NextLine, Plan, Read, Send, Sleep, Steps, T
-from a2a.protocol.model import Message, Part, StreamItem, Task
+from a2a.client.core import ClientCore, Effect, Outgoing, Plan, SendOptions, Steps, T
+from a2a.protocol.model import Message, StreamItem, Task
 from stores.base import TaskPage
 
 
@@ -59,7 +59,7 @@ class AsyncClient(ClientCore):
         yielded; its result appended to ``result``; the streams it opened closed at the end."""
         async with Steps(plan) as steps:
             for effect in steps:
-                if isinstance(effect, Emit):
+                if isinstance(effect, core.Emit):
                     yield effect.item
                     continue
                 with steps.outcome():
@@ -68,50 +68,32 @@ class AsyncClient(ClientCore):
             result.append(steps.result)
 
     async def _do(self, effect: Effect, opened: dict[httpx.Response, AsyncIterator[str]]) -> Any:
-        if isinstance(effect, Send):
+        if isinstance(effect, core.Send):
             response = await self.http.send(effect.request, stream=effect.stream, **effect.options)
             if effect.stream:
                 opened[response] = response.aiter_lines()
             return response
-        if isinstance(effect, NextLine):
+        if isinstance(effect, core.NextLine):
             return await anext(opened[effect.response], None)
-        if isinstance(effect, Read):
+        if isinstance(effect, core.Read):
             return await effect.response.aread()
-        if isinstance(effect, Close):
+        if isinstance(effect, core.Close):
             return await effect.response.aclose()
-        if isinstance(effect, Sleep):
+        if isinstance(effect, core.Sleep):
             return await asyncio.sleep(effect.seconds)
-        assert isinstance(effect, Locked), effect
+        assert isinstance(effect, core.Locked), effect
         async with self.lock:
             return await self._call(effect.plan)
 
     # --- the operations (as Client's) ------------------------------------------------------
 
-    async def send(
-        self,
-        message: str | list[Part] | Message,
-        *,
-        blocking: bool = True,
-        context_id: str | None = None,
-        task_id: str | None = None,
-        **config: Any,
-    ) -> Task | Message:
+    async def send(self, message: Outgoing, *, blocking: bool = True, **options: Unpack[SendOptions]) -> Task | Message:
         """SendMessage (:meth:`Client.send <a2a.client.Client.send>`)."""
-        message = user_message(message, context_id=context_id, task_id=task_id)
-        return await self._call(self._run("send", message, blocking=blocking, **config))
+        return await self._call(self._sending("send", message, options, blocking=blocking))
 
-    def stream(
-        self,
-        message: str | list[Part] | Message,
-        *,
-        context_id: str | None = None,
-        task_id: str | None = None,
-        **config: Any,
-    ) -> AsyncGenerator[StreamItem, None]:
+    def stream(self, message: Outgoing, **options: Unpack[SendOptions]) -> AsyncGenerator[StreamItem, None]:
         """SendStreamingMessage: ``async for item in client.stream(...)``."""
-        return self._steps(
-            self._events("stream", user_message(message, context_id=context_id, task_id=task_id), **config)
-        )
+        return self._steps(self._sending("stream", message, options))
 
     async def get_task(
         self, task_id: str, *, history_length: int | None = None, current_generation: int | None = None

@@ -13,18 +13,36 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypedDict, TypeVar
 
 import httpx
 
 from a2a.client import card as cards
-from a2a.client.base import BaseClient, SSEDecoder, card_call
+from a2a.client.base import BaseClient, SSEDecoder, card_call, user_message
 from a2a.client.bindings import Binding, Call
 from a2a.client.errors import CardNotFoundError, RemoteAgentError
 from a2a.client.generation import Order, generation_of
-from a2a.protocol.model import StreamItem, Task
+from a2a.protocol.model import Message, Part, StreamItem, Task
 
 T = TypeVar("T")
+
+#: What the clients send: a text, parts, or a whole message.
+Outgoing = str | list[Part] | Message
+
+
+class SendOptions(TypedDict, total=False):
+    """SendMessage's and SendStreamingMessage's keywords beside the message: the
+    conversation (``context_id``) or task (``task_id``) it goes on with, and the request's
+    configuration (``if_generation_match``: a follow-up taken only while the task is at
+    that generation, on a 1.1 agent)."""
+
+    context_id: str | None
+    task_id: str | None
+    history_length: int | None
+    accepted_output_modes: list[str] | None
+    push_config: dict[str, Any] | None
+    metadata: dict[str, Any] | None
+    if_generation_match: int | None
 
 
 @dataclass(frozen=True)
@@ -192,6 +210,15 @@ class ClientCore(BaseClient):
         except RemoteAgentError:
             binding.speak_v03_names()  # not the toolnexus dialect either: the first answer stands
             raise refused from None
+
+    def _sending(self, operation: str, message: Outgoing, options: SendOptions, **more: Any) -> Plan[Any]:
+        """``operation`` ("send" or "stream") of ``message`` as the user's, in the context
+        or task ``options`` names, with the rest of ``options`` as its configuration."""
+        config: dict[str, Any] = dict(options)
+        sent = user_message(message, context_id=config.pop("context_id", None), task_id=config.pop("task_id", None))
+        if operation == "stream":
+            return self._events(operation, sent, **config, **more)
+        return self._run(operation, sent, **config, **more)
 
     def _poll(self, task: Task, interval: float) -> Plan[Task]:
         number = generation_of(task)

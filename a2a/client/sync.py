@@ -5,14 +5,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Generator, Iterator
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 
-from a2a.client.base import user_message
+from a2a.client import core
 from a2a.client.bindings import Binding
-from a2a.client.core import ClientCore, Close, Effect, Emit, Locked, NextLine, Plan, Read, Send, Sleep, Steps, T
-from a2a.protocol.model import Message, Part, StreamItem, Task
+from a2a.client.core import ClientCore, Effect, Outgoing, Plan, SendOptions, Steps, T
+from a2a.protocol.model import Message, StreamItem, Task
 from stores.base import TaskPage
 
 
@@ -72,7 +72,7 @@ class Client(ClientCore):
         emits yielded; the streams it opened closed at the end."""
         with Steps(plan) as steps:
             for effect in steps:
-                if isinstance(effect, Emit):
+                if isinstance(effect, core.Emit):
                     yield effect.item
                     continue
                 with steps.outcome():
@@ -80,52 +80,34 @@ class Client(ClientCore):
         return steps.result
 
     def _do(self, effect: Effect, opened: dict[httpx.Response, Iterator[str]]) -> Any:
-        if isinstance(effect, Send):
+        if isinstance(effect, core.Send):
             response = self.http.send(effect.request, stream=effect.stream, **effect.options)
             if effect.stream:
                 opened[response] = response.iter_lines()
             return response
-        if isinstance(effect, NextLine):
+        if isinstance(effect, core.NextLine):
             return next(opened[effect.response], None)
-        if isinstance(effect, Read):
+        if isinstance(effect, core.Read):
             return effect.response.read()
-        if isinstance(effect, Close):
+        if isinstance(effect, core.Close):
             return effect.response.close()
-        if isinstance(effect, Sleep):
+        if isinstance(effect, core.Sleep):
             return time.sleep(effect.seconds)
-        assert isinstance(effect, Locked), effect
+        assert isinstance(effect, core.Locked), effect
         with self.lock:
             return self._call(effect.plan)
 
     # --- the operations --------------------------------------------------------------------
 
-    def send(
-        self,
-        message: str | list[Part] | Message,
-        *,
-        blocking: bool = True,
-        context_id: str | None = None,
-        task_id: str | None = None,
-        **config: Any,
-    ) -> Task | Message:
+    def send(self, message: Outgoing, *, blocking: bool = True, **options: Unpack[SendOptions]) -> Task | Message:
         """SendMessage: the task (settled, unless ``blocking=False``) or the agent's message.
         ``config``: ``history_length``, ``accepted_output_modes``, ``push_config``, ``metadata``."""
-        message = user_message(message, context_id=context_id, task_id=task_id)
-        return self._call(self._run("send", message, blocking=blocking, **config))
+        return self._call(self._sending("send", message, options, blocking=blocking))
 
-    def stream(
-        self,
-        message: str | list[Part] | Message,
-        *,
-        context_id: str | None = None,
-        task_id: str | None = None,
-        **config: Any,
-    ) -> Iterator[StreamItem]:
+    def stream(self, message: Outgoing, **options: Unpack[SendOptions]) -> Iterator[StreamItem]:
         """SendStreamingMessage: the task, then each status and artifact update, as
         :class:`~a2a.protocol.model.StreamItem` (close the iterator to stop listening)."""
-        return self._steps(
-            self._events("stream", user_message(message, context_id=context_id, task_id=task_id), **config)
-        )
+        return self._steps(self._sending("stream", message, options))
 
     def get_task(
         self, task_id: str, *, history_length: int | None = None, current_generation: int | None = None
