@@ -13,7 +13,7 @@ from a2a.testing.assertions import (
     state_of,
     task_of,
 )
-from a2a.testing.client import WireClient, message, result_of, v03_message, v10_message
+from a2a.testing.client import Binding, WireClient, WireError, message, result_of, v03_message, v10_message
 from a2a.testing.fake_agent import FakeAgent, Step, fake_agent
 from a2a.testing.fake_model import (
     FakeModel,
@@ -27,12 +27,14 @@ from a2a.testing.fake_model import (
 
 __all__ = [
     "AgentUnderTest",
+    "Binding",
     "FakeAgent",
     "FakeModel",
     "Reply",
     "Step",
     "Turn",
     "WireClient",
+    "WireError",
     "anthropic_reply",
     "anthropic_tool_use",
     "artifact_text",
