@@ -10,6 +10,7 @@ import pytest
 from a2a.asgi import get_asgi_application
 from a2a.testing import WireClient
 from a2a.testing.client import rpc_body
+from tests.helpers import asgi_scope
 
 SEND = rpc_body(
     "SendMessage", {"message": {"role": "user", "messageId": "m1", "parts": [{"kind": "text", "text": "hi"}]}}
@@ -109,21 +110,7 @@ async def _raw_call(app, body: bytes, *, disconnect_after: float | None = None) 
     async def send(message: dict) -> None:
         sent.append(message)
 
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/a2a/",
-        "raw_path": b"/a2a/",
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"testserver"), (b"content-type", b"application/json")],
-        "client": ("127.0.0.1", 1234),
-        "server": ("testserver", 80),
-    }
-    await app(scope, receive, send)
+    await app(asgi_scope(), receive, send)
     return sent
 
 

@@ -21,6 +21,7 @@ from a2a.grpc import a2a_pb2_grpc
 from a2a.grpc.server import start
 from a2a.testing.client import WireClient, rpc_body
 from tests.conftest import ALL_DATABASES
+from tests.helpers import asgi_scope
 
 pytestmark = ALL_DATABASES
 
@@ -147,20 +148,7 @@ def test_a_client_that_goes_away_frees_the_wait_at_once(settings):
     task_id, generation = _waiting_task()
     app = V11.application()
     body = orjson.dumps(rpc_body("GetTask", {"id": task_id, "currentGeneration": generation}))
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/a2a/",
-        "raw_path": b"/a2a/",
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"testserver"), (b"content-type", b"application/json"), (b"a2a-version", b"1.1")],
-        "client": ("127.0.0.1", 5000),
-        "server": ("testserver", 80),
-    }
+    scope = asgi_scope(headers={"a2a-version": "1.1"})
     sent: list[dict] = []
 
     async def go() -> tuple[bool, float]:
