@@ -52,6 +52,13 @@ class ServerURL(str):
     pid: int
 
 
+def uvicorn_command(port: int, *options: str) -> list[str]:
+    """The command that serves the example site with uvicorn on 127.0.0.1:``port``
+    (``options``: uvicorn's own)."""
+    app = "toolnexus_site.asgi:application"
+    return [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port), *options]
+
+
 @contextlib.contextmanager
 def running_server(
     env: dict[str, str],
@@ -64,23 +71,7 @@ def running_server(
     """Serve the site with uvicorn as ``make run`` does; yield its base URL; stop it
     with SIGTERM (graceful). ``nofile``: the (soft, hard) open-file limit it starts with."""
     port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "toolnexus_site.asgi:application",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--workers",
-        str(workers),
-        "--no-access-log",
-        "--loop",
-        "uvloop",
-        "--http",
-        http,
-    ]
+    command = uvicorn_command(port, "--workers", str(workers), "--no-access-log", "--loop", "uvloop", "--http", http)
     with running_process(command, port, env=env, cwd=ROOT, log=log, nofile=nofile) as base:
         yield base
 
