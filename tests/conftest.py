@@ -1,5 +1,5 @@
-"""Shared fixtures: a fresh store of each kind, store parametrization, and a database
-of its own for a server a test runs."""
+"""Shared fixtures: a fresh store of each kind, store parametrization, a database of its
+own for a server a test runs, and what the event bus published."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 from django.conf import settings
 
+from a2a.core.events import bus
 from stores.backends import get_task_store, resolve_store
 from stores.base import TaskStore
 from tests.server import postgres_database
@@ -67,6 +68,15 @@ def database_url(store: str, request: pytest.FixtureRequest) -> Iterator[str]:
     prefix = "a2a_" + request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
     with postgres_database(settings.POSTGRES_URL, prefix) as url:
         yield url
+
+
+@pytest.fixture
+def heard() -> Iterator[list[dict]]:
+    """Every task version published on the bus while the test runs."""
+    seen: list[dict] = []
+    bus.add_listener(seen.append)
+    yield seen
+    bus.remove_listener(seen.append)
 
 
 @pytest.fixture(scope="session", autouse=True)
