@@ -46,6 +46,27 @@ def manage(*args: str, env: dict[str, str]) -> None:
     subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], env=env, check=True, cwd=ROOT, capture_output=True)
 
 
+@contextlib.contextmanager
+def command_process(*args: str) -> Iterator[subprocess.Popen[str]]:
+    """``manage.py`` with ``args`` on the test settings, unbuffered, its output piped as
+    text; killed at the end if it still runs."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 class ServerURL(str):
     """The base URL of a running server; ``.pid`` is the server process."""
 
