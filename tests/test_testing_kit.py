@@ -87,6 +87,7 @@ def test_one_test_body_over_every_binding_and_version(a2a_client, settings, name
     unknown = way.error(way.get("no such task"))
     assert unknown.code == -32001 and "no such task" in unknown.message, unknown
     assert way.error(way.list(pageSize=1000)).fields == ["pageSize"]
+    assert event_kinds(way.send_stream("hello"))[-1] == "completed"
     assert str(way) == f"{name}-{version or '0.3'}"
 
 

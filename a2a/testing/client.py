@@ -43,7 +43,12 @@ REST_ROUTES = {
     "get": ("GET", "/tasks/{id}"),
     "list": ("GET", "/tasks"),
     "cancel": ("POST", "/tasks/{id}:cancel"),
+    "stream": ("POST", "/message:stream"),
+    "subscribe": ("POST", "/tasks/{id}:subscribe"),
+    "push_set": ("POST", "/tasks/{id}/pushNotificationConfigs"),
 }
+#: The JSON data of the frames of an SSE stream.
+Frames = list[Any]
 #: A keyword argument left out (``None`` is a value: "no ``A2A-Version`` header").
 UNSET: Any = object()
 
@@ -441,13 +446,57 @@ class Binding:
         """``CancelTask``."""
         return self.call("cancel", {"id": task_id}, headers)
 
+    def create_push_config(
+        self, task_id: str, config: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
+    ) -> httpx.Response:
+        """``CreateTaskPushNotificationConfig`` of ``config`` (``url``, ``token`` ...) on the
+        task: v1.0's JSON-RPC params hold its fields, v0.3's hold it as ``pushNotificationConfig``."""
+        if self.name == "rest":
+            return self.call("push_set", {"id": task_id, **config}, headers)
+        fields = dict(config) if self.v10 else {"pushNotificationConfig": dict(config)}
+        return self.call("push_set", {"taskId": task_id, **fields}, headers)
+
+    def send_stream(
+        self,
+        text_or_message: str | Mapping[str, Any],
+        *,
+        headers: Mapping[str, str] | None = None,
+        on_first: Callable[[], Any] | None = None,
+        **params: Any,
+    ) -> Frames:
+        """``SendStreamingMessage``: every SSE frame as sent (in JSON-RPC each a response
+        envelope), until the server ends the stream (``on_first`` and ``params`` as
+        :meth:`WireClient.stream` and :meth:`send`)."""
+        msg = self.message(text_or_message) if isinstance(text_or_message, str) else text_or_message
+        return self.stream("stream", send_params(msg, self.version, **params), headers, on_first=on_first)
+
+    def subscribe(
+        self, task_id: str, *, headers: Mapping[str, str] | None = None, on_first: Callable[[], Any] | None = None
+    ) -> Frames:
+        """``SubscribeToTask`` (``tasks/resubscribe`` in v0.3): every SSE frame as sent."""
+        return self.stream("subscribe", {"id": task_id}, headers, on_first=on_first)
+
     def call(self, operation: str, params: Mapping[str, Any], headers: Mapping[str, str] | None) -> httpx.Response:
         """``operation`` (a key of :data:`REST_ROUTES`) with ``params``: in JSON-RPC the
         version's method; in HTTP+JSON the route, the task's ``id`` in its path and the
         other params the body of a POST or the query of a GET."""
+        method, path, kwargs = self._request(operation, params, headers)
+        return self.client.request(method, path, **kwargs)
+
+    def stream(
+        self, operation: str, params: Mapping[str, Any], headers: Mapping[str, str] | None, **options: Any
+    ) -> Frames:
+        """A streaming ``operation`` (as :meth:`call`): every SSE frame, once the stream ends."""
+        method, path, kwargs = self._request(operation, params, headers)
+        return self.client.stream(method, path, **kwargs, **options)
+
+    def _request(
+        self, operation: str, params: Mapping[str, Any], headers: Mapping[str, str] | None
+    ) -> tuple[str, str, dict[str, Any]]:
         kwargs: dict[str, Any] = {"version": self.version, "headers": headers}
         if self.name == "jsonrpc":
-            return self.client.rpc_response(METHODS[operation][not self.v10], dict(params), **kwargs)
+            kwargs["json"] = rpc_body(METHODS[operation][not self.v10], dict(params))
+            return "POST", self.client.jsonrpc_path(), kwargs
         method, route = REST_ROUTES[operation]
         rest = dict(params)
         if "{id}" in route:
@@ -456,7 +505,7 @@ class Binding:
             kwargs["json"] = rest
         elif rest:
             kwargs["params"] = rest
-        return self.client.request(method, self.client.rest_path(route, self.version), **kwargs)
+        return method, self.client.rest_path(route, self.version), kwargs
 
     # --- Answers -------------------------------------------------------------------------
 
