@@ -21,7 +21,7 @@ from rest_framework.authtoken.models import Token
 from a2a.handlers import HandlerRequest, InputRequired
 from a2a.ops.bulk import Selection
 from a2a.protocol.model import message_text
-from a2a.testing.client import Binding
+from a2a.testing import Binding
 from a2a.testing.fake_model import fake_model as stub_model
 from a2a.testing.fake_model import openai_reply
 from stores.base import TaskQuery

@@ -22,7 +22,7 @@ from django.db import DataError, IntegrityError, OperationalError
 
 from a2a.handlers import HandlerRequest
 from a2a.runtime.runner import UNSAVABLE_MESSAGE
-from a2a.testing.client import Binding
+from a2a.testing import Binding
 from stores.base import StoreError
 from stores.models import NUL_WRAPPER, NulSafeDecoder, NulSafeEncoder
 from tests.db_marks import store_params

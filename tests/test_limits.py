@@ -16,7 +16,7 @@ from django.core.checks import run_checks
 
 from a2a.conf import DEFAULTS, from_environment
 from a2a.runtime.runner import get_runner
-from a2a.testing.client import Binding
+from a2a.testing import Binding
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from tests.helpers import ASGI

@@ -31,7 +31,8 @@ from a2a.protocol.model import new_task, set_status
 from a2a.protocol.v03 import v10_shaped
 from a2a.service.card import extended_card
 from a2a.service.context import INTERNAL
-from a2a.testing.client import UNSET, Binding, WireClient, rpc_body
+from a2a.testing import Binding, WireClient
+from a2a.testing.client import UNSET, rpc_body
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
 from tests.helpers import ASGI, v03_message, v10_message
