@@ -88,6 +88,12 @@ def test_one_test_body_over_every_binding_and_version(a2a_client, settings, name
     assert unknown.code == -32001 and "no such task" in unknown.message, unknown
     assert way.error(way.list(pageSize=1000)).fields == ["pageSize"]
     assert event_kinds(way.send_stream("hello"))[-1] == "completed"
+    config = {"id": "c1", "url": "https://93.184.216.34/hook"}  # an address: no DNS, and never delivered to
+    assert way.create_push_config(done["id"], config).status_code == 200
+    assert way.get_push_config(done["id"], "c1").status_code == 200
+    assert way.list_push_configs(done["id"]).status_code == 200
+    assert way.delete_push_config(done["id"], "c1").status_code == 200
+    assert way.error(way.get_push_config(done["id"], "c1")).code == -32001
     assert str(way) == f"{name}-{version or '0.3'}"
 
 

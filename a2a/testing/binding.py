@@ -8,6 +8,7 @@ test parametrized over the four checks one thing four times.
 from __future__ import annotations
 
 import dataclasses
+import re
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -20,15 +21,18 @@ from a2a.client.bindings import METHODS
 from a2a.client.errors import CODE_OF
 from a2a.testing.client import V1, WireClient, message, result_of, rpc_body, send_params
 
-#: Each operation over HTTP+JSON: its HTTP method and its path under the version's prefix.
+#: Each operation over HTTP+JSON: ``METHOD path``, the path under the version's prefix.
 REST_ROUTES = {
-    "send": ("POST", "/message:send"),
-    "get": ("GET", "/tasks/{id}"),
-    "list": ("GET", "/tasks"),
-    "cancel": ("POST", "/tasks/{id}:cancel"),
-    "stream": ("POST", "/message:stream"),
-    "subscribe": ("POST", "/tasks/{id}:subscribe"),
-    "push_set": ("POST", "/tasks/{id}/pushNotificationConfigs"),
+    "send": "POST /message:send",
+    "get": "GET /tasks/{id}",
+    "list": "GET /tasks",
+    "cancel": "POST /tasks/{id}:cancel",
+    "stream": "POST /message:stream",
+    "subscribe": "POST /tasks/{id}:subscribe",
+    "push_set": "POST /tasks/{taskId}/pushNotificationConfigs",
+    "push_get": "GET /tasks/{taskId}/pushNotificationConfigs/{configId}",
+    "push_list": "GET /tasks/{taskId}/pushNotificationConfigs",
+    "push_delete": "DELETE /tasks/{taskId}/pushNotificationConfigs/{configId}",
 }
 #: The JSON data of the frames of an SSE stream.
 Frames = list[Any]
@@ -136,9 +140,34 @@ class Binding:
         """``CreateTaskPushNotificationConfig`` of ``config`` (``url``, ``token`` ...) on the
         task: v1.0's JSON-RPC params hold its fields, v0.3's hold it as ``pushNotificationConfig``."""
         if self.name == "rest":
-            return self.call("push_set", {"id": task_id, **config}, headers)
+            return self.call("push_set", {**config, "taskId": task_id}, headers)
         fields = dict(config) if self.v10 else {"pushNotificationConfig": dict(config)}
         return self.call("push_set", {"taskId": task_id, **fields}, headers)
+
+    def get_push_config(
+        self, task_id: str, config_id: str, *, headers: Mapping[str, str] | None = None
+    ) -> httpx.Response:
+        """``GetTaskPushNotificationConfig``."""
+        return self._on_config("push_get", task_id, config_id, headers)
+
+    def list_push_configs(self, task_id: str, *, headers: Mapping[str, str] | None = None) -> httpx.Response:
+        """``ListTaskPushNotificationConfigs`` (v0.3's JSON-RPC names the task ``id``)."""
+        return self.call("push_list", {"id" if self.name == "jsonrpc" and not self.v10 else "taskId": task_id}, headers)
+
+    def delete_push_config(
+        self, task_id: str, config_id: str, *, headers: Mapping[str, str] | None = None
+    ) -> httpx.Response:
+        """``DeleteTaskPushNotificationConfig``."""
+        return self._on_config("push_delete", task_id, config_id, headers)
+
+    def _on_config(
+        self, operation: str, task_id: str, config_id: str, headers: Mapping[str, str] | None
+    ) -> httpx.Response:
+        if self.name == "rest":
+            return self.call(operation, {"taskId": task_id, "configId": config_id}, headers)
+        if self.v10:
+            return self.call(operation, {"taskId": task_id, "id": config_id}, headers)
+        return self.call(operation, {"id": task_id, "pushNotificationConfigId": config_id}, headers)
 
     def send_stream(
         self,
@@ -162,8 +191,8 @@ class Binding:
 
     def call(self, operation: str, params: Mapping[str, Any], headers: Mapping[str, str] | None) -> httpx.Response:
         """``operation`` (a key of :data:`REST_ROUTES`) with ``params``: in JSON-RPC the
-        version's method; in HTTP+JSON the route, the task's ``id`` in its path and the
-        other params the body of a POST or the query of a GET."""
+        version's method; in HTTP+JSON the route, the params it names (``{id}``,
+        ``{taskId}``) in its path and the others the body of a POST or the query of a GET."""
         method, path, kwargs = self._request(operation, params, headers)
         return self.client.request(method, path, **kwargs)
 
@@ -181,10 +210,9 @@ class Binding:
         if self.name == "jsonrpc":
             kwargs["json"] = rpc_body(METHODS[operation][not self.v10], dict(params))
             return "POST", self.client.jsonrpc_path(), kwargs
-        method, route = REST_ROUTES[operation]
+        method, route = REST_ROUTES[operation].split(" ", 1)
         rest = dict(params)
-        if "{id}" in route:
-            route = route.replace("{id}", quote(rest.pop("id"), safe=""))
+        route = re.sub(r"\{(\w+)\}", lambda name: quote(rest.pop(name[1]), safe=""), route)
         if method == "POST":
             kwargs["json"] = rest
         elif rest:
