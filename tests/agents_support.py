@@ -9,13 +9,13 @@ import uuid
 from typing import Any
 
 import grpc
+import httpx
 from google.protobuf import json_format
 
 from a2a.grpc import a2a_pb2 as pb
 from a2a.grpc import a2a_pb2_grpc
 from a2a.grpc.server import start
-from a2a.testing.client import WireClient, message
-from tests.helpers import call
+from a2a.testing import Binding, WireClient
 
 #: The second agent: another handler (tests.handlers.loud), name, skills and input modes.
 BILLING = {
@@ -60,40 +60,23 @@ def client(agent: str, version: str = "1.0") -> WireClient:
 # --- one operation, on one binding and version, as the client sees its answer -------------
 
 
-def _over_jsonrpc(agent: str, version: str, operation: str, task_id: str) -> Any:
-    v03 = version == "0.3"
-    names = {
-        "GetTask": ("tasks/get" if v03 else "GetTask", {"id": task_id}),
-        "ListTasks": ("tasks/list" if v03 else "ListTasks", {}),
-        "CancelTask": ("tasks/cancel" if v03 else "CancelTask", {"id": task_id}),
-        "SubscribeToTask": ("tasks/resubscribe" if v03 else "SubscribeToTask", {"id": task_id}),
-        "SendMessage (continuation)": (
-            "message/send" if v03 else "SendMessage",
-            {"message": message("yes", version, taskId=task_id)},
-        ),
-        "CreatePushConfig": (
-            ("tasks/pushNotificationConfig/set", {"taskId": task_id, "pushNotificationConfig": {"url": HOOK}})
-            if v03
-            else ("CreateTaskPushNotificationConfig", {"taskId": task_id, "url": HOOK})
-        ),
-        "GetPushConfig": (
-            ("tasks/pushNotificationConfig/get", {"id": task_id, "pushNotificationConfigId": "c1"})
-            if v03
-            else ("GetTaskPushNotificationConfig", {"taskId": task_id, "id": "c1"})
-        ),
-        "ListPushConfigs": (
-            ("tasks/pushNotificationConfig/list", {"id": task_id})
-            if v03
-            else ("ListTaskPushNotificationConfigs", {"taskId": task_id})
-        ),
-        "DeletePushConfig": (
-            ("tasks/pushNotificationConfig/delete", {"id": task_id, "pushNotificationConfigId": "c1"})
-            if v03
-            else ("DeleteTaskPushNotificationConfig", {"taskId": task_id, "id": "c1"})
-        ),
-    }
-    method, params = names[operation]
-    response = client(agent, version).rpc_response(method, params)
+def _request(way: Binding, operation: str, task_id: str) -> httpx.Response:
+    """``operation`` on ``task_id`` (its push config ``c1``), sent ``way``."""
+    return {
+        "GetTask": lambda: way.get(task_id),
+        "ListTasks": way.list,
+        "CancelTask": lambda: way.cancel(task_id),
+        "SubscribeToTask": lambda: way.call("subscribe", {"id": task_id}, None),  # a stream's head, or an error
+        "SendMessage (continuation)": lambda: way.send("yes", task_id=task_id),
+        "CreatePushConfig": lambda: way.create_push_config(task_id, {"url": HOOK}),
+        "GetPushConfig": lambda: way.get_push_config(task_id, "c1"),
+        "ListPushConfigs": lambda: way.list_push_configs(task_id),
+        "DeletePushConfig": lambda: way.delete_push_config(task_id, "c1"),
+    }[operation]()
+
+
+def _over_jsonrpc(way: Binding, operation: str, task_id: str) -> Any:
+    response = _request(way, operation, task_id)
     if response.headers["content-type"].startswith("text/event-stream"):  # v0.3: an error as the stream's event
         answer = json.loads(response.text.split("data: ", 1)[1].split("\n", 1)[0])
     else:
@@ -105,25 +88,8 @@ def _over_jsonrpc(agent: str, version: str, operation: str, task_id: str) -> Any
     return ("error", error["code"], error["message"].replace(task_id, "<id>")) if error else ("ok",)
 
 
-def _over_rest(agent: str, version: str, operation: str, task_id: str) -> Any:
-    base = f"{PREFIX[agent]}/a2a/rest/" + ("v1/" if version == "0.3" else "")
-    headers = V10 if version == "1.0" else {"A2A-Version": "0.3"}
-    configs = f"tasks/{task_id}/pushNotificationConfigs"
-    create = {"config": {"pushNotificationConfig": {"url": HOOK}}} if version == "0.3" else {"url": HOOK}
-    follow_up = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "taskId": task_id}
-    follow_up["content" if version == "0.3" else "parts"] = [{"text": "yes"}]
-    method, path, body = {
-        "GetTask": ("GET", f"tasks/{task_id}", None),
-        "ListTasks": ("GET", "tasks", None),
-        "CancelTask": ("POST", f"tasks/{task_id}:cancel", None),
-        "SubscribeToTask": ("GET", f"tasks/{task_id}:subscribe", None),
-        "SendMessage (continuation)": ("POST", "message:send", {"message": follow_up}),
-        "CreatePushConfig": ("POST", configs, create),
-        "GetPushConfig": ("GET", f"{configs}/c1", None),
-        "ListPushConfigs": ("GET", configs, None),
-        "DeletePushConfig": ("DELETE", f"{configs}/c1", None),
-    }[operation]
-    response = call(method, base + path, json=body, headers=headers)
+def _over_rest(way: Binding, operation: str, task_id: str) -> Any:
+    response = _request(way, operation, task_id)
     if operation == "ListTasks":
         return ("listed", any(t["id"] == task_id for t in response.json().get("tasks") or []))
     if response.status_code == 200:
@@ -198,7 +164,8 @@ def probe(agent: str, binding: str, version: str, operation: str, task_id: str) 
     """``operation`` on ``task_id`` through ``agent``'s routes, as the client sees its answer."""
     if binding == "grpc":
         return grpc_calls(agent, [(operation, task_id)])[0]
-    return (_over_jsonrpc if binding == "jsonrpc" else _over_rest)(agent, version, operation, task_id)
+    way = Binding(binding, None if (binding, version) == ("jsonrpc", "0.3") else version, client(agent, version))
+    return (_over_jsonrpc if binding == "jsonrpc" else _over_rest)(way, operation, task_id)
 
 
 def is_not_found(answer: Any) -> bool:

@@ -1,12 +1,17 @@
-"""Shared fixtures: a fresh store of each kind, and store parametrization."""
+"""Shared fixtures: a fresh store of each kind, store parametrization, a database of its
+own for a server a test runs, and what the event bus published."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
 
+from a2a.core.events import bus
 from stores.backends import get_task_store, resolve_store
 from stores.base import TaskStore
+from tests.server import postgres_database
 
 #: The test kit's fixtures (a2a_client, fake_model, fake_agent), as an installed package loads them.
 pytest_plugins = ["a2a.testing.plugin"]
@@ -48,6 +53,30 @@ def use_store(store, settings):
     settings.TASK_STORE = store
     assert get_task_store() is store
     return store
+
+
+@pytest.fixture
+def database_url(store: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    """For a server a test runs on the ``orm-postgres`` store (``store``: the module's
+    store kind), a PostgreSQL database of its own named after the module
+    (``a2a_crash_...`` for ``test_crash``), dropped after: its URL; "" on other stores."""
+    if store != "orm-postgres":
+        yield ""
+        return
+    if "postgres" not in settings.DATABASES:
+        pytest.skip("A2A_TEST_POSTGRES_URL is not set")
+    prefix = "a2a_" + request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
+    with postgres_database(settings.POSTGRES_URL, prefix) as url:
+        yield url
+
+
+@pytest.fixture
+def heard() -> Iterator[list[dict]]:
+    """Every task version published on the bus while the test runs."""
+    seen: list[dict] = []
+    bus.add_listener(seen.append)
+    yield seen
+    bus.remove_listener(seen.append)
 
 
 @pytest.fixture(scope="session", autouse=True)

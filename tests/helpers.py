@@ -57,6 +57,26 @@ def asgi_app() -> Any:
     return ASGI.application()
 
 
+def asgi_scope(path: str = "/a2a/", *, method: str = "POST", headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """The ASGI scope of an HTTP request, for a test that calls the application with a
+    ``receive`` and ``send`` of its own (a client that goes away): JSON content, then ``headers``."""
+    all_headers = {"host": "testserver", "content-type": "application/json", **(headers or {})}
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(name.encode(), value.encode()) for name, value in all_headers.items()],
+        "client": ("127.0.0.1", 1234),
+        "server": ("testserver", 80),
+    }
+
+
 def http(method: str, path: str, *, content: Any = None, headers: dict[str, str] | None = None) -> httpx.Response:
     """One request to :func:`asgi_app`, through httpx's ASGI transport (no server)."""
     return ASGI.request(method, path, content=content, headers=headers)
@@ -140,6 +160,7 @@ def metric_sample(name: str, **labels: str) -> float:
 __all__ = [
     "ASGI",
     "asgi_app",
+    "asgi_scope",
     "call",
     "http",
     "metric_sample",

@@ -46,10 +46,38 @@ def manage(*args: str, env: dict[str, str]) -> None:
     subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], env=env, check=True, cwd=ROOT, capture_output=True)
 
 
+@contextlib.contextmanager
+def command_process(*args: str) -> Iterator[subprocess.Popen[str]]:
+    """``manage.py`` with ``args`` on the test settings, unbuffered, its output piped as
+    text; killed at the end if it still runs."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 class ServerURL(str):
     """The base URL of a running server; ``.pid`` is the server process."""
 
     pid: int
+
+
+def uvicorn_command(port: int, *options: str) -> list[str]:
+    """The command that serves the example site with uvicorn on 127.0.0.1:``port``
+    (``options``: uvicorn's own)."""
+    app = "toolnexus_site.asgi:application"
+    return [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port), *options]
 
 
 @contextlib.contextmanager
@@ -64,23 +92,7 @@ def running_server(
     """Serve the site with uvicorn as ``make run`` does; yield its base URL; stop it
     with SIGTERM (graceful). ``nofile``: the (soft, hard) open-file limit it starts with."""
     port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "toolnexus_site.asgi:application",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--workers",
-        str(workers),
-        "--no-access-log",
-        "--loop",
-        "uvloop",
-        "--http",
-        http,
-    ]
+    command = uvicorn_command(port, "--workers", str(workers), "--no-access-log", "--loop", "uvloop", "--http", http)
     with running_process(command, port, env=env, cwd=ROOT, log=log, nofile=nofile) as base:
         yield base
 

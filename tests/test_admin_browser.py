@@ -42,9 +42,25 @@ def _require(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+#: The password of ``ops``, the staff user the browser tests log in as.
+PASSWORD = "correct horse battery"
+
+
+def create_ops(django_user_model: Any) -> Any:
+    """The superuser ``ops``."""
+    return django_user_model.objects.create_superuser("ops", "ops@example.com", PASSWORD)
+
+
+def submit_login(page: Any) -> None:
+    """Fill in and submit the admin's login form on ``page`` as ``ops``."""
+    page.fill("#id_username", "ops")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+
+
 @pytest.fixture
 def ops_user(transactional_db, django_user_model):
-    return django_user_model.objects.create_superuser("ops", "ops@example.com", "correct horse battery")
+    return create_ops(django_user_model)
 
 
 @contextlib.contextmanager
@@ -126,9 +142,7 @@ def test_admin_in_a_browser(browser, live_server):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     try:
         page.goto(f"{live_server.url}/admin/login/?next=/admin/")
-        page.fill("#id_username", "ops")
-        page.fill("#id_password", "correct horse battery")
-        page.click("input[type=submit]")
+        submit_login(page)
         page.get_by_role("link", name="Tasks").click()
         page.wait_for_selector("#result_list")
         ids = page.locator("#result_list th.field-task_id a").all_inner_texts()

@@ -18,7 +18,7 @@ import pytest
 
 from stores.backends import resolve_store
 from stores.timestamps import format_timestamp
-from tests.test_admin_browser import ARTIFACTS, chromium
+from tests.test_admin_browser import ARTIFACTS, chromium, create_ops, submit_login
 
 REASONS = ["Timeout talking to the weather API", "Out of quota", "The file was not a PDF"]
 ASKS = [
@@ -88,7 +88,7 @@ def tasks(request, transactional_db, settings):
 
 @pytest.fixture
 def browser(tasks, django_user_model, live_server):
-    django_user_model.objects.create_superuser("ops", "ops@example.com", "correct horse battery")
+    create_ops(django_user_model)
     with chromium() as browser:
         yield browser
 
@@ -100,9 +100,7 @@ def test_search_and_dashboard_in_a_browser(browser, tasks, live_server, capsys):
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     try:
         page.goto(f"{live_server.url}/admin/login/?next=/admin/")
-        page.fill("#id_username", "ops")
-        page.fill("#id_password", "correct horse battery")
-        page.click("input[type=submit]")
+        submit_login(page)
         page.get_by_role("link", name="Tasks").click()
         page.wait_for_selector("#result_list")
         assert page.title().startswith("Tasks |")

@@ -20,7 +20,7 @@ import pytest
 
 from stores.backends import resolve_store
 from stores.timestamps import format_timestamp
-from tests.test_admin_browser import ARTIFACTS, chromium
+from tests.test_admin_browser import ARTIFACTS, chromium, create_ops, submit_login
 
 ASKS = [
     "Summarize the quarterly report for the board and list the three largest risks, please",
@@ -73,7 +73,7 @@ def tasks(request, transactional_db, settings):
 
 @pytest.fixture
 def browser(tasks, django_user_model, live_server):
-    django_user_model.objects.create_superuser("ops", "ops@example.com", "correct horse battery")
+    create_ops(django_user_model)
     with chromium() as browser:
         yield browser
 
@@ -106,9 +106,7 @@ def test_the_admin_on_a_laptop(browser, tasks, live_server, capsys):
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     try:
         page.goto(f"{live_server.url}/admin/login/?next=/admin/stores/taskrecord/")
-        page.fill("#id_username", "ops")
-        page.fill("#id_password", "correct horse battery")
-        page.click("input[type=submit]")
+        submit_login(page)
         page.wait_for_selector("#result_list")
         check_list(page, saved)
         height = page.evaluate("document.documentElement.scrollHeight")

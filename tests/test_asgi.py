@@ -10,6 +10,8 @@ import pytest
 from a2a.asgi import get_asgi_application
 from a2a.testing import WireClient
 from a2a.testing.client import rpc_body
+from tests.helpers import asgi_scope
+from tests.middleware import PROJECT_MIDDLEWARE
 
 SEND = rpc_body(
     "SendMessage", {"message": {"role": "user", "messageId": "m1", "parts": [{"kind": "text", "text": "hi"}]}}
@@ -27,27 +29,13 @@ def test_both_paths_answer_the_same(settings, direct):
 
 
 def test_the_direct_path_skips_middleware_and_the_full_stack_does_not(settings):
-    settings.MIDDLEWARE = [*settings.MIDDLEWARE, "tests.test_asgi.tag_middleware"]
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, PROJECT_MIDDLEWARE]
     settings.A2A_DIRECT_ASGI = True
-    assert "X-Tagged" not in asyncio.run(WireClient(version=None).arequest("POST", "/a2a/", json=SEND)).headers
+    direct = asyncio.run(WireClient(version=None).arequest("POST", "/a2a/", json=SEND))
+    assert "X-Project-Middleware" not in direct.headers
     settings.A2A_DIRECT_ASGI = False
-    assert asyncio.run(WireClient(version=None).arequest("POST", "/a2a/", json=SEND)).headers["X-Tagged"] == "yes"
-
-
-def tag_middleware(get_response):
-    from asgiref.sync import iscoroutinefunction, markcoroutinefunction
-
-    async def middleware(request):
-        response = await get_response(request)
-        response["X-Tagged"] = "yes"
-        return response
-
-    assert iscoroutinefunction(get_response)
-    return markcoroutinefunction(middleware)
-
-
-tag_middleware.async_capable = True
-tag_middleware.sync_capable = False
+    full = asyncio.run(WireClient(version=None).arequest("POST", "/a2a/", json=SEND))
+    assert full.headers["X-Project-Middleware"] == "/a2a/"
 
 
 def test_the_direct_path_still_enforces_allowed_hosts(settings):
@@ -109,21 +97,7 @@ async def _raw_call(app, body: bytes, *, disconnect_after: float | None = None) 
     async def send(message: dict) -> None:
         sent.append(message)
 
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/a2a/",
-        "raw_path": b"/a2a/",
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"testserver"), (b"content-type", b"application/json")],
-        "client": ("127.0.0.1", 1234),
-        "server": ("testserver", 80),
-    }
-    await app(scope, receive, send)
+    await app(asgi_scope(), receive, send)
     return sent
 
 

@@ -24,9 +24,8 @@ import json
 import pytest
 
 from tests.server import manage, running_server, site_env
-from tests.test_admin_browser import ARTIFACTS, chromium
+from tests.test_admin_browser import ARTIFACTS, PASSWORD, chromium, submit_login
 
-PASSWORD = "correct horse battery"
 SKILLS = [
     {
         "id": "forecast",
@@ -73,9 +72,7 @@ def log_in(page, site):
     """The agent page sends staff to the admin's login first, then back."""
     page.goto(f"{site}/a2a/browse/")
     assert "/admin/login/" in page.url  # staff only: the admin's login first
-    page.fill("#id_username", "ops")
-    page.fill("#id_password", PASSWORD)
-    page.click("input[type=submit]")
+    submit_login(page)
     page.wait_for_url("**/a2a/browse/")
     assert page.title() == "Weather desk · A2A agent"
     assert "Will it rain in Paris this weekend?" in page.locator("#skills").inner_text()

@@ -11,7 +11,6 @@ import sys
 import pytest
 from django.core.management import CommandError, call_command
 
-from a2a.core.events import bus
 from a2a.ops.bulk import parse_age
 from stores.file import FileTaskStore
 from stores.orm import OrmTaskStore
@@ -37,15 +36,6 @@ def run(*args: str) -> tuple[str, str]:
     out, err = io.StringIO(), io.StringIO()
     call_command("a2a_tasks", *args, stdout=out, stderr=err)
     return out.getvalue(), err.getvalue()
-
-
-@pytest.fixture
-def heard():
-    """Every task version published on the bus while the test runs."""
-    seen: list[dict] = []
-    bus.add_listener(seen.append)
-    yield seen
-    bus.remove_listener(seen.append)
 
 
 DAY = dt.timedelta(days=1)

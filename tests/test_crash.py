@@ -40,7 +40,7 @@ import psycopg
 import pytest
 
 from a2a.testing.client import WireClient, rpc_body
-from tests.server import manage, postgres_database, running_server, site_env
+from tests.server import manage, running_server, site_env
 
 pytestmark = pytest.mark.slow
 
@@ -138,20 +138,6 @@ def site(store: str, tmp_path: Path, database_url: str = "") -> tuple[dict[str, 
             return {i: json.dumps(t).encode() for i, t in conn.execute("SELECT id, task FROM stores_taskrecord")}
 
     return env, raw_tasks
-
-
-@pytest.fixture
-def database_url(store: str):
-    """A PostgreSQL database of the test's own for the orm-postgres variant, dropped after."""
-    if store != "orm-postgres":
-        yield ""
-        return
-    from django.conf import settings
-
-    if "postgres" not in settings.DATABASES:
-        pytest.skip("A2A_TEST_POSTGRES_URL is not set")
-    with postgres_database(settings.POSTGRES_URL, "a2a_crash") as url:
-        yield url
 
 
 def stored_tasks(raw: dict[str, bytes]) -> list[bytes]:

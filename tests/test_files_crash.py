@@ -30,7 +30,7 @@ import psycopg
 import pytest
 
 from a2a.testing.client import rpc_body
-from tests.server import ROOT, manage, postgres_database, running_server, site_env
+from tests.server import ROOT, manage, running_server, site_env
 
 pytestmark = pytest.mark.slow
 
@@ -122,19 +122,6 @@ def site(store: str, tmp_path: Path, database_url: str) -> tuple[dict[str, str],
 @pytest.fixture(params=STORES)
 def store(request) -> str:
     return request.param
-
-
-@pytest.fixture
-def database_url(store: str):
-    if store != "orm-postgres":
-        yield ""
-        return
-    from django.conf import settings
-
-    if "postgres" not in settings.DATABASES:
-        pytest.skip("A2A_TEST_POSTGRES_URL is not set")
-    with postgres_database(settings.POSTGRES_URL, "a2a_files_crash") as url:
-        yield url
 
 
 def unreachable(media: Path, tasks: dict[str, str]) -> tuple[list[Path], list[Path], int]:

@@ -12,41 +12,25 @@ from pathlib import Path
 
 import httpx
 import pytest
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.db import connections
 
 from a2a.conf import a2a_settings, from_environment, project_name
 from a2a.testing.client import rpc_body
 from stores.orm import OrmTaskStore
 from tests.helpers import call
+from tests.middleware import PROJECT_MIDDLEWARE
 from tests.ports import free_port
-from tests.server import ROOT, manage, running_server, site_env
+from tests.server import ROOT, manage, running_server, site_env, uvicorn_command
 
 SEND = rpc_body("SendMessage", {"message": {"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "hi"}]}})
 V10 = {"A2A-Version": "1.0"}
-
-
-def seen_by_project_middleware(get_response):
-    """A project's middleware (async, as CORS or request-id middleware are)."""
-
-    async def middleware(request):
-        response = await get_response(request)
-        response["X-Project-Middleware"] = request.path
-        return response
-
-    assert iscoroutinefunction(get_response)
-    return markcoroutinefunction(middleware)
-
-
-seen_by_project_middleware.async_capable = True
-seen_by_project_middleware.sync_capable = False
 
 
 # --- MIDDLEWARE applies to the A2A routes by default --------------------------------------
 
 
 def test_the_projects_middleware_sees_a2a_requests_by_default(settings):
-    settings.MIDDLEWARE = [*settings.MIDDLEWARE, "tests.test_fresh_project.seen_by_project_middleware"]
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, PROJECT_MIDDLEWARE]
     assert a2a_settings.DIRECT_ASGI is False  # the default: no setting needed
     answer = call("POST", "/a2a/", json=SEND, headers=V10)
     assert answer.status_code == 200 and answer.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
@@ -61,7 +45,7 @@ def test_the_projects_middleware_sees_a2a_requests_by_default(settings):
 
 
 def test_the_fast_path_is_an_opt_in_that_skips_middleware(settings):
-    settings.MIDDLEWARE = [*settings.MIDDLEWARE, "tests.test_fresh_project.seen_by_project_middleware"]
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, PROJECT_MIDDLEWARE]
     settings.A2A_DIRECT_ASGI = True
     answer = call("POST", "/a2a/", json=SEND, headers=V10)
     assert answer.status_code == 200 and "X-Project-Middleware" not in answer.headers
@@ -111,16 +95,7 @@ def test_static_files_are_served_under_debug_as_runserver_does(settings):
 def start_and_fail(env: dict[str, str], tmp_path: Path) -> str:
     """Start uvicorn with the example site and ``env``: it must exit non-zero on its own;
     return its output."""
-    command = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "toolnexus_site.asgi:application",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(free_port()),
-    ]
+    command = uvicorn_command(free_port())
     done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
     output = done.stdout + done.stderr
     assert done.returncode != 0, output

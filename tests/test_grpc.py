@@ -6,13 +6,9 @@ management command and the server beside the ASGI app."""
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import subprocess
-import sys
 import uuid
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -29,10 +25,10 @@ from a2a.service import card
 from a2a.testing import WireClient
 from stores.memory import MemoryTaskStore
 from tests.ports import free_port
+from tests.server import command_process
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-ROOT = Path(__file__).resolve().parent.parent
 CLASSES = ["a2a.auth.BearerTokenAuthentication", "a2a.auth.APIKeyAuthentication"]
 COMPLETED, WORKING, CANCELED = pb.TASK_STATE_COMPLETED, pb.TASK_STATE_WORKING, pb.TASK_STATE_CANCELED
 
@@ -465,16 +461,7 @@ def test_served_beside_the_asgi_app_on_its_lifespan(settings):
 
 @pytest.mark.slow
 def test_the_management_command_serves_until_sigterm(tmp_path):
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "a2a_grpc", "--port", "0", "--grace", "1"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    with command_process("a2a_grpc", "--port", "0", "--grace", "1") as process:
         line = process.stdout.readline()
         assert "listening on 127.0.0.1:" in line, line + process.stderr.read()
         port = int(line.rsplit(":", 1)[1])
@@ -486,10 +473,6 @@ def test_the_management_command_serves_until_sigterm(tmp_path):
         assert asyncio.run(call()).task.status.state == COMPLETED
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert process.returncode == 0, err
     assert "stopped" in out
 

@@ -9,13 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import socket
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,10 +19,9 @@ import pytest
 from a2a.asgi import get_asgi_application
 from a2a.grpc.server import AddressInUseError, create_server, start
 from stores.memory import MemoryTaskStore
+from tests.server import command_process
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
@@ -111,21 +106,7 @@ def test_the_asgi_lifespan_fails_when_another_grpc_server_holds_the_port(setting
 
 @pytest.mark.slow
 def test_the_management_command_stops_on_a_held_port():
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONUNBUFFERED": "1"}
-    with held_port() as port:
-        process = subprocess.Popen(
-            [sys.executable, "manage.py", "a2a_grpc", "--port", str(port)],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            out, err = process.communicate(timeout=60)  # (without the fix) it serves until killed
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+    with held_port() as port, command_process("a2a_grpc", "--port", str(port)) as process:
+        out, err = process.communicate(timeout=60)  # (without the fix) it serves until killed
     assert process.returncode == 1, out + err
     assert f"cannot listen on 127.0.0.1:{port}" in err and "listening" not in out

@@ -25,7 +25,6 @@ import pytest
 from django.db import InterfaceError, OperationalError
 
 from a2a.core import lifecycle
-from a2a.core.events import bus
 from a2a.protocol.model import new_task
 from a2a.runtime.runner import Runner
 from stores.base import StoreError, StoreUnavailable, TaskStore
@@ -127,12 +126,10 @@ def settle(store, task_id, timeout=10.0):
 
 
 @pytest.mark.parametrize("blackout", [0.0, 0.5], ids=["reread-works", "reread-fails-too"])
-def test_a_start_saved_despite_an_error_runs_the_handler(use_store, settings, monkeypatch, blackout, caplog):
+def test_a_start_saved_despite_an_error_runs_the_handler(use_store, settings, monkeypatch, blackout, caplog, heard):
     settings.A2A_HANDLER = "tests.handlers.scripted"
     settings.A2A_LEASE_SECONDS = 1.0
     settings.A2A_LEASE_CHECK_INTERVAL = 0.3
-    seen: list[dict] = []
-    bus.add_listener(seen.append)
     fault = AmbiguousSave(use_store, monkeypatch, blackout=blackout)
     runner = Runner(1)
     try:
@@ -142,12 +139,11 @@ def test_a_start_saved_despite_an_error_runs_the_handler(use_store, settings, mo
         done = settle(use_store, task["id"])
     finally:
         runner.shutdown(grace=2)
-        bus.remove_listener(seen.append)
     assert fault.fired.is_set()
     assert done["status"]["state"] == "completed", done["status"]
     assert done["artifacts"][0]["parts"][0]["text"] == "done: sleep:0.2"  # the handler ran
     assert "_lease" not in done
-    states = [t["status"]["state"] for t in seen if t["id"] == task["id"]]
+    states = [t["status"]["state"] for t in heard if t["id"] == task["id"]]
     assert states.count("working") == 1 and "failed" not in states, states  # announced once, never failed
     assert "fulfilling task" not in caplog.text  # nothing failed outside the handler
 

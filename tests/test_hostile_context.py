@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import pytest
 from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
@@ -23,7 +21,7 @@ from rest_framework.authtoken.models import Token
 from a2a.handlers import HandlerRequest, InputRequired
 from a2a.ops.bulk import Selection
 from a2a.protocol.model import message_text
-from a2a.testing.client import rpc_body
+from a2a.testing import Binding
 from a2a.testing.fake_model import fake_model as stub_model
 from a2a.testing.fake_model import openai_reply
 from stores.base import TaskQuery
@@ -67,84 +65,8 @@ def remembering(request: HandlerRequest) -> str:
     return "seen: " + "|".join(message_text(t["history"][0]) for t in request.context_tasks())
 
 
-# --- The wire: one small client per binding and version -------------------------------------
-
-
-def http(method: str, path: str, headers: dict[str, str], body: Any = None, **params: Any) -> httpx.Response:
-    return ASGI.request(method, path, json=body, headers=headers, params=params or None)
-
-
-@dataclass(frozen=True)
-class Wire:
-    binding: str  # "jsonrpc" | "rest"
-    version: str  # "1.0" | "0.3"
-
-    def headers(self, who: dict[str, str]) -> dict[str, str]:
-        return {"A2A-Version": self.version, **who}
-
-    def message(self, text: str, **ids: str) -> dict[str, Any]:
-        if self.version == "1.0":
-            return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}], **ids}
-        if self.binding == "rest":  # v0.3's proto Message
-            return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "content": [{"text": text}], **ids}
-        return {
-            "kind": "message",
-            "messageId": str(uuid.uuid4()),
-            "role": "user",
-            "parts": [{"kind": "text", "text": text}],
-            **ids,
-        }
-
-    def _rpc(self, method: str, params: dict[str, Any], who: dict[str, str]) -> dict[str, Any]:
-        names = {
-            "send": ("SendMessage", "message/send"),
-            "list": ("ListTasks", "tasks/list"),
-            "get": ("GetTask", "tasks/get"),
-        }
-        name = names[method][self.version != "1.0"]
-        body = rpc_body(name, params)
-        return http("POST", "/a2a/", self.headers(who), body).json()
-
-    @property
-    def _rest(self) -> str:
-        return "/a2a/rest/v1" if self.version == "0.3" else "/a2a/rest"
-
-    def send_raw(self, text: str, who: dict[str, str], **ids: str) -> tuple[bool, Any]:
-        """(True, the task) or (False, the error as answered)."""
-        params = {"message": self.message(text, **ids)}
-        if self.binding == "jsonrpc":
-            answer = self._rpc("send", params, who)
-            if "error" in answer:
-                return False, answer["error"]
-            result = answer["result"]
-            return True, result["task"] if self.version == "1.0" else result
-        response = http("POST", f"{self._rest}/message:send", self.headers(who), params)
-        if response.status_code != 200:
-            return False, (response.status_code, response.json())
-        return True, response.json()["task"]
-
-    def send(self, text: str, who: dict[str, str], **ids: str) -> dict[str, Any]:
-        ok, task = self.send_raw(text, who, **ids)
-        assert ok, task
-        return task
-
-    def list(self, context_id: str, who: dict[str, str]) -> dict[str, Any]:
-        if self.binding == "jsonrpc":
-            return self._rpc("list", {"contextId": context_id}, who)["result"]
-        response = http("GET", f"{self._rest}/tasks", self.headers(who), contextId=context_id)
-        assert response.status_code == 200, response.text
-        return response.json()
-
-    def get(self, task_id: str, who: dict[str, str]) -> dict[str, Any]:
-        if self.binding == "jsonrpc":
-            return self._rpc("get", {"id": task_id}, who)["result"]
-        response = http("GET", f"{self._rest}/tasks/{task_id}", self.headers(who))
-        assert response.status_code == 200, response.text
-        return response.json()
-
-
 WIRES = [
-    pytest.param(Wire(binding, version), id=f"{binding}-{version}")
+    pytest.param(Binding(binding, version, ASGI), id=f"{binding}-{version}")
     for binding in ("jsonrpc", "rest")
     for version in ("1.0", "0.3")
 ]
@@ -166,60 +88,59 @@ def ids(page: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize("wire", WIRES)
 def test_another_callers_context_is_a_new_empty_one(agent, wire):
     alice, bob = agent["alice"], agent["bob"]
-    first = wire.send("alice-1", alice)
+    first = wire.result(wire.send("alice-1", headers=alice))
     context = first["contextId"]
-    second = wire.send("alice-2", alice, contextId=context)
+    second = wire.result(wire.send("alice-2", headers=alice, context_id=context))
     assert answer(second) == "seen: alice-1"
-    before = wire.list(context, alice)
+    before = wire.result(wire.list(contextId=context, headers=alice))
     assert ids(before) == [second["id"], first["id"]]
-    before_tasks = [wire.get(i, alice) for i in ids(before)]
+    before_tasks = [wire.result(wire.get(i, headers=alice)) for i in ids(before)]
 
     # Bob sends Alice's contextId: accepted, as a conversation of his own.
-    bob_1 = wire.send("bob-1", bob, contextId=context)
+    bob_1 = wire.result(wire.send("bob-1", headers=bob, context_id=context))
     assert bob_1["contextId"] == context
     assert answer(bob_1) == "seen: "  # none of Alice's messages
-    bob_2 = wire.send("bob-2", bob, contextId=context)
+    bob_2 = wire.result(wire.send("bob-2", headers=bob, context_id=context))
     assert answer(bob_2) == "seen: bob-1"
-    bobs = wire.list(context, bob)
+    bobs = wire.result(wire.list(contextId=context, headers=bob))
     assert ids(bobs) == [bob_2["id"], bob_1["id"]]
     assert bobs["totalSize"] == 2
 
     # Alice's view is unchanged, and her conversation goes on without Bob's messages.
-    after = wire.list(context, alice)
+    after = wire.result(wire.list(contextId=context, headers=alice))
     assert ids(after) == ids(before) and after["totalSize"] == 2
-    assert [wire.get(i, alice) for i in ids(after)] == before_tasks
-    third = wire.send("alice-3", alice, contextId=context)
+    assert [wire.result(wire.get(i, headers=alice)) for i in ids(after)] == before_tasks
+    third = wire.result(wire.send("alice-3", headers=alice, context_id=context))
     assert answer(third) == "seen: alice-1|alice-2"
 
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_continuing_a_task_with_another_callers_context(agent, wire):
     alice, bob = agent["alice"], agent["bob"]
-    alices = wire.send("ask:alice", alice)
-    bobs = wire.send("ask:bob", bob)
-    alice_task = wire.get(alices["id"], alice)
+    alices = wire.result(wire.send("ask:alice", headers=alice))
+    bobs = wire.result(wire.send("ask:bob", headers=bob))
+    alice_task = wire.result(wire.get(alices["id"], headers=alice))
 
     # Bob's own task with Alice's contextId: the same answer as with a contextId nobody
     # ever used (it does not match his task's), so it tells nothing about Alice's.
-    ok, with_alices = wire.send_raw("x", bob, taskId=bobs["id"], contextId=alices["contextId"])
-    _, with_unknown = wire.send_raw("x", bob, taskId=bobs["id"], contextId=str(uuid.uuid4()))
-    assert not ok
+    with_alices = wire.error(wire.send("x", headers=bob, task_id=bobs["id"], context_id=alices["contextId"]))
+    with_unknown = wire.error(wire.send("x", headers=bob, task_id=bobs["id"], context_id=str(uuid.uuid4())))
     assert with_alices == with_unknown
-    assert "does not match the task's contextId" in json.dumps(with_alices)
+    assert "does not match the task's contextId" in json.dumps(with_alices.body)
 
     # Alice's task, with or without her contextId: exactly like an unknown task.
     unknown = str(uuid.uuid4())
-    _, not_found = wire.send_raw("x", bob, taskId=unknown)
-    for extra in ({"contextId": alices["contextId"]}, {"contextId": bobs["contextId"]}, {}):
-        ok, error = wire.send_raw("x", bob, taskId=alices["id"], **extra)
-        assert not ok
-        assert json.dumps(error).replace(alices["id"], unknown) == json.dumps(not_found)
-    assert wire.get(alices["id"], alice) == alice_task  # untouched
+    not_found = wire.error(wire.send("x", headers=bob, task_id=unknown))
+    for extra in ({"context_id": alices["contextId"]}, {"context_id": bobs["contextId"]}, {}):
+        error = wire.error(wire.send("x", headers=bob, task_id=alices["id"], **extra))
+        assert error.status == not_found.status
+        assert json.dumps(error.body).replace(alices["id"], unknown) == json.dumps(not_found.body)
+    assert wire.result(wire.get(alices["id"], headers=alice)) == alice_task  # untouched
 
     # Each continues their own task; neither sees the other's.
-    done = wire.send("bob-answer", bob, taskId=bobs["id"])
+    done = wire.result(wire.send("bob-answer", headers=bob, task_id=bobs["id"]))
     assert answer(done) == "seen: "
-    assert ids(wire.list(alices["contextId"], bob)) == []
+    assert ids(wire.result(wire.list(contextId=alices["contextId"], headers=bob))) == []
 
 
 @pytest.mark.parametrize("kind", _store_params())
@@ -228,18 +149,18 @@ def test_the_llm_handler_never_sends_another_callers_context_to_the_model(kind, 
     settings.TASK_STORE = make_store(kind, tmp_path)
     alice = {"Authorization": "Bearer " + Token.objects.create(user=User.objects.create_user("alice")).key}
     bob = {"X-API-Key": Token.objects.create(user=User.objects.create_user("bob")).key}
-    wire = Wire("jsonrpc", "1.0")
+    wire = Binding("jsonrpc", "1.0", ASGI)
     with stub_model() as model:
         settings.A2A_HANDLER = "a2a.handlers.llm.handle"
         settings.A2A_LLM_BASE_URL = model.url
         settings.A2A_LLM_MODEL = "mock-model"
         model.queue(openai_reply("Hello Ada."), openai_reply("I do not know your name."), openai_reply("You are Ada."))
-        first = wire.send("My name is Ada, my PIN is 4321.", alice)
+        first = wire.result(wire.send("My name is Ada, my PIN is 4321.", headers=alice))
         context = first["contextId"]
-        bob_task = wire.send("What is my name and PIN?", bob, contextId=context)
+        bob_task = wire.result(wire.send("What is my name and PIN?", headers=bob, context_id=context))
         assert model.requests[1].body["messages"][1:] == [{"role": "user", "content": "What is my name and PIN?"}]
         assert answer(bob_task) == "I do not know your name."
-        wire.send("What is my name?", alice, contextId=context)
+        wire.result(wire.send("What is my name?", headers=alice, context_id=context))
         assert model.requests[2].body["messages"][1:] == [
             {"role": "user", "content": "My name is Ada, my PIN is 4321."},
             {"role": "assistant", "content": "Hello Ada."},

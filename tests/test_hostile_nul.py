@@ -15,17 +15,14 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from typing import Any
-from urllib.parse import quote
 
-import httpx
 import pytest
 from django.db import DataError, IntegrityError, OperationalError
 
 from a2a.handlers import HandlerRequest
 from a2a.runtime.runner import UNSAVABLE_MESSAGE
-from a2a.testing.client import rpc_body
+from a2a.testing import Binding
 from stores.base import StoreError
 from stores.models import NUL_WRAPPER, NulSafeDecoder, NulSafeEncoder
 from tests.db_marks import store_params
@@ -35,7 +32,13 @@ NUL = "\x00"
 TEXT = f"before{NUL}after"
 DATA = {f"key{NUL}": [f"value{NUL}", {"deep": NUL}]}
 METADATA = {"note": f"meta{NUL}data", f"k{NUL}": 1}
-BINDINGS = ["jsonrpc-1.0", "jsonrpc-0.3", "rest-1.0", "rest-0.3"]
+#: JSON-RPC and HTTP+JSON, each in v1.0 and v0.3.
+BINDINGS = [
+    pytest.param(Binding(name, version, ASGI), id=f"{name}-{version}")
+    for name, version in (("jsonrpc", "1.0"), ("jsonrpc", "0.3"), ("rest", "1.0"), ("rest", "0.3"))
+]
+#: JSON-RPC v1.0, for the tests of one binding.
+V10 = Binding("jsonrpc", "1.0", ASGI)
 
 
 @pytest.fixture(params=store_params(transaction=True))
@@ -50,64 +53,35 @@ def _quick(settings):
     settings.A2A_PUSH_ALLOW_PRIVATE_URLS = True
 
 
-# --- a client for every binding ------------------------------------------------------
+# --- every binding ----------------------------------------------------------------------
 
 
-def http(method: str, path: str, body: Any = None, *, version: str, params: dict | None = None) -> httpx.Response:
-    content = None if body is None else json.dumps(body).encode()
-    headers = {"Content-Type": "application/json"}
-    return ASGI.request(method, path, content=content, headers=headers, version=version, params=params)
-
-
-def message(binding: str, text: str = "hello", data: Any = None, **ids: str) -> dict[str, Any]:
+def message(way: Binding, text: str = "hello", data: Any = None, **ids: str) -> dict[str, Any]:
     """A user message in the binding's shape: a text part (and a data part)."""
-    message_id = ids.pop("messageId", str(uuid.uuid4()))
-    if binding == "jsonrpc-0.3":
-        parts: list[dict[str, Any]] = [{"kind": "text", "text": text}]
-        parts += [{"kind": "data", "data": data}] if data is not None else []
-        return {"kind": "message", "messageId": message_id, "role": "user", "parts": parts, **ids}
-    if binding == "rest-0.3":
-        parts = [{"text": text}] + ([{"data": {"data": data}}] if data is not None else [])
-        return {"messageId": message_id, "role": "ROLE_USER", "content": parts, **ids}
-    parts = [{"text": text}] + ([{"data": data}] if data is not None else [])
-    return {"messageId": message_id, "role": "ROLE_USER", "parts": parts, **ids}
-
-
-_RPC = {
-    "1.0": {"send": "SendMessage", "get": "GetTask", "cancel": "CancelTask", "list": "ListTasks"},
-    "0.3": {"send": "message/send", "get": "tasks/get", "cancel": "tasks/cancel", "list": "tasks/list"},
-}
-
-
-def outcome(binding: str, operation: str, **params: Any) -> tuple[str, Any]:
-    """Run ``operation`` (send, get, cancel, list) through ``binding``: ("ok", result) or
-    ("error", its JSON-RPC code), the REST status mapped to the code its reason names.
-    Never an internal error or an HTTP 500 (asserted). A send blocks, as each version says it."""
-    kind, version = binding.split("-")
-    if operation == "send":
-        params.setdefault("configuration", {} if version == "1.0" else {"blocking": True})
-    if kind == "jsonrpc":
-        body = rpc_body(_RPC[version][operation], params)
-        response = http("POST", "/a2a/", body, version=version)
-        assert response.status_code == 200, response.text
-        answer = response.json()
-        assert answer.get("error", {}).get("code") != -32603, answer
-        return ("error", answer["error"]["code"]) if "error" in answer else ("ok", answer["result"])
-    base = "/a2a/rest" if version == "1.0" else "/a2a/rest/v1"
-    if operation == "send":
-        response = http("POST", f"{base}/message:send", params, version=version)
-    elif operation == "get":
-        response = http("GET", f"{base}/tasks/{quote(params['id'], safe='')}", version=version)
-    elif operation == "cancel":
-        response = http("POST", f"{base}/tasks/{quote(params['id'], safe='')}:cancel", {}, version=version)
+    msg = way.message(text, **ids)
+    if data is None:
+        return msg
+    if way.v03_rest:  # v0.3's proto Message: its DataPart wraps a Struct
+        msg["content"] = [*msg["content"], {"data": {"data": data}}]
     else:
-        response = http("GET", f"{base}/tasks", version=version, params=params)
+        msg["parts"] = [*msg["parts"], {"data": data} if way.v10 else {"kind": "data", "data": data}]
+    return msg
+
+
+def outcome(way: Binding, operation: str, **params: Any) -> tuple[str, Any]:
+    """Run ``operation`` (send, get, cancel, list) through ``way``: ("ok", result) or
+    ("error", its JSON-RPC code), the REST reason mapped to its code. Never an internal
+    error or an HTTP 500 (asserted). A send blocks, as each version says it."""
+    if operation == "send":
+        params.setdefault("configuration", {} if way.v10 else {"blocking": True})
+    response = way.call(operation, params, None)
+    if way.name == "jsonrpc":
+        assert response.status_code == 200, response.text
+        assert response.json().get("error", {}).get("code") != -32603, response.text
     assert response.status_code < 500, response.text
-    answer = response.json()
-    if response.status_code >= 400:
-        reason = answer["error"]["details"][0]["reason"]
-        return "error", {"INVALID_PARAMS": -32602, "TASK_NOT_FOUND": -32001}.get(reason, reason)
-    return "ok", answer
+    if response.status_code >= 400 or "error" in response.json():
+        return "error", way.error(response).code
+    return "ok", way.result(response)
 
 
 def task_of(result: dict[str, Any]) -> dict[str, Any]:
@@ -128,7 +102,7 @@ def strings(value: Any) -> set[str]:
 # === ids: invalid params on every store and binding, before any store is asked ========
 
 
-def _id_cases(binding: str) -> dict[str, tuple[str, dict[str, Any]]]:
+def _id_cases(binding: Binding) -> dict[str, tuple[str, dict[str, Any]]]:
     cases: dict[str, tuple[str, dict[str, Any]]] = {
         "get": ("get", {"id": NUL}),
         "get-inside": ("get", {"id": f"task{NUL}id"}),
@@ -148,7 +122,7 @@ def test_an_id_holding_nul_is_invalid_params_on_every_store(use_store, binding):
 
 
 def test_push_config_ids_holding_nul_are_invalid_params_on_every_store(use_store):
-    task_id = task_of(outcome("jsonrpc-1.0", "send", message=message("jsonrpc-1.0"))[1])["id"]
+    task_id = task_of(outcome(V10, "send", message=message(V10))[1])["id"]
     hook = {"url": "http://127.0.0.1:9/hook"}
     for method, params in [
         ("CreateTaskPushNotificationConfig", {"taskId": task_id, "id": f"c{NUL}", **hook}),
@@ -157,24 +131,22 @@ def test_push_config_ids_holding_nul_are_invalid_params_on_every_store(use_store
         ("DeleteTaskPushNotificationConfig", {"taskId": task_id, "id": f"c{NUL}"}),
         ("ListTaskPushNotificationConfigs", {"taskId": f"t{NUL}"}),
     ]:
-        body = rpc_body(method, params)
-        answer = http("POST", "/a2a/", body, version="1.0").json()
+        answer = ASGI.rpc(method, params, version="1.0")
         assert answer.get("error", {}).get("code") == -32602, (method, params, answer)
-    response = http("GET", f"/a2a/rest/tasks/{task_id}/pushNotificationConfigs/c%00", version="1.0")
+    response = ASGI.request("GET", f"/a2a/rest/tasks/{task_id}/pushNotificationConfigs/c%00", version="1.0")
     assert response.status_code == 400, response.text
 
 
 def test_a_push_config_holding_nul_comes_back_as_sent_on_every_store(use_store):
     """Content of a push config (its URL's path here) is kept like a task's."""
-    task_id = task_of(outcome("jsonrpc-1.0", "send", message=message("jsonrpc-1.0"))[1])["id"]
+    task_id = task_of(outcome(V10, "send", message=message(V10))[1])["id"]
     url = f"http://127.0.0.1:9/hook{NUL}path"
     answers = []
     for method, params in [
         ("CreateTaskPushNotificationConfig", {"taskId": task_id, "id": "c1", "url": url}),
         ("GetTaskPushNotificationConfig", {"taskId": task_id, "id": "c1"}),
     ]:
-        body = rpc_body(method, params)
-        answers.append(http("POST", "/a2a/", body, version="1.0").json())
+        answers.append(ASGI.rpc(method, params, version="1.0"))
     assert [a.get("result", a).get("url") for a in answers] == [url, url], answers
 
 
@@ -186,7 +158,7 @@ def test_content_holding_nul_comes_back_as_sent_on_every_store(use_store, bindin
     """Text, data, message metadata and request metadata holding NUL: the task is
     created, run (the echo handler answers with the text, NUL included), and read
     back, stored and over the wire, exactly as sent."""
-    metadata = {"metadata": METADATA} if binding != "rest-0.3" else {}
+    metadata = {"metadata": METADATA} if not binding.v03_rest else {}
     status, result = outcome(binding, "send", message=message(binding, TEXT, DATA, metadata=METADATA), **metadata)
     assert status == "ok", result
     task_id = task_of(result)["id"]
@@ -245,7 +217,7 @@ def wait_settled(store, task_id: str, timeout: float) -> dict[str, Any]:
 
 def test_a_handler_result_holding_nul_completes_with_it_intact(use_store, settings):
     settings.A2A_HANDLER = "tests.test_hostile_nul.nul_result"
-    status, result = outcome("jsonrpc-1.0", "send", message=message("jsonrpc-1.0", "go"))
+    status, result = outcome(V10, "send", message=message(V10, "go"))
     assert status == "ok", result
     task = wait_settled(use_store, task_of(result)["id"], 5)
     assert task["status"]["state"] == "completed", task["status"]
@@ -283,7 +255,7 @@ def test_a_result_the_store_refuses_fails_the_task_at_once_with_the_reason(use_s
     attempts: list[str] = []
     use_store.save = _refusing(use_store, error, "completed", attempts)
     started = time.monotonic()
-    status, result = outcome("jsonrpc-1.0", "send", message=message("jsonrpc-1.0", "hello"))
+    status, result = outcome(V10, "send", message=message(V10, "hello"))
     assert status == "ok", result
     task = wait_settled(use_store, task_of(result)["id"], 5)
     assert time.monotonic() - started < 5
@@ -309,7 +281,7 @@ def test_an_outage_while_saving_the_result_is_still_waited_out(use_store, settin
         return save(task, expected_version)
 
     use_store.save = flaky_save
-    status, result = outcome("jsonrpc-1.0", "send", message=message("jsonrpc-1.0", "hello"))
+    status, result = outcome(V10, "send", message=message(V10, "hello"))
     assert status == "ok", result
     task = wait_settled(use_store, task_of(result)["id"], 5)
     assert task["status"]["state"] == "completed"

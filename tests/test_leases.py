@@ -16,7 +16,6 @@ import pytest
 from django.core.management import call_command
 
 from a2a.core import leases
-from a2a.core.events import bus
 from a2a.ops import bulk as maintenance
 from a2a.ops import checks, deployment
 from a2a.protocol.model import SendParams, new_task
@@ -50,14 +49,6 @@ def leased(task_id: str, state: str = "working", *, expires: dt.datetime, owner:
     task["status"] = {"state": state, "timestamp": now_iso()}
     task["_lease"] = {"owner": owner, "expires": format_timestamp(expires), "runs": runs}
     return task
-
-
-@pytest.fixture
-def heard():
-    seen: list[dict] = []
-    bus.add_listener(seen.append)
-    yield seen
-    bus.remove_listener(seen.append)
 
 
 @pytest.fixture

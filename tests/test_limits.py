@@ -6,11 +6,8 @@ memory store."""
 
 from __future__ import annotations
 
-import json
 import time
-import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -19,126 +16,35 @@ from django.core.checks import run_checks
 
 from a2a.conf import DEFAULTS, from_environment
 from a2a.runtime.runner import get_runner
-from a2a.testing.client import rpc_body
+from a2a.testing import Binding
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
-from tests.helpers import http
+from tests.helpers import ASGI
 
 
-@dataclass(frozen=True)
-class Way:
-    """A binding and a dialect: how a request is sent and how its answer is read."""
-
-    binding: str  # "jsonrpc" or "rest"
-    version: str | None  # None (v0.3) or "1.0"
-
-    @property
-    def v10(self) -> bool:
-        return self.version == "1.0"
-
-    def headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
-        if self.version:
-            headers["A2A-Version"] = self.version
-        return headers
-
-    def text(self, text: str) -> dict[str, Any]:
-        return {"text": text} if self.v10 else {"kind": "text", "text": text}
-
-    def message(self, *texts: str, **extra: Any) -> dict[str, Any]:
-        return {
-            "role": "ROLE_USER" if self.v10 else "user",
-            "messageId": str(uuid.uuid4()),
-            "parts": [self.text(t) for t in texts or ("hello",)],
-            **extra,
-        }
-
-    def state(self, state: str) -> str:
-        return f"TASK_STATE_{state.upper().replace('-', '_')}" if self.v10 else state
-
-    # --- requests ------------------------------------------------------------------
-
-    def send_body(self, params: dict[str, Any]) -> bytes:
-        if self.binding == "rest":
-            return json.dumps(params).encode()
-        method = "SendMessage" if self.v10 else "message/send"
-        return json.dumps(rpc_body(method, params)).encode()
-
-    def post_send(self, body: Any) -> httpx.Response:
-        path = "/a2a/" if self.binding == "jsonrpc" else "/a2a/rest/message:send"
-        return http("POST", path, content=body, headers=self.headers())
-
-    def send(self, params: dict[str, Any]) -> httpx.Response:
-        return self.post_send(self.send_body(params))
-
-    def get(self, task_id: str) -> httpx.Response:
-        if self.binding == "rest":
-            return http("GET", f"/a2a/rest/tasks/{task_id}", headers=self.headers())
-        body = rpc_body("GetTask" if self.v10 else "tasks/get", {"id": task_id})
-        return http("POST", "/a2a/", content=json.dumps(body).encode(), headers=self.headers())
-
-    def list(self, **params: Any) -> httpx.Response:
-        if self.binding == "rest":
-            query = "&".join(f"{k}={v}" for k, v in params.items())
-            return http("GET", f"/a2a/rest/tasks?{query}", headers=self.headers())
-        body = rpc_body("ListTasks" if self.v10 else "tasks/list", params)
-        return http("POST", "/a2a/", content=json.dumps(body).encode(), headers=self.headers())
-
-    # --- answers -------------------------------------------------------------------
-
-    def result(self, response: httpx.Response) -> dict[str, Any]:
-        """The successful answer (a SendMessage's Task unwrapped)."""
-        assert response.status_code == 200, (response.status_code, response.text[:500])
-        body = response.json()
-        if self.binding == "jsonrpc":
-            assert "error" not in body, body["error"]
-            body = body["result"]
-        return body["task"] if self.v10 and set(body) == {"task"} else body
-
-    def refused(self, response: httpx.Response, code: int, setting: str, field: str | None = None) -> str:
-        """Check the error answer: the JSON-RPC code (or its HTTP status and reason in
-        REST), a message naming ``setting``, and the offending ``field``; return the message."""
-        reasons = {-32600: "INVALID_REQUEST", -32602: "INVALID_PARAMS"}
-        too_large = setting in ("A2A_MAX_BODY_BYTES", "DATA_UPLOAD_MAX_MEMORY_SIZE")
-        if self.binding == "jsonrpc":
-            assert response.status_code == (413 if too_large else 200), response.status_code
-            error = response.json()["error"]
-            assert error["code"] == code, error
-            message = error["message"]
-            if field is not None:
-                data = error["data"]
-                fields = (
-                    [v["field"] for d in data if "fieldViolations" in d for v in d["fieldViolations"]]
-                    if isinstance(data, list)
-                    else [data["field"]]
-                )
-                assert fields == [field], error
-        else:
-            status = 413 if too_large else 400
-            assert response.status_code == status, (response.status_code, response.text[:500])
-            error = response.json()["error"]
-            assert error["code"] == status
-            assert error["details"][0]["reason"] == reasons[code], error
-            message = error["message"]
-            if field is not None:
-                violations = [
-                    v["field"] for d in error["details"] if "fieldViolations" in d for v in d["fieldViolations"]
-                ]
-                assert violations == [field], error
-        assert setting in message, message
-        assert len(message) < 300, message
-        return message
+def refused(way: Binding, response: httpx.Response, code: int, setting: str, field: str | None = None) -> str:
+    """Check the error answer: the JSON-RPC code (or its HTTP status and reason in REST),
+    a message naming ``setting``, and the offending ``field``; return the message."""
+    too_large = setting in ("A2A_MAX_BODY_BYTES", "DATA_UPLOAD_MAX_MEMORY_SIZE")
+    status = 413 if too_large else 200 if way.name == "jsonrpc" else 400
+    error = way.error(response)
+    assert (error.status, error.code) == (status, code), error
+    if field is not None:
+        assert error.fields == [field], error
+    assert setting in error.message, error.message
+    assert len(error.message) < 300, error.message
+    return error.message
 
 
 #: JSON-RPC in both dialects; HTTP+JSON in v1.0 (the only one it is offered in).
 WAYS = [
-    pytest.param(Way(binding, version), id=f"{binding}-{'v1.0' if version else 'v0.3'}")
+    pytest.param(Binding(binding, version, ASGI), id=f"{binding}-{'v1.0' if version else 'v0.3'}")
     for binding, version in (("jsonrpc", None), ("jsonrpc", "1.0"), ("rest", "1.0"))
 ]
 
 
 @pytest.fixture(params=WAYS)
-def way(request) -> Way:
+def way(request) -> Binding:
     return request.param
 
 
@@ -152,25 +58,25 @@ def store(settings) -> MemoryTaskStore:
 # --- A2A_MAX_BODY_BYTES --------------------------------------------------------------------
 
 
-def padded(way: Way, size: int) -> bytes:
+def padded(way: Binding, size: int) -> bytes:
     """A valid SendMessage body of exactly ``size`` bytes (trailing whitespace is JSON)."""
-    body = way.send_body({"message": way.message("hello")})
+    body = way.body({"message": way.message("hello")})
     assert len(body) <= size
     return body + b" " * (size - len(body))
 
 
 def test_body_size_at_the_limit_passes_and_one_byte_over_is_413(way, settings):
     settings.A2A_MAX_BODY_BYTES = 1000
-    task = way.result(way.post_send(padded(way, 1000)))
+    task = way.result(way.post(padded(way, 1000)))
     assert task["status"]["state"] == way.state("completed")
-    message = way.refused(way.post_send(padded(way, 1001)), -32600, "A2A_MAX_BODY_BYTES")
+    message = refused(way, way.post(padded(way, 1001)), -32600, "A2A_MAX_BODY_BYTES")
     assert "1001 bytes" in message and "at most 1000" in message
 
 
 def test_body_size_without_content_length(settings):
     """A chunked body (no Content-Length) is measured as it is read."""
     settings.A2A_MAX_BODY_BYTES = 1000
-    way = Way("jsonrpc", "1.0")
+    way = Binding("jsonrpc", "1.0", ASGI)
 
     def chunked(body: bytes) -> Any:
         async def chunks() -> AsyncIterator[bytes]:
@@ -179,8 +85,8 @@ def test_body_size_without_content_length(settings):
 
         return chunks()
 
-    assert way.result(way.post_send(chunked(padded(way, 1000))))["status"]["state"] == "TASK_STATE_COMPLETED"
-    way.refused(way.post_send(chunked(padded(way, 1001))), -32600, "A2A_MAX_BODY_BYTES")
+    assert way.result(way.post(chunked(padded(way, 1000))))["status"]["state"] == "TASK_STATE_COMPLETED"
+    refused(way, way.post(chunked(padded(way, 1001))), -32600, "A2A_MAX_BODY_BYTES")
 
 
 def test_django_upload_limit_does_not_get_in_the_way(settings):
@@ -189,11 +95,11 @@ def test_django_upload_limit_does_not_get_in_the_way(settings):
     nor needs raising (no a2a.W040 any more, the first check of a new project is clean)."""
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
     for binding in ("jsonrpc", "rest"):
-        way = Way(binding, "1.0")
+        way = Binding(binding, "1.0", ASGI)
         size = 3 * 1024 * 1024  # over Django's own default of 2.5 MB
-        assert way.result(way.post_send(padded(way, size)))["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert way.result(way.post(padded(way, size)))["status"]["state"] == "TASK_STATE_COMPLETED"
     settings.A2A_MAX_BODY_BYTES = 1000
-    way.refused(way.post_send(padded(way, 1001)), -32600, "A2A_MAX_BODY_BYTES")
+    refused(way, way.post(padded(way, 1001)), -32600, "A2A_MAX_BODY_BYTES")
     assert not [m for m in run_checks() if m.id and m.id.startswith("a2a.")]
 
 
@@ -202,11 +108,9 @@ def test_django_upload_limit_does_not_get_in_the_way(settings):
 
 def test_parts_at_the_limit_pass_and_one_more_is_refused(way, settings):
     settings.A2A_MAX_PARTS = 3
-    task = way.result(way.send({"message": way.message("a", "b", "c")}))
+    task = way.result(way.send(way.message("a", "b", "c")))
     assert task["status"]["state"] == way.state("completed")
-    message = way.refused(
-        way.send({"message": way.message("a", "b", "c", "d")}), -32602, "A2A_MAX_PARTS", field="message.parts"
-    )
+    message = refused(way, way.send(way.message("a", "b", "c", "d")), -32602, "A2A_MAX_PARTS", field="message.parts")
     assert "4 parts" in message and "at most 3" in message
 
 
@@ -215,19 +119,17 @@ def test_parts_at_the_limit_pass_and_one_more_is_refused(way, settings):
 
 def test_text_at_the_limit_passes_and_one_character_more_is_refused(way, settings):
     settings.A2A_MAX_TEXT_LENGTH = 50
-    task = way.result(way.send({"message": way.message("é" * 50)}))  # characters, not bytes
+    task = way.result(way.send("é" * 50))  # characters, not bytes
     assert task["status"]["state"] == way.state("completed")
-    way.refused(
-        way.send({"message": way.message("ok", "x" * 51)}), -32602, "A2A_MAX_TEXT_LENGTH", field="message.parts[1].text"
-    )
+    refused(way, way.send(way.message("ok", "x" * 51)), -32602, "A2A_MAX_TEXT_LENGTH", field="message.parts[1].text")
 
 
 def test_text_length_default_boundary():
-    way = Way("jsonrpc", "1.0")
+    way = Binding("jsonrpc", "1.0", ASGI)
     limit = DEFAULTS["A2A_MAX_TEXT_LENGTH"]
     assert limit == 1_000_000
-    assert way.result(way.send({"message": way.message("x" * limit)}))["status"]["state"] == "TASK_STATE_COMPLETED"
-    way.refused(way.send({"message": way.message("x" * (limit + 1))}), -32602, "A2A_MAX_TEXT_LENGTH")
+    assert way.result(way.send("x" * limit))["status"]["state"] == "TASK_STATE_COMPLETED"
+    refused(way, way.send("x" * (limit + 1)), -32602, "A2A_MAX_TEXT_LENGTH")
 
 
 # --- A2A_MAX_ID_LENGTH ---------------------------------------------------------------------------
@@ -236,28 +138,28 @@ def test_text_length_default_boundary():
 @pytest.mark.parametrize("key", ["messageId", "contextId"])
 def test_message_ids_at_the_limit_pass_and_one_character_more_is_refused(way, settings, key):
     settings.A2A_MAX_ID_LENGTH = 40
-    task = way.result(way.send({"message": way.message(**{key: "i" * 40})}))
+    task = way.result(way.send(way.message("hello", **{key: "i" * 40})))
     assert task["status"]["state"] == way.state("completed")
     if key == "contextId":
         assert task["contextId"] == "i" * 40
-    way.refused(way.send({"message": way.message(**{key: "i" * 41})}), -32602, "A2A_MAX_ID_LENGTH", f"message.{key}")
+    refused(way, way.send(way.message("hello", **{key: "i" * 41})), -32602, "A2A_MAX_ID_LENGTH", f"message.{key}")
 
 
 def test_task_ids_at_the_limit_are_looked_up_and_longer_ones_refused(way, settings):
     settings.A2A_MAX_ID_LENGTH = 40
     answer = way.get("t" * 40)
-    assert answer.status_code == (200 if way.binding == "jsonrpc" else 404)
-    if way.binding == "jsonrpc":
+    assert answer.status_code == (200 if way.name == "jsonrpc" else 404)
+    if way.name == "jsonrpc":
         assert answer.json()["error"]["code"] == -32001  # looked up: not found
-    way.refused(way.get("t" * 41), -32602, "A2A_MAX_ID_LENGTH", field="id")
+    refused(way, way.get("t" * 41), -32602, "A2A_MAX_ID_LENGTH", field="id")
 
 
 def test_id_length_default_boundary():
-    way = Way("jsonrpc", None)
+    way = Binding("jsonrpc", None, ASGI)
     limit = DEFAULTS["A2A_MAX_ID_LENGTH"]
     assert limit == 255
-    assert way.result(way.send({"message": way.message(messageId="m" * limit)}))["status"]["state"] == "completed"
-    way.refused(way.send({"message": way.message(messageId="m" * (limit + 1))}), -32602, "A2A_MAX_ID_LENGTH")
+    assert way.result(way.send(way.message("hello", messageId="m" * limit)))["status"]["state"] == "completed"
+    refused(way, way.send(way.message("hello", messageId="m" * (limit + 1))), -32602, "A2A_MAX_ID_LENGTH")
 
 
 # --- A2A_MAX_PAGE_SIZE ---------------------------------------------------------------------------
@@ -266,10 +168,10 @@ def test_id_length_default_boundary():
 def test_page_size_at_the_limit_passes_and_one_more_is_refused(way, settings):
     settings.A2A_MAX_PAGE_SIZE = 5
     for _ in range(7):
-        way.result(way.send({"message": way.message()}))
+        way.result(way.send("hello"))
     page = way.result(way.list(pageSize=5))
     assert len(page["tasks"]) == 5 and page["nextPageToken"]
-    message = way.refused(way.list(pageSize=6), -32602, "A2A_MAX_PAGE_SIZE", field="pageSize")
+    message = refused(way, way.list(pageSize=6), -32602, "A2A_MAX_PAGE_SIZE", field="pageSize")
     assert "at most 5" in message
     default = way.result(way.list())  # the default page (50) is cut to the limit
     assert len(default["tasks"]) == 5 and default["nextPageToken"]
@@ -283,17 +185,17 @@ def test_history_keeps_the_newest_messages(way, settings, store):
     runner); beyond A2A_MAX_HISTORY the oldest go."""
     settings.A2A_MAX_HISTORY = 3
     settings.A2A_HANDLER = "tests.handlers.scripted"
-    task = way.result(way.send({"message": way.message("ask:a")}))
+    task = way.result(way.send("ask:a"))
     assert task["status"]["state"] == way.state("input-required")
     task_id, context_id = task["id"], task["contextId"]
     assert [m["parts"][0]["text"] for m in store.get(task_id)["history"]] == ["ask:a", "a"]
     for turn in ("b", "c"):
-        follow_up = way.message(f"ask:{turn}", taskId=task_id, contextId=context_id)
-        assert way.result(way.send({"message": follow_up}))["status"]["state"] == way.state("input-required")
+        follow_up = way.send(f"ask:{turn}", task_id=task_id, context_id=context_id)
+        assert way.result(follow_up)["status"]["state"] == way.state("input-required")
     history = store.get(task_id)["history"]
     assert [(m["role"], m["parts"][0]["text"]) for m in history] == [("agent", "b"), ("user", "ask:c"), ("agent", "c")]
-    done = way.message("finish", taskId=task_id, contextId=context_id)
-    assert way.result(way.send({"message": done}))["status"]["state"] == way.state("completed")
+    done = way.send("finish", task_id=task_id, context_id=context_id)
+    assert way.result(done)["status"]["state"] == way.state("completed")
     assert [m["parts"][0]["text"] for m in store.get(task_id)["history"]] == ["ask:c", "c", "finish"]
 
 

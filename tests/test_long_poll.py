@@ -21,6 +21,7 @@ from a2a.grpc import a2a_pb2_grpc
 from a2a.grpc.server import start
 from a2a.testing.client import WireClient, rpc_body
 from tests.conftest import ALL_DATABASES
+from tests.helpers import asgi_scope
 
 pytestmark = ALL_DATABASES
 
@@ -140,6 +141,16 @@ def test_grpc_long_polls_and_a_v10_call_sees_no_generation(settings):
     assert plain.generation == 0  # a v1.0 call: the field is not sent (proto3's default)
 
 
+async def held_on_the_bus(task_id: str) -> bool:
+    """Whether a request for ``task_id`` is held on the bus (subscribed to it) within
+    2 s, asked every 10 ms."""
+    for _ in range(200):
+        if bus.has_subscribers(task_id):
+            return True
+        await asyncio.sleep(0.01)
+    return bus.has_subscribers(task_id)
+
+
 def test_a_client_that_goes_away_frees_the_wait_at_once(settings):
     """The ASGI app hears ``http.disconnect`` and cancels the held request: its
     subscription ends with it, long before the timeout."""
@@ -147,20 +158,7 @@ def test_a_client_that_goes_away_frees_the_wait_at_once(settings):
     task_id, generation = _waiting_task()
     app = V11.application()
     body = orjson.dumps(rpc_body("GetTask", {"id": task_id, "currentGeneration": generation}))
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/a2a/",
-        "raw_path": b"/a2a/",
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"testserver"), (b"content-type", b"application/json"), (b"a2a-version", b"1.1")],
-        "client": ("127.0.0.1", 5000),
-        "server": ("testserver", 80),
-    }
+    scope = asgi_scope(headers={"a2a-version": "1.1"})
     sent: list[dict] = []
 
     async def go() -> tuple[bool, float]:
@@ -177,11 +175,7 @@ def test_a_client_that_goes_away_frees_the_wait_at_once(settings):
             sent.append(message)
 
         call = asyncio.ensure_future(app(scope, receive, send))
-        for _ in range(200):  # until the request is held on the bus
-            if bus.has_subscribers(task_id):
-                break
-            await asyncio.sleep(0.01)
-        held = bus.has_subscribers(task_id)
+        held = await held_on_the_bus(task_id)
         began = time.monotonic()
         gone.set()
         await asyncio.wait_for(call, 5)
@@ -229,11 +223,7 @@ def test_a_grpc_call_cancelled_by_its_client_frees_the_wait(settings):
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
                 stub = a2a_pb2_grpc.A2AServiceStub(channel)
                 call = stub.GetTask(pb.GetTaskRequest(id=task_id, current_generation=generation))
-                for _ in range(200):
-                    if bus.has_subscribers(task_id):
-                        break
-                    await asyncio.sleep(0.01)
-                held = bus.has_subscribers(task_id)
+                held = await held_on_the_bus(task_id)
                 began = time.monotonic()
                 call.cancel()
                 while bus.has_subscribers(task_id) and time.monotonic() - began < 5:

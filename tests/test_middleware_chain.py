@@ -16,6 +16,7 @@ from django.utils.deprecation import MiddlewareMixin
 from a2a.asgi import get_asgi_application
 from a2a.testing import WireClient
 from a2a.testing.client import rpc_body
+from tests.middleware import PROJECT_MIDDLEWARE
 
 SEND = rpc_body(
     "SendMessage", {"message": {"role": "user", "messageId": "m1", "parts": [{"kind": "text", "text": "hi"}]}}
@@ -118,7 +119,7 @@ def test_a_middlewares_own_answer_is_the_answer(recorded):
 def test_an_async_only_middleware_keeps_djangos_async_chain(settings):
     from a2a.http.chain import all_sync_capable
 
-    settings.MIDDLEWARE = [*settings.MIDDLEWARE, "tests.test_asgi.tag_middleware"]
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, PROJECT_MIDDLEWARE]
     assert not all_sync_capable()
     response = asyncio.run(WireClient(app=get_asgi_application(), version=None).arequest("POST", "/a2a/", json=SEND))
-    assert response.headers["X-Tagged"] == "yes"
+    assert response.headers["X-Project-Middleware"] == "/a2a/"

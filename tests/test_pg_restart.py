@@ -176,6 +176,28 @@ class Load:
             time.sleep(0.05)
         raise AssertionError(f"no request succeeded within {timeout}s of the restart")
 
+    def settled(self, database_url: str, timeout: float) -> list[tuple[str, object]]:
+        """Once every acknowledged task is stored and terminal (AssertionError when one is
+        missing, or still going after ``timeout`` seconds): those failed, canceled or
+        rejected, with their status message. Settled tasks only: one saved but never
+        acknowledged (its answer lost in the restart) may still be running, and is not
+        what this judges."""
+        deadline = time.monotonic() + timeout
+        pending = set(self.acknowledged)
+        while pending and time.monotonic() < deadline:
+            with psycopg.connect(database_url) as conn:
+                rows = dict(conn.execute("SELECT id, state FROM stores_taskrecord").fetchall())
+            missing = self.acknowledged - rows.keys()
+            assert not missing, f"{len(missing)} acknowledged tasks are not in the database"
+            pending = {t for t in self.acknowledged if rows[t] not in TERMINAL}
+            time.sleep(0.2)
+        assert not pending, f"{len(pending)} tasks never ended, e.g. {sorted(pending)[:3]}"
+        with psycopg.connect(database_url) as conn:
+            return conn.execute(
+                "SELECT id, task->'status'->'message' FROM stores_taskrecord"
+                " WHERE state IN ('failed', 'canceled', 'rejected')"
+            ).fetchall()
+
 
 def test_the_server_rides_out_postgres_restarts_and_loses_no_acknowledged_task(postgres, tmp_path):
     env = site_env(
@@ -205,23 +227,7 @@ def test_the_server_rides_out_postgres_restarts_and_loses_no_acknowledged_task(p
         assert not load.bad_status, f"HTTP {load.bad_status[:5]}: a failed save must be a JSON-RPC error"
 
         # Every acknowledged task is stored and ends terminal.
-        deadline = time.monotonic() + 30
-        pending = set(load.acknowledged)
-        while pending and time.monotonic() < deadline:
-            with psycopg.connect(postgres.url) as conn:
-                rows = dict(conn.execute("SELECT id, state FROM stores_taskrecord").fetchall())
-            missing = load.acknowledged - rows.keys()
-            assert not missing, f"{len(missing)} acknowledged tasks are not in the database"
-            pending = {t for t in load.acknowledged if rows[t] not in TERMINAL}
-            time.sleep(0.2)
-        assert not pending, f"{len(pending)} tasks never ended, e.g. {sorted(pending)[:3]}"
-        # Settled tasks only: one saved but never acknowledged (its answer lost in the
-        # restart) may still be running here, and is not what this judges.
-        with psycopg.connect(postgres.url) as conn:
-            failed = conn.execute(
-                "SELECT id, task->'status'->'message' FROM stores_taskrecord"
-                " WHERE state IN ('failed', 'canceled', 'rejected')"
-            ).fetchall()
+        failed = load.settled(postgres.url, timeout=30)
         # Only a task whose start was saved but not answered (the connection dropped
         # meanwhile) may have failed, honestly, by the lease rules: its process "stopped".
         for task_id, message in failed:
@@ -257,22 +263,7 @@ def test_queue_workers_ride_out_a_postgres_restart(postgres, tmp_path):
         time.sleep(2.0)
         load.finish()
         assert not load.bad_status, f"HTTP {load.bad_status[:5]}: a failed save must be a JSON-RPC error"
-        deadline = time.monotonic() + 40
-        pending = set(load.acknowledged)
-        while pending and time.monotonic() < deadline:
-            with psycopg.connect(postgres.url) as conn:
-                rows = dict(conn.execute("SELECT id, state FROM stores_taskrecord").fetchall())
-            assert not load.acknowledged - rows.keys(), "acknowledged tasks are missing"
-            pending = {t for t in load.acknowledged if rows[t] not in TERMINAL}
-            time.sleep(0.2)
-        assert not pending, f"{len(pending)} tasks never ended, e.g. {sorted(pending)[:3]}"
-        # Settled tasks only: one saved but never acknowledged (its answer lost in the
-        # restart) may still be running here, and is not what this judges.
-        with psycopg.connect(postgres.url) as conn:
-            failed = conn.execute(
-                "SELECT id, task->'status'->'message' FROM stores_taskrecord"
-                " WHERE state IN ('failed', 'canceled', 'rejected')"
-            ).fetchall()
+        failed = load.settled(postgres.url, timeout=40)
         for task_id, message in failed:
             assert "stopped" in json.dumps(message) or "shut down" in json.dumps(message), (task_id, message)
         restarts = sum(p.starts - 1 for p in cluster.worker_processes)

@@ -25,15 +25,6 @@ ALLOWED = {
     "tests/test_shape_helpers.py": "this check's own examples",
 }
 
-#: Modules not moved onto the shared helpers yet (issue 30), and what they wait for: this
-#: list only shrinks.
-PENDING = {
-    # One test body over every binding and version (a class per "way" with send/get/list):
-    # the kit has no binding-agnostic operations for them to stand on yet.
-    "tests/test_hostile_context.py": "a binding-matrix class",
-    "tests/test_limits.py": "a binding-matrix class",
-}
-
 #: A request helper's name: one that starts with ``rpc``, ``send``, ``call`` or ``post``
 #: (``postgres`` aside), after an ``a`` (async), a ``json`` or an underscore
 #: (``send_message``, ``rpc10``, ``asend``, ``_jsonrpc``, ``sending``).
@@ -45,7 +36,7 @@ PORT_HELPERS = ("free_port", "closed_port")
 
 
 def allowed(path: str) -> bool:
-    return path.startswith(tuple(ALLOWED)) or path in PENDING
+    return path.startswith(tuple(ALLOWED))
 
 
 def is_request(value: object) -> bool:

@@ -31,10 +31,11 @@ from a2a.protocol.model import new_task, set_status
 from a2a.protocol.v03 import v10_shaped
 from a2a.service.card import extended_card
 from a2a.service.context import INTERNAL
+from a2a.testing import Binding, WireClient
 from a2a.testing.client import UNSET, rpc_body
 from stores.backends import get_task_store
 from stores.memory import MemoryTaskStore
-from tests.helpers import ASGI, sse, v03_message, v10_message
+from tests.helpers import ASGI, v03_message, v10_message
 from tests.helpers import live_rpc as rpc
 from tests.push.support import Receiver
 from tests.server import scripted_site
@@ -72,29 +73,9 @@ def server(tmp_path_factory):
         yield base
 
 
-def subscribe(base: str, binding: str, version: str | None, task_id: str, *, on_first=None) -> list[dict]:
-    if binding == "jsonrpc":
-        method = "SubscribeToTask" if version else "tasks/resubscribe"
-        return sse(
-            "POST",
-            f"{base}/a2a/",
-            json=rpc_body(method, {"id": task_id}, "s"),
-            headers=HEADERS[version],
-            on_first=on_first,
-        )
-    prefix = "/a2a/rest" if version else "/a2a/rest/v1"
-    return sse("POST", f"{base}{prefix}/tasks/{task_id}:subscribe", headers=HEADERS[version], on_first=on_first)
-
-
-def stream_message(base: str, binding: str, version: str | None, text: str) -> list[dict]:
-    message = v10_message(text) if version else v03_message(text)
-    if binding == "jsonrpc":
-        method = "SendStreamingMessage" if version else "message/stream"
-        return sse("POST", f"{base}/a2a/", json=rpc_body(method, {"message": message}, "s"), headers=HEADERS[version])
-    if not version:  # v0.3 HTTP+JSON: the ProtoJSON of its gRPC Message
-        message = {"messageId": message["messageId"], "role": "ROLE_USER", "content": [{"text": text}]}
-    prefix = "/a2a/rest" if version else "/a2a/rest/v1"
-    return sse("POST", f"{base}{prefix}/message:stream", json={"message": message}, headers=HEADERS[version])
+def live(base: str, binding: str, version: str | None) -> Binding:
+    """``binding`` in ``version`` (None: v0.3, no ``A2A-Version``) on the server at ``base``."""
+    return Binding(binding, version, WireClient(base_url=base, version=None))
 
 
 def interrupted_task(base: str, script: str) -> str:
@@ -118,7 +99,7 @@ def test_subscribe_to_an_interrupted_task_stays_open_until_it_is_terminal(server
         reply = rpc(server, "SendMessage", {"message": v10_message("Paris", taskId=task_id)}, HEADERS["1.0"])
         assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", reply
 
-    events = subscribe(server, binding, version, task_id, on_first=answer)
+    events = live(server, binding, version).subscribe(task_id, on_first=answer)
     states = [s for s in map(state_of, events) if s is not None]
     assert states[0] == state  # the snapshot
     assert states[-1] == "completed", f"the stream closed at {states}"
@@ -135,7 +116,7 @@ def test_a_message_stream_closes_when_its_turn_pauses(server, binding, version):
     """SendStreamingMessage follows its message's turn (v1.0 11.7: "until the task
     reaches a terminal or interrupted state, at which point the stream closes"): the
     answer is another message, with its own stream."""
-    events = stream_message(server, binding, version, "ask:Which city?")
+    events = live(server, binding, version).send_stream("ask:Which city?")
     assert state_of(events[-1]) == "input-required"
     if not version:
         assert final_of(events[-1]) is True
@@ -334,33 +315,17 @@ def quick_push(settings):
     push.shutdown(grace=0)
 
 
-def create_config(binding: str, version: str | None, task_id: str, config: dict) -> httpx.Response:
-    if binding == "jsonrpc":
-        params = {"taskId": task_id, **config} if version else {"taskId": task_id, "pushNotificationConfig": config}
-        method = "CreateTaskPushNotificationConfig" if version else "tasks/pushNotificationConfig/set"
-        return ASGI.rpc_response(method, params, headers=HEADERS[version])
-    prefix = "/a2a/rest" if version else "/a2a/rest/v1"
-    return ASGI.request(
-        "POST", f"{prefix}/tasks/{task_id}/pushNotificationConfigs", json=config, headers=HEADERS[version]
-    )
-
-
-def created(response: httpx.Response, binding: str) -> dict:
-    assert response.status_code == 200, response.text
-    body = response.json()
-    if binding == "jsonrpc":
-        assert "error" not in body, body
-        body = body["result"]
+def created(way: Binding, task_id: str, config: dict) -> dict:
+    """The push config ``way`` created (its v0.3 JSON-RPC wrapper taken off)."""
+    body = way.result(way.create_push_config(task_id, config))
     return body.get("pushNotificationConfig", body)
 
 
-def refused(response: httpx.Response, binding: str) -> str:
-    if binding == "jsonrpc":
-        error = response.json()["error"]
-        assert error["code"] == -32602, error
-        return error["message"]
-    assert response.status_code == 400, response.text
-    return response.json()["error"]["message"]
+def refused(way: Binding, task_id: str, config: dict) -> str:
+    """The message of the invalid-params error ``way`` answers creating the config with."""
+    error = way.error(way.create_push_config(task_id, config))
+    assert (error.status, error.code) == (200 if way.name == "jsonrpc" else 400, -32602), error
+    return error.message
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -368,7 +333,7 @@ def refused(response: httpx.Response, binding: str) -> str:
 def test_creating_a_config_needs_no_dns(memory, settings, no_dns, binding, version):
     settings.A2A_PUSH_ALLOW_PRIVATE_URLS = False
     task_id = saved_task(memory, "working")
-    config = created(create_config(binding, version, task_id, {"url": "https://hooks.down.test/a2a"}), binding)
+    config = created(Binding(binding, version, ASGI), task_id, {"url": "https://hooks.down.test/a2a"})
     assert config["url"] == "https://hooks.down.test/a2a"
     assert no_dns == []  # nothing was looked up
     assert [c["url"] for c in memory.push_configs.list_push_configs(task_id)] == ["https://hooks.down.test/a2a"]
@@ -393,7 +358,7 @@ LITERALS = [
 def test_literal_private_addresses_are_refused_without_dns(memory, settings, no_dns, binding, version, url, named):
     settings.A2A_PUSH_ALLOW_PRIVATE_URLS = False
     task_id = saved_task(memory, "working")
-    message = refused(create_config(binding, version, task_id, {"url": url}), binding)
+    message = refused(Binding(binding, version, ASGI), task_id, {"url": url})
     assert named in message and "A2A_PUSH_ALLOW_PRIVATE_URLS" in message, message
     assert no_dns == []
     assert memory.push_configs.list_push_configs(task_id) == []
@@ -418,7 +383,7 @@ def test_a_name_is_resolved_when_delivering(memory, settings, monkeypatch, quick
     try:
         task_id = saved_task(memory, "working")
         url = f"http://hooks.later.test:{receiver.port}/hook"
-        created(create_config("jsonrpc", "1.0", task_id, {"url": url}), "jsonrpc")
+        created(Binding("jsonrpc", "1.0", ASGI), task_id, {"url": url})
         answers["hooks.later.test"] = "127.0.0.1"
         assert "error" not in ASGI.rpc("CancelTask", {"id": task_id}, headers=HEADERS["1.0"])
         [hit] = receiver.wait_for(1)
@@ -431,7 +396,7 @@ def test_a_name_is_resolved_when_delivering(memory, settings, monkeypatch, quick
 def test_v03_empty_authentication_is_no_authentication(memory, binding):
     task_id = saved_task(memory, "working")
     config = {"url": "https://93.184.216.34/hook", "authentication": {}}
-    made = created(create_config(binding, None, task_id, config), binding)
+    made = created(Binding(binding, None, ASGI), task_id, config)
     assert "authentication" not in made
     [stored] = memory.push_configs.list_push_configs(task_id)
     assert "authentication" not in stored

@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from a2a.testing import (
+    Binding,
     WireClient,
     anthropic_tool_use,
     artifact_text,
@@ -65,6 +66,35 @@ def test_v03_and_http_json_speak_their_own_shapes(a2a_client):
     assert_task_state(response.json(), "TASK_STATE_COMPLETED")
     fetched = a2a_client.rest("GET", f"/tasks/{task['id']}")
     assert fetched.status_code == 200 and state_of(fetched.json()) == "completed"
+
+
+@pytest.mark.parametrize(("name", "version"), [("jsonrpc", "1.0"), ("jsonrpc", None), ("rest", "1.0"), ("rest", "0.3")])
+def test_one_test_body_over_every_binding_and_version(a2a_client, settings, name, version):
+    """A :class:`Binding`'s operations, answers and errors read the same way on each."""
+    settings.A2A_HANDLER = "tests.handlers.scripted"
+    way = Binding(name, version, a2a_client)
+    asked = way.result(way.send("ask:name?"))
+    assert asked["status"]["state"] == way.state("input-required")
+    done = way.result(way.send(way.message("finish", "twice"), task_id=asked["id"], context_id=asked["contextId"]))
+    assert state_of(done) == "completed" and way.result(way.get(done["id"]))["id"] == done["id"]
+    assert [t["id"] for t in way.result(way.list(contextId=done["contextId"]))["tasks"]] == [done["id"]]
+    not_cancelable = way.error(way.cancel(done["id"]))
+    assert (not_cancelable.code, not_cancelable.status) == (-32002, 200 if name == "jsonrpc" else 400)
+    settings.A2A_MAX_PARTS = 1
+    too_many = way.error(way.post(way.body({"message": way.message("a", "b")})))
+    parts = "message.content" if way.v03_rest else "message.parts"
+    assert (too_many.code, too_many.fields) == (-32602, [parts]), too_many
+    unknown = way.error(way.get("no such task"))
+    assert unknown.code == -32001 and "no such task" in unknown.message, unknown
+    assert way.error(way.list(pageSize=1000)).fields == ["pageSize"]
+    assert event_kinds(way.send_stream("hello"))[-1] == "completed"
+    config = {"id": "c1", "url": "https://93.184.216.34/hook"}  # an address: no DNS, and never delivered to
+    assert way.create_push_config(done["id"], config).status_code == 200
+    assert way.get_push_config(done["id"], "c1").status_code == 200
+    assert way.list_push_configs(done["id"]).status_code == 200
+    assert way.delete_push_config(done["id"], "c1").status_code == 200
+    assert way.error(way.get_push_config(done["id"], "c1")).code == -32001
+    assert str(way) == f"{name}-{version or '0.3'}"
 
 
 def test_raw_control_malformed_bodies_and_headers(a2a_client):

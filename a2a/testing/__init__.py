@@ -1,7 +1,8 @@
 """The test kit for agent authors (and this project's own suite), loaded by pytest as the
 plugin ``a2a.testing.plugin``: a wire-level client to the project's ASGI app or a live
-server, a fake model server for the LLM handler, a scripted fake remote agent, and
-assertions on tasks and event sequences. docs/testing.md shows a first test."""
+server (and its operations over every binding and version), a fake model server for
+the LLM handler, a scripted fake remote agent, and assertions on tasks and event
+sequences. docs/testing.md shows a first test."""
 
 from a2a.testing.agent import AgentUnderTest, Turn
 from a2a.testing.assertions import (
@@ -13,6 +14,7 @@ from a2a.testing.assertions import (
     state_of,
     task_of,
 )
+from a2a.testing.binding import Binding, WireError
 from a2a.testing.client import WireClient, message, result_of, v03_message, v10_message
 from a2a.testing.fake_agent import FakeAgent, Step, fake_agent
 from a2a.testing.fake_model import (
@@ -27,12 +29,14 @@ from a2a.testing.fake_model import (
 
 __all__ = [
     "AgentUnderTest",
+    "Binding",
     "FakeAgent",
     "FakeModel",
     "Reply",
     "Step",
     "Turn",
     "WireClient",
+    "WireError",
     "anthropic_reply",
     "anthropic_tool_use",
     "artifact_text",

@@ -6,6 +6,8 @@ the wire itself; it never hides an error.
 
 One :class:`WireClient` speaks JSON-RPC (v1.0 with the ``A2A-Version: 1.0`` header, v0.3
 without it), HTTP+JSON and SSE streams, sync and async (the ``a``-prefixed methods).
+(:mod:`a2a.testing.binding` sends the same operations over either binding in either
+version, so that one test body runs over all four.)
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """What every framework's agent does the same way, through the real JSON-RPC path on
 each framework's own test model: the answer streamed in chunks and polled whole, tool
 calls as progress, memory per context (another context has none, another caller in the
-same context neither), a tool needing a
-person's approval (``input-required``, then yes or no), the run resumed after a
-restart on the durable stores, cancel mid-stream, and usage in the ``llm`` metadata."""
+same context neither), a tool needing a person's approval (``input-required``, then yes
+or no; asked again after anything else), the run resumed after a restart on the durable
+stores, cancel mid-stream, and usage in the ``llm`` metadata."""
 
 from __future__ import annotations
 
@@ -35,6 +35,9 @@ FRAMEWORKS = {
     "langgraph": "langgraph_agent",
     "openai-agents": "openai_agents_agent",
 }
+#: The frameworks whose tools ask for a person's approval the framework's own way (a
+#: LangGraph graph pauses itself: tests/frameworks/test_langgraph.py).
+TOOL_APPROVALS = ["openai-agents", "pydantic-ai"]
 
 
 @pytest.fixture(params=sorted(FRAMEWORKS))
@@ -92,6 +95,14 @@ def test_a_tool_needing_approval_pauses_for_a_person(served, reply, deleted):
     done = send_wire(reply, task_id=asked["id"])
     assert state(done) == "completed" and deleted == served.DELETED
     assert texts(done) == [[served.ANSWERS["yes" if deleted else "no"]]]
+
+
+@pytest.mark.parametrize("served", TOOL_APPROVALS, indirect=True)
+def test_a_reply_that_is_neither_yes_nor_no_asks_again(served):
+    asked = send_wire(served.APPROVAL)
+    again = send_wire("maybe later", task_id=asked["id"])
+    assert state(again) == "input-required" and "needs your approval" in status_text(again)
+    assert state(send_wire("yes", task_id=asked["id"])) == "completed" and served.DELETED == ["/tmp/x"]
 
 
 @ALL_DATABASES

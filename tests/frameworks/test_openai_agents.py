@@ -1,14 +1,12 @@
 """What only an OpenAI Agents SDK agent does (tests/frameworks/test_common.py has what
 every framework's does), through the real JSON-RPC path on a fake ``Model`` of the SDK's
-interface: a reply that is neither yes nor no, the framework's errors, usage per turn,
-structured output."""
+interface: the framework's errors, usage per turn, structured output."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.frameworks import openai_agents_agent
-from tests.frameworks.openai_agents_agent import DELETED
 from tests.frameworks.support import answer, serve, state, status_text
 from tests.helpers import send_wire
 
@@ -18,13 +16,6 @@ AGENTS = "tests.frameworks.openai_agents_agent"
 @pytest.fixture(autouse=True)
 def served(settings):
     serve(settings, openai_agents_agent)
-
-
-def test_a_reply_that_is_neither_asks_again():
-    asked = send_wire("delete")
-    again = send_wire("hmm", task_id=asked["id"])
-    assert state(again) == "input-required" and "needs your approval" in status_text(again)
-    assert state(send_wire("yes", task_id=asked["id"])) == "completed" and DELETED == ["/tmp/x"]
 
 
 def test_the_framework_s_error_fails_the_task_with_its_message(settings):

@@ -155,6 +155,14 @@ class Receiver:
                 assert remaining > 0, f"no {state} delivery at {url}; got {[h.state for h in hits]}"
                 self.cond.wait(remaining)
 
+    def delivered(self, url: str, protocol: str, token: str, task_id: str) -> list[Hit]:
+        """The deliveries at ``url`` once one reports the task completed (as ``protocol``
+        writes the state), each asserted to carry ``token`` and to be of ``task_id``."""
+        hits = self.wait_for(url, "completed" if protocol == "0.3" else "TASK_STATE_COMPLETED")
+        assert all(h.headers["x-a2a-notification-token"] == token for h in hits)
+        assert all(h.task["id"] == task_id for h in hits)
+        return hits
+
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
@@ -270,6 +278,17 @@ def expect_subscribed(observed: dict[str, Any]) -> None:
     assert events[1]["text"] == "woke"
     assert [e["text"] for e in events[2:4]] == ["late", "done: sleep:1;progress:woke;artifact:late"]
     assert observed["final"]["state"] == "completed"
+
+
+def expect_errors(observed: dict[str, Any], field: str) -> None:
+    """errors: GetTask and CancelTask of an unknown task, CancelTask of a completed one,
+    answered as the SDK's errors (named by ``field``: ``type`` in Python, ``name`` in
+    JavaScript); a failed task's status message."""
+    assert observed["getUnknown"][field] == "TaskNotFoundError"
+    assert observed["cancelUnknown"][field] == "TaskNotFoundError"
+    assert observed["cancelCompleted"][field] == "TaskNotCancelableError"
+    failed = observed["failed"]
+    assert failed["state"] == "failed" and failed["statusText"] == "boom"
 
 
 def expect_push_configs(observed: dict[str, Any], hook: str) -> None:
