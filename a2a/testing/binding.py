@@ -17,7 +17,7 @@ from urllib.parse import quote
 import httpx
 import orjson
 
-from a2a.client.bindings import METHODS
+from a2a.client.bindings import OPERATIONS
 from a2a.client.errors import CODE_OF
 from a2a.testing.client import V1, WireClient, message, result_of, rpc_body, send_params
 
@@ -99,7 +99,7 @@ class Binding:
         """The body of a ``SendMessage`` with ``params``, as :meth:`post` sends it."""
         if self.name == "rest":
             return orjson.dumps(params)
-        return orjson.dumps(rpc_body(METHODS["send"][not self.v10], params))
+        return orjson.dumps(rpc_body(self._method("send"), params))
 
     # --- Operations ----------------------------------------------------------------------
 
@@ -203,12 +203,16 @@ class Binding:
         method, path, kwargs = self._request(operation, params, headers)
         return self.client.stream(method, path, **kwargs, **options)
 
+    def _method(self, operation: str) -> str:
+        """``operation``'s JSON-RPC method name in this binding's version."""
+        return OPERATIONS[operation].v10 if self.v10 else OPERATIONS[operation].v03
+
     def _request(
         self, operation: str, params: Mapping[str, Any], headers: Mapping[str, str] | None
     ) -> tuple[str, str, dict[str, Any]]:
         kwargs: dict[str, Any] = {"version": self.version, "headers": headers}
         if self.name == "jsonrpc":
-            kwargs["json"] = rpc_body(METHODS[operation][not self.v10], dict(params))
+            kwargs["json"] = rpc_body(self._method(operation), dict(params))
             return "POST", self.client.jsonrpc_path(), kwargs
         method, route = REST_ROUTES[operation].split(" ", 1)
         rest = dict(params)
