@@ -112,6 +112,7 @@ class ChainRunner:
             raise
 
     async def close(self, response: HttpResponseBase) -> None:
-        """Close a streamed response once it was sent (``request_finished``), on a worker
-        thread; shielded, so a client that leaves as the stream ends still has it closed."""
-        await asyncio.shield(asyncio.get_running_loop().run_in_executor(self.pool, response.close))
+        """Close a response once it was sent (``request_finished``) on a worker thread,
+        unless :meth:`OneHopChain.respond` closed it (one not streamed)."""
+        if not response.closed:
+            await asyncio.get_running_loop().run_in_executor(self.pool, response.close)
