@@ -23,9 +23,8 @@ loop and nothing else does, so Django's guard (``SynchronousOnlyOperation``) nev
   loads nothing, the lazy user is anonymous without a query;
 - a session to save (modified, or ``SESSION_SAVE_EVERY_REQUEST``), messages to store:
   that ``process_response`` runs off the loop (:data:`OFF_LOOP_RESPONSE`);
-- the request signals run on the loop when each receiver is known not to block
-  (``close_old_connections`` only while the loop's thread holds no open connection),
-  else off it; ``request_finished`` follows the request's thread when a piece made one;
+- the request signals run on the loop when each receiver is known not to block (Django's
+  own), else off it; ``request_finished`` follows the request's thread when a piece made one;
 - errors, and answers of 400 and above, are logged off the loop, as Django does.
 
 The off-loop pieces of a request share one thread (the request's ``ThreadSensitiveContext``,
@@ -46,7 +45,7 @@ from django.core.exceptions import MiddlewareNotUsed
 from django.core.handlers.asgi import get_script_prefix
 from django.core.handlers.base import BaseHandler, reset_urlconf
 from django.core.handlers.exception import convert_exception_to_response
-from django.db import close_old_connections, connections, reset_queries
+from django.db import close_old_connections, reset_queries
 from django.dispatch import Signal
 from django.http import HttpRequest, HttpResponseBase
 from django.urls import set_script_prefix
@@ -112,8 +111,10 @@ OFF_LOOP_RESPONSE: dict[str, Callable[[HttpRequest], bool]] = {
     "django.contrib.messages.middleware.MessageMiddleware": _stores_messages,
 }
 
-#: Django's request-signal receivers that do no I/O (close_old_connections: see _receiver_on_the_loop).
-DJANGO_RECEIVERS = frozenset({reset_queries, reset_urlconf, close_caches})
+#: Django's request-signal receivers that do no I/O on the loop. ``close_old_connections``
+#: there sees the connections of the loop's own context (asgiref's ``Local``), which Django
+#: never opens (it refuses to connect on the loop): none to check or close.
+DJANGO_RECEIVERS = frozenset({reset_queries, close_old_connections, reset_urlconf, close_caches})
 
 
 def _name(middleware: Any) -> str:
@@ -152,18 +153,10 @@ def why_not_on_the_loop() -> str | None:
     return None
 
 
-def _receiver_on_the_loop(receiver: Any) -> bool:
-    if receiver is close_old_connections:
-        # It checks this thread's connections, which a query would reopen: the loop's
-        # thread has none unless something opened one before the loop ran.
-        return all(conn.connection is None for conn in connections.all(initialized_only=True))
-    return receiver in DJANGO_RECEIVERS or getattr(receiver, FLAG, False)
-
-
 def _on_the_loop(signal: Signal, sender: Any) -> bool:
     """Whether ``signal.send`` can run on the loop: no async receiver, each sync one known."""
     sync_receivers, async_receivers = signal._live_receivers(sender)  # what send() calls
-    return not async_receivers and all(_receiver_on_the_loop(receiver) for receiver in sync_receivers)
+    return not async_receivers and all(r in DJANGO_RECEIVERS or getattr(r, FLAG, False) for r in sync_receivers)
 
 
 async def _hooks_on_the_loop(
