@@ -227,8 +227,7 @@ class A2AASGIHandler(ASGIHandler):
         close: Callable[[HttpResponseBase], Awaitable[None]] | None,
     ) -> None:
         """``respond()`` and send its response, cancelled when the client goes away; then
-        ``close`` it (a chain's ``request_finished``; shielded: a client that leaves as a
-        stream ends still has it closed)."""
+        ``close`` it (a chain's ``request_finished``)."""
 
         # As Django does: a client that goes away cancels the view (and ends a stream).
         # The view runs in this task; a listener task cancels it on a disconnect.
@@ -254,7 +253,7 @@ class A2AASGIHandler(ASGIHandler):
                 await self.send_response(response, send)
             finally:
                 if close is not None:
-                    await asyncio.shield(close(response))
+                    await close(response)
         except asyncio.CancelledError:
             if not gone:
                 raise  # cancelled from outside (the server shutting down)

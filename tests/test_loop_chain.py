@@ -148,3 +148,30 @@ def test_a_hook_that_fails_on_the_loop_is_an_error_answer_the_outer_middleware_s
     assert response.status_code == 500
     assert response.headers["X-Recorded"] == "yes"
     assert [what for what, _ in SEEN] == ["request", "response"]
+
+
+MATCHES: list = []
+
+
+class MatchRecordingMiddleware(MiddlewareMixin):
+    """Declared loop-safe; keeps each request's URL match, as its view middleware sees it."""
+
+    loop_safe = True
+
+    def process_view(self, request, view, args, kwargs):
+        MATCHES.append((request.resolver_match, kwargs))
+
+
+def test_each_request_has_a_url_match_of_its_own(settings):
+    """Resolved once per path, but a match per request: what one request's middleware does
+    to it (its view kwargs) is not the next one's."""
+    MATCHES.clear()
+    client = _recording(settings, f"{HERE}.MatchRecordingMiddleware")
+    task = run(client.arequest("POST", "/a2a/", json=SEND)).json()["result"]
+    for _ in range(2):
+        got = run(client.arequest("GET", f"/a2a/rest/tasks/{task['id']}", headers={"A2A-Version": "1.0"}))
+        assert got.status_code == 200
+    (first, first_kwargs), (second, second_kwargs) = MATCHES[1:]
+    assert first is not second and first_kwargs is not second_kwargs
+    assert first.func is second.func and first.url_name == second.url_name and first_kwargs == second_kwargs
+    assert first.kwargs is first_kwargs

@@ -113,6 +113,7 @@ class ChainRunner:
 
     async def close(self, response: HttpResponseBase) -> None:
         """Close a response once it was sent (``request_finished``) on a worker thread,
-        unless :meth:`OneHopChain.respond` closed it (one not streamed)."""
+        unless :meth:`OneHopChain.respond` closed it (one not streamed); shielded, so a
+        client that leaves as the stream ends still has it closed."""
         if not response.closed:
-            await asyncio.get_running_loop().run_in_executor(self.pool, response.close)
+            await asyncio.shield(asyncio.get_running_loop().run_in_executor(self.pool, response.close))

@@ -33,6 +33,7 @@ as in Django's handler), so ``request_finished`` closes the connections they use
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -48,7 +49,7 @@ from django.core.handlers.exception import convert_exception_to_response
 from django.db import close_old_connections, reset_queries
 from django.dispatch import Signal
 from django.http import HttpRequest, HttpResponseBase
-from django.urls import set_script_prefix
+from django.urls import ResolverMatch, get_resolver, set_script_prefix
 from django.utils.deprecation import MiddlewareMixin
 from django.utils.module_loading import import_string
 
@@ -160,16 +161,20 @@ def _on_the_loop(signal: Signal, sender: Any) -> bool:
 
 
 async def _hooks_on_the_loop(
-    middleware: Any, off_loop: Callable[[HttpRequest], bool] | None, request: HttpRequest
+    process_request: Callable[[HttpRequest], Any] | None,
+    get_response: Callable[[HttpRequest], Any],
+    process_response: Callable[[HttpRequest, Any], Any] | None,
+    off_loop: Callable[[HttpRequest], bool] | None,
+    request: HttpRequest,
 ) -> HttpResponseBase:
     """MiddlewareMixin's ``__call__`` with the hooks called inline (``process_response``
     off the loop when ``off_loop`` says it would write to a store)."""
-    response = middleware.process_request(request) if hasattr(middleware, "process_request") else None
-    response = response or await middleware.get_response(request)
-    if hasattr(middleware, "process_response"):
+    response = process_request(request) if process_request is not None else None
+    response = response or await get_response(request)
+    if process_response is not None:
         if off_loop is not None and off_loop(request):
-            return await sync_to_async(middleware.process_response)(request, response)
-        response = middleware.process_response(request, response)
+            return await sync_to_async(process_response)(request, response)
+        response = process_response(request, response)
     return response
 
 
@@ -201,9 +206,13 @@ class LoopChain(BaseHandler):
                 instance = middleware(handler)
             except MiddlewareNotUsed:
                 continue
-            if _hooks(middleware):
+            if _hooks(middleware):  # MiddlewareMixin.__call__ returns self.__acall__(request)
                 instance.__acall__ = functools.partial(
-                    _hooks_on_the_loop, instance, OFF_LOOP_RESPONSE.get(_name(middleware))
+                    _hooks_on_the_loop,
+                    getattr(instance, "process_request", None),
+                    instance.get_response,
+                    getattr(instance, "process_response", None),
+                    OFF_LOOP_RESPONSE.get(_name(middleware)),
                 )
             if hasattr(instance, "process_view"):
                 self._view_middleware.insert(0, _awaitable(instance.process_view))
@@ -213,6 +222,18 @@ class LoopChain(BaseHandler):
                 self._exception_middleware.append(self.adapt_method_mode(False, instance.process_exception))
             handler = convert_exception_to_response(instance)
         self._middleware_chain = handler
+        self._match = functools.lru_cache(maxsize=4096)(lambda urlconf, path: get_resolver(urlconf).resolve(path))
+
+    def resolve_request(self, request: HttpRequest) -> ResolverMatch:
+        """Django's, with each path resolved once: a copy of its match per request (the
+        view's kwargs a dict of their own, as ``process_view`` may change them)."""
+        if hasattr(request, "urlconf"):  # set by a middleware: Django's way
+            return super().resolve_request(request)
+        found = self._match(settings.ROOT_URLCONF, request.path_info)
+        match = ResolverMatch.__new__(ResolverMatch)  # a shallow copy (it refuses copy.copy)
+        match.__dict__.update(found.__dict__, kwargs=dict(found.kwargs))
+        request.resolver_match = match
+        return match
 
     def takes(self, scope: dict[str, Any]) -> bool:
         """Whether this request's chain runs on the loop: not when it carries a session
@@ -242,5 +263,5 @@ class LoopChain(BaseHandler):
             response._handler_class,  # type: ignore[attr-defined]
         ):
             response.close()
-        else:
-            await sync_to_async(response.close)()
+        else:  # shielded: a client that leaves as a stream ends still has it closed
+            await asyncio.shield(sync_to_async(response.close)())
