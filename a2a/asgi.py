@@ -22,12 +22,14 @@ What it adds to Django's own ``get_asgi_application()``:
 - **Body limit**: an A2A request's body is read only up to ``A2A_MAX_BODY_BYTES``
   (:class:`LimitedBody`): Django's handler would otherwise spool a body of any size to
   memory or a temporary file before the view could refuse it.
-- **MIDDLEWARE in one hop**: by default the A2A endpoints go through the project's
-  ``MIDDLEWARE`` like every other view (CORS, security headers, request ids, error
-  reporting see them), but where Django under ASGI would run each ``MiddlewareMixin``
-  hook through a ``sync_to_async`` thread hop of its own (and a thread per request), the
-  whole chain and the request signals run in one hop on a worker thread
-  (:mod:`a2a.http.chain`), the async view on the loop.
+- **MIDDLEWARE without Django's hops**: by default the A2A endpoints go through the
+  project's ``MIDDLEWARE`` like every other view (CORS, security headers, request ids,
+  error reporting see them), but where Django under ASGI would run each
+  ``MiddlewareMixin`` hook through a ``sync_to_async`` thread hop of its own (and a thread
+  per request), the chain runs on the event loop with no hop when every middleware is
+  known not to block (:mod:`a2a.http.loop_chain`: Django's own, or ``loop_safe = True``),
+  else, and for a request with a session cookie, in one hop on a worker thread with the
+  request signals (:mod:`a2a.http.chain`), the async view on the loop either way.
 - **A fast path, opt-in** (``A2A_DIRECT_ASGI = True``): the A2A endpoints' exact paths are
   served by the async view straight away, skipping ``MIDDLEWARE`` and the request
   signals: a real ``ASGIRequest`` in, the view's ``HttpResponse`` out, ``ALLOWED_HOSTS``

@@ -10,8 +10,9 @@ DECLARED: dict[str, Setting] = {
     "A2A_DIRECT_ASGI": Setting(
         bool,
         False,
-        doc="False: the A2A endpoints go through the project's MIDDLEWARE, like every view (in one thread hop "
-        "per request: a2a.http.chain). True: a2a.asgi serves them straight from the async views, skipping "
+        doc="False: the A2A endpoints go through the project's MIDDLEWARE, like every view (on the event loop "
+        "when every middleware is known not to block, else in one thread hop per request: docs/deployment.md). "
+        "True: a2a.asgi serves them straight from the async views, skipping "
         "MIDDLEWARE and the request signals (CORS, security headers, request-id middleware do not see them): "
         "the rest of Django's per-request work (measured in docs/deployment.md).",
     ),
