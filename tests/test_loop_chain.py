@@ -175,3 +175,16 @@ def test_each_request_has_a_url_match_of_its_own(settings):
     assert first is not second and first_kwargs is not second_kwargs
     assert first.func is second.func and first.url_name == second.url_name and first_kwargs == second_kwargs
     assert first.kwargs is first_kwargs
+
+
+@pytest.mark.parametrize(
+    ("extra", "thread"), [((), "a2a-middleware"), ((f"{HERE}.AsyncTagMiddleware",), "ThreadPoolExecutor")]
+)
+def test_a_request_with_a_session_cookie_leaves_the_loop(settings, extra, thread):
+    """Its session (and the user it names) may be read from the store: the one-hop chain
+    takes it, or Django's own handler when a middleware can only run async."""
+    client = _recording(settings, *extra)
+    response = run(client.arequest("POST", "/a2a/", json=SEND, headers={"Cookie": "theme=dark; sessionid=abc"}))
+    assert response.status_code == 200
+    assert [what for what, _ in SEEN] == ["request", "view", "response"]
+    assert all(name.startswith(thread) for _, name in SEEN), SEEN

@@ -6,7 +6,8 @@ added, a cookie read, a redirect decided. When every middleware of the project i
 known not to block, :class:`LoopChain` calls the hooks **on the event loop**, inline, in
 Django's order and with Django's own machinery around them (``convert_exception_to_response``
 at each level, the view middleware, ``get_response_async``), the async view awaited in the
-same task: the same hooks, the same request and response objects, no thread.
+same task: the same hooks, the same request and response objects, no thread. The
+route is resolved once per path (each request gets a copy of the match of its own).
 
 Known not to block (:func:`why_not_on_the_loop`): Django's own middleware listed in
 :data:`DJANGO_MIDDLEWARE`, decided from its code (a setting can take one off the list),
