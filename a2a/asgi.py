@@ -22,12 +22,14 @@ What it adds to Django's own ``get_asgi_application()``:
 - **Body limit**: an A2A request's body is read only up to ``A2A_MAX_BODY_BYTES``
   (:class:`LimitedBody`): Django's handler would otherwise spool a body of any size to
   memory or a temporary file before the view could refuse it.
-- **MIDDLEWARE in one hop**: by default the A2A endpoints go through the project's
-  ``MIDDLEWARE`` like every other view (CORS, security headers, request ids, error
-  reporting see them), but where Django under ASGI would run each ``MiddlewareMixin``
-  hook through a ``sync_to_async`` thread hop of its own (and a thread per request), the
-  whole chain and the request signals run in one hop on a worker thread
-  (:mod:`a2a.http.chain`), the async view on the loop.
+- **MIDDLEWARE without Django's hops**: by default the A2A endpoints go through the
+  project's ``MIDDLEWARE`` like every other view (CORS, security headers, request ids,
+  error reporting see them), but where Django under ASGI would run each
+  ``MiddlewareMixin`` hook through a ``sync_to_async`` thread hop of its own (and a thread
+  per request), the chain runs on the event loop with no hop when every middleware is
+  known not to block (:mod:`a2a.http.loop_chain`: Django's own, or ``loop_safe = True``),
+  else, and for a request with a session cookie, in one hop on a worker thread with the
+  request signals (:mod:`a2a.http.chain`), the async view on the loop either way.
 - **A fast path, opt-in** (``A2A_DIRECT_ASGI = True``): the A2A endpoints' exact paths are
   served by the async view straight away, skipping ``MIDDLEWARE`` and the request
   signals: a real ``ASGIRequest`` in, the view's ``HttpResponse`` out, ``ALLOWED_HOSTS``
@@ -45,7 +47,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import django
-from asgiref.sync import iscoroutinefunction, sync_to_async
+from asgiref.sync import ThreadSensitiveContext, iscoroutinefunction, sync_to_async
 from django.apps import apps
 from django.conf import settings
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
@@ -60,6 +62,7 @@ from a2a.conf import a2a_settings
 from a2a.core.events import close_event_backend
 from a2a.http.chain import ChainRunner, OneHopChain, all_sync_capable
 from a2a.http.common import checked_host
+from a2a.http.loop_chain import LoopChain, why_not_on_the_loop
 from a2a.ops.checks.startup import describe, startup_errors
 from a2a.ops.deployment import log_startup, raise_file_limit
 from a2a.protocol.limits import BODY_OVER_LIMIT, max_body_bytes
@@ -134,16 +137,23 @@ class A2AASGIHandler(ASGIHandler):
     def __init__(self) -> None:
         super().__init__()
         self.direct_view = functools.lru_cache(maxsize=4096)(self._direct_view)
-        # The A2A routes' MIDDLEWARE in one thread hop (a2a.http.chain), when it can run sync.
+        # The A2A routes' MIDDLEWARE on the event loop (a2a.http.loop_chain) when it does not
+        # block, else (and for a request with a session cookie) in one thread hop
+        # (a2a.http.chain) when it can run sync, else in Django's own async chain.
+        off_loop = why_not_on_the_loop()
+        self.loop_chain = LoopChain() if off_loop is None else None
         self.chain = OneHopChain() if all_sync_capable() else None
+        if off_loop is None:
+            logger.info("A2A routes: MIDDLEWARE on the event loop")
+        else:
+            logger.info("A2A routes: MIDDLEWARE in a thread hop (%s may block: docs/deployment.md)", off_loop)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         # Django enters a ThreadSensitiveContext for every request (a thread of its own for
-        # the request's sync hops); the A2A routes make none (direct) or one (the chain's,
-        # on a pool), so they skip it.
+        # the request's sync hops); the A2A routes enter one only where they may hop.
         if (
             scope["type"] == "http"
-            and (a2a_settings.DIRECT_ASGI or self.chain is not None)
+            and (a2a_settings.DIRECT_ASGI or self.loop_chain is not None or self.chain is not None)
             and self.direct_view(scope["path"]) is not None
         ):
             return await self.handle(scope, receive, send)
@@ -169,8 +179,10 @@ class A2AASGIHandler(ASGIHandler):
             return
         limited = LimitedBody(scope, receive, send)
         direct = a2a_settings.DIRECT_ASGI
-        if not direct and self.chain is None:
-            await super().handle(limited.scope, limited.receive, limited.send)
+        loop_chain = None if direct or self.loop_chain is None or not self.loop_chain.takes(scope) else self.loop_chain
+        if not direct and loop_chain is None and self.chain is None:
+            async with ThreadSensitiveContext():  # a no-op inside Django's own (__call__)
+                await super().handle(limited.scope, limited.receive, limited.send)
             return
         try:
             body_file = await self.read_body(limited.receive)
@@ -178,14 +190,18 @@ class A2AASGIHandler(ASGIHandler):
             return  # the client went away
         if limited.over:
             send = limited.send  # Connection: close
-        respond: Callable[[], Awaitable[HttpResponseBase]] | None
-        chain = None if direct else self.chain
-        if chain is not None:
-            respond = functools.partial(CHAINS.run, chain, self, limited.scope, body_file)
-        else:
-            respond = await self._direct(found, limited.scope, body_file, send)
-        if respond is not None:
-            await self._serve(respond, scope["path"], limited.receive, send, body_file, on_chain=chain is not None)
+        serve = functools.partial(
+            self._serve, path=scope["path"], receive=limited.receive, send=send, body_file=body_file
+        )
+        if loop_chain is not None:
+            async with ThreadSensitiveContext() as context:
+                respond = functools.partial(loop_chain.respond, self, limited.scope, body_file)
+                await serve(respond, close=functools.partial(loop_chain.close, context))
+        elif not direct:
+            assert self.chain is not None
+            await serve(functools.partial(CHAINS.run, self.chain, self, limited.scope, body_file), close=CHAINS.close)
+        elif (view := await self._direct(found, limited.scope, body_file, send)) is not None:
+            await serve(view, close=None)
 
     async def _direct(
         self, found: tuple[View, dict[str, Any]], scope: dict[str, Any], body_file: Any, send: Any
@@ -205,15 +221,15 @@ class A2AASGIHandler(ASGIHandler):
     async def _serve(
         self,
         respond: Callable[[], Awaitable[Any]],
+        *,
         path: str,
         receive: Any,
         send: Any,
         body_file: Any,
-        *,
-        on_chain: bool,
+        close: Callable[[HttpResponseBase], Awaitable[None]] | None,
     ) -> None:
-        """``respond()`` and send its response, cancelled when the client goes away (a
-        streamed one ``on_chain`` is closed after: its ``request_finished``)."""
+        """``respond()`` and send its response, cancelled when the client goes away; then
+        ``close`` it (a chain's ``request_finished``)."""
 
         # As Django does: a client that goes away cancels the view (and ends a stream).
         # The view runs in this task; a listener task cancels it on a disconnect.
@@ -238,8 +254,8 @@ class A2AASGIHandler(ASGIHandler):
             try:
                 await self.send_response(response, send)
             finally:
-                if response.streaming and on_chain:
-                    await CHAINS.close(response)  # request_finished, after the stream
+                if close is not None:
+                    await close(response)
         except asyncio.CancelledError:
             if not gone:
                 raise  # cancelled from outside (the server shutting down)

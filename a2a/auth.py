@@ -28,6 +28,7 @@ from django.http import HttpRequest
 from django.utils.module_loading import import_string
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
+from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 
 from a2a.agents import Agent
@@ -88,8 +89,19 @@ def authenticators(agent: Agent | None = None) -> list[Any]:
     return _load(tuple(conf.AUTHENTICATION_CLASSES))
 
 
+class _BodyUnread(BaseParser):
+    """The A2A body is the binding's to read: to the authentication classes it is no form
+    (DRF's CSRF check for ``SessionAuthentication`` then reads its token from the header,
+    instead of failing on a JSON body it has no parser for)."""
+
+    media_type = "*/*"
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> dict[str, Any]:
+        return {}
+
+
 def _authenticate_sync(request: HttpRequest, classes: list[Any]) -> str:
-    drf_request = Request(request)
+    drf_request = Request(request, parsers=[_BodyUnread()])
     try:
         for authenticator in classes:
             result = authenticator.authenticate(drf_request)

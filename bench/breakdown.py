@@ -60,7 +60,7 @@ def _get_body(version: str | None, task_id: str) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": 2, "method": method, "params": {"id": task_id}}).encode()
 
 
-def _scope(body: bytes, version: str | None) -> dict[str, Any]:
+def _scope(body: bytes, version: str | None, method: str = "POST", path: str = "/a2a/") -> dict[str, Any]:
     headers = [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json")]
     headers.append((b"content-length", str(len(body)).encode()))
     if version:
@@ -69,10 +69,10 @@ def _scope(body: bytes, version: str | None) -> dict[str, Any]:
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},
         "http_version": "1.1",
-        "method": "POST",
+        "method": method,
         "scheme": "http",
-        "path": "/a2a/",
-        "raw_path": b"/a2a/",
+        "path": path,
+        "raw_path": path.encode(),
         "query_string": b"",
         "root_path": "",
         "headers": headers,
@@ -81,7 +81,7 @@ def _scope(body: bytes, version: str | None) -> dict[str, Any]:
     }
 
 
-async def _asgi_call(app: Any, body: bytes, version: str | None) -> bytes:
+async def _asgi_call(app: Any, body: bytes, version: str | None, method: str = "POST", path: str = "/a2a/") -> bytes:
     sent: list[bytes] = []
     received = False
     never = asyncio.Event()
@@ -98,7 +98,7 @@ async def _asgi_call(app: Any, body: bytes, version: str | None) -> bytes:
         if message["type"] == "http.response.body":
             sent.append(message.get("body", b""))
 
-    await app(_scope(body, version), receive, send)
+    await app(_scope(body, version, method, path), receive, send)
     return b"".join(sent)
 
 

@@ -1,6 +1,7 @@
 """The example site with a project's typical extra middleware, for ``bench.middleware``:
 CORS headers and a request id, written the way projects write them (``MiddlewareMixin``,
-sync), before and after the site's own seven. ``DJANGO_SETTINGS_MODULE=bench.extra_middleware``."""
+sync) and declared not to block (``loop_safe``: the chain stays on the event loop), before
+the site's own seven. ``DJANGO_SETTINGS_MODULE=bench.extra_middleware``."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from toolnexus_site.settings import MIDDLEWARE as SITE_MIDDLEWARE
 class RequestIdMiddleware(MiddlewareMixin):
     """A request id from the proxy's ``X-Request-ID`` (or a new one), on the request and the response."""
 
+    loop_safe = True
+
     def process_request(self, request: HttpRequest) -> None:
         request.request_id = request.headers.get("X-Request-ID") or uuid.uuid4().hex  # type: ignore[attr-defined]
 
@@ -26,6 +29,8 @@ class RequestIdMiddleware(MiddlewareMixin):
 
 class CorsMiddleware(MiddlewareMixin):
     """CORS for any origin, as django-cors-headers answers with ``CORS_ALLOW_ALL_ORIGINS``."""
+
+    loop_safe = True
 
     def process_request(self, request: HttpRequest) -> HttpResponse | None:
         if request.method == "OPTIONS" and "access-control-request-method" in request.headers:

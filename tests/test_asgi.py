@@ -18,9 +18,11 @@ SEND = rpc_body(
 )
 
 
-@pytest.mark.parametrize("direct", [True, False])
-def test_both_paths_answer_the_same(settings, direct):
-    settings.A2A_DIRECT_ASGI = direct
+@pytest.mark.parametrize("path", ["direct", "loop", "one hop"])
+def test_every_path_answers_the_same(settings, path):
+    settings.A2A_DIRECT_ASGI = path == "direct"
+    if path == "one hop":  # a middleware that does not declare it does not block
+        settings.MIDDLEWARE = [*settings.MIDDLEWARE, "tests.test_loop_chain.UnknownMiddleware"]
     response = asyncio.run(WireClient(version=None).arequest("POST", "/a2a/", json=SEND))
     assert response.status_code == 200
     assert response.json()["result"]["artifacts"][0]["parts"][0]["text"] == "echo: hi"

@@ -1,9 +1,10 @@
 """A2A_MAX_BODY_BYTES on the wire: the real site under uvicorn, on the direct ASGI path
-and through the middleware. A body over the limit is refused with 413 in each binding's
-error shape, and the server stops taking it: a declared Content-Length over the limit
-is refused before any of the body is read, a chunked body as soon as the bytes received
-pass the limit, and the answer closes the connection. Measured in bytes the client got
-to send before the answer came, never in time."""
+and through the middleware (on the event loop, and in one thread hop). A body over the
+limit is refused with 413 in each binding's error shape, and the server stops taking it:
+a declared Content-Length over the limit is refused before any of the body is read, a
+chunked body as soon as the bytes received pass the limit, and the answer closes the
+connection. Measured in bytes the client got to send before the answer came, never in
+time."""
 
 from __future__ import annotations
 
@@ -33,15 +34,19 @@ ACCEPTED_AT_MOST = 16 * 1024 * 1024
 CHUNK = 64 * 1024
 
 
-@pytest.fixture(scope="module", params=[True, False], ids=["direct", "middleware"])
+@pytest.fixture(scope="module", params=["direct", "loop", "one hop"])
 def site(request, tmp_path_factory) -> Iterator[str]:
+    """The site on each path of the A2A routes: direct, MIDDLEWARE on the event loop, and
+    on the one-hop chain (bench/hop_middleware.py: one undeclared middleware more)."""
     log = tmp_path_factory.mktemp("limits-wire") / "server.log"
     env = site_env(
         TASK_STORE="memory",
         A2A_HANDLER="a2a.handlers.echo",
         A2A_MAX_BODY_BYTES=str(LIMIT),
-        A2A_DIRECT_ASGI="true" if request.param else "false",
+        A2A_DIRECT_ASGI="true" if request.param == "direct" else "false",
     )
+    if request.param == "one hop":
+        env["DJANGO_SETTINGS_MODULE"] = "bench.hop_middleware"
     with running_server(env, log=log) as base:
         yield base
 

@@ -16,9 +16,11 @@ everywhere else): the worker thread hands it to the loop and waits for its respo
 A streamed response (SSE) leaves the thread as soon as the middleware has seen it; its
 body streams on the loop and ``request_finished`` follows it (a second hop).
 
-It is used when every middleware of the project can run sync (Django's own and
-``MiddlewareMixin`` subclasses can); a chain with an async-only middleware goes through
-Django's own async handler instead, where such a middleware costs no hop.
+It is used when a middleware of the project is not known not to block (else the chain
+runs on the event loop: :mod:`a2a.http.loop_chain`), or the request carries a session
+cookie, and every middleware can run sync (Django's own and ``MiddlewareMixin``
+subclasses can); a chain with an async-only middleware goes through Django's own async
+handler instead, where such a middleware costs no hop.
 """
 
 from __future__ import annotations
@@ -112,6 +114,8 @@ class ChainRunner:
             raise
 
     async def close(self, response: HttpResponseBase) -> None:
-        """Close a streamed response once it was sent (``request_finished``), on a worker
-        thread; shielded, so a client that leaves as the stream ends still has it closed."""
-        await asyncio.shield(asyncio.get_running_loop().run_in_executor(self.pool, response.close))
+        """Close a response once it was sent (``request_finished``) on a worker thread,
+        unless :meth:`OneHopChain.respond` closed it (one not streamed); shielded, so a
+        client that leaves as the stream ends still has it closed."""
+        if not response.closed:
+            await asyncio.shield(asyncio.get_running_loop().run_in_executor(self.pool, response.close))
