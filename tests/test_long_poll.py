@@ -45,9 +45,9 @@ def _message(text: str, **extra: Any) -> dict:
     return {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": text}], **extra}
 
 
-async def _poll(task_id: str, generation: int) -> tuple[dict, float]:
+async def _poll(task_id: str, generation: int, client: WireClient = V11) -> tuple[dict, float]:
     began = time.monotonic()
-    task = (await V11.arpc("GetTask", {"id": task_id, "currentGeneration": str(generation)}))["result"]
+    task = (await client.arpc("GetTask", {"id": task_id, "currentGeneration": str(generation)}))["result"]
     return task, time.monotonic() - began
 
 
@@ -196,6 +196,7 @@ def test_held_requests_hold_no_thread_of_the_middleware_chain(settings, path):
     settings.A2A_LONG_POLL_TIMEOUT = 3
     if path == "one hop":  # a middleware that does not declare it does not block
         settings.MIDDLEWARE = [*settings.MIDDLEWARE, "tests.test_loop_chain.UnknownMiddleware"]
+    client = WireClient(version="1.1")  # an application built on these settings
     tasks = [_waiting_task() for _ in range(20)]
 
     def chain_threads() -> int:
@@ -204,7 +205,7 @@ def test_held_requests_hold_no_thread_of_the_middleware_chain(settings, path):
     async def go() -> tuple[int, list[dict]]:
         calls = []
         for task_id, generation in tasks:
-            calls.append(asyncio.ensure_future(_poll(task_id, generation)))
+            calls.append(asyncio.ensure_future(_poll(task_id, generation, client)))
             await asyncio.sleep(0.02)
         await asyncio.sleep(0.3)
         assert not any(c.done() for c in calls)  # all held
