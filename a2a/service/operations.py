@@ -91,8 +91,8 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
     if message.get("taskId"):
         task = await _continue(ctx, message, params.if_generation_match)
     else:
-        task = await _offloaded(ctx, _new_task(ctx, params))
-        async with _discarded_unless_saved(ctx, task["id"], files.referenced(task)):
+        task = _new_task(ctx, params)
+        async with _discarded_unless_saved(ctx, task["id"], await _offloaded(ctx, task)):
             task = await lifecycle.create(ctx.store, task, queued=get_executor().queued)
     hold_credentials(task["id"], dict(ctx.credentials))  # for its handler's delegations, not saved
     tracing.annotate(task)
@@ -101,15 +101,15 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
     return task
 
 
-async def _offloaded(ctx: CallContext, task: Task) -> Task:
-    """The new task, its large file parts written to the storage (a2a.core.files); a part
-    naming another task's stored file refused first."""
-    files.check_references(task["history"][0].get("parts") or (), task["id"], ctx.origin)
-    if not files.carries_bytes(task["history"][0].get("parts") or ()):
-        return task
+async def _offloaded(ctx: CallContext, task: Task) -> list[str]:
+    """Write the new task's large file parts to the storage (a2a.core.files), in place; the
+    storage names written. A part naming another task's stored file is refused first."""
+    parts = task["history"][0].get("parts") or ()
+    files.check_references(parts, task["id"], ctx.origin)
+    if not files.carries_bytes(parts):
+        return []
     base = ctx.origin + ctx.agent.path("jsonrpc")
-    await asyncio.to_thread(files.offload_message, task["history"][0], task, base=base)
-    return task
+    return await asyncio.to_thread(files.offload_message, task["history"][0], task, base=base)
 
 
 def _direct(ctx: CallContext, params: SendParams) -> bool:
@@ -125,11 +125,11 @@ async def _direct_answer(ctx: CallContext, params: SendParams) -> AsyncIterator[
     """Run the ``direct_reply`` handler on the new message's task, not saved yet: the
     subscription to the task's events (open before the task can exist, so none slips
     by) and the answer, the handler's Message or the task once created."""
-    task = await _offloaded(ctx, _new_task(ctx, params))
+    task = _new_task(ctx, params)
+    written = await _offloaded(ctx, task)
     hold_credentials(task["id"], dict(ctx.credentials))
     with bus.subscribe(task["id"], ctx.store) as events:
         await events.ready()
-        written = files.referenced(task)
         async with _discarded_unless_saved(ctx, task["id"], written):
             check_input_modes(params.message, ctx.agent.settings.INPUT_MODES)
             answer = await asyncio.wrap_future(get_runner().answer(task))
@@ -308,19 +308,24 @@ async def _offload_follow_up(ctx: CallContext, message: Message) -> tuple[int | 
     return int(task.get(files.FILE_BYTES) or 0), written
 
 
-@contextlib.asynccontextmanager
-async def _discarded_unless_saved(ctx: CallContext, task_id: str, written: Collection[str]) -> AsyncIterator[None]:
+def _discarded_unless_saved(
+    ctx: CallContext, task_id: str, written: Collection[str]
+) -> contextlib.AbstractAsyncContextManager[None]:
     """On an error (the message refused, the save failed), delete the files ``written`` for
     it that the stored task does not reference: a refused message leaves no file behind.
-    What a crash leaves, a2a.core.file_orphans removes."""
+    What a crash leaves, a2a.core.file_orphans removes. Nothing written: nothing to do."""
+    return _discarding(ctx, task_id, written) if written else contextlib.nullcontext()
+
+
+@contextlib.asynccontextmanager
+async def _discarding(ctx: CallContext, task_id: str, written: Collection[str]) -> AsyncIterator[None]:
     try:
         yield
     except Exception:
-        if written:
-            with contextlib.suppress(Exception):  # the error is the answer; an orphan is swept later
-                stored = await ctx.store.aget(task_id)
-                kept = files.referenced(stored) if stored is not None else set()
-                await asyncio.to_thread(files.discard, [name for name in written if name not in kept])
+        with contextlib.suppress(Exception):  # the error is the answer; an orphan is swept later
+            stored = await ctx.store.aget(task_id)
+            kept = files.referenced(stored) if stored is not None else set()
+            await asyncio.to_thread(files.discard, [name for name in written if name not in kept])
         raise
 
 
