@@ -42,29 +42,47 @@ if sys.path and Path(sys.path[0]).resolve() == HERE:  # run as a script: bench/p
     sys.path.pop(0)
 
 
-def _scope(body: bytes, path: str = "/a2a/") -> dict[str, Any]:
+def send_body(version: str | None) -> bytes:
+    """A non-blocking ``SendMessage`` of a short text in ``version``'s dialect (None: toolnexus's)."""
+    if version == "1.0":
+        message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": "hello, benchmark"}]}
+        params = {"message": message, "configuration": {"returnImmediately": True}}
+    else:
+        message = {"role": "user", "messageId": str(uuid.uuid4()), "parts": [{"kind": "text", "text": "hello"}]}
+        params = {"message": message, "configuration": {"blocking": False}}
+    method = "message/send" if version == "0.3" else "SendMessage"
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+
+
+def get_body(version: str | None, task_id: str) -> bytes:
+    method = "tasks/get" if version == "0.3" else "GetTask"
+    return json.dumps({"jsonrpc": "2.0", "id": 2, "method": method, "params": {"id": task_id}}).encode()
+
+
+def scope(body: bytes, version: str | None) -> dict[str, Any]:
+    """The ASGI scope of a JSON-RPC POST of ``body`` to ``/a2a/`` (``A2A-Version: version``)."""
+    headers = [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json")]
+    headers.append((b"content-length", str(len(body)).encode()))
+    if version:
+        headers.append((b"a2a-version", version.encode()))
     return {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},
         "http_version": "1.1",
         "method": "POST",
         "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
+        "path": "/a2a/",
+        "raw_path": b"/a2a/",
         "query_string": b"",
         "root_path": "",
-        "headers": [
-            (b"host", b"127.0.0.1:8000"),
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"a2a-version", b"1.0"),
-        ],
+        "headers": headers,
         "client": ("127.0.0.1", 50000),
         "server": ("127.0.0.1", 8000),
     }
 
 
-async def _call(app: Any, body: bytes) -> dict[str, Any]:
+async def asgi_call(app: Any, body: bytes, version: str | None) -> bytes:
+    """``app``'s answer to ``body`` (its response body), through an in-memory receive and send."""
     sent: list[bytes] = []
     received = False
     never = asyncio.Event()
@@ -74,22 +92,15 @@ async def _call(app: Any, body: bytes) -> dict[str, Any]:
         if not received:
             received = True
             return {"type": "http.request", "body": body, "more_body": False}
-        await never.wait()
+        await never.wait()  # the client never disconnects
         return {"type": "http.disconnect"}
 
     async def send(message: dict[str, Any]) -> None:
         if message["type"] == "http.response.body":
             sent.append(message.get("body", b""))
 
-    await app(_scope(body), receive, send)
-    answer: dict[str, Any] = json.loads(b"".join(sent))
-    return answer
-
-
-def _send_body() -> bytes:
-    message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": "hello, benchmark"}]}
-    params = {"message": message, "configuration": {"returnImmediately": True}}
-    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params}).encode()
+    await app(scope(body, version), receive, send)
+    return b"".join(sent)
 
 
 def worker(tasks: int) -> None:
@@ -104,12 +115,12 @@ def worker(tasks: int) -> None:
     loop = asyncio.new_event_loop()
     store = get_task_store()
     for _ in range(WARMUP + tasks):
-        answer = loop.run_until_complete(_call(application, _send_body()))
+        answer = json.loads(loop.run_until_complete(asgi_call(application, send_body("1.0"), "1.0")))
         task_id = answer["result"]["task"]["id"]
         while store.get(task_id)["status"]["state"] != "completed":
             time.sleep(0.01)  # few polls, so few instructions not the task's
-        get = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task_id}}
-        state = loop.run_until_complete(_call(application, json.dumps(get).encode()))["result"]["status"]["state"]
+        got = json.loads(loop.run_until_complete(asgi_call(application, get_body("1.0", task_id), "1.0")))
+        state = got["result"]["status"]["state"]
         if state != "TASK_STATE_COMPLETED":
             sys.exit(f"task {task_id} ended {state}")
     get_runner().shutdown()
