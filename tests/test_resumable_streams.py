@@ -474,3 +474,22 @@ def test_subscribing_to_a_finished_or_unknown_task_saves_nothing(scripted):
     assert get_task_store().get(task_id) == finished
     unknown = _stream_in_process("SubscribeToTask", {"id": str(uuid.uuid4())})
     assert unknown[0].error["code"] == -32001
+
+
+def test_a_follow_up_sent_on_a_stream_keeps_the_tasks_events_from_then_on(scripted):
+    from stores.backends import get_task_store
+    from tests.helpers import wait_for_state
+
+    task_id = _send_later("ask:which one?")
+    asked = wait_for_state(get_task_store(), task_id, {"input-required"})
+    assert "_events" not in asked
+    message = {
+        "messageId": uuid.uuid4().hex,
+        "role": "ROLE_USER",
+        "parts": [{"text": "progress:one"}],
+        "taskId": task_id,
+    }
+    seen = _stream_in_process("SendStreamingMessage", {"message": message})
+    assert [f.id for f in seen] == list(range(asked["_seq"] + 1, asked["_seq"] + len(seen) + 1)), seen
+    kept = get_task_store().get(task_id)["_events"]  # from the follow-up's own save on
+    assert [e["s"] for e in kept] == [f.id for f in seen]
