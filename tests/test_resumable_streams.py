@@ -493,3 +493,14 @@ def test_a_follow_up_sent_on_a_stream_keeps_the_tasks_events_from_then_on(script
     assert [f.id for f in seen] == list(range(asked["_seq"] + 1, asked["_seq"] + len(seen) + 1)), seen
     kept = get_task_store().get(task_id)["_events"]  # from the follow-up's own save on
     assert [e["s"] for e in kept] == [f.id for f in seen]
+
+
+def test_a_direct_handlers_task_on_a_stream_keeps_its_events(settings):
+    settings.A2A_HANDLER = "tests.test_handler_api.starts_then_works"
+    from stores.backends import get_task_store
+
+    message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": "go"}]}
+    seen = _stream_in_process("SendStreamingMessage", {"message": message})
+    task_id = seen[0].result["task"]["id"]
+    assert [f.id for f in seen] == [1, 2, 3], seen  # created working, the result, completed
+    assert [e["s"] for e in get_task_store().get(task_id)["_events"]] == [2, 3]
