@@ -464,6 +464,24 @@ def test_a_task_followed_from_subscribe_on_keeps_its_events_for_a_resumption(scr
     assert [e["s"] for e in get_task_store().get(task_id)["_events"]] == list(range(seq + 1, seq + 6))
 
 
+def test_subscribing_keeps_nothing_when_no_event_is_kept(scripted, settings, tmp_path):
+    from stores.backends import get_task_store
+    from tests.helpers import wait_for_state
+
+    settings.A2A_STREAM_REPLAY_EVENTS = 0
+    gate = tmp_path / "gate"
+    task_id = _send_later(f"wait:{gate}")
+    working = wait_for_state(get_task_store(), task_id, {"working"})
+    timer = threading.Timer(0.3, gate.touch)
+    timer.start()
+    try:
+        _stream_in_process("SubscribeToTask", {"id": task_id})
+    finally:
+        timer.cancel()
+    done = get_task_store().get(task_id)
+    assert "_events" not in done and done["_version"] == working["_version"] + 1  # completed: no mark saved
+
+
 def test_subscribing_to_a_finished_or_unknown_task_saves_nothing(scripted):
     from stores.backends import get_task_store
     from tests.helpers import wait_for_state

@@ -248,6 +248,8 @@ async def _follow(ctx: CallContext, task_id: str) -> None:
             return None
         return replay.follow(task)
 
+    if not a2a_settings.STREAM_REPLAY_EVENTS:
+        return  # no event is kept for anyone: nothing to mark
     try:
         await lifecycle.transition(ctx.store, task_id, change, publish=False)
     except Exception:
