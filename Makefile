@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 TEST_WORKERS ?= auto
 NOX_ARGS ?=
 
-.PHONY: run test test-quick interop matrix docs lint shape bench bench-quick cluster clean
+.PHONY: run test test-quick interop matrix docs lint shape bench bench-all bench-quick cluster clean
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -99,11 +99,19 @@ docs: $(VENV)/.dev-deps
 	$(PY) docs/copies.py --write
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
-## The benchmark suite against the official SDK, toolnexus and a null server (see
-## bench/README.md; ~90 min): results in bench/results/suite.{json,md}. Builds the
+## The benchmark table against the official SDK, toolnexus and a null server (see
+## bench/README.md; ~30 min on 2 cores): our default and direct paths, the anchors, C=8 to
+## 512, the kill -9 rounds; results in bench/results/table.{json,md}. With
+## A2A_BENCH_BEFORE=<a checkout> the same from that commit beside them. Builds the
 ## competitors' venvs first (bench/setup-venvs.sh). BENCH_ARGS passes options on.
 BENCH_ARGS ?=
 bench: $(VENV)/.dev-deps
+	bash bench/setup-venvs.sh
+	$(PY) -m bench.run --table $(BENCH_ARGS)
+
+## The whole suite (~2 h): the e2e loop on every store and dialect, store micro-benchmarks,
+## streaming, kill -9, scale to 10^6 tasks: bench/results/suite.{json,md}.
+bench-all: $(VENV)/.dev-deps
 	bash bench/setup-venvs.sh
 	$(PY) -m bench.run $(BENCH_ARGS)
 

@@ -43,63 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-
-def _send_body(version: str | None) -> bytes:
-    if version == "1.0":
-        message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": "hello, benchmark"}]}
-        params = {"message": message, "configuration": {"returnImmediately": True}}
-    else:
-        message = {"role": "user", "messageId": str(uuid.uuid4()), "parts": [{"kind": "text", "text": "hello"}]}
-        params = {"message": message, "configuration": {"blocking": False}}
-    method = "message/send" if version == "0.3" else "SendMessage"
-    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
-
-
-def _get_body(version: str | None, task_id: str) -> bytes:
-    method = "tasks/get" if version == "0.3" else "GetTask"
-    return json.dumps({"jsonrpc": "2.0", "id": 2, "method": method, "params": {"id": task_id}}).encode()
-
-
-def _scope(body: bytes, version: str | None, method: str = "POST", path: str = "/a2a/") -> dict[str, Any]:
-    headers = [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json")]
-    headers.append((b"content-length", str(len(body)).encode()))
-    if version:
-        headers.append((b"a2a-version", version.encode()))
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": headers,
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-    }
-
-
-async def _asgi_call(app: Any, body: bytes, version: str | None, method: str = "POST", path: str = "/a2a/") -> bytes:
-    sent: list[bytes] = []
-    received = False
-    never = asyncio.Event()
-
-    async def receive() -> dict[str, Any]:
-        nonlocal received
-        if not received:
-            received = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await never.wait()  # the client never disconnects
-        return {"type": "http.disconnect"}
-
-    async def send(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.body":
-            sent.append(message.get("body", b""))
-
-    await app(_scope(body, version, method, path), receive, send)
-    return b"".join(sent)
+from bench.lifecycle import asgi_call, get_body, scope, send_body  # noqa: E402
 
 
 def _rounds(fn: Any, n: int, rounds: int = 7) -> dict[str, float]:
@@ -134,39 +78,39 @@ def run(store: str, version: str | None, n: int) -> dict[str, Any]:
     store_ = get_task_store()
 
     # a task to get, completed by the runner
-    answer = json.loads(run_(_asgi_call(application, _send_body(version), version)))
+    answer = json.loads(run_(asgi_call(application, send_body(version), version)))
     task_id = (answer["result"].get("task") or answer["result"])["id"]
     deadline = time.monotonic() + 10
     while store_.get(task_id)["status"]["state"] != "completed" and time.monotonic() < deadline:
         time.sleep(0.01)
-    get_body = _get_body(version, task_id)
+    get_task = get_body(version, task_id)
     task = store_.get(task_id)
 
     def request(body: bytes) -> Any:
-        req = ASGIRequest(_scope(body, version), io.BytesIO(body))
+        req = ASGIRequest(scope(body, version), io.BytesIO(body))
         return req
 
     out: dict[str, Any] = {"store": store, "dialect": version or "toolnexus"}
     out["GetTask"] = {
-        "asgi": _rounds(lambda: run_(_asgi_call(application, get_body, version)), n),
-        "view": _rounds(lambda: run_(views.jsonrpc_endpoint(request(get_body))), n),
-        "binding": _rounds(lambda: run_(jsonrpc.handle(get_body, version)), n),
+        "asgi": _rounds(lambda: run_(asgi_call(application, get_task, version)), n),
+        "view": _rounds(lambda: run_(views.jsonrpc_endpoint(request(get_task))), n),
+        "binding": _rounds(lambda: run_(jsonrpc.handle(get_task, version)), n),
         "operation": _rounds(lambda: run_(operations.get_task(dialect.parse_get({"id": task_id}))), n),
         "store": _rounds(lambda: store_.get(task_id), n),
     }
     send_n = max(n // 4, 50)
-    params = json.loads(_send_body(version))["params"]
+    params = json.loads(send_body(version))["params"]
     out["SendMessage"] = {
-        "asgi": _rounds(lambda: run_(_asgi_call(application, _send_body(version), version)), send_n),
-        "view": _rounds(lambda: run_(views.jsonrpc_endpoint(request(_send_body(version)))), send_n),
-        "binding": _rounds(lambda: run_(jsonrpc.handle(_send_body(version), version)), send_n),
+        "asgi": _rounds(lambda: run_(asgi_call(application, send_body(version), version)), send_n),
+        "view": _rounds(lambda: run_(views.jsonrpc_endpoint(request(send_body(version)))), send_n),
+        "binding": _rounds(lambda: run_(jsonrpc.handle(send_body(version), version)), send_n),
         "operation": _rounds(lambda: run_(operations.send_message(dialect.parse_send(params))), send_n),
         "store": _rounds(lambda: store_.save({**task, "id": str(uuid.uuid4()), "_version": 1}), send_n),
     }
 
     # the runner: submit and wait for completion, one task at a time (no HTTP)
     def fulfil() -> None:
-        answer = json.loads(run_(jsonrpc.handle(_send_body(version), version)))
+        answer = json.loads(run_(jsonrpc.handle(send_body(version), version)))
         tid = (answer["result"].get("task") or answer["result"])["id"]
         while store_.get(tid)["status"]["state"] != "completed":
             time.sleep(0.0002)

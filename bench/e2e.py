@@ -32,6 +32,8 @@ NUMERIC = (
 )
 #: The reference each target's throughput is divided by (same repetition, dialect, C).
 REFERENCES = {"x_sdk_memory": "sdk/memory", "x_null": "null", "x_ours_memory": "ours/memory"}
+#: Our targets' counterparts from another checkout (A2A_BENCH_BEFORE), for ``x_before``.
+BEFORE = {"ours": "before", "direct": "before-direct"}
 
 
 def run_e2e(
@@ -97,10 +99,12 @@ def add_ratios(rows: list[dict[str, Any]]) -> None:
             r["x_direct"] = _ratio(r["tasks_per_s"], direct["tasks_per_s"]) if direct else None
         direct_memory = index.get((r["rep"], "direct/memory", r["dialect"], r["clients"]))
         r["x_direct_memory"] = _ratio(r["tasks_per_s"], direct_memory["tasks_per_s"]) if direct_memory else None
-        before = index.get((r["rep"], r["target"].replace("ours/", "before/", 1), r["dialect"], r["clients"]))
-        r["x_before"] = (
-            _ratio(r["tasks_per_s"], before["tasks_per_s"]) if before and r["target"].startswith("ours/") else None
-        )
+        path, _, store = r["target"].partition("/")
+        before = index.get((r["rep"], f"{BEFORE.get(path)}/{store}", r["dialect"], r["clients"]))
+        r["x_before"] = _ratio(r["tasks_per_s"], before["tasks_per_s"]) if before else None
+        r["cpu_x_before"] = _ratio(r["server_cpu_ms_per_task"], before["server_cpu_ms_per_task"]) if before else None
+        at_32 = index.get((r["rep"], r["target"], r["dialect"], 32))  # does it hold up past C=32?
+        r["x_c32"] = _ratio(r["tasks_per_s"], at_32["tasks_per_s"]) if at_32 and r["clients"] > 32 else None
         tn = index.get((r["rep"], "toolnexus/file", "toolnexus", r["clients"]))
         r["x_toolnexus_file"] = _ratio(r["tasks_per_s"], tn["tasks_per_s"]) if tn else None
         sdk_sqlite = index.get((r["rep"], "sdk/sqlite", r["dialect"], r["clients"]))
@@ -139,8 +143,9 @@ def markdown(summary: list[dict[str, Any]]) -> str:
     lines = [
         "| server | dialect | C | tasks/s | x direct | x SDK mem | x null | x ours mem | x toolnexus file | x before "
         "| p50 ms | p99 ms | GetTask/s "
-        "| CPU ms/task | server CPU | generator CPU | background CPU | RSS MB before→after | errors | lost |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| CPU ms/task | CPU x before | server CPU | generator CPU | background CPU | RSS MB before→after "
+        "| errors | lost |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     order = {name: i for i, name in enumerate(TARGETS)}
     dialect_order = {"toolnexus": 0, "v0.3": 1, "v1.0": 2}
@@ -151,7 +156,8 @@ def markdown(summary: list[dict[str, Any]]) -> str:
             f"| {fmt(r['x_ours_memory'], '.2f')} "
             f"| {fmt(r.get('x_toolnexus_file'), '.2f')} | {fmt(r.get('x_before'), '.2f')} "
             f"| {fmt(r['p50_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['gets_per_s'])} "
-            f"| {fmt(r['server_cpu_ms_per_task'], '.2f')} | {fmt(r['server_cpu_util'], '.2f')} "
+            f"| {fmt(r['server_cpu_ms_per_task'], '.2f')} | {fmt(r.get('cpu_x_before'), '.2f')} "
+            f"| {fmt(r['server_cpu_util'], '.2f')} "
             f"| {fmt(r['generator_cpu_util'], '.2f')} | {fmt(r['background_cpu'], '.2f')} "
             f"| {fmt(r['rss_before_mb'], '.0f')}→{fmt(r['rss_after_mb'], '.0f')} | {r['errors']} | {r['lost']} |"
         )

@@ -153,6 +153,20 @@ async def _client_loop(
             stats.lost += 1
 
 
+def raise_file_limit(clients: int) -> None:
+    """Raise this process's soft open-file limit to the hard one when ``clients``
+    connections (and the servers started after, which inherit it) may need more than
+    it allows: distributions often default it to 1024. RuntimeError when even the hard
+    limit is too low."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = 2 * clients + 256  # the generator's sockets, a server's, and the rest
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        raise RuntimeError(f"{clients} clients need {needed} open files; the hard limit is {hard} (ulimit -Hn)")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
 def _percentile(ordered: list[float], q: float) -> float | None:
     if not ordered:
         return None
@@ -171,7 +185,8 @@ async def run_load(
     """Drive the task loop against ``base + path`` for ``seconds``; the figures."""
     stats = Stats()
     spec = DIALECTS[dialect]
-    connector = aiohttp.TCPConnector(limit=clients, force_close=False)
+    raise_file_limit(clients)
+    connector = aiohttp.TCPConnector(limit=clients, force_close=False)  # one connection per client
     cpu_before = _self_cpu()
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=30)) as client:
         started = time.monotonic()

@@ -91,16 +91,16 @@ def counted(n: int) -> dict[str, float]:
 
     django.setup()
     from a2a.asgi import get_asgi_application
-    from bench.breakdown import _asgi_call
+    from bench.lifecycle import asgi_call
 
     app = get_asgi_application()
     loop = asyncio.new_event_loop()
     send = {"message": {"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "hi"}]}}
-    sent = orjson.loads(loop.run_until_complete(_asgi_call(app, orjson.dumps(_rpc("SendMessage", send)), "1.0")))
+    sent = orjson.loads(loop.run_until_complete(asgi_call(app, orjson.dumps(_rpc("SendMessage", send)), "1.0")))
     get = orjson.dumps(_rpc("GetTask", {"id": sent["result"]["task"]["id"]}))
     kinds = {
-        "GetTask": lambda: _asgi_call(app, get, "1.0"),
-        "card": lambda: _asgi_call(app, b"", None, "GET", "/.well-known/agent-card.json"),
+        "GetTask": lambda: asgi_call(app, get, "1.0"),
+        "card": lambda: asgi_call(app, b"", None, "GET", "/.well-known/agent-card.json"),
     }
     for call in kinds.values():
         for _ in range(50):

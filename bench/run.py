@@ -1,6 +1,7 @@
 """The benchmark suite in one command (bench/README.md).
 
-    python -m bench.run                  # everything: e2e, micro, stream, crash, scale (~90 min)
+    python -m bench.run --table          # issue 34's table: default, direct, the anchors, C=8..512 (~30 min)
+    python -m bench.run                  # everything: e2e, micro, stream, crash, scale (~2 h)
     python -m bench.run --quick          # a smoke run: ours + null, short windows (~1 min)
     python -m bench.run --sections e2e --targets ours/memory sdk/memory null --clients 8
 
@@ -31,6 +32,13 @@ from bench.targets import TARGETS  # noqa: E402
 
 SECTIONS = ("e2e", "micro", "scale", "stream", "crash")
 QUICK_TARGETS = ["ours/memory", "ours/file", "null"]
+#: The table's servers: ours on both paths, the anchors, and this round's start when
+#: A2A_BENCH_BEFORE names a checkout of it.
+TABLE_TARGETS = [
+    *("ours/memory", "direct/memory", "ours/file", "direct/file", "ours/orm-postgres"),
+    *("null", "toolnexus/memory", "toolnexus/file", "sdk/memory"),
+]
+TABLE_BEFORE = ["before/memory", "before-direct/memory"]
 
 
 def machine() -> dict[str, Any]:
@@ -53,7 +61,14 @@ def machine() -> dict[str, Any]:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="a smoke run: few targets, short windows, one rep")
+    preset = parser.add_mutually_exclusive_group()
+    preset.add_argument("--quick", action="store_true", help="a smoke run: few targets, short windows, one rep")
+    preset.add_argument(
+        "--table",
+        action="store_true",
+        help="issue 34's table: e2e of TABLE_TARGETS (and before/ with A2A_BENCH_BEFORE) in the toolnexus and "
+        "v1.0 dialects at C=8, 32, 128, 512, 3 reps of 3 s, then 20 kill -9 rounds of file and ORM PostgreSQL",
+    )
     parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=None)
     parser.add_argument("--targets", nargs="+", choices=list(TARGETS), default=None)
     parser.add_argument("--dialects", nargs="+", choices=["toolnexus", "v0.3", "v1.0"], default=None)
@@ -70,8 +85,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--quiet-timeout",
         type=float,
-        default=30.0,
-        help="longest wait for a quiet machine before each e2e window, in seconds (default 30)",
+        default=None,
+        help="longest wait for a quiet machine before each e2e window, in seconds (default 30; --table: 3)",
     )
     parser.add_argument("--scale-sizes", type=int, nargs="+", default=None, help="task counts of the scale runs")
     parser.add_argument("--file-scale-max", type=int, default=None, help="largest task count for the file store")
@@ -81,25 +96,48 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--name", default=None)
     args = parser.parse_args(argv)
     quick = args.quick
-    defaults = {
-        "sections": list(SECTIONS),
-        "targets": QUICK_TARGETS if quick else list(TARGETS),
-        "dialects": ["toolnexus", "v0.3", "v1.0"],
-        "clients": [8] if quick else [1, 8, 32],
-        "seconds": 1.0 if quick else 5.0,
-        "reps": 1 if quick else 3,
-        "warmup": 0.3 if quick else 1.0,
-        "quiet": not quick,
-        "scale_sizes": [1000] if quick else [1000, 100_000, 1_000_000],
-        "file_scale_max": 1000 if quick else 1_000_000,
-        "stores": ["memory", "file"] if quick else ["memory", "file", "orm-sqlite", "orm-postgres"],
-        "crash_rounds": 2 if quick else 20,
-        "name": "quick" if quick else "suite",
-    }
+    defaults = (
+        _TABLE
+        if args.table
+        else {
+            "sections": list(SECTIONS),
+            "targets": QUICK_TARGETS if quick else list(TARGETS),
+            "dialects": ["toolnexus", "v0.3", "v1.0"],
+            "clients": [8, 512] if quick else [1, 8, 32, 128, 512],
+            "seconds": 1.0 if quick else 5.0,
+            "reps": 1 if quick else 3,
+            "warmup": 0.3 if quick else 1.0,
+            "quiet": not quick,
+            "scale_sizes": [1000] if quick else [1000, 100_000, 1_000_000],
+            "file_scale_max": 1000 if quick else 1_000_000,
+            "stores": ["memory", "file"] if quick else ["memory", "file", "orm-sqlite", "orm-postgres"],
+            "crash_rounds": 2 if quick else 20,
+            "name": "quick" if quick else "suite",
+            "quiet_timeout": 30.0,
+        }
+    )
     for key, value in defaults.items():
         if getattr(args, key) is None:
             setattr(args, key, value)
     return args
+
+
+_TABLE: dict[str, Any] = {
+    "sections": ["e2e", "crash"],
+    "targets": TABLE_TARGETS + (TABLE_BEFORE if os.environ.get("A2A_BENCH_BEFORE") else []),
+    "dialects": ["toolnexus", "v1.0"],  # ours against toolnexus, and against the SDK
+    "clients": [8, 32, 128, 512],
+    "seconds": 3.0,
+    "reps": 3,
+    "warmup": 1.0,
+    "quiet": True,
+    "quiet_timeout": 3.0,  # a bound on the whole run's length: the background column says what it was
+    "stores": ["file", "orm-postgres"],
+    "crash_rounds": 20,
+    "name": "table",
+    "scale_sizes": [],
+    "file_scale_max": 0,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

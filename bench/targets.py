@@ -13,7 +13,8 @@
 - ``null``: ``bench/servers/null_server.py``, the ceiling;
 - ``before/<store>``: ``ours/<store>`` from another checkout of this project (the
   directory in ``A2A_BENCH_BEFORE``, e.g. ``git worktree add /tmp/before <commit>``), in
-  this virtualenv: before and after in one run.
+  this virtualenv: before and after in one run; ``before-direct/<store>``: its
+  ``direct/<store>``.
 
 Every server is one process (uvicorn ``--workers 1``; the memory stores could not be
 shared by more), loopback only.
@@ -49,7 +50,7 @@ BEFORE = Path(os.environ["A2A_BENCH_BEFORE"]).resolve() if os.environ.get("A2A_B
 @dataclass(frozen=True)
 class Target:
     name: str
-    server: str  # ours | before | sdk | toolnexus | null
+    server: str  # ours | direct | before | before-direct | sdk | toolnexus | null
     store: str
     dialects: tuple[str, ...]
     path: str
@@ -62,7 +63,7 @@ class Target:
             return "no .venv-bench-sdk (run bench/setup-venvs.sh)"
         if self.server == "toolnexus" and not TOOLNEXUS_PYTHON.exists():
             return "no .venv-bench-toolnexus (run bench/setup-venvs.sh)"
-        if self.server == "before" and not (BEFORE and (BEFORE / "manage.py").exists()):
+        if self.server.startswith("before") and not (BEFORE and (BEFORE / "manage.py").exists()):
             return "A2A_BENCH_BEFORE is not a checkout of this project"
         if self.store == "orm-postgres":
             try:
@@ -92,11 +93,11 @@ class Target:
                 yield base
             return
         port = free_port()
-        if self.server == "before" and BEFORE:
+        if self.server.startswith("before") and BEFORE:
             site = site_env(
                 A2A_HANDLER="a2a.handlers.upper",
                 A2A_LOG_LEVEL="WARNING",
-                A2A_DIRECT_ASGI="false",  # compared with ours/: the default path
+                A2A_DIRECT_ASGI="true" if self.server == "before-direct" else "false",  # as ours/ or direct/
                 **our_store_env(self.store, tmp),
             )
             site["PYTHONPATH"] = str(BEFORE)
@@ -152,7 +153,8 @@ TARGETS = {
         Target("toolnexus/file", "toolnexus", "file", ("toolnexus",), "/", "process crash only (os.replace, no fsync)"),
         Target("null", "null", "none", ALL_DIALECTS, "/a2a/", "n/a (stores nothing)"),
         *(
-            Target(f"before/{store}", "before", store, ALL_DIALECTS, "/a2a/", f"as ours/{store}, an earlier commit")
+            Target(f"{path}/{store}", path, store, ALL_DIALECTS, "/a2a/", f"as {mine}/{store}, an earlier commit")
+            for path, mine in (("before", "ours"), ("before-direct", "direct"))
             for store in ("memory", "file", "orm-sqlite", "orm-postgres")
         ),
     ]

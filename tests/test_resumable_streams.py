@@ -417,3 +417,108 @@ def test_v0_3_resubscribe_resumes_too(scripted):
     results = [orjson.loads(line[6:])["result"] for line in lines if line.startswith("data: ")]
     assert [line for line in lines if line.startswith("id: ")] == ["id: 8", "id: 9"]
     assert [r["kind"] for r in results] == ["artifact-update", "status-update"] and results[-1]["final"] is True
+
+
+def _send_later(text: str) -> str:
+    message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": text}]}
+    return rpc10("SendMessage", {"message": message, "configuration": {"returnImmediately": True}})["result"]["task"][
+        "id"
+    ]
+
+
+def test_a_task_no_stream_follows_is_numbered_but_keeps_no_log(scripted):
+    """No stream, no client holding a number: the events are numbered (the task's
+    generation) but not kept, which spares each save the log's work."""
+    from stores.backends import get_task_store
+    from tests.helpers import wait_for_state
+
+    task_id = _send_later("progress:one;artifact:first;progress:two")
+    stored = wait_for_state(get_task_store(), task_id, {"completed"})
+    assert stored["_seq"] == 7 and "_events" not in stored  # submitted, working, one, first, two, result, completed
+    resumed = _stream_in_process("SubscribeToTask", {"id": task_id}, {"Last-Event-ID": "2"})
+    assert resumed[0].id is None and resumed[0].result["statusUpdate"]["metadata"][replay.KEY]["gap"] == {
+        "after": 2,
+        "seq": 7,
+    }
+
+
+def test_a_task_followed_from_subscribe_on_keeps_its_events_for_a_resumption(scripted, tmp_path):
+    """A task sent without a stream, then subscribed to: from the subscription on its
+    events are kept, so a client that saw the first of them resumes after it exactly."""
+    from stores.backends import get_task_store
+    from tests.helpers import wait_for_state
+
+    gate = tmp_path / "gate"
+    task_id = _send_later(f"wait:{gate};progress:one;artifact:first;progress:two")
+    seq = wait_for_state(get_task_store(), task_id, {"working"})["_seq"]
+    assert "_events" not in get_task_store().get(task_id)
+    timer = threading.Timer(0.5, gate.touch)
+    timer.start()
+    try:
+        whole = _stream_in_process("SubscribeToTask", {"id": task_id})
+    finally:
+        timer.cancel()
+    assert [f.id for f in whole] == list(range(seq, seq + 6)), whole  # the task, one, first, two, result, completed
+    rest = _stream_in_process("SubscribeToTask", {"id": task_id}, {"Last-Event-ID": str(seq + 1)})
+    assert [f.id for f in rest] == [seq + 2, seq + 3, seq + 4, seq + 5], rest  # no gap marker: the log reaches back
+    assert [e["s"] for e in get_task_store().get(task_id)["_events"]] == list(range(seq + 1, seq + 6))
+
+
+def test_subscribing_keeps_nothing_when_no_event_is_kept(scripted, settings, tmp_path):
+    from stores.backends import get_task_store
+    from tests.helpers import wait_for_state
+
+    settings.A2A_STREAM_REPLAY_EVENTS = 0
+    gate = tmp_path / "gate"
+    task_id = _send_later(f"wait:{gate}")
+    working = wait_for_state(get_task_store(), task_id, {"working"})
+    timer = threading.Timer(0.3, gate.touch)
+    timer.start()
+    try:
+        _stream_in_process("SubscribeToTask", {"id": task_id})
+    finally:
+        timer.cancel()
+    done = get_task_store().get(task_id)
+    assert "_events" not in done and done["_version"] == working["_version"] + 1  # completed: no mark saved
+
+
+def test_subscribing_to_a_finished_or_unknown_task_saves_nothing(scripted):
+    from stores.backends import get_task_store
+    from tests.helpers import wait_for_state
+
+    task_id = _send_later("progress:one")
+    finished = wait_for_state(get_task_store(), task_id, {"completed"})
+    _stream_in_process("SubscribeToTask", {"id": task_id})
+    assert get_task_store().get(task_id) == finished
+    unknown = _stream_in_process("SubscribeToTask", {"id": str(uuid.uuid4())})
+    assert unknown[0].error["code"] == -32001
+
+
+def test_a_follow_up_sent_on_a_stream_keeps_the_tasks_events_from_then_on(scripted):
+    from stores.backends import get_task_store
+    from tests.helpers import wait_for_state
+
+    task_id = _send_later("ask:which one?")
+    asked = wait_for_state(get_task_store(), task_id, {"input-required"})
+    assert "_events" not in asked
+    message = {
+        "messageId": uuid.uuid4().hex,
+        "role": "ROLE_USER",
+        "parts": [{"text": "progress:one"}],
+        "taskId": task_id,
+    }
+    seen = _stream_in_process("SendStreamingMessage", {"message": message})
+    assert [f.id for f in seen] == list(range(asked["_seq"] + 1, asked["_seq"] + len(seen) + 1)), seen
+    kept = get_task_store().get(task_id)["_events"]  # from the follow-up's own save on
+    assert [e["s"] for e in kept] == [f.id for f in seen]
+
+
+def test_a_direct_handlers_task_on_a_stream_keeps_its_events(settings):
+    settings.A2A_HANDLER = "tests.test_handler_api.starts_then_works"
+    from stores.backends import get_task_store
+
+    message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": "go"}]}
+    seen = _stream_in_process("SendStreamingMessage", {"message": message})
+    task_id = seen[0].result["task"]["id"]
+    assert [f.id for f in seen] == [1, 2, 3], seen  # created working, the result, completed
+    assert [e["s"] for e in get_task_store().get(task_id)["_events"]] == [2, 3]

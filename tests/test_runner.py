@@ -266,3 +266,31 @@ def test_an_outcome_the_handlers_thread_could_not_save_is_saved_by_the_loop(use_
         return
     assert [state for _, state in saves] == ["completed", "completed"]
     assert saves[0][0].startswith("a2a-handler") and not saves[1][0].startswith("a2a-handler")
+
+
+async def async_text_handler(request):
+    return f"text: {request.text}"
+
+
+async def async_file_handler(request):
+    return [{"kind": "file", "file": {"name": "a.txt", "mimeType": "text/plain", "bytes": "aGVsbG8="}}]
+
+
+@pytest.mark.parametrize(("handler", "on_the_loop"), [("async_text_handler", True), ("async_file_handler", False)])
+def test_a_text_outcome_is_made_on_the_loop_and_file_content_off_it(
+    use_store, settings, monkeypatch, handler, on_the_loop
+):
+    # Text has no file part to write to the storage: no thread hop for its change. A
+    # file part's content may be written to the storage (blocking I/O): on a thread.
+    settings.A2A_HANDLER = f"tests.test_runner.{handler}"
+    threads = []
+    real = runner_module._result_change
+
+    def recording(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner_module, "_result_change", recording)
+    task = send_direct("hi", blocking=True)
+    assert task["status"]["state"] == "completed" and task["artifacts"], task
+    assert [name.startswith("a2a-runner") for name in threads] == [on_the_loop]

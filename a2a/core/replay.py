@@ -1,12 +1,14 @@
 """Resumable streams: every stream event of a task numbered, the last ones kept with it.
 
 Every published save of a task (:mod:`a2a.core.lifecycle`) numbers the stream events it
-makes, per task and monotonic (``_seq``; 1 is the task as created), and appends them to
-the task's bounded log (``_events``, ``A2A_STREAM_REPLAY_EVENTS`` entries and
-``A2A_STREAM_REPLAY_MAX_AGE`` seconds at most) **in the same compare-and-swap save**: the
-log is part of the task, so it survives a restart, every process sees it, and every
-store keeps it with no store API of its own. Lease renewals publish nothing, so they
-number nothing: ``_seq`` is contiguous over what streams show, ``_version`` is not.
+makes, per task and monotonic (``_seq``; 1 is the task as created), and, once a stream
+follows the task (:func:`follow`), appends them to the task's bounded log (``_events``,
+``A2A_STREAM_REPLAY_EVENTS`` entries and ``A2A_STREAM_REPLAY_MAX_AGE`` seconds at most)
+**in the same compare-and-swap save**: the log is part of the task, so it survives a
+restart, every process sees it, and every store keeps it with no store API of its own.
+Lease renewals publish nothing, so they number nothing: ``_seq`` is contiguous over what
+streams show, ``_version`` is not. A task no stream ever followed keeps no log: a
+number is only ever shown on a stream, so no client holds one to resume after.
 
 A stream event (an *entry*) is what one stream item shows: ``{"s": seq, "at": time,
 "k": "s", "status": ...}`` (a status update) or ``{"s", "at", "k": "a", "artifact",
@@ -84,6 +86,8 @@ def record(new: Task, event: TaskEvent, before_artifacts: list[dict[str, Any]]) 
         seq += 1
         entry["s"], entry["at"] = seq, now
     new[EVENT_SEQ] = seq
+    if EVENT_LOG not in new:  # no stream follows the task (see follow)
+        return tuple(made)
     keep = a2a_settings.STREAM_REPLAY_EVENTS
     oldest = now - a2a_settings.STREAM_REPLAY_MAX_AGE
     log = [*_fresh(new.get(EVENT_LOG), oldest), *made][-keep:] if keep else []
@@ -92,6 +96,18 @@ def record(new: Task, event: TaskEvent, before_artifacts: list[dict[str, Any]]) 
     else:
         new.pop(EVENT_LOG, None)
     return tuple(made)
+
+
+def follow(task: Task) -> Task:
+    """Mark ``task`` (in place, before a save) as one a stream follows: from then on its
+    stream events are kept in its log (:func:`record`), for a client that reconnects."""
+    task.setdefault(EVENT_LOG, [])
+    return task
+
+
+def followed(task: Task) -> bool:
+    """Whether a stream follows ``task`` (:func:`follow`): its events are kept."""
+    return EVENT_LOG in task
 
 
 def _fresh(log: Any, oldest: float) -> list[Entry]:

@@ -409,7 +409,9 @@ class HandlerRequest:
         history = list(task.get("history") or ())
         message = next((m for m in reversed(history) if m.get("role") == "user"), None) or {"parts": []}
         call = task_call(task)
-        request = cls(
+        if not isinstance(cancelled, Cancellation):  # one made here, or a plain Event mirrored
+            cancelled = Cancellation() if cancelled is None else _Mirror(cancelled)
+        return cls(
             message=message,
             task_id=task["id"],
             context_id=task.get("contextId", ""),
@@ -424,10 +426,8 @@ class HandlerRequest:
             tenant=task_tenant(task),
             credentials=held_credentials(task["id"]),
             agent_name=task_agent(task) or DEFAULT_AGENT,
+            cancelled=cancelled,
         )
-        if cancelled is not None:
-            request.cancelled = cancelled if isinstance(cancelled, Cancellation) else _Mirror(cancelled)
-        return request
 
 
 class _Mirror(Cancellation):

@@ -37,7 +37,7 @@ from a2a import auth
 from a2a.agents import Agent
 from a2a.core import tracing
 from a2a.http import media
-from a2a.http.common import call_context, event_stream, later_response, request_agent
+from a2a.http.common import call_context, event_stream, later_response, request_agent, requested_version
 from a2a.http.media import A2A_JSON, JSON
 from a2a.http.sse import sse_stream
 from a2a.protocol import V1_VERSIONS, V10, Dialect, limits, rest_dialect_for
@@ -89,7 +89,7 @@ def _content_type(dialect: Dialect, request: HttpRequest) -> str:
     """``application/a2a+json`` in v1.0 and v1.1 (spec 11.1), ``application/json`` in v0.3,
     unless the request's ``Accept`` prefers the other (:mod:`a2a.http.media`)."""
     offered = (A2A_JSON, JSON) if dialect.version in V1_VERSIONS else (JSON, A2A_JSON)
-    return media.preferred(request.headers.get("Accept"), offered)
+    return media.preferred(request.META.get("HTTP_ACCEPT"), offered)
 
 
 def _error_response(dialect: Dialect, error: A2AError, request: HttpRequest) -> HttpResponse:
@@ -150,7 +150,7 @@ def endpoint(route: Route) -> Callable[..., Coroutine[Any, Any, HttpResponseBase
     @csrf_exempt
     async def view(request: HttpRequest, **kwargs: str) -> HttpResponseBase:
         try:
-            dialect = rest_dialect_for(request.headers.get("A2A-Version") or request.GET.get("A2A-Version"))
+            dialect = rest_dialect_for(requested_version(request))
         except A2AError as exc:  # a version we do not speak: answered as v1.0 says
             return _error_response(V10, exc, request)
         try:

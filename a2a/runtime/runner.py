@@ -42,6 +42,7 @@ from a2a.handlers import (
     Cancellation,
     HandlerRequest,
     Reply,
+    Result,
     TaskOutcome,
     failure_message,
     handler_instance,
@@ -163,6 +164,13 @@ def _result_change(result: object, task_id: str, agent: Agent) -> lifecycle.Chan
     offloaded = files.offload_artifacts(artifacts, task_id, agent)
     change = _finish("completed", artifacts=artifacts, parts=message, in_history=True)
     return with_result_metadata(files.marked(change) if offloaded else change, result)
+
+
+def _is_text(result: object) -> bool:
+    """Whether ``result`` is text (or nothing, a Reply, a :class:`~a2a.handlers.Result` of
+    either): its outcome carries no file part, so :func:`_result_change` does no I/O."""
+    inner = result.result if isinstance(result, Result) else result
+    return inner is None or isinstance(inner, str | Reply)
 
 
 def _refused(exc: BaseException) -> BaseException | None:
@@ -368,7 +376,8 @@ class Runner:
         self, store: TaskStore, task: Task, running: _Running, direct: DirectReply | None
     ) -> lifecycle.Change | None:
         """Load the handler, call it on ``task`` and turn what it returned into a change."""
-        path = agent_of(task).settings.HANDLER  # the handler of the agent that created the task
+        agent = agent_of(task)
+        path = agent.settings.HANDLER  # the handler of the agent that created the task
         instance = loaded_handler(path) or await asyncio.to_thread(handler_instance, path)
         running.instance = instance
         request = running.request = HandlerRequest.for_task(task, running.cancelled, store)
@@ -397,7 +406,9 @@ class Runner:
             return None
         if direct is not None and direct.replied(result):
             return None  # the answer: no task is created
-        return await asyncio.to_thread(_result_change, result, task["id"], agent_of(task))
+        if _is_text(result):  # no file part to write to the storage: no thread hop
+            return _result_change(result, task["id"], agent)
+        return await asyncio.to_thread(_result_change, result, task["id"], agent)
 
     def _call(
         self, handler: Callable[[HandlerRequest], object], request: HandlerRequest, store: TaskStore | None = None

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Collection
 
 from a2a.agents import DEFAULT_AGENT
 from a2a.conf import a2a_settings
-from a2a.core import files, leases, lifecycle, tracing
+from a2a.core import files, leases, lifecycle, replay, tracing
 from a2a.core.events import Subscription, bus
 from a2a.handlers import answers_directly, call_record
 from a2a.handlers.credentials import hold_credentials
@@ -63,11 +64,14 @@ from stores.fields import (
     task_generation,
 )
 
+logger = logging.getLogger(__name__)
 
-def _new_task(ctx: CallContext, params: SendParams) -> Task:
+
+def _new_task(ctx: CallContext, params: SendParams, followed: bool) -> Task:
     """The task for a new message, not saved yet: the caller owns it, and it keeps
     how the caller called (``_call``) for the handler, wherever it runs. Its metadata is
-    the client's, but for the key delegation reserves (:data:`stores.fields.DELEGATIONS`)."""
+    the client's, but for the key delegation reserves (:data:`stores.fields.DELEGATIONS`).
+    ``followed``: a stream follows it, which keeps its events (:func:`a2a.core.replay.follow`)."""
     message = params.message
     metadata = {k: v for k, v in params.metadata.items() if k != DELEGATIONS} if params.metadata else None
     task = new_task(message, context_id=message.get("contextId") or new_id(), metadata=metadata)
@@ -80,19 +84,20 @@ def _new_task(ctx: CallContext, params: SendParams) -> Task:
     if (trace := tracing.carrier()) is not None:  # the handler's run joins this request's trace
         task[tracing.TRACE_KEY] = trace
     task[CALL] = call_record(ctx.version, ctx.binding, ctx.extensions, turn=1)
-    return task
+    return replay.follow(task) if followed else task
 
 
-async def _start(ctx: CallContext, params: SendParams) -> Task:
-    """Create the task for a new message, or resubmit the interrupted task it continues."""
+async def _start(ctx: CallContext, params: SendParams, followed: bool = False) -> Task:
+    """Create the task for a new message, or resubmit the interrupted task it continues
+    (``followed``: by a stream, :func:`_new_task`)."""
     check_input_modes(params.message, ctx.agent.settings.INPUT_MODES)
     push_config = await push_configs.check_send_config(params.push_config)  # refused before any task exists
     message = params.message
     if message.get("taskId"):
-        task = await _continue(ctx, message, params.if_generation_match)
+        task = await _continue(ctx, message, params.if_generation_match, followed)
     else:
-        task = await _offloaded(ctx, _new_task(ctx, params))
-        async with _discarded_unless_saved(ctx, task["id"], files.referenced(task)):
+        task = _new_task(ctx, params, followed)
+        async with _discarded_unless_saved(ctx, task["id"], await _offloaded(ctx, task)):
             task = await lifecycle.create(ctx.store, task, queued=get_executor().queued)
     hold_credentials(task["id"], dict(ctx.credentials))  # for its handler's delegations, not saved
     tracing.annotate(task)
@@ -101,15 +106,15 @@ async def _start(ctx: CallContext, params: SendParams) -> Task:
     return task
 
 
-async def _offloaded(ctx: CallContext, task: Task) -> Task:
-    """The new task, its large file parts written to the storage (a2a.core.files); a part
-    naming another task's stored file refused first."""
-    files.check_references(task["history"][0].get("parts") or (), task["id"], ctx.origin)
-    if not files.carries_bytes(task["history"][0].get("parts") or ()):
-        return task
+async def _offloaded(ctx: CallContext, task: Task) -> list[str]:
+    """Write the new task's large file parts to the storage (a2a.core.files), in place; the
+    storage names written. A part naming another task's stored file is refused first."""
+    parts = task["history"][0].get("parts") or ()
+    files.check_references(parts, task["id"], ctx.origin)
+    if not files.carries_bytes(parts):
+        return []
     base = ctx.origin + ctx.agent.path("jsonrpc")
-    await asyncio.to_thread(files.offload_message, task["history"][0], task, base=base)
-    return task
+    return await asyncio.to_thread(files.offload_message, task["history"][0], task, base=base)
 
 
 def _direct(ctx: CallContext, params: SendParams) -> bool:
@@ -121,15 +126,17 @@ def _direct(ctx: CallContext, params: SendParams) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def _direct_answer(ctx: CallContext, params: SendParams) -> AsyncIterator[tuple[Subscription, Task | Message]]:
+async def _direct_answer(
+    ctx: CallContext, params: SendParams, followed: bool = False
+) -> AsyncIterator[tuple[Subscription, Task | Message]]:
     """Run the ``direct_reply`` handler on the new message's task, not saved yet: the
     subscription to the task's events (open before the task can exist, so none slips
     by) and the answer, the handler's Message or the task once created."""
-    task = await _offloaded(ctx, _new_task(ctx, params))
+    task = _new_task(ctx, params, followed)
+    written = await _offloaded(ctx, task)
     hold_credentials(task["id"], dict(ctx.credentials))
     with bus.subscribe(task["id"], ctx.store) as events:
         await events.ready()
-        written = files.referenced(task)
         async with _discarded_unless_saved(ctx, task["id"], written):
             check_input_modes(params.message, ctx.agent.settings.INPUT_MODES)
             answer = await asyncio.wrap_future(get_runner().answer(task))
@@ -191,14 +198,14 @@ async def stream_message(params: SendParams, ctx: CallContext = INTERNAL) -> Asy
     ``direct_reply`` handler that answers at once: exactly that one Message.
     """
     if _direct(ctx, params):
-        async with _direct_answer(ctx, params) as (events, answer):
+        async with _direct_answer(ctx, params, followed=True) as (events, answer):
             if _is_message(answer):
                 yield StreamItem("message", message=answer)
                 return
             async for item in streams.numbered(streams.follow(events, answer, params.history_length), ctx):
                 yield item
         return
-    task = await _start(ctx, params)
+    task = await _start(ctx, params, followed=True)
     with bus.subscribe(task["id"], ctx.store) as events:
         await events.ready()
         await adispatch(task["id"], ctx.agent_name)
@@ -217,6 +224,7 @@ async def subscribe_to_task(params: GetParams, ctx: CallContext = INTERNAL) -> A
     task reaches a terminal state"), and it carries the follow-up turns too."""
     with bus.subscribe(params.id, ctx.store) as events:  # before the snapshot: nothing falls between
         await events.ready()
+        await _follow(ctx, params.id)
         task = await load_task(params.id, ctx)
         opening = streams.resumed(task, params.last_event_id, params.history_length)
         if lifecycle.is_terminal(task) and opening in (None, []):
@@ -227,6 +235,25 @@ async def subscribe_to_task(params: GetParams, ctx: CallContext = INTERNAL) -> A
         stream = streams.follow(events, task, params.history_length, until=TERMINAL_STATES, opening=opening)
         async for item in streams.numbered(stream, ctx):
             yield item
+
+
+async def _follow(ctx: CallContext, task_id: str) -> None:
+    """Keep the events of the caller's task from now on (:func:`a2a.core.replay.follow`),
+    so this stream's client can resume after the last it saw: one save, the first time a
+    stream follows a task not terminal. A store that cannot save it costs the client
+    only that: it resumes with the gap marker and the whole task."""
+
+    def change(task: Task) -> Task | None:
+        if replay.followed(task) or lifecycle.is_terminal(task) or not ctx.owns(task):
+            return None
+        return replay.follow(task)
+
+    if not a2a_settings.STREAM_REPLAY_EVENTS:
+        return  # no event is kept for anyone: nothing to mark
+    try:
+        await lifecycle.transition(ctx.store, task_id, change, publish=False)
+    except Exception:
+        logger.warning("task %s: could not keep its stream events for a resumption", task_id, exc_info=True)
 
 
 def check_input_modes(message: Message, accepted: list[str] | None = None) -> None:
@@ -252,11 +279,12 @@ def check_input_modes(message: Message, accepted: list[str] | None = None) -> No
             )
 
 
-async def _continue(ctx: CallContext, message: Message, expected: int | None = None) -> Task:
+async def _continue(ctx: CallContext, message: Message, expected: int | None = None, followed: bool = False) -> Task:
     """Append a follow-up message to a task waiting for input and resubmit it; with
     ``expected`` (A2A 1.1 ``ifGenerationMatch``), only while the task's generation is
     that: checked on the stored task in the very compare-and-swap save, so of two
-    follow-ups expecting the same generation exactly one is taken."""
+    follow-ups expecting the same generation exactly one is taken. ``followed``: by a
+    stream (:func:`_new_task`)."""
     task_id = message["taskId"]
     trace = tracing.carrier()
     file_bytes, written = await _offload_follow_up(ctx, message)
@@ -285,7 +313,7 @@ async def _continue(ctx: CallContext, message: Message, expected: int | None = N
         task[LEASE] = leases.new_lease(queued=get_executor().queued)  # in flight again: a lost hand-off is found
         if trace is not None:  # this run joins the trace of the message that resumes it
             task[tracing.TRACE_KEY] = trace
-        return set_status(task, "submitted")
+        return set_status(replay.follow(task) if followed else task, "submitted")
 
     async with _discarded_unless_saved(ctx, task_id, written):
         task = await lifecycle.transition(ctx.store, task_id, change)
@@ -308,19 +336,24 @@ async def _offload_follow_up(ctx: CallContext, message: Message) -> tuple[int | 
     return int(task.get(files.FILE_BYTES) or 0), written
 
 
-@contextlib.asynccontextmanager
-async def _discarded_unless_saved(ctx: CallContext, task_id: str, written: Collection[str]) -> AsyncIterator[None]:
+def _discarded_unless_saved(
+    ctx: CallContext, task_id: str, written: Collection[str]
+) -> contextlib.AbstractAsyncContextManager[None]:
     """On an error (the message refused, the save failed), delete the files ``written`` for
     it that the stored task does not reference: a refused message leaves no file behind.
-    What a crash leaves, a2a.core.file_orphans removes."""
+    What a crash leaves, a2a.core.file_orphans removes. Nothing written: nothing to do."""
+    return _discarding(ctx, task_id, written) if written else contextlib.nullcontext()
+
+
+@contextlib.asynccontextmanager
+async def _discarding(ctx: CallContext, task_id: str, written: Collection[str]) -> AsyncIterator[None]:
     try:
         yield
     except Exception:
-        if written:
-            with contextlib.suppress(Exception):  # the error is the answer; an orphan is swept later
-                stored = await ctx.store.aget(task_id)
-                kept = files.referenced(stored) if stored is not None else set()
-                await asyncio.to_thread(files.discard, [name for name in written if name not in kept])
+        with contextlib.suppress(Exception):  # the error is the answer; an orphan is swept later
+            stored = await ctx.store.aget(task_id)
+            kept = files.referenced(stored) if stored is not None else set()
+            await asyncio.to_thread(files.discard, [name for name in written if name not in kept])
         raise
 
 
