@@ -115,6 +115,7 @@ class FileTaskStore(TaskStore):
             _IndexSource(self),
             snapshot_dir=self.directory / INDEX_DIRECTORY,
             fsync=fsync,
+            journal_moved=self._lock_files_moved,
         )
 
     def open(self) -> None:
@@ -165,6 +166,12 @@ class FileTaskStore(TaskStore):
     def path(self, task_id: str) -> Path:
         """Where the task with this id lives."""
         return self.directory / f"{file_stem(task_id)}.json"
+
+    def _lock_files_moved(self) -> None:
+        """The journal was moved aside or its directory replaced: the lock files beside it
+        (kept open) are opened again on their next hold."""
+        self._locks.reopen()
+        self._conversations.reopen()
 
     def lock(self, stem: str) -> contextlib.AbstractContextManager[None]:
         """Hold the lock of the task file ``<stem>.json`` (across threads and processes)."""
@@ -290,7 +297,7 @@ class FileTaskStore(TaskStore):
                 self._check_version(path, task["id"], expected_version)
             elif path.name in self._damaged:
                 self._set_aside_if_damaged(path)
-            stamp = fsio.atomic_write(path, data, fsync=self.fsync)
+            stamp = fsio.atomic_write(path, data, fsync=self.fsync, keep_directory_open=True)
             self._listing.saved(task, stamp)
 
     def _check_version(self, path: Path, task_id: str, expected: int) -> None:
