@@ -274,7 +274,7 @@ def _query_worker() -> None:
         ("GetTask", lambda t: store.get(t["id"])),
     ]
     for round_ in range(2):  # the first warms the connection up; the second is counted
-        task = taskdata.task(f"q{round_}", state="submitted")
+        task = taskdata.task(f"q{round_}-{os.urandom(8).hex()}", state="submitted")  # the database may be reused
         task.pop("_version")
         counts = {}
         for name, step in steps:

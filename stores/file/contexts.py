@@ -87,7 +87,7 @@ class Conversations:
 
     def _read(self, path: Path) -> tuple[Context, dict[str, int]] | None:
         try:
-            record = orjson.loads(fsio.read_file(path))
+            record = orjson.loads(fsio.read_file(path, to_end=True))
             return (record["owner"], record["context"]), {str(k): int(v) for k, v in record["tasks"].items()}
         except FileNotFoundError:
             return None

@@ -146,17 +146,28 @@ def clean_temp_files(directory: str | os.PathLike[str], older_than: float = STAL
 # --- reads --------------------------------------------------------------------------------
 
 
-def read_file(path: str | os.PathLike[str]) -> bytes:
+#: How much one ``read`` of a file asks for.
+_READ_SIZE = 1 << 16
+
+
+def read_file(path: str | os.PathLike[str], *, to_end: bool = False) -> bytes:
     """The file's bytes: ``Path.read_bytes`` without the buffered file object (whose
     extra ``fstat``, ``ioctl`` and ``lseek`` each let go of the GIL, which a thread then
-    waits to take back while the event loop runs)."""
+    waits to take back while the event loop runs). A ``read`` that returns less than
+    asked is taken for the end (what a regular file's read does on Linux), without the
+    empty ``read`` that would confirm it; ``to_end``: read until that empty one (a
+    caller about to call the file damaged reads it so first)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         chunks = []
-        while chunk := os.read(fd, 1 << 16):
+        while chunk := os.read(fd, _READ_SIZE):
             chunks.append(chunk)
+            if len(chunk) < _READ_SIZE and not to_end:
+                break
     finally:
         os.close(fd)
+    if not chunks:
+        return b""
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 

@@ -207,24 +207,31 @@ class FileTaskStore(TaskStore):
         """The task in ``path``; None when missing, damaged, or (with ``task_id``) when
         it holds another task. Raises StoreUnavailable when the read failed for now
         (:data:`fsio.TRANSIENT_ERRNOS`): the task is not missing."""
-        try:
-            data = fsio.read_file(path)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            if exc.errno in fsio.TRANSIENT_ERRNOS:
-                raise unavailable(exc) from exc
-            self._damaged.report(path, f"is unreadable: {fsio.describe(exc)}")
-            return None
-        task, problem = parse(data, path.stem)
+        task, problem = self._parse_file(path)
+        if problem:  # read to its end before it is called damaged (see fsio.read_file)
+            task, problem = self._parse_file(path, to_end=True)
         if task is None:
-            self._damaged.report(path, problem)
+            if problem:
+                self._damaged.report(path, problem)
             return None
         # Two ids can share a file name after sanitizing ("a.b", "a_b"): a file only
         # answers for the id it holds.
         if task_id is not None and task["id"] != task_id:
             return None
         return task
+
+    def _parse_file(self, path: Path, *, to_end: bool = False) -> tuple[Task | None, str]:
+        """(the task in ``path``, "") or (None, what is wrong with the file; "" when there
+        is none). Raises StoreUnavailable when the read failed for now."""
+        try:
+            data = fsio.read_file(path, to_end=to_end)
+        except FileNotFoundError:
+            return None, ""
+        except OSError as exc:
+            if exc.errno in fsio.TRANSIENT_ERRNOS:
+                raise unavailable(exc) from exc
+            return None, f"is unreadable: {fsio.describe(exc)}"
+        return parse(data, path.stem)
 
     def _task_files(self) -> builtins.list[Path]:
         self.open()
