@@ -59,7 +59,11 @@ GUARANTEES = {
 
 def _worker(store: str, directory: str, seconds: float) -> None:
     """In the subprocess: time our store ``store`` and print JSON lines (each op's
-    ops/s and its process CPU per op)."""
+    ops/s and its process CPU per op). ``A2A_MICRO_CODE``: the checkout whose code
+    (stores, app, site) is timed, by this same loop."""
+    code = os.environ.get("A2A_MICRO_CODE")
+    if code:
+        sys.path.insert(0, code)
     import django
 
     django.setup()
@@ -159,33 +163,30 @@ def markdown(micro: dict[str, Any]) -> str:
 
 
 def compare(stores: list[str], before: Path, *, seconds: float, rounds: int) -> list[dict[str, Any]]:
-    """Each op's ops/s, this checkout against ``before`` (another checkout), in
-    alternating rounds; the ratio after / before taken round by round, then the median."""
-    measured: dict[tuple[str, str, str], dict[str, list[float]]] = {}
+    """Each op's ops/s and CPU per op, this checkout's code against ``before``'s (another
+    checkout; the same timing loop, this one's, runs both), in alternating rounds; the
+    ratios after / before taken round by round, then the median."""
+    measured: dict[tuple[str, str, str], dict[str, list[tuple[float, float]]]] = {}
     for _ in range(rounds):
         for side, root in (("before", before), ("after", ROOT)):
             for store in stores:
                 with tempfile.TemporaryDirectory(prefix="a2a-micro-") as tmp:
-                    env = site_env(**our_store_env(store, Path(tmp)))
-                    env["PYTHONPATH"] = str(root)
+                    env = {**site_env(**our_store_env(store, Path(tmp))), "A2A_MICRO_CODE": str(root)}
                     if store.startswith("orm"):
-                        manage("migrate", "--noinput", env=env)
-                    for row in _run([sys.executable, "-m", "bench.micro", store, tmp, str(seconds)], env, root):
+                        manage("migrate", "--noinput", env={**env, "PYTHONPATH": str(root)})
+                    for row in _run([sys.executable, "-m", "bench.micro", store, tmp, str(seconds)], env, ROOT):
                         key = (row["store"], row["shape"], row["op"])
-                        measured.setdefault(key, {"before": [], "after": []})[side].append(row["ops_per_s"])
+                        found = measured.setdefault(key, {"before": [], "after": []})[side]
+                        found.append((row["ops_per_s"], row["cpu_us_per_op"]))
     rows = []
     for (store, shape, op), sides in measured.items():
-        ratios = [a / b for a, b in zip(sides["after"], sides["before"], strict=False) if b]
-        rows.append(
-            {
-                "store": store,
-                "shape": shape,
-                "op": op,
-                "before_ops_per_s": statistics.median(sides["before"]) if sides["before"] else None,
-                "after_ops_per_s": statistics.median(sides["after"]) if sides["after"] else None,
-                "after_over_before": statistics.median(ratios) if ratios else None,
-            }
-        )
+        pairs = list(zip(sides["after"], sides["before"], strict=False))
+        row: dict[str, Any] = {"store": store, "shape": shape, "op": op}
+        for i, what in enumerate(("ops_per_s", "cpu_us_per_op")):
+            for side in ("before", "after"):
+                row[f"{side}_{what}"] = statistics.median(m[i] for m in sides[side])
+            row[f"{what}_after_over_before"] = statistics.median(a[i] / b[i] for a, b in pairs if b[i])
+        rows.append(row)
     return rows
 
 
@@ -339,8 +340,10 @@ def main(argv: list[str] | None = None) -> None:
         results["compare"] = compare(args.stores, args.before, seconds=args.seconds, rounds=args.rounds)
         for row in results["compare"]:
             print(
-                f"{row['store']:<18} {row['shape']:<5} {row['op']:<6} before {row['before_ops_per_s']:9,.0f}/s "
-                f"after {row['after_ops_per_s']:9,.0f}/s  x{row['after_over_before']:.2f}",
+                f"{row['store']:<18} {row['shape']:<5} {row['op']:<6} ops/s {row['before_ops_per_s']:9,.0f} -> "
+                f"{row['after_ops_per_s']:9,.0f} (x{row['ops_per_s_after_over_before']:.2f}), CPU/op "
+                f"{row['before_cpu_us_per_op']:7,.0f} -> {row['after_cpu_us_per_op']:7,.0f} us "
+                f"(x{row['cpu_us_per_op_after_over_before']:.2f})",
                 flush=True,
             )
     else:

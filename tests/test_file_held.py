@@ -205,3 +205,32 @@ def test_a_cut_short_read_is_read_to_the_end_before_the_file_is_called_damaged(t
     (tmp_path / "tasks" / "b.json").write_bytes(b'{"id": "b", ')  # damaged, read to the end: reported
     assert store.get("b") is None
     assert "b.json is corrupt" in caplog.text
+
+
+def test_a_state_change_is_one_thread_hop_whatever_its_system_calls(tmp_path, monkeypatch):
+    """The read, the compare-and-swap save and its fsyncs run as one function on one
+    worker thread: one hop per state change, not one per system call."""
+    import asyncio
+
+    from a2a.core import lifecycle
+    from a2a.protocol.model import set_status
+
+    store = FileTaskStore(tmp_path / "tasks")
+    hops: list[str] = []
+    real = asyncio.to_thread
+
+    async def to_thread(function, /, *args, **kwargs):
+        hops.append(function.__name__)
+        return await real(function, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", to_thread)
+
+    async def life() -> None:
+        new = {"kind": "task", "id": "t", "contextId": "c", "status": {"state": "submitted", "timestamp": "x"}}
+        await lifecycle.create(store, new)
+        await lifecycle.transition(store, "t", lambda t: set_status(t, "working"))
+        await lifecycle.transition(store, "t", lambda t: set_status(t, "completed"))
+
+    asyncio.run(life())
+    assert hops == ["create_sync", "transition_sync", "transition_sync"]
+    assert store.get("t")["status"]["state"] == "completed"
