@@ -212,3 +212,34 @@ def test_orm_task_life_is_six_round_trips(kind, tmp_path):
     assert store.get("t1")["status"]["state"] == "completed" and store.get("t1")["_version"] == 3
     with pytest.raises(Exception, match="changed meanwhile"):  # still a compare-and-swap
         store.save(store.get("t1"), expected_version=2)
+
+
+@pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.parametrize("kind", ORM_KINDS)
+def test_orm_plain_save_of_a_new_task_is_two_statements(kind, tmp_path, monkeypatch):
+    """A save without a version: the UPDATE (which finds no row), then the lone INSERT
+    (no BEGIN, lock, COMMIT round trips); a task created meanwhile by another writer is
+    updated, last writer wins."""
+    from django.db import connections
+    from django.test.utils import CaptureQueriesContext
+
+    store = make_store(kind, tmp_path)
+    store.get("warm-up")
+    with CaptureQueriesContext(connections[store.using]) as queries:
+        store.save(task("n1"))
+    assert [q["sql"].split()[0].upper() for q in queries.captured_queries] == ["UPDATE", "INSERT"]
+    with CaptureQueriesContext(connections[store.using]) as queries:
+        store.save(task("n1", minute=1))
+    assert [q["sql"].split()[0].upper() for q in queries.captured_queries] == ["UPDATE"]
+
+    real = store._insert
+    theirs = task("n2") | {"metadata": {"by": "the other writer"}}
+
+    def raced(task_id: str, fields: dict) -> bool:
+        assert real(task_id, fields | {"task": theirs})  # the other writer's row, first
+        return real(task_id, fields)
+
+    monkeypatch.setattr(store, "_insert", raced)
+    ours = task("n2") | {"metadata": {"by": "us"}}
+    store.save(ours)
+    assert store.get("n2") == ours
