@@ -110,6 +110,12 @@ class Journal:
             return self._appending
         raise OSError(f"could not open {self.path}")  # pragma: no cover
 
+    def stop_appending(self) -> None:
+        """Close the descriptor appended to (the next append opens it again): a file
+        open for writing keeps its volume from being remounted read-only."""
+        with self._append_lock:
+            self._close_appending()
+
     def _close_appending(self) -> None:
         appending, self._appending = self._appending, None
         if appending is not None:
@@ -223,8 +229,7 @@ class Journal:
     def close(self) -> None:
         """Stop reading (a later :meth:`open` or :meth:`resume` starts again) and close
         the descriptor appended to (the next append opens it again)."""
-        with self._append_lock:
-            self._close_appending()
+        self.stop_appending()
         for fd in (self._fd, self._old_fd):
             if fd is not None:
                 os.close(fd)

@@ -472,6 +472,13 @@ class FileTaskStore(TaskStore):
         """Remove :meth:`stale_temp_files`; return what was removed."""
         return [path for d in self._temp_directories() for path in fsio.clean_temp_files(d, older_than)]
 
+    def close(self) -> None:
+        """Close the listing journal's descriptor, the one file the store keeps open for
+        writing between saves (which keeps its volume from being remounted read-only);
+        the next save opens it again. The lock files and the directory are kept open
+        read-only."""
+        self._listing.journal.stop_appending()
+
     def __repr__(self) -> str:
         return f"<FileTaskStore {str(self.directory)!r}>"
 
