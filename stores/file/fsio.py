@@ -1,13 +1,15 @@
 """The file store's file operations: every write, fsync and temp file goes through here.
 
 One write policy for task files, push configs, the journal and the index snapshot: a
-temp file made with ``mkstemp`` in the target's directory, named
-``.tmp-<host>.<pid>.<started>.<random>`` (:func:`temp_prefix`), written and fsynced,
+temp file made (``O_EXCL``, as ``mkstemp`` does) in the target's directory, named
+``.tmp-<host>.<pid>.<started>.<n>`` (:func:`temp_prefix`), written and fsynced,
 renamed over the target (:func:`atomic_write`) or linked into place
 (:func:`atomic_create`), then the directory fsynced (:func:`sync_directory`: a group
 commit the writes renamed meanwhile share). One cleanup policy for the temp files an
 interrupted write leaves (:func:`stale_temp_files`): a dead process of this host's at
-once, any other once it is older than a cutoff.
+once, any other once it is older than a cutoff. What is kept open between writes (a
+task directory, and through :func:`held_across_forks` the lock files and the journal)
+is let go of in a forked child.
 
 Reads that fail for a reason that says nothing about the file (:data:`TRANSIENT_ERRNOS`)
 are the store's to turn into :class:`~stores.base.StoreUnavailable`.
