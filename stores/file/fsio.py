@@ -38,7 +38,7 @@ STALE_TEMP_SECONDS = 60.0
 #: of something right now.
 _TRANSIENT = "EMFILE ENFILE ENOMEM ENOBUFS EAGAIN EINTR EBUSY EIO ETIMEDOUT ESTALE ENOLCK EDEADLK"
 TRANSIENT_ERRNOS = frozenset(getattr(errno, name) for name in _TRANSIENT.split() if hasattr(errno, name))
-#: ``.tmp-<host>.<pid>.<started>.<random>``: whose temp file it is (see :func:`temp_prefix`).
+#: ``.tmp-<host>.<pid>.<started>.<n>``: whose temp file it is (see :func:`temp_prefix`).
 _TEMP_NAME = re.compile(r"^\.tmp-([0-9a-f]{8})\.(\d+)\.(\d+)\.")
 
 
