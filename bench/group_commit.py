@@ -45,11 +45,11 @@ from stores.file import FileTaskStore  # noqa: E402
 GROUP, FSYNC_DIRECTORY = stores.file.fsio.sync_directory, stores.file.fsio.fsync_directory
 
 
-def _own_fsync(directory: Path) -> None:
+def _own_fsync(directory: Path, **_: bool) -> None:
     stores.file.fsio.fsync_directory(directory)  # (the counting one, during a run)
 
 
-MODES: dict[str, Callable[[Path], None]] = {"before": _own_fsync, "after": GROUP}
+MODES: dict[str, Callable[..., None]] = {"before": _own_fsync, "after": GROUP}
 
 
 def task(n: int) -> dict[str, Any]:
@@ -75,9 +75,9 @@ def run(mode: str, threads: int, seconds: float, base: Path) -> dict[str, float]
     setattr(stores.file.fsio, "sync_directory", MODES[mode])  # noqa: B010
     dir_syncs = [0]
 
-    def counting(directory: Path) -> None:
+    def counting(directory: Path, fd: int | None = None) -> None:
         dir_syncs[0] += 1  # (a race may drop a count: a rough figure)
-        FSYNC_DIRECTORY(directory)
+        FSYNC_DIRECTORY(directory, fd)
 
     setattr(stores.file.fsio, "fsync_directory", counting)  # noqa: B010
     counts = [0] * threads

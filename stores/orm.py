@@ -21,7 +21,7 @@ from stores.cursors import cursor_total, decode_cursor, encode_cursor
 from stores.durability import acknowledged
 from stores.fields import check_task, task_state, task_updated, task_version
 from stores.models import PushConfigRecord, TaskCount, TaskRecord
-from stores.orm_contexts import LOCKED_VALUE, delete_contexts, lock_context, lock_key, locks_contexts
+from stores.orm_contexts import LOCKED_VALUE, delete_contexts, lock_key, locks_contexts
 from stores.push_configs import PushConfig, PushConfigStore, check_config
 from stores.scope import task_scope
 from stores.timestamps import format_timestamp, now_iso, parse_timestamp
@@ -184,15 +184,10 @@ class OrmTaskStore(TaskStore):
             self._save_if_version(task_id, fields, expected_version)
             return task
         objects = self.objects
-        # UPDATE first: all saves but the first of a task's life are updates.
-        if objects.filter(pk=task_id).update(**fields):
-            return task
-        try:
-            with transaction.atomic(using=self.using):
-                lock_context(self._connection(), fields)  # a delete of its conversation first
-                objects.create(id=task_id, created_at=fields["updated_at"], **fields)
-        except IntegrityError:  # created meanwhile by another writer
-            objects.filter(pk=task_id).update(**fields)
+        # UPDATE first: all saves but the first of a task's life are updates; then the
+        # one-statement INSERT (with its conversation's lock, see _insert).
+        if not objects.filter(pk=task_id).update(**fields) and not self._insert(task_id, fields):
+            objects.filter(pk=task_id).update(**fields)  # created meanwhile by another writer
         return task
 
     def _save_if_version(self, task_id: str, fields: dict, expected: int) -> None:
@@ -205,16 +200,10 @@ class OrmTaskStore(TaskStore):
             return  # a new task: one INSERT (the usual case of version 0)
         objects = self.objects
         row = objects.filter(pk=task_id).values_list("version", "task").first()
-        if row is None:
-            if expected:
-                raise StaleTaskError(task_id, expected, None)
-            try:
-                with transaction.atomic(using=self.using):
-                    lock_context(self._connection(), fields)
-                    objects.create(id=task_id, created_at=fields["updated_at"], **fields)
-            except IntegrityError:  # created meanwhile by another writer
-                raise StaleTaskError(task_id, expected, self._version_of(task_id)) from None
-            return
+        if row is None:  # deleted since the INSERT found it (or the UPDATE missed it)
+            if not expected and self._insert(task_id, fields):
+                return
+            raise StaleTaskError(task_id, expected, None if expected else self._version_of(task_id))
         column, stored = row
         # A row saved before the version column existed has 0 there: its task knows better.
         found = column or task_version(stored if isinstance(stored, dict) else None)

@@ -68,16 +68,6 @@ def locks_contexts(connection: Any) -> bool:
 LOCKED_VALUE = "(SELECT %s FROM pg_advisory_xact_lock_shared(%s))"
 
 
-def lock_context(connection: Any, fields: dict) -> None:
-    """Inside a transaction that creates a task: take its conversation's lock (on
-    PostgreSQL; elsewhere nothing), until the transaction ends."""
-    if locks_contexts(connection) and fields["context_id"]:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_advisory_xact_lock_shared(%s)", [lock_key((fields["owner"], fields["context_id"]))]
-            )
-
-
 def delete_contexts(connection: Any, contexts: Sequence[Collection[Task]]) -> builtins.list[Task]:
     """Inside a transaction on ``connection``: delete each conversation of ``contexts``
     still exactly as read (see the module doc), with its push configs; the tasks

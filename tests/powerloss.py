@@ -302,7 +302,7 @@ def check(store: Any, acknowledged: dict[str, str]) -> Verdict:
 def main() -> None:  # pragma: no cover - runs in the server process
     shim = Shim(os.environ["A2A_POWERLOSS_DIR"], os.environ["A2A_POWERLOSS_JOURNAL"]).install()
     if os.environ.get("A2A_POWERLOSS_SKIP") == "dirsync":
-        stores.file.fsio.fsync_directory = lambda directory: None  # type: ignore[assignment]
+        stores.file.fsio.fsync_directory = lambda directory, fd=None: None  # type: ignore[assignment]
     import uvicorn  # (third-party, only in the server process)
 
     sys.argv = ["uvicorn", *sys.argv[1:]]

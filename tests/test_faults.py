@@ -90,7 +90,7 @@ def test_a_read_only_directory(files, monkeypatch):
     def read_only(*args, **kwargs):
         raise OSError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr("stores.file.fsio.tempfile.mkstemp", read_only)
+    monkeypatch.setattr("stores.file.fsio._create_temp", read_only)
     assert (
         ASGI.rpc("CancelTask", {"id": "t1"}, status=200)["error"]["message"]
         == "could not save the task: Read-only file system"
@@ -127,6 +127,7 @@ def test_a_real_full_disk_then_a_real_read_only_one(settings, tiny_tmpfs):
     assert not list(store.directory.glob(".tmp-*"))
     assert ASGI.rpc("GetTask", {"id": "t1"}, status=200)["result"]["status"]["state"] == "working"
 
+    store.close()  # its journal, kept open for appending, would keep the volume from a read-only remount
     subprocess.run(["mount", "-o", "remount,ro", str(tiny_tmpfs)], check=True)
     error = ASGI.rpc("CancelTask", {"id": "t1"}, status=200)["error"]
     assert error == {"code": -32603, "message": "could not save the task: Read-only file system"}

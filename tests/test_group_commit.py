@@ -58,11 +58,11 @@ def recorded(tmp_path, monkeypatch):
         if Path(dst).parent == directory:
             recorder.note("renamed", threading.get_ident())
 
-    def fsync_directory(path):
+    def fsync_directory(path, fd=None):
         k = next(fsyncs)
         recorder.note("begin", k)
         time.sleep(0.003)  # a slow disk: saves pile up behind it
-        real_fsync_directory(path)
+        real_fsync_directory(path, fd)
         recorder.note("end", k)
 
     monkeypatch.setattr(os, "replace", replace)
@@ -132,12 +132,12 @@ def test_a_failed_directory_fsync_fails_every_save_it_covered(tmp_path, monkeypa
     entered = threading.Event()
     release = threading.Event()
 
-    def fsync_directory(path):
+    def fsync_directory(path, fd=None):
         entered.set()
         release.wait(5)
         if failing.is_set():
             raise OSError(5, "Input/output error")
-        real(path)
+        real(path, fd)
 
     monkeypatch.setattr(stores.file.fsio, "fsync_directory", fsync_directory)
     outcomes: list[object] = []
@@ -173,7 +173,7 @@ def test_a_caller_never_counts_on_an_fsync_that_began_before_it_called(tmp_path,
     release = threading.Event()
     calls: list[str] = []
 
-    def fsync_directory(path):
+    def fsync_directory(path, fd=None):
         calls.append("begin")
         if len(calls) == 1:
             started.set()

@@ -112,7 +112,7 @@ def test_no_acknowledged_save_is_lost_at_any_cut(tmp_path):
 
 
 def test_the_checker_catches_a_store_that_skips_the_directory_fsync(tmp_path, monkeypatch):
-    monkeypatch.setattr(stores.file.fsio, "fsync_directory", lambda directory: None)
+    monkeypatch.setattr(stores.file.fsio, "fsync_directory", lambda directory, fd=None: None)
     cuts, acknowledged, verdict = every_cut(tmp_path)
     assert acknowledged == THREADS * TASKS_PER_THREAD
     assert verdict.lost, "a store that never syncs its directory lost nothing?"

@@ -14,7 +14,6 @@ import asyncio
 import datetime as dt
 import errno
 import os
-import tempfile
 import threading
 import time
 import uuid
@@ -59,21 +58,21 @@ class Fault:
             return False
 
         if isinstance(store, FileTaskStore):
-            read_file, mkstemp = file_module.read_file, tempfile.mkstemp
+            read_file, create_temp = file_module.read_file, file_module._create_temp
             directory = str(store.directory)
 
-            def failing_read(path: str | os.PathLike[str]) -> bytes:
+            def failing_read(path: str | os.PathLike[str], *, to_end: bool = False) -> bytes:
                 if os.fspath(path).startswith(directory) and hit():
                     raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
-                return read_file(path)
+                return read_file(path, to_end=to_end)
 
-            def failing_mkstemp(*args, **kwargs):
+            def failing_create_temp(directory: str) -> tuple[int, str]:
                 if hit():
                     raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
-                return mkstemp(*args, **kwargs)
+                return create_temp(directory)
 
             monkeypatch.setattr(file_module, "read_file", failing_read)
-            monkeypatch.setattr("stores.file.fsio.tempfile.mkstemp", failing_mkstemp)
+            monkeypatch.setattr(file_module, "_create_temp", failing_create_temp)
             monkeypatch.setattr("stores.file.fsio.read_if_cached", lambda path: NOT_CACHED)  # reads go through _read
         elif isinstance(store, OrmTaskStore):
             select, update = OrmTaskStore._select_task, OrmTaskStore._update_if_version

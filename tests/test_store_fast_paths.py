@@ -170,3 +170,76 @@ def test_orm_store_get_of_a_row_that_is_not_json_is_missing(kind, tmp_path, capl
     with caplog.at_level(logging.WARNING, logger="stores.orm"):
         assert store.get("t1") is None
     assert "corrupt" in caplog.text
+
+
+@pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.parametrize("kind", ORM_KINDS)
+def test_orm_task_life_is_six_round_trips(kind, tmp_path):
+    """submitted (one INSERT), working and completed with an artifact (each the
+    lifecycle's read, then one compare-and-swap UPDATE, no re-read), GetTask (one
+    SELECT of the task column): the counts ``python -m bench.micro --counts`` reports."""
+    from django.db import connections
+    from django.test.utils import CaptureQueriesContext
+
+    from a2a.core import lifecycle
+    from a2a.protocol.model import set_status
+
+    store = make_store(kind, tmp_path)
+    store.get("warm-up")  # the connection is open
+
+    def completed(stored: dict) -> dict:
+        stored["artifacts"] = [{"artifactId": "a", "parts": [{"kind": "text", "text": "done"}]}]
+        return set_status(stored, "completed")
+
+    new = {"kind": "task", "id": "t1", "contextId": "c", "status": {"state": "submitted", "timestamp": "x"}}
+    steps = {
+        "submitted": lambda: lifecycle.create_sync(store, new),
+        "working": lambda: lifecycle.transition_sync(store, "t1", lambda t: set_status(t, "working")),
+        "completed": lambda: lifecycle.transition_sync(store, "t1", completed),
+        "GetTask": lambda: store.get("t1"),
+    }
+    verbs = {}
+    for name, step in steps.items():
+        with CaptureQueriesContext(connections[store.using]) as queries:
+            step()
+        verbs[name] = [q["sql"].split()[0].upper() for q in queries.captured_queries]
+    assert verbs == {
+        "submitted": ["INSERT"],
+        "working": ["SELECT", "UPDATE"],
+        "completed": ["SELECT", "UPDATE"],
+        "GetTask": ["SELECT"],
+    }
+    assert store.get("t1")["status"]["state"] == "completed" and store.get("t1")["_version"] == 3
+    with pytest.raises(Exception, match="changed meanwhile"):  # still a compare-and-swap
+        store.save(store.get("t1"), expected_version=2)
+
+
+@pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.parametrize("kind", ORM_KINDS)
+def test_orm_plain_save_of_a_new_task_is_two_statements(kind, tmp_path, monkeypatch):
+    """A save without a version: the UPDATE (which finds no row), then the lone INSERT
+    (no BEGIN, lock, COMMIT round trips); a task created meanwhile by another writer is
+    updated, last writer wins."""
+    from django.db import connections
+    from django.test.utils import CaptureQueriesContext
+
+    store = make_store(kind, tmp_path)
+    store.get("warm-up")
+    with CaptureQueriesContext(connections[store.using]) as queries:
+        store.save(task("n1"))
+    assert [q["sql"].split()[0].upper() for q in queries.captured_queries] == ["UPDATE", "INSERT"]
+    with CaptureQueriesContext(connections[store.using]) as queries:
+        store.save(task("n1", minute=1))
+    assert [q["sql"].split()[0].upper() for q in queries.captured_queries] == ["UPDATE"]
+
+    real = store._insert
+    theirs = task("n2") | {"metadata": {"by": "the other writer"}}
+
+    def raced(task_id: str, fields: dict) -> bool:
+        assert real(task_id, fields | {"task": theirs})  # the other writer's row, first
+        return real(task_id, fields)
+
+    monkeypatch.setattr(store, "_insert", raced)
+    ours = task("n2") | {"metadata": {"by": "us"}}
+    store.save(ours)
+    assert store.get("n2") == ours

@@ -40,11 +40,11 @@ class Reads:
         read_file = file_module.read_file
         prefix = str(directory) + os.sep
 
-        def counting(path: str | os.PathLike[str]) -> bytes:
+        def counting(path: str | os.PathLike[str], *, to_end: bool = False) -> bytes:
             name = os.fspath(path)
             if name.startswith(prefix) and name.endswith(".json") and os.sep + "." not in name[len(prefix) - 1 :]:
                 self.n += 1
-            return read_file(path)
+            return read_file(path, to_end=to_end)
 
         monkeypatch.setattr(file_module, "read_file", counting)
 

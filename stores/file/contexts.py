@@ -53,6 +53,10 @@ class Conversations:
         conversation still run side by side (and share their directory fsyncs)."""
         return self._locks.hold(_name(context), shared=shared)
 
+    def reopen(self) -> None:
+        """Open the lock files again on their next hold (see :meth:`TaskLocks.reopen`)."""
+        self._locks.reopen()
+
     def begin(self, context: Context, versions: dict[str, int]) -> None:
         """Write down that ``context``'s tasks ``versions`` (id -> version) are being
         removed. Under its lock. Atomic, not fsynced: it outlives the process, as the
@@ -83,7 +87,7 @@ class Conversations:
 
     def _read(self, path: Path) -> tuple[Context, dict[str, int]] | None:
         try:
-            record = orjson.loads(fsio.read_file(path))
+            record = orjson.loads(fsio.read_file(path, to_end=True))
             return (record["owner"], record["context"]), {str(k): int(v) for k, v in record["tasks"].items()}
         except FileNotFoundError:
             return None

@@ -1,13 +1,15 @@
 """The file store's file operations: every write, fsync and temp file goes through here.
 
 One write policy for task files, push configs, the journal and the index snapshot: a
-temp file made with ``mkstemp`` in the target's directory, named
-``.tmp-<host>.<pid>.<started>.<random>`` (:func:`temp_prefix`), written and fsynced,
+temp file made (``O_EXCL``, as ``mkstemp`` does) in the target's directory, named
+``.tmp-<host>.<pid>.<started>.<n>`` (:func:`temp_prefix`), written and fsynced,
 renamed over the target (:func:`atomic_write`) or linked into place
 (:func:`atomic_create`), then the directory fsynced (:func:`sync_directory`: a group
 commit the writes renamed meanwhile share). One cleanup policy for the temp files an
 interrupted write leaves (:func:`stale_temp_files`): a dead process of this host's at
-once, any other once it is older than a cutoff.
+once, any other once it is older than a cutoff. What is kept open between writes (a
+task directory, and through :func:`held_across_forks` the lock files and the journal)
+is let go of in a forked child.
 
 Reads that fail for a reason that says nothing about the file (:data:`TRANSIENT_ERRNOS`)
 are the store's to turn into :class:`~stores.base.StoreUnavailable`.
@@ -18,14 +20,16 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import itertools
 import os
 import re
 import socket
-import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 TEMP_PREFIX = ".tmp-"
 #: Temp files older than this (seconds) are left-overs of a dead writer.
@@ -34,7 +38,7 @@ STALE_TEMP_SECONDS = 60.0
 #: of something right now.
 _TRANSIENT = "EMFILE ENFILE ENOMEM ENOBUFS EAGAIN EINTR EBUSY EIO ETIMEDOUT ESTALE ENOLCK EDEADLK"
 TRANSIENT_ERRNOS = frozenset(getattr(errno, name) for name in _TRANSIENT.split() if hasattr(errno, name))
-#: ``.tmp-<host>.<pid>.<started>.<random>``: whose temp file it is (see :func:`temp_prefix`).
+#: ``.tmp-<host>.<pid>.<started>.<n>``: whose temp file it is (see :func:`temp_prefix`).
 _TEMP_NAME = re.compile(r"^\.tmp-([0-9a-f]{8})\.(\d+)\.(\d+)\.")
 
 
@@ -75,8 +79,10 @@ def _alive_or_none(pid: int) -> int | None:
     return 0
 
 
-#: (pid, its temp-file prefix): worked out once per process, not per write.
-_PREFIX: tuple[int, str] = (0, "")
+#: This process's temp-file prefix: worked out once per process (again in a forked child).
+_PREFIX = ""
+#: The temp files' names: the prefix names the process, a count tells its files apart.
+_NAMES = itertools.count()
 
 
 def temp_prefix() -> str:
@@ -84,10 +90,15 @@ def temp_prefix() -> str:
     cleanup tells a dead writer's left-overs (no such process, or the pid now names a
     process started later) from a live writer's file."""
     global _PREFIX
-    pid = os.getpid()
-    if _PREFIX[0] != pid:  # a forked child: its own pid, its own start time
-        _PREFIX = (pid, f"{TEMP_PREFIX}{_host_tag()}.{pid}.{_started(pid) or 0}.")
-    return _PREFIX[1]
+    if not _PREFIX:
+        pid = os.getpid()
+        _PREFIX = f"{TEMP_PREFIX}{_host_tag()}.{pid}.{_started(pid) or 0}."
+    return _PREFIX
+
+
+def _forget_prefix() -> None:
+    global _PREFIX
+    _PREFIX = ""
 
 
 def _writer_gone(pid: int, started: int) -> bool:
@@ -137,17 +148,28 @@ def clean_temp_files(directory: str | os.PathLike[str], older_than: float = STAL
 # --- reads --------------------------------------------------------------------------------
 
 
-def read_file(path: str | os.PathLike[str]) -> bytes:
+#: How much one ``read`` of a file asks for.
+_READ_SIZE = 1 << 16
+
+
+def read_file(path: str | os.PathLike[str], *, to_end: bool = False) -> bytes:
     """The file's bytes: ``Path.read_bytes`` without the buffered file object (whose
     extra ``fstat``, ``ioctl`` and ``lseek`` each let go of the GIL, which a thread then
-    waits to take back while the event loop runs)."""
+    waits to take back while the event loop runs). A ``read`` that returns less than
+    asked is taken for the end (what a regular file's read does on Linux), without the
+    empty ``read`` that would confirm it; ``to_end``: read until that empty one (a
+    caller about to call the file damaged reads it so first)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         chunks = []
-        while chunk := os.read(fd, 1 << 16):
+        while chunk := os.read(fd, _READ_SIZE):
             chunks.append(chunk)
+            if len(chunk) < _READ_SIZE and not to_end:
+                break
     finally:
         os.close(fd)
+    if not chunks:
+        return b""
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
@@ -182,10 +204,24 @@ def read_if_cached(path: str | os.PathLike[str]) -> bytes | object | None:
 # --- writes -------------------------------------------------------------------------------
 
 
+def _create_temp(directory: str) -> tuple[int, str]:
+    """A new temp file in ``directory`` (``mkstemp``'s flags and permissions, named by
+    :func:`temp_prefix` and a count: no random name, no ``getpid`` per file): its
+    descriptor and path."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(100):
+        path = f"{directory}/{temp_prefix()}{next(_NAMES)}.json"
+        try:
+            return os.open(path, flags, 0o600), path
+        except FileExistsError:  # a name left by a process of the same pid and start: the next one
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temp file name", directory)  # pragma: no cover
+
+
 def _write_temp(directory: str, chunks: Iterable[bytes], *, fsync: bool, mode: int | None) -> tuple[str, int]:
     """A temp file in ``directory`` holding ``chunks`` (fsynced with ``fsync``; its
-    permissions ``mode`` less the umask, else ``mkstemp``'s): (its path, its inode)."""
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=temp_prefix(), suffix=".json")
+    permissions ``mode`` less the umask, else 0600): (its path, its inode)."""
+    fd, tmp = _create_temp(directory)
     try:
         try:  # no buffered file object: fewer system calls, each of which lets go of the GIL
             for chunk in chunks:
@@ -212,13 +248,15 @@ def atomic_write(
     *,
     fsync: bool = True,
     written: Callable[[str], object] | None = None,
+    keep_directory_open: bool = False,
 ) -> int:
     """Write ``data`` (bytes, or chunks of them) to ``target`` atomically: a temp file
     in the same directory, flushed and fsynced, ``os.replace``d over the target, then
     the directory synced (:func:`sync_directory`). A reader sees the old file or the new
     one, never a partial one; with ``fsync`` the new one survives power loss once this
     returns. ``written(temp path)`` runs before the rename (what was written, whoever
-    renames over it next). Returns the new file's inode number."""
+    renames over it next); ``keep_directory_open``: see :func:`sync_directory`.
+    Returns the new file's inode number."""
     target = os.fspath(target)  # str operations: a Path's .parent is a new object
     directory = os.path.dirname(target) or "."
     tmp, inode = _write_temp(directory, [data] if isinstance(data, bytes) else data, fsync=fsync, mode=None)
@@ -231,7 +269,7 @@ def atomic_write(
             os.unlink(tmp)
         raise
     if fsync:
-        sync_directory(directory)
+        sync_directory(directory, keep_open=keep_directory_open)
     return inode
 
 
@@ -259,8 +297,12 @@ def _umask() -> int:
 # --- directory fsync ----------------------------------------------------------------------
 
 
-def fsync_directory(directory: str | os.PathLike[str]) -> None:
-    """Make a rename or unlink in ``directory`` durable (one ``fsync`` of it, now)."""
+def fsync_directory(directory: str | os.PathLike[str], fd: int | None = None) -> None:
+    """Make a rename or unlink in ``directory`` durable: one ``fsync`` of it, now (of
+    ``fd``, a descriptor of it kept open, when given; else of one opened for it)."""
+    if fd is not None:
+        os.fsync(fd)
+        return
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -268,16 +310,17 @@ def fsync_directory(directory: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
-def sync_directory(directory: str | os.PathLike[str]) -> None:
+def sync_directory(directory: str | os.PathLike[str], *, keep_open: bool = False) -> None:
     """Make the renames and unlinks already done in ``directory`` durable: returns once
     a :func:`fsync_directory` of it that *began after this call* has completed. Group
     commit: the threads of this process that call it at once share one fsync
-    (:class:`DirectorySync`)."""
+    (:class:`DirectorySync`). ``keep_open``: the directory is synced often (a task
+    directory): its descriptor is kept open between fsyncs."""
     key = os.fspath(directory)
     group = _SYNC_GROUPS.get(key)
     if group is None:
         with _SYNC_GROUPS_LOCK:
-            group = _SYNC_GROUPS.setdefault(key, DirectorySync(directory))
+            group = _SYNC_GROUPS.setdefault(key, DirectorySync(directory, keep_open=keep_open))
     group.sync()
 
 
@@ -293,15 +336,25 @@ class DirectorySync:
     the condition; one fsync thus covers every rename made before it began. A failed
     fsync fails every caller it was to cover (its renames may not be on disk: Linux
     may not report the error again to a retry) and the next caller starts another.
+
+    With ``keep_open`` the directory's descriptor stays open between fsyncs (one
+    ``stat`` and the ``fsync`` instead of ``open``, ``fsync``, ``close``): before each
+    fsync the path is checked to still name the directory open (same device and
+    inode), else it is opened again, so a directory removed and made again, or
+    moved away and replaced, is the one synced. A forked child never uses its
+    parent's (see :func:`_after_fork`).
     """
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(self, directory: str | os.PathLike[str], *, keep_open: bool = False) -> None:
         self.directory = directory
+        self.keep_open = keep_open
         self._cond = threading.Condition(threading.Lock())
         self._started = 0  # generations begun
         self._done = 0  # the last generation completed
         self._running = False
         self._failed: tuple[int, OSError] | None = None  # the last failed generation
+        self._fd: int | None = None  # with keep_open: the directory, as (device, inode) says
+        self._identity = (0, 0)
 
     def sync(self) -> None:
         """Return once a directory fsync that began after this call has completed
@@ -322,7 +375,7 @@ class DirectorySync:
             generation = self._started  # >= needed: _started never goes down
         done, failure = False, None
         try:
-            fsync_directory(self.directory)  # a module global: tests (and the shim) replace it
+            self._fsync()
             done = True
         except OSError as exc:
             failure = exc
@@ -337,9 +390,58 @@ class DirectorySync:
         if failure is not None:
             raise failure
 
+    def _fsync(self) -> None:
+        """One fsync of the directory (only ever one thread at a time: the one running)."""
+        if not self.keep_open:
+            fsync_directory(self.directory)  # a module global: tests (and the shim) replace it
+            return
+        st = os.stat(self.directory)
+        if self._fd is None or (st.st_dev, st.st_ino) != self._identity:
+            self.close()
+            fd = os.open(self.directory, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_DIRECTORY", 0))
+            opened = os.fstat(fd)
+            self._fd, self._identity = fd, (opened.st_dev, opened.st_ino)
+        fsync_directory(self.directory, self._fd)
+
+    def close(self) -> None:
+        """Close the descriptor kept open, if any (the next fsync opens it again)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
 
 #: Directory (as given) -> its :class:`DirectorySync`, shared by every store of the process.
 _SYNC_GROUPS: dict[str, DirectorySync] = {}
 _SYNC_GROUPS_LOCK = threading.Lock()
-if hasattr(os, "register_at_fork"):  # a forked child starts with no fsync under way
-    os.register_at_fork(after_in_child=_SYNC_GROUPS.clear)
+
+
+# --- descriptors kept open, and fork --------------------------------------------------------
+
+#: What else keeps descriptors open between operations (the lock stripes, the journal):
+#: each is told when this process forks (:func:`held_across_forks`).
+_HOLDERS: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def held_across_forks(holder: Any) -> None:
+    """Have ``holder.after_fork()`` run in a forked child before anything else there:
+    a descriptor inherited across ``fork`` shares its open file with the parent (an
+    ``flock`` taken through it would be the parent's lock), so a child closes its
+    copies and opens its own on next use; and a lock a parent thread held at the fork
+    would never be let go in the child."""
+    _HOLDERS.add(holder)
+
+
+def _after_fork() -> None:
+    global _SYNC_GROUPS_LOCK
+    _forget_prefix()  # its own pid, its own start time
+    for group in _SYNC_GROUPS.values():  # no fsync under way, no descriptor of the parent's
+        group.close()
+    _SYNC_GROUPS.clear()
+    _SYNC_GROUPS_LOCK = threading.Lock()
+    for holder in list(_HOLDERS):
+        holder.after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)

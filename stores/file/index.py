@@ -14,6 +14,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -166,10 +167,11 @@ class SharedIndex:
         fsync: bool = True,
         max_journal_bytes: int = 16 << 20,
         snapshot_every: int = 10_000,
+        journal_moved: Callable[[], None] | None = None,
     ) -> None:
         self.source = source
         snapshots = Path(snapshot_dir) if snapshot_dir is not None else None
-        self.journal = Journal(journal_dir, max_bytes=max_journal_bytes)
+        self.journal = Journal(journal_dir, max_bytes=max_journal_bytes, moved=journal_moved)
         self.live = LiveIndex(source, snapshots if snapshots is not None else journal_dir)
         self.snapshots = SnapshotKeeper(snapshots, self.live, self.journal, fsync=fsync, every=snapshot_every)
         self.checker = DirectoryCheck(self.live, source, self.snapshots.persist_if_due)

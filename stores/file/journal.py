@@ -7,12 +7,22 @@ tells the other processes which task files to read again. It is moved aside to
 naming it (``#<random id>``), so a position in it (:meth:`Journal.position`) is never
 confused with one in a later generation, even when the file's inode number is reused.
 A reader that missed a whole generation learns so from :meth:`Journal.catch_up`.
+
+A writer keeps the journal open between appends (one ``write`` and one ``stat`` a
+line instead of ``open``, ``write``, ``lseek``, ``close``). After each line it checks
+that the path still names the file it wrote to: when the journal was moved aside
+meanwhile (by any process), the line is written again into the current generation (a
+line read twice only makes a task be read again), so every line is in a generation
+that was current after it was written, which every reader reads (see ``catch_up``).
+A forked child opens its own (:func:`stores.file.fsio.held_across_forks`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +46,13 @@ class Journal:
     lines and reads the others' (see the module doc). Not thread-safe: the caller locks
     around the reading methods; :meth:`append` may run from any thread."""
 
-    def __init__(self, directory: os.PathLike[str] | str, *, max_bytes: int = 16 << 20) -> None:
+    def __init__(
+        self, directory: os.PathLike[str] | str, *, max_bytes: int = 16 << 20, moved: Callable[[], None] | None = None
+    ) -> None:
         self.directory = Path(directory)
+        #: Called when the file appended to is found moved aside or gone (rotated, or the
+        #: directory replaced): the lock files beside it are opened again.
+        self.moved = moved
         self.path = self.directory / "journal"
         self.old_path = self.directory / "journal.old"
         self.max_bytes = max_bytes
@@ -46,6 +61,9 @@ class Journal:
         self._old_fd: int | None = None  # the one before (late appends land there)
         self._partial: dict[int, bytes] = {}  # descriptor -> a line still being written
         self._generations: dict[int, str] = {}  # descriptor -> its generation's id
+        self._append_lock = threading.Lock()
+        self._appending: tuple[int, int, int] | None = None  # (descriptor, device, inode) appended to
+        fsio.held_across_forks(self)
 
     @property
     def is_open(self) -> bool:
@@ -61,22 +79,53 @@ class Journal:
     def append(self, task_id: str) -> None:
         """Note a write of ``task_id`` (moving the journal aside when it is too long)."""
         line = self.writer + b" " + orjson.dumps(task_id) + b"\n"
-        fd = self._open_for_append()
-        try:
-            os.write(fd, line)  # one write of a short line with O_APPEND: never interleaved
-            size = os.lseek(fd, 0, os.SEEK_CUR)
-        finally:
-            os.close(fd)
-        if size > self.max_bytes:
-            self._rotate()
+        with self._append_lock:
+            for _ in range(100):
+                fd, device, inode = self._appending or self._open_for_append()
+                os.write(fd, line)  # one write of a short line with O_APPEND: never interleaved
+                try:
+                    now = os.stat(self.path)
+                except FileNotFoundError:
+                    now = None
+                if now is not None and (now.st_dev, now.st_ino) == (device, inode):
+                    break
+                self._close_appending()  # moved aside (or gone) meanwhile: again, into the current one
+                if self.moved is not None:
+                    self.moved()
+            else:  # pragma: no cover
+                raise OSError(f"could not append to {self.path}")
+            if now.st_size > self.max_bytes:
+                self._rotate()
+                self._close_appending()
 
-    def _open_for_append(self) -> int:
+    def _open_for_append(self) -> tuple[int, int, int]:
         for _ in range(100):
             try:
-                return os.open(self.path, os.O_WRONLY | os.O_APPEND)
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
             except FileNotFoundError:
                 self._create_generation()
+                continue
+            st = os.fstat(fd)
+            self._appending = (fd, st.st_dev, st.st_ino)
+            return self._appending
         raise OSError(f"could not open {self.path}")  # pragma: no cover
+
+    def stop_appending(self) -> None:
+        """Close the descriptor appended to (the next append opens it again): a file
+        open for writing keeps its volume from being remounted read-only."""
+        with self._append_lock:
+            self._close_appending()
+
+    def _close_appending(self) -> None:
+        appending, self._appending = self._appending, None
+        if appending is not None:
+            os.close(appending[0])
+
+    def after_fork(self) -> None:
+        """In a forked child: the parent's descriptor is not this process's to append to."""
+        self._append_lock = threading.Lock()
+        with contextlib.suppress(OSError):
+            self._close_appending()
 
     def _create_generation(self) -> None:
         """Create the journal with its first line, atomically (no one ever sees a
@@ -178,7 +227,9 @@ class Journal:
         return False
 
     def close(self) -> None:
-        """Stop reading (a later :meth:`open` or :meth:`resume` starts again)."""
+        """Stop reading (a later :meth:`open` or :meth:`resume` starts again) and close
+        the descriptor appended to (the next append opens it again)."""
+        self.stop_appending()
         for fd in (self._fd, self._old_fd):
             if fd is not None:
                 os.close(fd)

@@ -115,6 +115,7 @@ class FileTaskStore(TaskStore):
             _IndexSource(self),
             snapshot_dir=self.directory / INDEX_DIRECTORY,
             fsync=fsync,
+            journal_moved=self._lock_files_moved,
         )
 
     def open(self) -> None:
@@ -166,6 +167,12 @@ class FileTaskStore(TaskStore):
         """Where the task with this id lives."""
         return self.directory / f"{file_stem(task_id)}.json"
 
+    def _lock_files_moved(self) -> None:
+        """The journal was moved aside or its directory replaced: the lock files beside it
+        (kept open) are opened again on their next hold."""
+        self._locks.reopen()
+        self._conversations.reopen()
+
     def lock(self, stem: str) -> contextlib.AbstractContextManager[None]:
         """Hold the lock of the task file ``<stem>.json`` (across threads and processes)."""
         return self._locks.hold(stem)
@@ -200,24 +207,31 @@ class FileTaskStore(TaskStore):
         """The task in ``path``; None when missing, damaged, or (with ``task_id``) when
         it holds another task. Raises StoreUnavailable when the read failed for now
         (:data:`fsio.TRANSIENT_ERRNOS`): the task is not missing."""
-        try:
-            data = fsio.read_file(path)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            if exc.errno in fsio.TRANSIENT_ERRNOS:
-                raise unavailable(exc) from exc
-            self._damaged.report(path, f"is unreadable: {fsio.describe(exc)}")
-            return None
-        task, problem = parse(data, path.stem)
+        task, problem = self._parse_file(path)
+        if problem:  # read to its end before it is called damaged (see fsio.read_file)
+            task, problem = self._parse_file(path, to_end=True)
         if task is None:
-            self._damaged.report(path, problem)
+            if problem:
+                self._damaged.report(path, problem)
             return None
         # Two ids can share a file name after sanitizing ("a.b", "a_b"): a file only
         # answers for the id it holds.
         if task_id is not None and task["id"] != task_id:
             return None
         return task
+
+    def _parse_file(self, path: Path, *, to_end: bool = False) -> tuple[Task | None, str]:
+        """(the task in ``path``, "") or (None, what is wrong with the file; "" when there
+        is none). Raises StoreUnavailable when the read failed for now."""
+        try:
+            data = fsio.read_file(path, to_end=to_end)
+        except FileNotFoundError:
+            return None, ""
+        except OSError as exc:
+            if exc.errno in fsio.TRANSIENT_ERRNOS:
+                raise unavailable(exc) from exc
+            return None, f"is unreadable: {fsio.describe(exc)}"
+        return parse(data, path.stem)
 
     def _task_files(self) -> builtins.list[Path]:
         self.open()
@@ -290,7 +304,7 @@ class FileTaskStore(TaskStore):
                 self._check_version(path, task["id"], expected_version)
             elif path.name in self._damaged:
                 self._set_aside_if_damaged(path)
-            stamp = fsio.atomic_write(path, data, fsync=self.fsync)
+            stamp = fsio.atomic_write(path, data, fsync=self.fsync, keep_directory_open=True)
             self._listing.saved(task, stamp)
 
     def _check_version(self, path: Path, task_id: str, expected: int) -> None:
@@ -457,6 +471,13 @@ class FileTaskStore(TaskStore):
     def clean_temp_files(self, older_than: float = fsio.STALE_TEMP_SECONDS) -> builtins.list[Path]:
         """Remove :meth:`stale_temp_files`; return what was removed."""
         return [path for d in self._temp_directories() for path in fsio.clean_temp_files(d, older_than)]
+
+    def close(self) -> None:
+        """Close the listing journal's descriptor, the one file the store keeps open for
+        writing between saves (which keeps its volume from being remounted read-only);
+        the next save opens it again. The lock files and the directory are kept open
+        read-only."""
+        self._listing.journal.stop_appending()
 
     def __repr__(self) -> str:
         return f"<FileTaskStore {str(self.directory)!r}>"

@@ -107,11 +107,23 @@ def move_aside(path: Path, target_dir: Path, *, fsync: bool) -> Path:
 
 class TaskLocks:
     """The locks of the task files of one directory: ``LOCK_STRIPES`` lock files under
-    ``lock_dir`` (so the directory stays small), each task always on the same one."""
+    ``lock_dir`` (so the directory stays small), each task always on the same one.
+
+    Each lock file is kept open once used (a hold is one ``flock`` and its release
+    one more, instead of ``open``, ``flock``, ``close``): the threads of this process
+    share the descriptor, so they exclude one another first (:class:`_Stripe`), and the
+    ``flock`` excludes the other processes. A forked child opens its own (an ``flock``
+    through the parent's descriptor would be the parent's lock), and :meth:`reopen`
+    makes every lock file be opened again on its next hold (the lock directory was
+    found replaced: see :class:`~stores.file.journal.Journal`)."""
 
     def __init__(self, lock_dir: str) -> None:
         self.lock_dir = lock_dir
         self._fallback = tuple(threading.Lock() for _ in range(LOCK_STRIPES)) if fcntl is None else ()
+        self._stripes: dict[int, _Stripe] = {}
+        self._stripes_lock = threading.Lock()
+        self.generation = 0  # bumped by reopen(): a descriptor of an older one is opened again
+        fsio.held_across_forks(self)
 
     def hold(self, stem: str, *, shared: bool = False) -> contextlib.AbstractContextManager[None]:
         """Hold the lock of the task file ``<stem>.json`` (across threads and processes);
@@ -129,23 +141,100 @@ class TaskLocks:
                 held.enter_context(self._stripe(stripe))
             yield
 
+    def reopen(self) -> None:
+        """Open every lock file again on its next hold (the ones held now: once let go)."""
+        self.generation += 1
+
+    def after_fork(self) -> None:
+        """In a forked child: none of the parent's descriptors, none of its holds."""
+        for stripe in self._stripes.values():
+            stripe.close()
+        self._stripes = {}
+        self._stripes_lock = threading.Lock()
+
     @contextlib.contextmanager
-    def _stripe(self, stripe: int, shared: bool = False) -> Iterator[None]:
+    def _stripe(self, n: int, shared: bool = False) -> Iterator[None]:
         if fcntl is None:  # pragma: no cover
-            with self._fallback[stripe]:
+            with self._fallback[n]:
                 yield
             return
-        path = f"{self.lock_dir}/{stripe:03d}.lock"
+        stripe = self._stripes.get(n)
+        if stripe is None:
+            with self._stripes_lock:
+                stripe = self._stripes.setdefault(n, _Stripe(f"{self.lock_dir}/{n:03d}.lock"))
+        stripe.acquire(shared, self.generation)
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
-        except FileNotFoundError:
-            os.makedirs(self.lock_dir, exist_ok=True)
-            fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)  # released when the descriptor closes
             yield
         finally:
-            os.close(fd)
+            stripe.release(shared)
+
+
+class _Stripe:
+    """One lock file, kept open, and this process's holders of it: any number of shared
+    holders or one exclusive one (a waiting exclusive holder goes before new shared
+    ones). The first holder in takes the ``flock``, the last one out lets it go; a
+    blocking ``flock`` is made with the state's lock held (no holder of this process
+    can be waiting to let go then: there is none)."""
+
+    __slots__ = ("cond", "fd", "generation", "path", "readers", "waiting", "writer")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.cond = threading.Condition(threading.Lock())
+        self.fd: int | None = None
+        self.generation = 0
+        self.readers = 0
+        self.writer = False
+        self.waiting = 0  # exclusive holders waiting
+
+    def acquire(self, shared: bool, generation: int) -> None:
+        with self.cond:
+            if shared:
+                while self.writer or self.waiting:
+                    self.cond.wait()
+                if not self.readers:
+                    self._flock(fcntl.LOCK_SH, generation)
+                self.readers += 1
+                return
+            self.waiting += 1
+            try:
+                while self.writer or self.readers:
+                    self.cond.wait()
+                self._flock(fcntl.LOCK_EX, generation)
+                self.writer = True
+            finally:
+                self.waiting -= 1
+                if not self.writer:
+                    self.cond.notify_all()
+
+    def release(self, shared: bool) -> None:
+        with self.cond:
+            if shared:
+                self.readers -= 1
+            else:
+                self.writer = False
+            if not self.readers and not self.writer and self.fd is not None:
+                fcntl.flock(self.fd, fcntl.LOCK_UN)
+            self.cond.notify_all()
+
+    def _flock(self, mode: int, generation: int) -> None:
+        if self.fd is not None and self.generation != generation:
+            self.close()
+        if self.fd is None:
+            flags = os.O_RDONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+            try:
+                self.fd = os.open(self.path, flags, 0o666)
+            except FileNotFoundError:
+                os.makedirs(os.path.dirname(self.path), exist_ok=True)
+                self.fd = os.open(self.path, flags, 0o666)
+            self.generation = generation
+        fcntl.flock(self.fd, mode)
+
+    def close(self) -> None:
+        fd, self.fd = self.fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 class DamageLog:
