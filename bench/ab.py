@@ -137,7 +137,7 @@ def memory_and_http(rows: list[dict[str, Any]], n: int) -> None:
 
     from a2a.asgi import A2AASGIHandler
     from a2a.http import common
-    from bench.breakdown import _asgi_call, _get_body, _scope, _send_body
+    from bench.lifecycle import asgi_call, get_body, rpc_scope, send_body
     from bench.scale import lean_task
     from stores.base import TaskQuery
     from stores.memory import MemoryTaskStore
@@ -146,16 +146,16 @@ def memory_and_http(rows: list[dict[str, Any]], n: int) -> None:
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     new, old = A2AASGIHandler(), _old_handler_class()()
-    answer = json.loads(loop.run_until_complete(_asgi_call(new, _send_body(None), None)))
+    answer = json.loads(loop.run_until_complete(asgi_call(new, send_body(None), None)))
     task_id = answer["result"]["id"]
     time.sleep(0.2)
-    body = _get_body(None, task_id)
-    request = ASGIRequest(_scope(body, None), io.BytesIO(body))
+    body = get_body(None, task_id)
+    request = ASGIRequest(rpc_scope(body, None), io.BytesIO(body))
     rows.append(
         pair(
             "requested_version",
-            lambda: _old_requested_version(ASGIRequest(_scope(body, None), io.BytesIO(body))),
-            lambda: common.requested_version(ASGIRequest(_scope(body, None), io.BytesIO(body))),
+            lambda: _old_requested_version(ASGIRequest(rpc_scope(body, None), io.BytesIO(body))),
+            lambda: common.requested_version(ASGIRequest(rpc_scope(body, None), io.BytesIO(body))),
             n,
         )
     )
@@ -163,8 +163,8 @@ def memory_and_http(rows: list[dict[str, Any]], n: int) -> None:
     rows.append(
         pair(
             "asgi GetTask (memory)",
-            lambda: loop.run_until_complete(_asgi_call(old, body, None)),
-            lambda: loop.run_until_complete(_asgi_call(new, body, None)),
+            lambda: loop.run_until_complete(asgi_call(old, body, None)),
+            lambda: loop.run_until_complete(asgi_call(new, body, None)),
             n,
         )
     )

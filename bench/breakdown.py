@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.lifecycle import asgi_call, get_body, scope, send_body  # noqa: E402
+from bench.lifecycle import asgi_call, get_body, rpc_scope, send_body  # noqa: E402
 
 
 def _rounds(fn: Any, n: int, rounds: int = 7) -> dict[str, float]:
@@ -87,7 +87,7 @@ def run(store: str, version: str | None, n: int) -> dict[str, Any]:
     task = store_.get(task_id)
 
     def request(body: bytes) -> Any:
-        req = ASGIRequest(scope(body, version), io.BytesIO(body))
+        req = ASGIRequest(rpc_scope(body, version), io.BytesIO(body))
         return req
 
     out: dict[str, Any] = {"store": store, "dialect": version or "toolnexus"}

@@ -59,12 +59,13 @@ def get_body(version: str | None, task_id: str) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": 2, "method": method, "params": {"id": task_id}}).encode()
 
 
-def scope(body: bytes, version: str | None, method: str = "POST", path: str = "/a2a/") -> dict[str, Any]:
-    """The ASGI scope of a JSON-RPC POST of ``body`` to ``/a2a/`` (``A2A-Version: version``)."""
-    headers = [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json")]
-    headers.append((b"content-length", str(len(body)).encode()))
-    if version:
-        headers.append((b"a2a-version", version.encode()))
+def scope(
+    path: str = "/a2a/", *, method: str = "POST", headers: dict[str, str] | None = None, host: str = "127.0.0.1:8000"
+) -> dict[str, Any]:
+    """The ASGI scope of an HTTP request to ``path`` on ``host``: JSON content, then ``headers``
+    (the one scope builder of the benchmarks and the tests: this module imports nothing of
+    the project's, so it runs against another checkout too)."""
+    all_headers = {"host": host, "content-type": "application/json", **(headers or {})}
     return {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},
@@ -75,10 +76,16 @@ def scope(body: bytes, version: str | None, method: str = "POST", path: str = "/
         "raw_path": path.encode(),
         "query_string": b"",
         "root_path": "",
-        "headers": headers,
+        "headers": [(name.encode(), value.encode()) for name, value in all_headers.items()],
         "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
+        "server": (host.partition(":")[0], int(host.partition(":")[2] or 80)),
     }
+
+
+def rpc_scope(body: bytes, version: str | None, method: str = "POST", path: str = "/a2a/") -> dict[str, Any]:
+    """The scope of a request carrying ``body`` (``A2A-Version: version``, when given)."""
+    headers = {"content-length": str(len(body))} | ({"a2a-version": version} if version else {})
+    return scope(path, method=method, headers=headers)
 
 
 async def asgi_call(app: Any, body: bytes, version: str | None, method: str = "POST", path: str = "/a2a/") -> bytes:
@@ -99,7 +106,7 @@ async def asgi_call(app: Any, body: bytes, version: str | None, method: str = "P
         if message["type"] == "http.response.body":
             sent.append(message.get("body", b""))
 
-    await app(scope(body, version, method, path), receive, send)
+    await app(rpc_scope(body, version, method, path), receive, send)
     return b"".join(sent)
 
 

@@ -16,6 +16,7 @@ from a2a.protocol.model import SendParams
 from a2a.service import operations
 from a2a.service.context import CallContext
 from a2a.testing.client import WireClient, v03_message, v10_message
+from bench import lifecycle
 from stores.base import StoreUnavailable, Task, TaskStore
 
 
@@ -60,21 +61,7 @@ def asgi_app() -> Any:
 def asgi_scope(path: str = "/a2a/", *, method: str = "POST", headers: dict[str, str] | None = None) -> dict[str, Any]:
     """The ASGI scope of an HTTP request, for a test that calls the application with a
     ``receive`` and ``send`` of its own (a client that goes away): JSON content, then ``headers``."""
-    all_headers = {"host": "testserver", "content-type": "application/json", **(headers or {})}
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(name.encode(), value.encode()) for name, value in all_headers.items()],
-        "client": ("127.0.0.1", 1234),
-        "server": ("testserver", 80),
-    }
+    return lifecycle.scope(path, method=method, headers=headers, host="testserver")
 
 
 def http(method: str, path: str, *, content: Any = None, headers: dict[str, str] | None = None) -> httpx.Response:
