@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest
 from django.utils.module_loading import import_string
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
-from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 
 from a2a.agents import Agent
@@ -89,10 +88,12 @@ def authenticators(agent: Agent | None = None) -> list[Any]:
     return _load(tuple(conf.AUTHENTICATION_CLASSES))
 
 
-class _BodyUnread(BaseParser):
+class _BodyUnread:
     """The A2A body is the binding's to read: to the authentication classes it is no form
     (DRF's CSRF check for ``SessionAuthentication`` then reads its token from the header,
-    instead of failing on a JSON body it has no parser for)."""
+    instead of failing on a JSON body it has no parser for). A parser as DRF duck-types
+    one: importing ``rest_framework.parsers`` reads DRF's settings, which an import of
+    this module (the test kit's plugin, before Django is set up) must not."""
 
     media_type = "*/*"
 
@@ -101,7 +102,7 @@ class _BodyUnread(BaseParser):
 
 
 def _authenticate_sync(request: HttpRequest, classes: list[Any]) -> str:
-    drf_request = Request(request, parsers=[_BodyUnread()])
+    drf_request = Request(request, parsers=cast(Any, [_BodyUnread()]))
     try:
         for authenticator in classes:
             result = authenticator.authenticate(drf_request)
