@@ -85,6 +85,9 @@ class Target:
                 A2A_HANDLER="a2a.handlers.upper",
                 A2A_LOG_LEVEL="WARNING",
                 A2A_DIRECT_ASGI="true" if self.server == "direct" else "false",
+                # As `make run` serves it: the frameworks are dev dependencies here, not
+                # the README's install (their agents would load three frameworks at start-up).
+                FRAMEWORK_AGENTS="false",
                 **our_store_env(self.store, tmp),
             )
             site.update(env)

@@ -135,7 +135,10 @@ A2A_AGENTS = {
 }
 # One agent per framework whose extra is installed (toolnexus_site/agents/), served at
 # /agents/pydantic-ai/, /agents/langgraph/, /agents/openai-agents/; offline by default.
-A2A_AGENTS.update(framework_agents())
+# FRAMEWORK_AGENTS=false leaves them out where the extras are installed for other reasons
+# (the benchmarks serve the site as `make run` does, without them).
+if env.bool("FRAMEWORK_AGENTS", default=True):
+    A2A_AGENTS.update(framework_agents())
 globals().update(from_environment())
 
 # A2A_EXECUTOR=tasks: tasks are fulfilled by queue workers (docs/deployment.md). The queue is
