@@ -31,7 +31,7 @@ import pytest
 from django.conf import settings
 
 from a2a.core import replay
-from a2a.testing.client import rpc_body
+from a2a.testing.client import WireClient, rpc_body
 from tests.helpers import live_result, rpc10
 from tests.server import ServerURL, manage, postgres_database, running_server, site_env
 
@@ -70,6 +70,10 @@ class Setup:
             self.stack.enter_context(running_server(self.env, log=self.tmp / f"{uuid.uuid4().hex}.log"))
             for _ in range(count)
         ]
+
+
+#: Sends that return at once (the task submitted), in v1.0.
+SUBMIT = WireClient(version="1.0")
 
 
 def frames(response: httpx.Response, stop_after: int | None = None) -> list[Frame]:
@@ -419,20 +423,13 @@ def test_v0_3_resubscribe_resumes_too(scripted):
     assert [r["kind"] for r in results] == ["artifact-update", "status-update"] and results[-1]["final"] is True
 
 
-def _send_later(text: str) -> str:
-    message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": text}]}
-    return rpc10("SendMessage", {"message": message, "configuration": {"returnImmediately": True}})["result"]["task"][
-        "id"
-    ]
-
-
 def test_a_task_no_stream_follows_is_numbered_but_keeps_no_log(scripted):
     """No stream, no client holding a number: the events are numbered (the task's
     generation) but not kept, which spares each save the log's work."""
     from stores.backends import get_task_store
     from tests.helpers import wait_for_state
 
-    task_id = _send_later("progress:one;artifact:first;progress:two")
+    task_id = SUBMIT.send("progress:one;artifact:first;progress:two", blocking=False)["task"]["id"]
     stored = wait_for_state(get_task_store(), task_id, {"completed"})
     assert stored["_seq"] == 7 and "_events" not in stored  # submitted, working, one, first, two, result, completed
     resumed = _stream_in_process("SubscribeToTask", {"id": task_id}, {"Last-Event-ID": "2"})
@@ -449,7 +446,7 @@ def test_a_task_followed_from_subscribe_on_keeps_its_events_for_a_resumption(scr
     from tests.helpers import wait_for_state
 
     gate = tmp_path / "gate"
-    task_id = _send_later(f"wait:{gate};progress:one;artifact:first;progress:two")
+    task_id = SUBMIT.send(f"wait:{gate};progress:one;artifact:first;progress:two", blocking=False)["task"]["id"]
     seq = wait_for_state(get_task_store(), task_id, {"working"})["_seq"]
     assert "_events" not in get_task_store().get(task_id)
     timer = threading.Timer(0.5, gate.touch)
@@ -470,7 +467,7 @@ def test_subscribing_keeps_nothing_when_no_event_is_kept(scripted, settings, tmp
 
     settings.A2A_STREAM_REPLAY_EVENTS = 0
     gate = tmp_path / "gate"
-    task_id = _send_later(f"wait:{gate}")
+    task_id = SUBMIT.send(f"wait:{gate}", blocking=False)["task"]["id"]
     working = wait_for_state(get_task_store(), task_id, {"working"})
     timer = threading.Timer(0.3, gate.touch)
     timer.start()
@@ -486,7 +483,7 @@ def test_subscribing_to_a_finished_or_unknown_task_saves_nothing(scripted):
     from stores.backends import get_task_store
     from tests.helpers import wait_for_state
 
-    task_id = _send_later("progress:one")
+    task_id = SUBMIT.send("progress:one", blocking=False)["task"]["id"]
     finished = wait_for_state(get_task_store(), task_id, {"completed"})
     _stream_in_process("SubscribeToTask", {"id": task_id})
     assert get_task_store().get(task_id) == finished
@@ -498,7 +495,7 @@ def test_a_follow_up_sent_on_a_stream_keeps_the_tasks_events_from_then_on(script
     from stores.backends import get_task_store
     from tests.helpers import wait_for_state
 
-    task_id = _send_later("ask:which one?")
+    task_id = SUBMIT.send("ask:which one?", blocking=False)["task"]["id"]
     asked = wait_for_state(get_task_store(), task_id, {"input-required"})
     assert "_events" not in asked
     message = {
