@@ -72,8 +72,12 @@ def follow_up(context: str, references: list[str]) -> dict:
 
 
 def conversation(store: TaskStore, context: str) -> list[str]:
-    """Two finished tasks and one waiting for input, all expired: the conversation's ids."""
+    """Two finished tasks and one waiting for input, all expired: the conversation's ids.
+    The waiting one is saved first as working (which never expires) and last as expired,
+    so a sweep that runs while the conversation is being made (``_expire_more``) sees it
+    whole or not at all: never its first task alone, expired, as all there is of it."""
     ids = [f"{context}-a", f"{context}-b", f"{context}-w"]
+    store.save(old_task(ids[2], context, "working"))
     for task_id, state in zip(ids, ("completed", "completed", "input-required"), strict=True):
         store.save(old_task(task_id, context, state))
     return ids
