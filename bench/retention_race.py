@@ -102,6 +102,26 @@ class Tally:
                 self.odd.append(odd)
 
 
+def _client() -> Any:
+    """A keep-alive client whose idle connections expire before uvicorn's (5 s) do: a
+    request on a connection the server is closing at that moment is reset."""
+    import httpx
+
+    return httpx.Client(limits=httpx.Limits(keepalive_expiry=2))
+
+
+def _counted(work: Any) -> Any:
+    """``work`` in a thread whose exception is counted (the run then fails), not lost."""
+
+    def run(urls: list[str], tally: Tally, stop: threading.Event, seed: int) -> None:
+        try:
+            work(urls, tally, stop, seed)
+        except Exception as exc:
+            tally.add("client errors", repr(exc))
+
+    return run
+
+
 def _send(client: Any, url: str, message: dict[str, Any]) -> dict[str, Any]:
     body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
     return client.post(url, json=body, timeout=60).json()
@@ -114,10 +134,8 @@ def _message(text: str, **fields: Any) -> dict[str, Any]:
 
 def _converse(urls: list[str], tally: Tally, stop: threading.Event, seed: int) -> None:
     """One client: conversations of a few turns each, until ``stop``."""
-    import httpx
-
     rng = random.Random(seed)
-    with httpx.Client() as client:
+    with _client() as client:
         while not stop.is_set():
             context = uuid.uuid4().hex
             answer = _send(client, rng.choice(urls), _message("ask", contextId=context))
@@ -152,10 +170,8 @@ def _converse(urls: list[str], tally: Tally, stop: threading.Event, seed: int) -
 def _fill(urls: list[str], tally: Tally, stop: threading.Event, seed: int) -> None:
     """One-task conversations, back to back: every sweep has many to read and delete
     (as a busy deployment's has), which is when a sweep's read and its delete are apart."""
-    import httpx
-
     rng = random.Random(seed)
-    with httpx.Client() as client:
+    with _client() as client:
         while not stop.is_set():
             answer = _send(client, rng.choice(urls), _message("fill", contextId=uuid.uuid4().hex))
             tally.add("one-task conversations" if "result" in answer else "unexpected answers", answer.get("error"))
@@ -232,8 +248,8 @@ def run(kind: str, seconds: float, clients: int, fillers: int, postgres_url: str
             ):
                 urls = [httpx.get(f"{b}/.well-known/agent-card.json").json()["url"] for b in (one, two)]
                 tally, stop = Tally(), threading.Event()
-                threads = [threading.Thread(target=_converse, args=(urls, tally, stop, n)) for n in range(clients)]
-                threads += [threading.Thread(target=_fill, args=(urls, tally, stop, -n)) for n in range(1, fillers + 1)]
+                work = [(_converse, n) for n in range(clients)] + [(_fill, -n) for n in range(1, fillers + 1)]
+                threads = [threading.Thread(target=_counted(w), args=(urls, tally, stop, n)) for w, n in work]
                 for thread in threads:
                     thread.start()
                 time.sleep(seconds)
@@ -263,7 +279,7 @@ def main() -> None:
         parser.error("--postgres-url (or A2A_BENCH_POSTGRES_URL): a database of your own, emptied first")
     result = run(args.store, args.seconds, args.clients, args.fillers, args.postgres_url)
     print(json.dumps(result), flush=True)
-    bad = result["splits"] or result.get("unexpected answers") or result.get("start failed")
+    bad = result["splits"] or any(result.get(k) for k in ("unexpected answers", "start failed", "client errors"))
     sys.exit(1 if bad else 0)
 
 

@@ -26,7 +26,7 @@ from stores.timestamps import now_iso
 from tests.conftest import STORE_KINDS
 from tests.db_marks import store_params
 from tests.helpers import wait_for_state as wait_for
-from tests.server import ROOT
+from tests.server import ROOT, site_env
 
 pytestmark = pytest.mark.django_db
 
@@ -394,9 +394,7 @@ def test_two_processes_start_the_same_task_only_one_runs_it(store, tmp_path):
     task = {**new_task(message("race"), context_id="c"), "_version": 1}  # no lease: anyone may start it
     store.save(task)
     env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("A2A_", "TASK_STORE", "DATABASE_URL"))},
-        "DJANGO_SETTINGS_MODULE": "toolnexus_site.settings",
-        "PYTHONPATH": str(ROOT),
+        **site_env(),
         "A2A_HANDLER": "tests.handlers.recording",
         "A2A_TEST_RUNS_FILE": str(runs),
         "A2A_LOG_LEVEL": "WARNING",

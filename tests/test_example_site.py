@@ -33,7 +33,7 @@ print(json.dumps({"status": answer.status_code, "page": answer.content.decode(),
 
 
 def test_the_front_page_links_each_agent_the_admin_and_the_catalog(tmp_path):
-    env = site_env(DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    env = site_env(DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", FRAMEWORK_AGENTS="true")
     done = subprocess.run([sys.executable, "-c", FRONT_PAGE], env=env, cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout.splitlines()[-1])

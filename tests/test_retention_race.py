@@ -33,8 +33,8 @@ from stores.retention import Policy, delete_contexts, sweep
 from stores.timestamps import format_timestamp
 from tests.conftest import STORE_KINDS
 from tests.db_marks import store_params
+from tests.server import ROOT, site_env
 
-ROOT = Path(__file__).resolve().parent.parent
 #: The issue's policy: a task in either state expires a second after its last change.
 POLICY = Policy.from_setting({"completed": 1, "input-required": 1})
 #: Seconds each race runs (``A2A_RACE_SECONDS`` for a longer one).
@@ -346,8 +346,7 @@ def _database_url(store) -> str:
 
 def sweeping_process(store: TaskStore, tmp_path: Path, seconds: float) -> subprocess.Popen:
     """A process of the example site sweeping ``store`` for ``seconds``, started and ready."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("A2A_", "TASK_STORE", "DATABASE_URL"))}
-    env.update(DJANGO_SETTINGS_MODULE="toolnexus_site.settings", PYTHONPATH=str(ROOT), A2A_LOG_LEVEL="WARNING")
+    env = site_env(A2A_LOG_LEVEL="WARNING")
     if isinstance(store, FileTaskStore):
         env.update(TASK_STORE=f"file:{store.directory}", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
     else:
