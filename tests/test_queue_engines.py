@@ -42,7 +42,7 @@ from deploy.cluster import Cluster
 from tests.helpers import live_result as rpc
 from tests.helpers import live_submit as send
 from tests.server import postgres_database
-from tests.test_hostile_queue import count_runs, journal, report, settle_all
+from tests.test_hostile_queue import SETTLE, count_runs, journal, report, settle_all
 
 POSTGRES_URL = os.environ.get("A2A_TEST_POSTGRES_URL", "")
 REDIS_URL = os.environ.get("A2A_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -162,7 +162,7 @@ def in_bulk_and_blocking(engine: str, web: str, runs: Path, http: httpx.Client) 
     began = time.monotonic()
     canceled = cancel_while_running(web, runs, http)
     bulk = [send(web, f"sleep:{LEASE + 1}", http)] + [send(web, "sleep:0.05", http) for _ in range(BULK - 1)]
-    final, _ = settle_all(web, bulk, http, bound=40)
+    final, _ = settle_all(web, bulk, http, bound=SETTLE)
     assert rpc(web, "GetTask", {"id": canceled}, http)["status"]["state"] == "TASK_STATE_CANCELED"
     answered = blocking_sends(web, BLOCKING)
     assert [t["status"]["state"] for t in answered] == ["TASK_STATE_COMPLETED"] * BLOCKING, answered
@@ -184,7 +184,7 @@ def killed_under_load(engine: str, cl: Cluster, runs: Path, http: httpx.Client) 
     loaded = [send(web, f"sleep:{0.6 + (i % 4) * 0.2:.1f}", http) for i in range(UNDER_KILLS)]
     killed = kill_under_load(cl, runs, KILLS)
     assert len(killed) >= KILLS, f"only {len(killed)} kills: the load ended too soon"
-    final, took = settle_all(web, loaded, http, bound=30 + LEASE * 4)
+    final, took = settle_all(web, loaded, http, bound=SETTLE)
     completed, failed = check_runs(loaded, final, runs, killed)
     restarts = sum(p.starts - 1 for p in cl.worker_processes)
     rerun = sum(1 for t in loaded if sum(what == "start" for what, _ in journal(runs)[t]) > 1)
