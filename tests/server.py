@@ -18,6 +18,10 @@ import httpx
 from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Seconds a server may take to start. A server that cannot start exits (and says so at
+#: once); the bound is for one that hangs, so it is generous for a loaded machine (a
+#: framework agent's imports alone took 20 s with both cores busy elsewhere).
+START_BOUND = 60
 
 
 def site_env(**overrides: str) -> dict[str, str]:
@@ -126,7 +130,7 @@ def running_process(
     base = ServerURL(f"http://127.0.0.1:{port}")
     base.pid = proc.pid
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + START_BOUND
         while True:
             if proc.poll() is not None:
                 raise RuntimeError(f"the server exited with {proc.returncode} (log: {log})")
@@ -136,7 +140,7 @@ def running_process(
             except httpx.TransportError:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError("the server did not start within 30s")
+                raise RuntimeError(f"the server did not start within {START_BOUND}s")
             time.sleep(0.05)
         yield base
     finally:
