@@ -19,20 +19,36 @@ store read every 10 ms, a few polls a task.
 Python frames show as the interpreter's C functions, so compare two profiles by the
 store's, JSON's and the event machinery's C functions, or run the worker under
 cProfile: ``--worker --cprofile``).
+
+    python -m bench.lifecycle --store orm --path default --counts   # no valgrind
+
+``--store orm`` serves the ORM store on the PostgreSQL database of
+``A2A_TEST_POSTGRES_URL`` (migrated first); ``--path default`` the default path (the
+project's ``MIDDLEWARE`` on the loop) instead of the direct one. ``--counts`` runs the
+worker once, in process, and prints per task and per extra ``GetTask`` of a finished
+task: the queries (by their first word), the connections opened, the jobs handed to a
+thread pool (``asyncio.to_thread``, ``sync_to_async``, the runner's) and the process
+CPU (indicative: the machine may be shared). The wait for each task is then the
+runner's own set of unsettled tasks (no store read), in every mode.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import functools
 import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +126,36 @@ async def asgi_call(app: Any, body: bytes, version: str | None, method: str = "P
     return b"".join(sent)
 
 
+#: Whether this thread is in :func:`_wait` (its store reads are not the task's).
+_waiting = threading.local()
+
+
+def context_switches(thread: str = "*") -> int:
+    """Context switches so far, voluntary or not, of this process's threads (``thread``:
+    one native id): a thread that gives up the GIL to another, or waits for it, or for
+    I/O, is switched out."""
+    total = 0
+    for task in Path("/proc/self/task").glob(thread):
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            status = (task / "status").read_text()
+            total += sum(int(line.split()[1]) for line in status.splitlines() if "ctxt_switches" in line)
+    return total
+
+
+def _wait(runner: Any, store: Any, task_id: str) -> None:
+    """Until the task is completed: the runner's own set of unsettled tasks first (no
+    store read while it runs), then one read (two when the runner had not taken it yet)."""
+    _waiting.on = True  # what --counts leaves out
+    me = str(threading.get_native_id())
+    switches = context_switches(me)
+    try:
+        while task_id in runner.task_ids() or store.get(task_id)["status"]["state"] != "completed":
+            time.sleep(0.002)
+    finally:
+        _waiting.on = False
+        _waiting.switches = getattr(_waiting, "switches", 0) + context_switches(me) - switches
+
+
 def worker(tasks: int) -> None:
     """Run ``tasks`` tasks' lifecycles (after a warm-up) in this process."""
     import django
@@ -122,15 +168,93 @@ def worker(tasks: int) -> None:
     loop = asyncio.new_event_loop()
     store = get_task_store()
     for _ in range(WARMUP + tasks):
-        answer = json.loads(loop.run_until_complete(asgi_call(application, send_body("1.0"), "1.0")))
-        task_id = answer["result"]["task"]["id"]
-        while store.get(task_id)["status"]["state"] != "completed":
-            time.sleep(0.01)  # few polls, so few instructions not the task's
-        got = json.loads(loop.run_until_complete(asgi_call(application, get_body("1.0", task_id), "1.0")))
-        state = got["result"]["status"]["state"]
-        if state != "TASK_STATE_COMPLETED":
-            sys.exit(f"task {task_id} ended {state}")
+        _one_task(loop, application, get_runner(), store)
     get_runner().shutdown()
+
+
+def _one_task(loop: asyncio.AbstractEventLoop, application: Any, runner: Any, store: Any) -> str:
+    """One task's life: ``SendMessage``, its fulfilment, one ``GetTask``; its id."""
+    answer = json.loads(loop.run_until_complete(asgi_call(application, send_body("1.0"), "1.0")))
+    task_id = answer["result"]["task"]["id"]
+    _wait(runner, store, task_id)
+    _get(loop, application, task_id)
+    return task_id
+
+
+def _get(loop: asyncio.AbstractEventLoop, application: Any, task_id: str) -> None:
+    got = json.loads(loop.run_until_complete(asgi_call(application, get_body("1.0", task_id), "1.0")))
+    state = got["result"]["status"]["state"]
+    if state != "TASK_STATE_COMPLETED":
+        sys.exit(f"task {task_id} ended {state}")
+
+
+def _instrument() -> Counter[str]:
+    """Count, from now on, in every thread: the queries (by first word), the connections
+    opened, the jobs given to thread pools and the event loops woken from another thread.
+    The main thread's waits (:func:`_wait`) are not counted."""
+    import concurrent.futures
+
+    from django.db.backends.base.base import BaseDatabaseWrapper
+    from django.db.backends.utils import CursorWrapper
+
+    counts: Counter[str] = Counter()
+    main = threading.main_thread()
+
+    def counting(name: str, owner: Any, label: Callable[..., str]) -> None:
+        original = getattr(owner, name)
+
+        @functools.wraps(original)
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            if threading.current_thread() is not main or not getattr(_waiting, "on", False):
+                counts[label(*args)] += 1
+            return original(*args, **kwargs)
+
+        setattr(owner, name, counted)
+
+    counting("_execute", CursorWrapper, lambda _self, sql, *_: "query " + sql.split(None, 1)[0].upper())
+    counting("_executemany", CursorWrapper, lambda *_: "query executemany")
+    counting("connect", BaseDatabaseWrapper, lambda *_: "connection opened")
+    counting("submit", concurrent.futures.ThreadPoolExecutor, lambda *_: "job to a thread pool")
+    counting("call_soon_threadsafe", asyncio.BaseEventLoop, lambda *_: "loop woken from a thread")
+    return counts
+
+
+def count_worker(tasks: int, gets: int) -> None:
+    """``--counts``: per task and per ``GetTask`` of a finished task, in this process (JSON)."""
+    import django
+
+    django.setup()
+    from a2a.runtime.runner import get_runner
+    from stores.backends import get_task_store
+    from toolnexus_site.asgi import application
+
+    loop = asyncio.new_event_loop()
+    store, runner = get_task_store(), get_runner()
+    ids = [_one_task(loop, application, runner, store) for _ in range(WARMUP)]
+    counts = _instrument()
+    start, switches, _waiting.switches = time.process_time(), context_switches(), 0
+    ids += [_one_task(loop, application, runner, store) for _ in range(tasks)]
+    counts["context switches"] = context_switches() - switches - _waiting.switches  # not the waits' sleeps
+    per_task = {name: n / tasks for name, n in sorted(counts.items())}
+    task_cpu = (time.process_time() - start) / tasks
+    counts.clear()
+    start, switches = time.process_time(), context_switches()
+    for i in range(gets):
+        _get(loop, application, ids[i % len(ids)])
+    counts["context switches"] = context_switches() - switches
+    per_get = {name: n / gets for name, n in sorted(counts.items())}
+    get_cpu = (time.process_time() - start) / gets
+    runner.shutdown()
+    print(
+        json.dumps(
+            {
+                "per_task": per_task,
+                "cpu_ms_per_task": round(task_cpu * 1000, 3),
+                "per_get": per_get,
+                "cpu_ms_per_get": round(get_cpu * 1000, 3),
+            }
+        )
+    )
 
 
 def _env(root: Path, tmp: Path, extra: dict[str, str]) -> dict[str, str]:
@@ -149,15 +273,32 @@ def _env(root: Path, tmp: Path, extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def settings_for(store: str, path: str) -> dict[str, str]:
+    """The environment of ``--store`` and ``--path`` (see the module doc)."""
+    extra = {"A2A_DIRECT_ASGI": "true" if path == "direct" else "false"}
+    if store == "orm":
+        url = os.environ.get("A2A_TEST_POSTGRES_URL")
+        if not url:
+            sys.exit("--store orm needs A2A_TEST_POSTGRES_URL (a PostgreSQL database it may migrate)")
+        extra.update(TASK_STORE="orm", DATABASE_URL=url)
+    return extra
+
+
+def _migrated(root: Path, tmp: Path, extra: dict[str, str]) -> dict[str, str]:
+    """The worker's environment, its database migrated."""
+    env = _env(root, tmp, extra)
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"], env=env, cwd=root, check=True, capture_output=True
+    )
+    return env
+
+
 def count(root: Path, tasks: int, out: Path | None = None, extra: dict[str, str] | None = None) -> int:
     """Instructions (callgrind's Ir, every thread) of a worker running ``tasks`` tasks in
     ``root``, with the settings ``extra`` in its environment."""
     with tempfile.TemporaryDirectory(prefix="a2a-lifecycle-") as tmp_name:
         tmp = Path(tmp_name)
-        env = _env(root, tmp, extra or {})
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput"], env=env, cwd=root, check=True, capture_output=True
-        )
+        env = _migrated(root, tmp, extra or {})
         profile = out or tmp / "callgrind.out"
         command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={profile}", "--separate-threads=no"]
         command += [sys.executable, str(HERE / "lifecycle.py"), "--worker", "--tasks", str(tasks)]
@@ -168,6 +309,18 @@ def count(root: Path, tasks: int, out: Path | None = None, extra: dict[str, str]
         if found is None:
             sys.exit(f"no instruction count in callgrind's output: {done.stderr[-1000:]}")
         return int(found.group(1))
+
+
+def counted(root: Path, tasks: int, gets: int, extra: dict[str, str]) -> dict[str, Any]:
+    """``--counts`` in checkout ``root``: :func:`count_worker`'s answer."""
+    with tempfile.TemporaryDirectory(prefix="a2a-lifecycle-") as tmp_name:
+        env = _migrated(root, Path(tmp_name), extra)
+        command = [sys.executable, str(HERE / "lifecycle.py"), "--worker", "--counts"]
+        command += ["--tasks", str(tasks), "--gets", str(gets)]
+        done = subprocess.run(command, env=env, cwd=root, capture_output=True, text=True)
+        if done.returncode:
+            sys.exit(done.stderr[-3000:])
+        return {"root": str(root), "env": extra} | json.loads(done.stdout.splitlines()[-1])
 
 
 def per_task(
@@ -193,6 +346,10 @@ def main() -> None:
     parser.add_argument("--base", type=int, default=20, help="tasks of the smaller run (default 20)")
     parser.add_argument("--before", type=Path, default=None, help="another checkout to count the same way")
     parser.add_argument("--profile", type=Path, default=None, help="keep this checkout's larger run's profile here")
+    parser.add_argument("--store", choices=("memory", "orm"), default="memory", help="orm: on A2A_TEST_POSTGRES_URL")
+    parser.add_argument("--path", choices=("direct", "default"), default="direct", help="the request path")
+    parser.add_argument("--counts", action="store_true", help="queries, thread jobs, CPU: in process, no valgrind")
+    parser.add_argument("--gets", type=int, default=200, help="GetTasks of finished tasks counted with --counts")
     parser.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="a setting in the environment (repeatable)"
     )
@@ -200,24 +357,35 @@ def main() -> None:
     parser.add_argument("--cprofile", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        if args.cprofile:
-            import cProfile
-            import pstats
-
-            with cProfile.Profile() as prof:
-                worker(args.tasks)
-            pstats.Stats(prof).sort_stats("cumulative").print_stats(60)
-        else:
-            worker(args.tasks)
+        _work(args)
         return
-    extra = dict(item.split("=", 1) for item in args.set)
-    rows = [per_task(HERE.parent, args.tasks, args.base, args.profile, extra)]
-    if args.before is not None:
-        rows.insert(0, per_task(args.before.resolve(), args.tasks, args.base, extra=extra))
+    extra = settings_for(args.store, args.path) | dict(item.split("=", 1) for item in args.set)
+    roots = ([args.before.resolve()] if args.before is not None else []) + [HERE.parent]
+    if args.counts:
+        for root in roots:
+            print(json.dumps(counted(root, args.tasks, args.gets, extra)))
+        return
+    profiles = {HERE.parent: args.profile}  # the larger run's profile: this checkout's only
+    rows = [per_task(root, args.tasks, args.base, profiles.get(root), extra) for root in roots]
     for row in rows:
         print(json.dumps(row))
     if len(rows) == 2:
         print(f"after / before: {rows[1]['ir_per_task'] / rows[0]['ir_per_task']:.3f}")
+
+
+def _work(args: argparse.Namespace) -> None:
+    """The worker's part: ``--counts``, ``--cprofile`` or the plain run callgrind counts."""
+    if args.counts:
+        count_worker(args.tasks, args.gets)
+    elif args.cprofile:
+        import cProfile
+        import pstats
+
+        with cProfile.Profile() as prof:
+            worker(args.tasks)
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(60)
+    else:
+        worker(args.tasks)
 
 
 if __name__ == "__main__":
