@@ -42,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import io
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -147,6 +148,25 @@ class A2AASGIHandler(ASGIHandler):
             logger.info("A2A routes: MIDDLEWARE on the event loop")
         else:
             logger.info("A2A routes: MIDDLEWARE in a thread hop (%s may block: docs/deployment.md)", off_loop)
+
+    async def read_body(self, receive: Any) -> Any:
+        """Django's, with a body of at most ``FILE_UPLOAD_MAX_MEMORY_SIZE`` held in a
+        ``BytesIO`` (where Django's ``SpooledTemporaryFile`` would hold it, in memory, but
+        with less to make per request); a larger one is spooled by Django's own."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise RequestAborted()  # early client disconnect, as Django's
+            chunk = message.get("body", b"")
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > settings.FILE_UPLOAD_MAX_MEMORY_SIZE:
+                read = {"type": "http.request", "body": b"".join(chunks), "more_body": message.get("more_body", False)}
+                return await super().read_body(_replay(read, receive))
+            if not message.get("more_body", False):
+                return io.BytesIO(b"".join(chunks))
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         # Django enters a ThreadSensitiveContext for every request (a thread of its own for
@@ -266,6 +286,16 @@ class A2AASGIHandler(ASGIHandler):
             with contextlib.suppress(asyncio.CancelledError, RequestAborted, AssertionError):
                 await listener
             body_file.close()
+
+
+def _replay(message: dict[str, Any], receive: Any) -> Callable[[], Awaitable[dict[str, Any]]]:
+    """``receive``, its first answer ``message`` (what was read of a body already)."""
+    pending = [message]
+
+    async def replayed() -> dict[str, Any]:
+        return pending.pop() if pending else await receive()
+
+    return replayed
 
 
 def _start_up() -> None:
