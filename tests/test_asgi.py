@@ -84,7 +84,9 @@ def test_lifespan_shutdown_drains_the_runner(settings):
     assert not runner.started  # shut down
 
 
-async def _raw_call(app, body: bytes, *, disconnect_after: float | None = None) -> list[dict]:
+async def _raw_call(
+    app, body: bytes, *, disconnect_after: float | None = None, method: str = "POST", path: str = "/a2a/"
+) -> list[dict]:
     """Call the ASGI app with an in-memory client that may go away after a while."""
     sent: list[dict] = []
     delivered = False
@@ -102,7 +104,7 @@ async def _raw_call(app, body: bytes, *, disconnect_after: float | None = None) 
     async def send(message: dict) -> None:
         sent.append(message)
 
-    await app(asgi_scope(), receive, send)
+    await app(asgi_scope(path, method=method), receive, send)
     return sent
 
 
@@ -138,6 +140,28 @@ def test_a_request_cancelled_from_outside_is_cancelled(settings, monkeypatch, tm
             await task
 
     asyncio.run(go())
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_a_disconnect_listener_is_made_only_for_an_answer_that_waits(settings, monkeypatch, tmp_path, direct):
+    """An answer made without waiting gives the loop no chance to see the client leave: no
+    listener task for it; one that waits (a blocking send) is watched, and ended by a leave."""
+    from a2a.asgi import A2AASGIHandler
+
+    settings.A2A_DIRECT_ASGI = direct
+    listened = []
+    listen = A2AASGIHandler.listen_for_disconnect
+
+    async def listen_for_disconnect(self, receive):
+        listened.append(True)
+        return await listen(self, receive)
+
+    monkeypatch.setattr(A2AASGIHandler, "listen_for_disconnect", listen_for_disconnect)
+    app = get_asgi_application()
+    card = asyncio.run(_raw_call(app, b"", method="GET", path="/.well-known/agent-card.json"))
+    assert card[0]["status"] == 200 and listened == []
+    sent = asyncio.run(_raw_call(app, _slow_send(settings, monkeypatch, tmp_path), disconnect_after=0.1))
+    assert sent == [] and listened == [True]
 
 
 def _receiving(*messages: dict):
