@@ -42,8 +42,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import io
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+import types
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
 from typing import Any
 
 import django
@@ -148,6 +150,25 @@ class A2AASGIHandler(ASGIHandler):
         else:
             logger.info("A2A routes: MIDDLEWARE in a thread hop (%s may block: docs/deployment.md)", off_loop)
 
+    async def read_body(self, receive: Any) -> Any:
+        """Django's, with a body of at most ``FILE_UPLOAD_MAX_MEMORY_SIZE`` held in a
+        ``BytesIO`` (where Django's ``SpooledTemporaryFile`` would hold it, in memory, but
+        with less to make per request); a larger one is spooled by Django's own."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise RequestAborted()  # early client disconnect, as Django's
+            chunk = message.get("body", b"")
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > settings.FILE_UPLOAD_MAX_MEMORY_SIZE:
+                read = {"type": "http.request", "body": b"".join(chunks), "more_body": message.get("more_body", False)}
+                return await super().read_body(_replay(read, receive))
+            if not message.get("more_body", False):
+                return io.BytesIO(b"".join(chunks))
+
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         # Django enters a ThreadSensitiveContext for every request (a thread of its own for
         # the request's sync hops); the A2A routes enter one only where they may hop.
@@ -230,9 +251,21 @@ class A2AASGIHandler(ASGIHandler):
     ) -> None:
         """``respond()`` and send its response, cancelled when the client goes away; then
         ``close`` it (a chain's ``request_finished``)."""
+        answer = self._answer(respond, path=path, send=send, close=close)
+        try:
+            waits_for = answer.send(None)
+        except StopIteration:  # answered without waiting: the client's leaving could not be seen
+            body_file.close()
+            return
+        except BaseException:
+            body_file.close()
+            raise
+        await self._watched(answer, waits_for, receive, body_file)
 
-        # As Django does: a client that goes away cancels the view (and ends a stream).
-        # The view runs in this task; a listener task cancels it on a disconnect.
+    async def _watched(self, answer: Coroutine[Any, Any, None], waits_for: Any, receive: Any, body_file: Any) -> None:
+        """The rest of ``answer``, cancelled when the client goes away (as Django does, a
+        listener task of its own waits for the disconnect: made only now, as the answer
+        first waits, since until then it could not have run)."""
         current = asyncio.current_task()
         assert current is not None
         gone = False
@@ -246,16 +279,7 @@ class A2AASGIHandler(ASGIHandler):
         listener = asyncio.ensure_future(self.listen_for_disconnect(receive))
         listener.add_done_callback(on_disconnect)
         try:
-            try:
-                response = await respond()
-            except Exception:
-                logger.exception("A2A endpoint %s failed", path)
-                response = HttpResponse(b'{"error": "internal error"}', status=500, content_type="application/json")
-            try:
-                await self.send_response(response, send)
-            finally:
-                if close is not None:
-                    await close(response)
+            await _resumed(answer, waits_for)
         except asyncio.CancelledError:
             if not gone:
                 raise  # cancelled from outside (the server shutting down)
@@ -266,6 +290,56 @@ class A2AASGIHandler(ASGIHandler):
             with contextlib.suppress(asyncio.CancelledError, RequestAborted, AssertionError):
                 await listener
             body_file.close()
+
+    async def _answer(
+        self,
+        respond: Callable[[], Awaitable[Any]],
+        *,
+        path: str,
+        send: Any,
+        close: Callable[[HttpResponseBase], Awaitable[None]] | None,
+    ) -> None:
+        try:
+            response = await respond()
+        except Exception:
+            logger.exception("A2A endpoint %s failed", path)
+            response = HttpResponse(b'{"error": "internal error"}', status=500, content_type="application/json")
+        try:
+            await self.send_response(response, send)
+        finally:
+            if close is not None:
+                await close(response)
+
+
+@types.coroutine
+def _resumed(coroutine: Coroutine[Any, Any, Any], yielded: Any) -> Generator[Any, Any, Any]:
+    """The rest of ``coroutine``, whose first step yielded ``yielded``, awaited: each value
+    the task sends and each exception it throws (a cancellation) goes on to it, as
+    ``await`` would hand them."""
+    while True:
+        try:
+            sent = yield yielded
+        except GeneratorExit:
+            coroutine.close()
+            raise
+        except BaseException as exc:
+            step = functools.partial(coroutine.throw, exc)
+        else:
+            step = functools.partial(coroutine.send, sent)
+        try:
+            yielded = step()
+        except StopIteration as done:
+            return done.value
+
+
+def _replay(message: dict[str, Any], receive: Any) -> Callable[[], Awaitable[dict[str, Any]]]:
+    """``receive``, its first answer ``message`` (what was read of a body already)."""
+    pending = [message]
+
+    async def replayed() -> dict[str, Any]:
+        return pending.pop() if pending else await receive()
+
+    return replayed
 
 
 def _start_up() -> None:

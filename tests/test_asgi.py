@@ -4,8 +4,11 @@ for everything else, and lifespan shutdown draining the runner."""
 from __future__ import annotations
 
 import asyncio
+import io
+import tempfile
 
 import pytest
+from django.core.exceptions import RequestAborted
 
 from a2a.asgi import get_asgi_application
 from a2a.testing import WireClient
@@ -81,7 +84,9 @@ def test_lifespan_shutdown_drains_the_runner(settings):
     assert not runner.started  # shut down
 
 
-async def _raw_call(app, body: bytes, *, disconnect_after: float | None = None) -> list[dict]:
+async def _raw_call(
+    app, body: bytes, *, disconnect_after: float | None = None, method: str = "POST", path: str = "/a2a/"
+) -> list[dict]:
     """Call the ASGI app with an in-memory client that may go away after a while."""
     sent: list[dict] = []
     delivered = False
@@ -99,7 +104,7 @@ async def _raw_call(app, body: bytes, *, disconnect_after: float | None = None) 
     async def send(message: dict) -> None:
         sent.append(message)
 
-    await app(asgi_scope(), receive, send)
+    await app(asgi_scope(path, method=method), receive, send)
     return sent
 
 
@@ -135,3 +140,72 @@ def test_a_request_cancelled_from_outside_is_cancelled(settings, monkeypatch, tm
             await task
 
     asyncio.run(go())
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_a_disconnect_listener_is_made_only_for_an_answer_that_waits(settings, monkeypatch, tmp_path, direct):
+    """An answer made without waiting gives the loop no chance to see the client leave: no
+    listener task for it; one that waits (a blocking send) is watched, and ended by a leave."""
+    from a2a.asgi import A2AASGIHandler
+
+    settings.A2A_DIRECT_ASGI = direct
+    listened = []
+    listen = A2AASGIHandler.listen_for_disconnect
+
+    async def listen_for_disconnect(self, receive):
+        listened.append(True)
+        return await listen(self, receive)
+
+    monkeypatch.setattr(A2AASGIHandler, "listen_for_disconnect", listen_for_disconnect)
+    app = get_asgi_application()
+    card = asyncio.run(_raw_call(app, b"", method="GET", path="/.well-known/agent-card.json"))
+    assert card[0]["status"] == 200 and listened == []
+    sent = asyncio.run(_raw_call(app, _slow_send(settings, monkeypatch, tmp_path), disconnect_after=0.1))
+    assert sent == [] and listened == [True]
+
+
+def _receiving(*messages: dict):
+    pending = list(messages)
+
+    async def receive() -> dict:
+        return pending.pop(0)
+
+    return receive
+
+
+def _read(receive) -> object:
+    from a2a.asgi import A2AASGIHandler
+
+    return asyncio.run(A2AASGIHandler().read_body(receive))
+
+
+def test_a_small_body_is_read_into_memory_in_one_piece(settings):
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 10
+    body = _read(
+        _receiving(
+            {"type": "http.request", "body": b"abc", "more_body": True},
+            {"type": "http.request", "more_body": True},
+            {"type": "http.request", "body": b"defghij", "more_body": False},
+        )
+    )
+    assert isinstance(body, io.BytesIO)  # Django's handler makes a SpooledTemporaryFile
+    assert body.read() == b"abcdefghij"
+
+
+@pytest.mark.parametrize("chunks", [[b"abcdefghijk"], [b"abcdef", b"ghijk"], [b"abcdefghijk", b"lm"]])
+def test_a_body_over_the_memory_size_is_spooled_to_disk_as_django_does(settings, chunks):
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 10
+    messages = [{"type": "http.request", "body": chunk, "more_body": True} for chunk in chunks]
+    messages[-1]["more_body"] = False
+    body = _read(_receiving(*messages))
+    assert isinstance(body, tempfile.SpooledTemporaryFile)
+    assert body._rolled  # on disk, as in Django's handler
+    assert body.read() == b"".join(chunks)
+
+
+@pytest.mark.parametrize("read", [b"ab", b"abcdefghijk"])
+def test_a_client_that_goes_away_while_sending_its_body_aborts_the_request(settings, read):
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 10
+    receive = _receiving({"type": "http.request", "body": read, "more_body": True}, {"type": "http.disconnect"})
+    with pytest.raises(RequestAborted):
+        _read(receive)

@@ -75,3 +75,12 @@ def test_what_make_run_writes_is_ignored_by_git(path):
     if done.returncode == 128:  # git's "not a git repository": an sdist or an exported tree
         pytest.skip("not a git checkout")
     assert done.returncode == 0, f"{path} is not ignored by .gitignore"
+
+
+def test_the_sites_start_up_objects_are_frozen_out_of_the_collectors_way(tmp_path):
+    env = site_env(DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    code = "import gc, toolnexus_site.asgi; print(gc.get_freeze_count(), len(gc.get_objects()))"
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    frozen, tracked = map(int, done.stdout.split())
+    assert frozen > 10_000 and tracked < frozen  # what a full collection scans: what came after

@@ -124,6 +124,35 @@ def test_a_receiver_not_known_to_be_loop_safe_takes_the_signals_off_the_loop(set
     assert not started[0].startswith(LOOP_THREAD)
 
 
+def test_a_receiver_on_the_loop_is_called_as_signal_send_calls_it(settings):
+    """request_started's receivers on the loop get what ``Signal.send`` gives them, in its
+    order, each once, on the loop."""
+    calls = []
+
+    def first(**kwargs):
+        calls.append(("first", kwargs, threading.current_thread().name))
+
+    def second(**kwargs):
+        calls.append(("second", kwargs, threading.current_thread().name))
+
+    for receiver in (first, second):
+        receiver.loop_safe = True  # type: ignore[attr-defined]
+        signals.request_started.connect(receiver)
+    try:
+        response = run(_recording(settings).arequest("POST", "/a2a/", json=SEND))
+    finally:
+        for receiver in (first, second):
+            signals.request_started.disconnect(receiver)
+    assert response.status_code == 200
+    assert [name for name, _, _ in calls] == ["first", "second"]
+    for _, kwargs, thread in calls:
+        assert set(kwargs) == {"signal", "sender", "scope"}
+        assert kwargs["signal"] is signals.request_started
+        assert kwargs["sender"].__name__ == "A2AASGIHandler"
+        assert kwargs["scope"]["path"] == "/a2a/"
+        assert thread.startswith(LOOP_THREAD)
+
+
 @pytest.mark.django_db
 def test_a_database_connection_on_the_loops_thread_trips_nothing(settings):
     """The thread's connection (its sync code's) is not the loop's: ``close_old_connections``

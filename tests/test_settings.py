@@ -125,6 +125,15 @@ def test_settings_reload_when_overridden(settings):
     assert a2a_settings.WORKERS == 5
 
 
+def test_a_setting_read_once_is_a_plain_attribute_until_a_setting_changes(settings):
+    settings.A2A_WORKERS = 3
+    assert a2a_settings.WORKERS == 3
+    assert vars(a2a_settings)["WORKERS"] == 3  # no failed lookup on the next read
+    settings.A2A_MAX_PARTS = 7  # any A2A setting changed: every value is read again
+    assert "WORKERS" not in vars(a2a_settings)
+    assert a2a_settings.MAX_PARTS == 7 and a2a_settings.WORKERS == 3
+
+
 def test_from_environment_parses_by_type():
     values = from_environment(
         {

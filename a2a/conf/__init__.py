@@ -80,7 +80,11 @@ class A2ASettings:
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("_"):
             raise AttributeError(attr)
-        return self.get(attr if attr == "TASK_STORE" else f"A2A_{attr}")
+        value = self.get(attr if attr == "TASK_STORE" else f"A2A_{attr}")
+        # Kept as an attribute (as Django's LazySettings does): the next read is a plain
+        # one, not the failed lookup that calls this method.
+        self.__dict__[attr] = value
+        return value
 
     def get(self, name: str) -> Any:
         """The value of the setting ``name`` (``"A2A_WORKERS"``) as its declared type;
@@ -111,6 +115,7 @@ class A2ASettings:
 
     def reload(self) -> None:
         self._cache.clear()
+        self.__dict__ = {"_cache": self._cache}
 
 
 a2a_settings = A2ASettings()

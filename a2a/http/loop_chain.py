@@ -155,10 +155,13 @@ def why_not_on_the_loop() -> str | None:
     return None
 
 
-def _on_the_loop(signal: Signal, sender: Any) -> bool:
-    """Whether ``signal.send`` can run on the loop: no async receiver, each sync one known."""
+def _loop_receivers(signal: Signal, sender: Any) -> list[Callable[..., Any]] | None:
+    """The receivers ``signal.send`` would call, in its order, when it can run on the loop
+    (no async receiver, each sync one known), else None."""
     sync_receivers, async_receivers = signal._live_receivers(sender)  # what send() calls
-    return not async_receivers and all(r in DJANGO_RECEIVERS or getattr(r, FLAG, False) for r in sync_receivers)
+    if async_receivers or not all(r in DJANGO_RECEIVERS or getattr(r, FLAG, False) for r in sync_receivers):
+        return None
+    return sync_receivers
 
 
 async def _hooks_on_the_loop(
@@ -246,10 +249,11 @@ class LoopChain(BaseHandler):
         :meth:`close` it once it is sent), in the request's ``ThreadSensitiveContext``."""
         set_script_prefix(get_script_prefix(scope))
         sender = type(handler)
-        if _on_the_loop(signals.request_started, sender):
-            signals.request_started.send(sender=sender, scope=scope)
-        else:
+        receivers = _loop_receivers(signals.request_started, sender)
+        if receivers is None:
             await sync_to_async(signals.request_started.send)(sender=sender, scope=scope)
+        for receiver in receivers or ():  # as send() calls them: it would look them up again
+            receiver(signal=signals.request_started, sender=sender, scope=scope)
         request, error_response = handler.create_request(scope, body_file)
         response = error_response if request is None else await self.get_response_async(request)
         response._handler_class = sender  # type: ignore[union-attr]  # as Django's handlers set it
@@ -259,9 +263,9 @@ class LoopChain(BaseHandler):
     async def close(context: ThreadSensitiveContext, response: HttpResponseBase) -> None:
         """Close ``response`` once sent (``request_finished``): on the loop when its
         receivers can run there and no piece of the request went to a thread, else on it."""
-        if context not in SyncToAsync.context_to_thread_executor and _on_the_loop(
-            signals.request_finished,
-            response._handler_class,  # type: ignore[attr-defined]
+        if (
+            context not in SyncToAsync.context_to_thread_executor
+            and _loop_receivers(signals.request_finished, response._handler_class) is not None  # type: ignore[attr-defined]
         ):
             response.close()
         else:  # shielded: a client that leaves as a stream ends still has it closed
