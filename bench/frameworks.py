@@ -2,13 +2,23 @@
 blocking SendMessage through the service layer, memory store) for each framework, the
 agent named as ``A2A_HANDLER`` (the adapter: streamed, tools, memory, usage) against the
 same agent wrapped by hand in a plain handler (``return (await agent.run(text)).output``:
-no stream, no memory, no usage), both on the same fake model answer (five words, no
-delay), and a plain handler returning that answer (no framework at all).
+no stream, no memory, no usage), the same wrapped by hand but run streamed as the
+adapter runs it (its text gathered, nothing saved: what the adapter adds beyond it is
+its own), all on the same fake model answer (five words, no delay), and a plain handler
+returning that answer (no framework at all).
 
     python -m bench.frameworks            # every framework, in turns, medians
     python -m bench.frameworks --one pydantic-ai:adapter
+    python -m bench.frameworks --instructions 100   # needs valgrind
 
 Each configuration runs in its own process, ``--rounds`` times in turns.
+
+``--instructions N``: no clock; each configuration in its own process under valgrind's
+callgrind, counting the instructions (every thread's) of N tasks after a warm-up, which
+do not depend on what else runs on the machine. Under callgrind a run is tens of times
+slower, so the answer's tokens would span many of ``AnswerStream.interval`` and be saved
+as more chunks than they are natively; the interval is lengthened there so that the fake
+answer is one save, as it is natively.
 """
 
 from __future__ import annotations
@@ -18,11 +28,14 @@ import asyncio
 import json
 import logging
 import os
+import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 ANSWER = "The answer is forty two"
@@ -55,7 +68,9 @@ def _langgraph() -> Any:
     from langgraph.graph import START, MessagesState, StateGraph
 
     class Model(GenericFakeChatModel):
-        """The same answer every time, whole or streamed word by word."""
+        """The same answer every time, whole or streamed word by word; natively async, as
+        the providers' chat models are (the base class would run the sync methods on a
+        thread, a hop per token streamed)."""
 
         def _generate(self, *args: Any, **kwargs: Any) -> Any:
             self.messages = iter([AIMessage(ANSWER)])
@@ -64,6 +79,17 @@ def _langgraph() -> Any:
         def _stream(self, *args: Any, **kwargs: Any) -> Any:
             self.messages = iter([AIMessage(ANSWER)])
             return super()._stream(*args, **kwargs)
+
+        async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+            return self._generate(messages, stop=stop, **kwargs)
+
+        async def _astream(
+            self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any
+        ) -> AsyncIterator[Any]:
+            for chunk in self._stream(messages, stop=stop, **kwargs):
+                if run_manager is not None:
+                    await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+                yield chunk
 
     model = Model(messages=iter(()))
 
@@ -105,9 +131,46 @@ def by_hand(framework: str, agent: Any) -> Any:
     return handle
 
 
-def one(config: str, tasks: int) -> float:
-    """µs of this process's CPU (all its threads) per blocking SendMessage, ``config``
-    "plain" or "<framework>:adapter" / "<framework>:by-hand"."""
+def streamed(framework: str, agent: Any) -> Any:
+    """The agent wrapped by hand in a plain handler that runs it streamed, as the adapter
+    does (the framework's own streaming run, its text gathered), with nothing else of
+    the adapter's (no chunks saved, no memory, no progress, no usage, no checkpoint):
+    what the adapter costs beyond it is its own."""
+
+    async def handle(request: Any) -> str:
+        text: list[str] = []
+        if framework == "pydantic-ai":
+            from pydantic_ai.messages import PartDeltaEvent, PartStartEvent, TextPart, TextPartDelta
+
+            async def follow(ctx: Any, events: Any) -> None:
+                async for event in events:
+                    if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+                        text.append(event.part.content)
+                    elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+                        text.append(event.delta.content_delta)
+
+            await agent.run(request.text, event_stream_handler=follow)
+        elif framework == "langgraph":
+            async for message, _ in agent.astream({"messages": [("user", request.text)]}, stream_mode="messages"):
+                text.append(message.text)
+        else:
+            from agents import Runner
+
+            result = Runner.run_streamed(agent, request.text)
+            async for event in result.stream_events():
+                if event.type == "raw_response_event" and event.data.type == "response.output_text.delta":
+                    text.append(event.data.delta)
+        return "".join(text)
+
+    return handle
+
+
+FORMS = {"by-hand": by_hand, "streamed": streamed}
+
+
+def prepared(config: str) -> Callable[[int], Coroutine[Any, Any, None]]:
+    """This process set up to serve ``config`` ("plain" or "<framework>:adapter" /
+    "<framework>:by-hand"); the coroutine function sending N blocking SendMessages."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
     import django
     from django.conf import settings
@@ -121,7 +184,7 @@ def one(config: str, tasks: int) -> float:
     else:
         framework, form = config.split(":")
         agent = AGENTS[framework]()
-        module.served = agent if form == "adapter" else by_hand(framework, agent)  # type: ignore[attr-defined]
+        module.served = agent if form == "adapter" else FORMS[form](framework, agent)  # type: ignore[attr-defined]
         settings.A2A_HANDLER = f"{__name__}.served"
         os.environ["OPENAI_AGENTS_DISABLE_TRACING"] = "1"
     from a2a.conf import a2a_settings
@@ -130,8 +193,7 @@ def one(config: str, tasks: int) -> float:
 
     a2a_settings.reload()
 
-    async def run(n: int) -> float:
-        cpu = time.process_time()
+    async def run(n: int) -> None:
         for i in range(n):
             message = {
                 "kind": "message",
@@ -141,36 +203,112 @@ def one(config: str, tasks: int) -> float:
             }
             task = await operations.send_message(SendParams(message=message))
             assert task["status"]["state"] == "completed", task["status"]
-        return (time.process_time() - cpu) / n * 1e6
 
+    return run
+
+
+def one(config: str, tasks: int) -> float:
+    """µs of this process's CPU (all its threads) per blocking SendMessage of ``config``."""
+    run = prepared(config)
     asyncio.run(run(30))  # warm up
-    return asyncio.run(run(tasks))
+    cpu = time.process_time()
+    asyncio.run(run(tasks))
+    return (time.process_time() - cpu) / tasks * 1e6
+
+
+def counted(config: str, tasks: int) -> float:
+    """In this process (under callgrind, instrumentation off): warm up, then ``tasks``
+    tasks of ``config`` with instrumentation on; the instructions per task."""
+    from a2a.handlers.frameworks.base import AnswerStream
+
+    AnswerStream.interval = 3600.0  # one save per answer, as natively (see the module's docstring)
+    run = prepared(config)
+    from django.conf import settings
+
+    from a2a.conf import a2a_settings
+
+    settings.A2A_BLOCKING_TIMEOUT = 3600.0  # a task under callgrind takes seconds
+    a2a_settings.reload()
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(run(30))
+
+    def callgrind(command: str) -> None:
+        subprocess.run(["callgrind_control", command, str(os.getpid())], check=True, capture_output=True)
+
+    callgrind("--instr=on")
+    callgrind("--dump=baseline")  # what a dump's own call costs, taken off
+    loop.run_until_complete(run(tasks))
+    callgrind("--dump=tasks")
+    callgrind("--instr=off")
+    out = Path(os.environ["CALLGRIND_OUT"])
+    counts = {}
+    for dump in out.parent.glob(out.name + ".*"):
+        text = dump.read_text(errors="replace")
+        kind = re.search(r"^desc: Trigger: dump (\S+)", text, re.M)
+        total = re.search(r"^summary: (\d+)", text, re.M)
+        if kind and total:
+            counts[kind.group(1)] = int(total.group(1))
+    return (counts["tasks"] - counts["baseline"]) / tasks
+
+
+def instructions(configs: list[str], tasks: int, keep: Path | None) -> dict[str, float]:
+    """Each configuration under callgrind, in a process of its own: instructions per task
+    (``keep``: a directory to keep the profiles in, for ``callgrind_annotate``)."""
+    found = {}
+    with tempfile.TemporaryDirectory(prefix="bench-frameworks-") as tmp:
+        for config in configs:
+            out = (keep or Path(tmp)) / f"{config.replace(':', '-')}.callgrind"
+            command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
+            command += [sys.executable, "-m", "bench.frameworks", "--count", config, "--tasks", str(tasks)]
+            env = {**os.environ, "CALLGRIND_OUT": str(out)}
+            done = subprocess.run(command, capture_output=True, text=True, env=env)
+            if done.returncode:
+                sys.exit(done.stderr[-3000:])
+            found[config] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+def table(configs: list[str], values: dict[str, float], unit: str) -> None:
+    """Each configuration's value, against the same agent wrapped by hand (run whole, and
+    run streamed) and a plain handler."""
+    print(f"{'configuration':<28}{unit:>14}{'÷ by hand':>11}{'÷ streamed':>12}{'÷ plain':>9}")
+    for config in configs:
+        value = values[config]
+        framework = config.split(":")[0]
+        ratios = [value / values.get(f"{framework}:{form}", value) for form in ("by-hand", "streamed")]
+        ratios.append(value / values.get("plain", value))
+        print(f"{config:<28}{value:>14,.0f}{ratios[0]:>11.2f}{ratios[1]:>12.2f}{ratios[2]:>9.2f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--one")
+    parser.add_argument("--count", help=argparse.SUPPRESS)
     parser.add_argument("--tasks", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--frameworks", nargs="*", default=list(FRAMEWORKS))
+    parser.add_argument("--instructions", type=int, metavar="N", help="count the instructions of N tasks each")
+    parser.add_argument("--configs", nargs="*", help="only these configurations (e.g. langgraph:adapter)")
+    parser.add_argument("--keep", type=Path, help="with --instructions: keep the callgrind profiles here")
     args = parser.parse_args()
     if args.one:
         print(json.dumps(one(args.one, args.tasks)))
         return
-    configs = ["plain"] + [f"{f}:{form}" for f in args.frameworks for form in ("by-hand", "adapter")]
+    if args.count:
+        print(json.dumps(counted(args.count, args.tasks)))
+        return
+    forms = ("by-hand", "streamed", "adapter")
+    configs = args.configs or ["plain"] + [f"{f}:{form}" for f in args.frameworks for form in forms]
+    if args.instructions:
+        table(configs, instructions(configs, args.instructions, args.keep), "instructions")
+        return
     runs: dict[str, list[float]] = {c: [] for c in configs}
     for _ in range(args.rounds):
         for config in configs:
             command = [sys.executable, "-m", "bench.frameworks", "--one", config, "--tasks", str(args.tasks)]
             done = subprocess.run(command, capture_output=True, text=True, check=True)
             runs[config].append(json.loads(done.stdout.strip().splitlines()[-1]))
-    median = {c: statistics.median(v) for c, v in runs.items()}
-    print(f"{'configuration':<28}{'CPU µs/task':>12}{'÷ by hand':>11}{'÷ plain':>9}")
-    for config in configs:
-        hand = median.get(config.replace(":adapter", ":by-hand"), median[config])
-        print(
-            f"{config:<28}{median[config]:>12.0f}{median[config] / hand:>11.2f}{median[config] / median['plain']:>9.2f}"
-        )
+    table(configs, {c: statistics.median(v) for c, v in runs.items()}, "CPU µs/task")
 
 
 if __name__ == "__main__":

@@ -317,7 +317,10 @@ def test_usage_adds_up_over_the_turns_of_a_task(settings):
         result = asyncio.run(LLMHandler()(request))
     assert isinstance(result, Result)
     assert result.metadata["llm"]["usage"] == {"inputTokens": 40, "outputTokens": 7, "totalTokens": 47}
-    assert to_artifacts(result) == []  # the answer streamed onto the task as artifact chunks
+    # the answer, whole before its first chunk was saved, goes with the completion
+    assert [(a["name"], a["parts"]) for a in to_artifacts(result)] == [
+        ("answer", [{"kind": "text", "text": "second answer"}])
+    ]
 
 
 # --- No configuration, no network ------------------------------------------------------------

@@ -132,6 +132,9 @@ class HandlerRequest:
     credentials: dict[str, str] = field(default_factory=dict, repr=False)
     #: The name of the agent the task belongs to (:attr:`agent` is that agent).
     agent_name: str = DEFAULT_AGENT
+    #: This first message named no ``contextId``: the server gave the task a new context,
+    #: in which nothing came before it (:meth:`context_tasks` reads nothing).
+    new_context: bool = False
     _creation: DeferredCreation | None = field(default=None, init=False, repr=False)
     _settled: str | None = field(default=None, init=False, repr=False)
 
@@ -370,7 +373,7 @@ class HandlerRequest:
         return earlier
 
     def _context_query(self, limit: int) -> TaskQuery | None:
-        if limit <= 0 or not self.context_id:
+        if limit <= 0 or not self.context_id or self.new_context:
             return None
         owner = scope_key(self.tenant, self.owner, self.agent.scope)
         return TaskQuery(context_id=self.context_id, owner=owner, page_size=min(limit + 1, MAX_PAGE_SIZE))
@@ -427,6 +430,7 @@ class HandlerRequest:
             credentials=held_credentials(task["id"]),
             agent_name=task_agent(task) or DEFAULT_AGENT,
             cancelled=cancelled,
+            new_context=bool(call.get("newContext")),
         )
 
 
@@ -448,10 +452,15 @@ class _Mirror(Cancellation):
         super().set()
 
 
-def call_record(version: str, binding: str, extensions: tuple[str, ...] | list[str], turn: int) -> dict[str, Any]:
+def call_record(
+    version: str, binding: str, extensions: tuple[str, ...] | list[str], turn: int, *, new_context: bool = False
+) -> dict[str, Any]:
     """What the task keeps (``_call``) of the call that brought its latest message, for
-    :meth:`HandlerRequest.for_task` (on whichever process runs it)."""
+    :meth:`HandlerRequest.for_task` (on whichever process runs it); ``new_context``: the
+    message created the task in a context the server made for it."""
     record: dict[str, Any] = {"version": version, "binding": binding, "turn": turn}
     if extensions:
         record["extensions"] = list(extensions)
+    if new_context:
+        record["newContext"] = True
     return record

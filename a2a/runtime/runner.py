@@ -166,11 +166,23 @@ def _result_change(result: object, task_id: str, agent: Agent) -> lifecycle.Chan
     return with_result_metadata(files.marked(change) if offloaded else change, result)
 
 
-def _is_text(result: object) -> bool:
-    """Whether ``result`` is text (or nothing, a Reply, a :class:`~a2a.handlers.Result` of
-    either): its outcome carries no file part, so :func:`_result_change` does no I/O."""
+def _without_files(result: object) -> bool:
+    """Whether ``result`` carries no file part (text, nothing, a Reply, or parts or
+    artifacts of text and data; a :class:`~a2a.handlers.Result` of any of these), so
+    :func:`_result_change` does no I/O."""
     inner = result.result if isinstance(result, Result) else result
+    if isinstance(inner, list):
+        return all(_is_plain_part(i) or _is_plain_artifact(i) for i in inner)
     return inner is None or isinstance(inner, str | Reply)
+
+
+def _is_plain_part(value: object) -> bool:
+    return isinstance(value, dict) and value.get("kind") in ("text", "data")
+
+
+def _is_plain_artifact(value: object) -> bool:
+    parts = value.get("parts") if isinstance(value, dict) else None
+    return isinstance(parts, list) and all(map(_is_plain_part, parts))
 
 
 def _refused(exc: BaseException) -> BaseException | None:
@@ -406,7 +418,7 @@ class Runner:
             return None
         if direct is not None and direct.replied(result):
             return None  # the answer: no task is created
-        if _is_text(result):  # no file part to write to the storage: no thread hop
+        if _without_files(result):  # no file part to write to the storage: no thread hop
             return _result_change(result, task["id"], agent)
         return await asyncio.to_thread(_result_change, result, task["id"], agent)
 

@@ -83,7 +83,8 @@ def _new_task(ctx: CallContext, params: SendParams, followed: bool) -> Task:
         task[AGENT] = ctx.agent_name
     if (trace := tracing.carrier()) is not None:  # the handler's run joins this request's trace
         task[tracing.TRACE_KEY] = trace
-    task[CALL] = call_record(ctx.version, ctx.binding, ctx.extensions, turn=1)
+    new_context = not message.get("contextId")  # its handler reads no earlier conversation
+    task[CALL] = call_record(ctx.version, ctx.binding, ctx.extensions, turn=1, new_context=new_context)
     return replay.follow(task) if followed else task
 
 

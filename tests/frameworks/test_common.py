@@ -14,6 +14,7 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 
+from a2a.handlers.frameworks.base import AnswerStream
 from a2a.testing import WireClient
 from a2a.testing.fake_agent import artifact, completed, failed
 from tests.conftest import ALL_DATABASES
@@ -24,9 +25,12 @@ from tests.frameworks.support import (
     assert_resumes_after_restart,
     assert_streams,
     assert_tool_progress,
+    chunks,
     serve,
     state,
     status_text,
+    stream,
+    streamed_text,
 )
 from tests.helpers import send_wire
 
@@ -52,6 +56,23 @@ def texts(task: dict) -> list[list[str]]:
 
 def test_the_answer_streams_in_chunks_and_a_poller_reads_the_same_artifact(served):
     assert_streams("hello", "The answer is forty two")
+
+
+def test_an_answer_whole_before_its_first_chunk_is_one_last_chunk_carried_by_the_completion(served, monkeypatch):
+    """No chunk saved before the answer is whole (a fast model): the completion carries
+    the artifact, which a streaming client still reads as one last chunk before the
+    final status, and a poller as the same single-part artifact."""
+    monkeypatch.setattr(AnswerStream, "interval", 60.0)
+    events = stream("hello")
+    parts = chunks(events)
+    assert len(parts) == 1 and parts[0]["lastChunk"] and not parts[0].get("append")
+    assert parts[0]["artifact"]["name"] == "answer"
+    assert streamed_text(events).strip() == "The answer is forty two"
+    assert [i for i, e in enumerate(events) if "artifactUpdate" in e] == [len(events) - 2]
+    assert state(events[-1]["statusUpdate"]) == "completed"
+    task = WireClient().result("GetTask", {"id": events[0]["task"]["id"]})
+    assert [a["artifactId"] for a in task["artifacts"]] == [parts[0]["artifact"]["artifactId"]]
+    assert texts(task) == [["The answer is forty two"]]
 
 
 def test_a_tool_call_and_its_result_are_progress(served):

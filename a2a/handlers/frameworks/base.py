@@ -26,9 +26,9 @@ import orjson
 from a2a.core import lifecycle
 from a2a.handlers.loading import AgentHandler
 from a2a.handlers.request import HandlerRequest
-from a2a.handlers.results import InputRequired, Result, TaskFailed
+from a2a.handlers.results import InputRequired, Result, TaskFailed, as_parts
 from a2a.handlers.tools import RemoteTool, ToolCall, part_text, run_call, task_turns, tool_name
-from a2a.protocol.model import Message, Part, Task, new_id
+from a2a.protocol.model import Artifact, Message, Part, Task, new_id
 from stores.base import TaskStore
 
 #: The task's private field holding a paused run's state (never rendered to a client).
@@ -171,17 +171,22 @@ class AnswerStream:
                 self._saving = False
             self._started = True
 
-    async def finish(self, content: str | list[Part] | None = None) -> None:
+    async def finish(self, content: str | list[Part] | None = None) -> list[Artifact]:
         """The answer is complete: the artifact becomes ``content`` (text, or the parts of
-        a structured output; default: the text streamed), in one last chunk; nothing
-        when the answer is empty and nothing was streamed."""
+        a structured output; default: the text streamed), as its last chunk; nothing when
+        the answer is empty and nothing was streamed. When no chunk was saved yet, the
+        artifact is returned for the task's completion to carry rather than saved here:
+        one save fewer, and a streaming client reads the same last chunk (the completion's
+        new artifact comes whole, with ``lastChunk``, before the final status)."""
         if self._flusher is not None and not self._saving:
             self._flusher.cancel()  # only gathering: the last chunk carries those tokens too
             self._flusher = None
         await self.settle()
         content = self.text if content is None else content
-        if content or self._started:
-            await self.request.aartifact(content or "", artifact_id=self.artifact_id, name=self.name, last_chunk=True)
+        if not self._started:
+            return [{"artifactId": self.artifact_id, "name": self.name, "parts": as_parts(content)}] if content else []
+        await self.request.aartifact(content or "", artifact_id=self.artifact_id, name=self.name, last_chunk=True)
+        return []
 
     async def settle(self) -> None:
         """Wait for the chunk being saved (the stream pauses, or ends)."""
@@ -387,5 +392,5 @@ async def completed(stream: AnswerStream, output: Any, metadata: dict[str, Any])
     """The run's output as the task's answer: text (the whole text as the last chunk of
     what streamed), anything else as a data part, replacing what streamed (a structured
     output's JSON)."""
-    await stream.finish(output if output is None or isinstance(output, str) else output_parts(output))
-    return Result(None, metadata=metadata)
+    answer = await stream.finish(output if output is None or isinstance(output, str) else output_parts(output))
+    return Result(answer or None, metadata=metadata)

@@ -30,7 +30,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import EmptyInputError, GraphRecursionError, InvalidUpdateError
 from langgraph.pregel import Pregel
-from langgraph.types import Command, Interrupt, StreamMode
+from langgraph.types import Command, Durability, Interrupt, StreamMode
 
 from a2a.handlers.frameworks import base
 from a2a.handlers.request import HandlerRequest
@@ -107,6 +107,10 @@ class LangGraphHandler(base.FrameworkHandler):
         self.own_checkpointer = graph.checkpointer not in (None, False)
         self.saver = None if self.own_checkpointer else TaskSaver()
         self.graph = graph if self.saver is None else graph.copy({"checkpointer": self.saver})
+        #: This adapter's checkpoints are needed only where the run stops (to resume a paused
+        #: run, kept on the task): saved when the graph exits, not after each step. A graph's
+        #: own checkpointer keeps the graph's own setting.
+        self.durability: Durability | None = None if self.saver is None else "exit"
         self.config, self.input, self.output_key = config, input, output_key
 
     def describe(self) -> tuple[str, str, list[str]]:
@@ -145,7 +149,9 @@ class LangGraphHandler(base.FrameworkHandler):
         run = _Run(request, stream)
         try:
             with base.running(request):
-                async for mode, chunk in self.graph.astream(graph_input, config, stream_mode=MODES):
+                async for mode, chunk in self.graph.astream(
+                    graph_input, config, stream_mode=MODES, durability=self.durability
+                ):
                     await run.on(mode, chunk)
         except _ERRORS as exc:
             stream.close()

@@ -6,13 +6,14 @@ serves it as it is; :class:`PydanticAIHandler` is the explicit form, for options
 
     handler = PydanticAIHandler(support, deps=lambda request: Deps(user=request.caller))
 
-The run streams (``run_stream_events``): text deltas become artifact chunks, tool calls
+The run streams (``run`` with an ``event_stream_handler``): text deltas become artifact chunks, tool calls
 progress; a deferred tool (``requires_approval=True``, ``ApprovalRequired``, an external
 tool's ``CallDeferred``) pauses the task in ``input-required`` with the run's messages
 kept on the task, and the client's reply is the approval or the tool's result."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterable
 from typing import Any
 
 from pydantic_ai import (
@@ -28,9 +29,10 @@ from pydantic_ai import (
     ToolDenied,
     VideoUrl,
 )
-from pydantic_ai.agent import AbstractAgent, AgentRunEvents
+from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.exceptions import AgentRunError, UserError
 from pydantic_ai.messages import (
+    AgentStreamEvent,
     FunctionToolCallEvent,
     FunctionToolResultEvent,
     ModelMessage,
@@ -45,6 +47,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.run import AgentRunResult
+from pydantic_ai.tools import RunContext
 
 from a2a.handlers.frameworks import base
 from a2a.handlers.request import HandlerRequest
@@ -142,17 +145,23 @@ class PydanticAIHandler(base.FrameworkHandler):
         results: DeferredToolResults | None,
         options: dict[str, Any],
     ) -> AgentRunResult[Any]:
-        """The run, its events mapped as they come; its result."""
-        events: AgentRunEvents[Any]
-        output_type: Any = [self.agent.output_type, DeferredToolRequests]
-        async with self.agent.run_stream_events(
-            prompt, message_history=history or None, deferred_tool_results=results, output_type=output_type, **options
-        ) as events:
+        """The run, its events mapped as they come (the handler of ``run``'s event streams,
+        in the run's own task: ``run_stream_events`` would pass them through a channel
+        and a task group, for the same events); its result."""
+
+        async def follow(ctx: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
             async for event in events:
                 await on_event(request, stream, event)
-        if events.result is None:
-            raise UserError("the run ended without a result")
-        return events.result
+
+        output_type: Any = [self.agent.output_type, DeferredToolRequests]
+        return await self.agent.run(
+            prompt,
+            message_history=history or None,
+            deferred_tool_results=results,
+            output_type=output_type,
+            event_stream_handler=follow,
+            **options,
+        )
 
 
 async def on_event(request: HandlerRequest, stream: base.AnswerStream, event: Any) -> None:
