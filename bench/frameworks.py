@@ -28,7 +28,6 @@ import asyncio
 import json
 import logging
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -37,6 +36,8 @@ import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any
+
+from bench.callgrind import measure
 
 ANSWER = "The answer is forty two"
 FRAMEWORKS = ("pydantic-ai", "langgraph", "openai-agents")
@@ -232,23 +233,7 @@ def counted(config: str, tasks: int) -> float:
     loop = asyncio.new_event_loop()
     loop.run_until_complete(run(30))
 
-    def callgrind(command: str) -> None:
-        subprocess.run(["callgrind_control", command, str(os.getpid())], check=True, capture_output=True)
-
-    callgrind("--instr=on")
-    callgrind("--dump=baseline")  # what a dump's own call costs, taken off
-    loop.run_until_complete(run(tasks))
-    callgrind("--dump=tasks")
-    callgrind("--instr=off")
-    out = Path(os.environ["CALLGRIND_OUT"])
-    counts = {}
-    for dump in out.parent.glob(out.name + ".*"):
-        text = dump.read_text(errors="replace")
-        kind = re.search(r"^desc: Trigger: dump (\S+)", text, re.M)
-        total = re.search(r"^summary: (\d+)", text, re.M)
-        if kind and total:
-            counts[kind.group(1)] = int(total.group(1))
-    return (counts["tasks"] - counts["baseline"]) / tasks
+    return measure({"tasks": lambda: loop.run_until_complete(run(tasks))})["tasks"] / tasks
 
 
 def instructions(configs: list[str], tasks: int, keep: Path | None) -> dict[str, float]:

@@ -26,12 +26,12 @@ import argparse
 import asyncio
 import contextlib
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.callgrind import measure  # noqa: E402
 from tests.server import running_server, site_env  # noqa: E402
 
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json", "Origin": "https://app.example.com"}
@@ -106,25 +107,15 @@ def counted(n: int) -> dict[str, float]:
         for _ in range(50):
             loop.run_until_complete(call())
 
-    def callgrind(command: str) -> None:
-        subprocess.run(["callgrind_control", command, str(os.getpid())], check=True, capture_output=True)
+    def repeated(call: Callable[[], Awaitable[object]]) -> Callable[[], None]:
+        def run() -> None:
+            for _ in range(n):
+                loop.run_until_complete(call())
 
-    callgrind("--instr=on")
-    callgrind("--dump=baseline")  # what a dump's own call costs, taken off each kind's
-    for kind, call in kinds.items():
-        for _ in range(n):
-            loop.run_until_complete(call())
-        callgrind(f"--dump={kind}")
-    callgrind("--instr=off")
-    out = Path(os.environ["CALLGRIND_OUT"])
-    counts = {}
-    for dump in out.parent.glob(out.name + ".*"):
-        text = dump.read_text(errors="replace")
-        kind = re.search(r"^desc: Trigger: dump (\S+)", text, re.M)
-        total = re.search(r"^summary: (\d+)", text, re.M)
-        if kind and total:
-            counts[kind.group(1)] = int(total.group(1))
-    return {kind: (counts[kind] - counts["baseline"]) / n for kind in kinds}
+        return run
+
+    counts = measure({kind: repeated(call) for kind, call in kinds.items()})
+    return {kind: count / n for kind, count in counts.items()}
 
 
 def _rpc(method: str, params: dict[str, Any]) -> dict[str, Any]:

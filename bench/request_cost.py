@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import io
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -35,14 +34,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.callgrind import measure  # noqa: E402
 from bench.lifecycle import asgi_call, rpc_scope  # noqa: E402
 from tests.server import site_env  # noqa: E402
 
 ON_A_NEW_REQUEST = ("route (resolve_request)", "the chain (get_response_async)", "view (jsonrpc_endpoint)")
-
-
-def _callgrind(command: str) -> None:
-    subprocess.run(["callgrind_control", command, str(os.getpid())], check=True, capture_output=True)
 
 
 def _pieces(n: int) -> dict[str, Callable[[], Any]]:
@@ -185,21 +181,7 @@ def counted(n: int) -> dict[str, float]:
     pieces = _pieces(n)
     for run in pieces.values():
         run()  # warm-up: n calls each
-    _callgrind("--instr=on")
-    _callgrind("--dump=baseline")
-    for index, run in enumerate(pieces.values()):
-        run()
-        _callgrind(f"--dump=piece{index}")
-    _callgrind("--instr=off")
-    out = Path(os.environ["CALLGRIND_OUT"])
-    counts = {}
-    for dump in out.parent.glob(out.name + ".*"):
-        text = dump.read_text(errors="replace")
-        name = re.search(r"^desc: Trigger: dump (\S+)", text, re.M)
-        total = re.search(r"^summary: (\d+)", text, re.M)
-        if name and total:
-            counts[name.group(1)] = int(total.group(1))
-    return {name: (counts[f"piece{i}"] - counts["baseline"]) / n for i, name in enumerate(pieces)}
+    return {name: count / n for name, count in measure(pieces).items()}
 
 
 def report(counts: dict[str, float]) -> str:
