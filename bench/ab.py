@@ -306,16 +306,16 @@ def _orm_worker(label: str, n: int) -> None:
     from django.db import connections, transaction
 
     from bench.servers import taskdata
-    from stores import orm as orm_module
+    from stores import orm_connection
     from stores.orm import OrmTaskStore
 
     store = OrmTaskStore()
-    real_poll = orm_module._nothing_to_read
+    real_poll = orm_connection._nothing_to_read
 
     def health_check(each_query: bool) -> None:
         """``each_query``: Django's ``SELECT 1`` before each query (as it was); else the
         socket poll (``_nothing_to_read``) that skips it."""
-        orm_module._nothing_to_read = (lambda connection: False) if each_query else real_poll
+        orm_connection._nothing_to_read = (lambda connection: False) if each_query else real_poll
 
     # Each op three ways: "was" (QuerySet, a health check before each query), "QuerySet"
     # (QuerySet, the poll: the code before the SQL paths) and "SQL" (as it is). Two pairs

@@ -11,7 +11,7 @@ import pytest
 
 from stores.file import FILE_SUBDIRECTORY, FilePushConfigStore, FileTaskStore
 from stores.memory import MemoryTaskStore
-from stores.orm import OrmPushConfigStore
+from stores.orm_push import OrmPushConfigStore
 from stores.push_configs import MemoryPushConfigStore, TaskStorePushConfigs
 from tests.conftest import ALL_DATABASES, STORE_KINDS, make_store
 from tests.test_store_contract import task

@@ -17,7 +17,8 @@ from stores.backends import get_task_store, task_stores
 from stores.base import TaskPage, TaskStore
 from stores.file import FilePushConfigStore, FileTaskStore
 from stores.memory import MemoryTaskStore
-from stores.orm import OrmPushConfigStore, OrmTaskStore
+from stores.orm import OrmTaskStore
+from stores.orm_push import OrmPushConfigStore
 from stores.push_configs import MemoryPushConfigStore, PushConfigStore
 
 

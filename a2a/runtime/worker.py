@@ -46,7 +46,7 @@ from a2a.runtime.executors import Executor, ExecutorError, Submits, queue_alias,
 from a2a.runtime.runner import get_runner
 from stores.base import Task, TaskStore
 from stores.fields import task_state
-from stores.orm import refresh_connection
+from stores.orm_connection import refresh_connection
 
 logger = logging.getLogger(__name__)
 
