@@ -20,6 +20,10 @@ The contract, from the seeds and then some:
   ``flock``, the ORM store with a conditional ``UPDATE``). :mod:`a2a.core.lifecycle` saves
   every transition this way and retries on a stale version, on every store that says
   it can (``supports_compare_and_swap``, see :class:`TaskStore`).
+- ``locked(id)`` holds a task against every other writer, in every process, while a
+  transition that lost the compare-and-swap race several times in a row reads and
+  saves it (a writer saving every few milliseconds would otherwise starve a cancel
+  from another process). The default holds nothing; the built-in stores hold.
 - A save that cannot be done (disk full, read-only directory) raises
   :class:`StoreError`, whose message says why; the previous version stays intact.
 - ``list(...)`` filters by context, state and owner, newest-updated first, with an
@@ -42,6 +46,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import datetime as dt
 import logging
 import threading
@@ -241,6 +246,14 @@ class TaskStore(ABC):
             token = page.next_page_token
             if not token:
                 return
+
+    def locked(self, task_id: str) -> contextlib.AbstractContextManager[None]:
+        """Hold the task against every other writer (its saves and deletes wait), in
+        this process and in the others, until the block ends; this thread's ``get`` and
+        ``save`` of it inside the block work as outside it. For short blocks: one read,
+        one change, one save. The default holds nothing (a store that cannot exclude
+        other writers leaves it so: :mod:`a2a.core.lifecycle` then only retries)."""
+        return contextlib.nullcontext()
 
     def delete_many(self, tasks: Collection[Task]) -> builtins.list[str]:
         """Delete each of ``tasks`` (as read) with its push configs, unless it changed

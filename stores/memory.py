@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 
 import orjson
 
@@ -31,7 +32,7 @@ class MemoryTaskStore(TaskStore):
         self._tasks: dict[str, bytes] = {}
         self._versions: dict[str, int] = {}  # each task's _version, for compare-and-swap saves
         self._index = TaskIndex()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entrant: a save inside locked()
 
     def create_push_configs(self) -> PushConfigStore:
         return MemoryPushConfigStore()
@@ -53,6 +54,13 @@ class MemoryTaskStore(TaskStore):
             self._versions[task_id] = task_version(task)
             self._index.put(task)
         return task
+
+    @contextlib.contextmanager
+    def locked(self, task_id: str) -> Iterator[None]:
+        """The store's lock: every other thread's save and delete waits (there is no
+        other process)."""
+        with self._lock:
+            yield
 
     def list(self, query: TaskQuery | None = None) -> TaskPage:
         with self._lock:

@@ -124,8 +124,9 @@ class StoredTask(models.Model):
 
 class PushConfigRecord(models.Model):
     """One push notification config of a task (the ORM store's push-config store,
-    ``stores.orm_push.OrmPushConfigStore``): ``config`` holds the whole config as saved; ``task_id`` is not a foreign key, so a
-    config never stops a task row from being replaced or deleted."""
+    ``stores.orm_push.OrmPushConfigStore``): ``config`` holds the whole config as
+    saved; ``task_id`` is not a foreign key, so a config never stops a task row from
+    being replaced or deleted."""
 
     task_id = models.CharField(max_length=255)
     config_id = models.CharField(max_length=255)

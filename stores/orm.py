@@ -13,7 +13,7 @@ from typing import Any
 from django.core.checks import CheckMessage, Error, Warning
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, connections, transaction
 from django.db.migrations.executor import MigrationExecutor
-from django.db.models import Q
+from django.db.models import F, Q
 
 from stores.base import MAX_PAGE_SIZE, StaleTaskError, StoreUnavailable, Task, TaskPage, TaskQuery, TaskStore
 from stores.cursors import cursor_total, decode_cursor, encode_cursor
@@ -345,6 +345,21 @@ class OrmTaskStore(TaskStore):
 
     def create_push_configs(self) -> PushConfigStore:
         return OrmPushConfigStore(using=self.using, seen=self._push_seen)
+
+    @contextlib.contextmanager
+    def locked(self, task_id: str) -> Iterator[None]:
+        """A transaction whose first statement writes the task's row unchanged (``UPDATE
+        ... SET version = version``): the row lock it takes (PostgreSQL, MySQL) makes every
+        other UPDATE or DELETE of the row wait for the commit, and on SQLite the write
+        takes the database's write lock (as :mod:`stores.orm_contexts` does). The
+        block's save commits as the block ends."""
+        self._connection()  # checked before the transaction: inside, it is left as it is
+        with transaction.atomic(using=self.using):
+            try:
+                self.objects.filter(pk=task_id).update(version=F("version"))
+            except (OperationalError, InterfaceError) as exc:
+                raise StoreUnavailable("could not lock the task now: the database is unavailable; try again") from exc
+            yield
 
     def delete(self, task_id: str) -> bool:
         """Remove the task's row and its push notification configs' rows, in one

@@ -7,7 +7,9 @@ expected_version=...)``): when another thread *or process* saved a newer version
 meanwhile, the store raises :class:`~stores.base.StaleTaskError` and the change runs
 again on the newer version, so concurrent transitions (a cancel racing a completion,
 two processes starting one task) never overwrite each other. A per-task lock in this
-process keeps this process's own transitions from even colliding.
+process keeps this process's own transitions from even colliding; a transition that
+lost the race to another process :data:`HOLD_AFTER` times holds the task against
+every writer (``store.locked``) for its next read and save.
 
 Each saved version carries ``_version`` (1, 2, ...), which streams use to tell what
 a snapshot already contains; each published one also numbers its stream events
@@ -59,6 +61,10 @@ R = TypeVar("R")
 
 #: How many times a change is run against a newer version before giving up.
 MAX_ATTEMPTS = 10
+#: After this many lost races in a row, the next attempts hold the task against other
+#: writers (``store.locked``): a writer saving every few milliseconds in another
+#: process would otherwise win every race between this one's read and its save.
+HOLD_AFTER = 2
 
 _LOCKS = tuple(threading.Lock() for _ in range(64))
 
@@ -168,22 +174,64 @@ def transition_sync(
     version = 0
     for attempt in range(MAX_ATTEMPTS):
         with _lock_for(task_id):
+            held = store.locked(task_id) if attempt >= HOLD_AFTER else contextlib.nullcontext()
+            done = _attempt(
+                store, task_id, change, held, event, beside=beside, publish=publish, cas=cas, durable=durable
+            )
+            if done.task is None or done.saved:
+                if done.task is not None and done.told is not None:
+                    bus.publish(done.task, done.told)
+                return done.task
+            version = task_version(done.task) - 1
+        if not store.nonblocking:  # back off a little (never on an event loop)
+            time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+    raise StaleTaskError(task_id, version, None)  # lost the race MAX_ATTEMPTS times in a row
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Attempt:
+    """What one attempt at a transition did: ``saved`` ``task`` (to publish as ``told``),
+    lost the race with it (not ``saved``), or found nothing to save (``task`` is None)."""
+
+    task: Task | None
+    saved: bool = False
+    told: TaskEvent | None = None
+
+
+def _attempt(
+    store: TaskStore,
+    task_id: str,
+    change: Change,
+    held: contextlib.AbstractContextManager,
+    event: EventFor | None,
+    *,
+    beside: bool,
+    publish: bool,
+    cas: bool,
+    durable: bool,
+) -> _Attempt:
+    """Read the task, change it and save the change, all inside ``held`` (the store's
+    ``locked`` once the transition lost several races, else nothing). A hold that ends
+    in a failure (a commit the database lost) after the save returned is a save that
+    raised: the store is read again to know whether it was done."""
+    new, finished = None, False
+    try:
+        with held:
             found = _next_version(store, task_id, change, beside)
             if found is None:
-                return None
+                return _Attempt(None)
             new, before_artifacts = found
-            version = task_version(new) - 1
             told = None
             if publish:  # numbered, and kept in the task's log, in this very save
                 told = event(new) if event else TaskEvent(new)
                 told = dataclasses.replace(told, entries=replay.record(new, told, before_artifacts))
-            if _save(store, new, cas=cas, durable=durable):
-                if told is not None:
-                    bus.publish(new, told)
-                return new
-        if not store.nonblocking:  # back off a little (never on an event loop)
-            time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
-    raise StaleTaskError(task_id, version, None)  # lost the race MAX_ATTEMPTS times in a row
+            saved = _save(store, new, cas=cas, durable=durable)
+            finished = True
+    except Exception as exc:
+        if not finished or new is None:
+            raise
+        saved = _saved_all_the_same(store, new, exc)
+    return _Attempt(new, saved, told)
 
 
 def _next_version(store: TaskStore, task_id: str, change: Change, beside: bool = False) -> tuple[Task, list] | None:
@@ -227,21 +275,29 @@ def _save(store: TaskStore, new: Task, *, cas: bool, durable: bool) -> bool:
     except StaleTaskError:
         return False
     except Exception as exc:
-        outcome = _after_failed_save(store, new, version)
-        if outcome not in (SaveOutcome.APPLIED, SaveOutcome.MOVED):
-            if isinstance(exc, StoreError):
-                raise _save_failed(task_id, exc) from exc
-            raise
-        saved = outcome is SaveOutcome.APPLIED
-        logger.warning(
-            "task %s: a save of version %d raised (%s), %s",
-            task_id,
-            version + 1,
-            exc,
-            "but it was done: carrying on" if saved else "and another version was saved meanwhile: again",
-        )
-        return saved
+        return _saved_all_the_same(store, new, exc)
     return True
+
+
+def _saved_all_the_same(store: TaskStore, new: Task, exc: Exception) -> bool:
+    """After ``exc`` from a save of ``new``: True when the store holds it all the same,
+    False when another writer saved another version meanwhile (the change runs again);
+    else ``exc`` is raised (a :class:`StoreError` as the ``InternalError`` it means)."""
+    task_id, version = new["id"], task_version(new) - 1
+    outcome = _after_failed_save(store, new, version)
+    if outcome not in (SaveOutcome.APPLIED, SaveOutcome.MOVED):
+        if isinstance(exc, StoreError):
+            raise _save_failed(task_id, exc) from exc
+        raise exc
+    saved = outcome is SaveOutcome.APPLIED
+    logger.warning(
+        "task %s: a save of version %d raised (%s), %s",
+        task_id,
+        version + 1,
+        exc,
+        "but it was done: carrying on" if saved else "and another version was saved meanwhile: again",
+    )
+    return saved
 
 
 async def transition(

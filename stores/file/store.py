@@ -177,6 +177,20 @@ class FileTaskStore(TaskStore):
         """Hold the lock of the task file ``<stem>.json`` (across threads and processes)."""
         return self._locks.hold(stem)
 
+    @contextlib.contextmanager
+    def locked(self, task_id: str) -> Iterator[None]:
+        """The task file's lock (:meth:`lock`), which every write of the file takes. A
+        task stored without a ``_version`` (by toolnexus) is not held: its next save may
+        make its file anew, which takes its conversation's lock first (as a delete of the
+        conversation does, before its tasks' locks), and that order is kept."""
+        self.open()
+        path = self.path(task_id)
+        if not task_version(self._read(path, task_id)):
+            yield
+            return
+        with self.lock(path.stem):
+            yield
+
     # --- Reading ---------------------------------------------------------------------------
 
     def get(self, task_id: str) -> Task | None:

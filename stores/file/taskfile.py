@@ -112,8 +112,10 @@ class TaskLocks:
     Each lock file is kept open once used (a hold is one ``flock`` and its release
     one more, instead of ``open``, ``flock``, ``close``): the threads of this process
     share the descriptor, so they exclude one another first (:class:`_Stripe`), and the
-    ``flock`` excludes the other processes. A forked child opens its own (an ``flock``
-    through the parent's descriptor would be the parent's lock), and :meth:`reopen`
+    ``flock`` excludes the other processes. A thread that holds a lock exclusively may
+    hold it again inside that hold (a save inside the store's ``locked``): the inner
+    hold takes nothing. A forked child opens its own (an ``flock`` through the
+    parent's descriptor would be the parent's lock), and :meth:`reopen`
     makes every lock file be opened again on its next hold (the lock directory was
     found replaced: see :class:`~stores.file.journal.Journal`)."""
 
@@ -162,6 +164,9 @@ class TaskLocks:
         if stripe is None:
             with self._stripes_lock:
                 stripe = self._stripes.setdefault(n, _Stripe(f"{self.lock_dir}/{n:03d}.lock"))
+        if stripe.owner == threading.get_ident():  # held by this thread already: inside that hold
+            yield
+            return
         stripe.acquire(shared, self.generation)
         try:
             yield
@@ -176,7 +181,7 @@ class _Stripe:
     blocking ``flock`` is made with the state's lock held (no holder of this process
     can be waiting to let go then: there is none)."""
 
-    __slots__ = ("cond", "fd", "generation", "path", "readers", "waiting", "writer")
+    __slots__ = ("cond", "fd", "generation", "owner", "path", "readers", "waiting", "writer")
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -185,6 +190,7 @@ class _Stripe:
         self.generation = 0
         self.readers = 0
         self.writer = False
+        self.owner: int | None = None  # the thread holding it exclusively
         self.waiting = 0  # exclusive holders waiting
 
     def acquire(self, shared: bool, generation: int) -> None:
@@ -202,6 +208,7 @@ class _Stripe:
                     self.cond.wait()
                 self._flock(fcntl.LOCK_EX, generation)
                 self.writer = True
+                self.owner = threading.get_ident()
             finally:
                 self.waiting -= 1
                 if not self.writer:
@@ -213,6 +220,7 @@ class _Stripe:
                 self.readers -= 1
             else:
                 self.writer = False
+                self.owner = None
             if not self.readers and not self.writer and self.fd is not None:
                 fcntl.flock(self.fd, fcntl.LOCK_UN)
             self.cond.notify_all()
