@@ -23,7 +23,8 @@ cProfile: ``--worker --cprofile``).
     python -m bench.lifecycle --store orm --path default --counts   # no valgrind
 
 ``--store orm`` serves the ORM store on the PostgreSQL database of
-``A2A_TEST_POSTGRES_URL`` (migrated first); ``--path default`` the default path (the
+``A2A_TEST_POSTGRES_URL`` (migrated first), ``--store file`` the file store in the
+worker's temporary directory; ``--path default`` the default path (the
 project's ``MIDDLEWARE`` on the loop) instead of the direct one. ``--counts`` runs the
 worker once, in process, and prints per task and per extra ``GetTask`` of a finished
 task: the queries (by their first word), the connections opened, the jobs handed to a
@@ -269,7 +270,7 @@ def _env(root: Path, tmp: Path, extra: dict[str, str]) -> dict[str, str]:
         A2A_LOG_LEVEL="WARNING",
         A2A_DIRECT_ASGI="true",
     )
-    env.update(extra)
+    env.update({key: value.replace("{tmp}", str(tmp)) for key, value in extra.items()})
     return env
 
 
@@ -281,6 +282,8 @@ def settings_for(store: str, path: str) -> dict[str, str]:
         if not url:
             sys.exit("--store orm needs A2A_TEST_POSTGRES_URL (a PostgreSQL database it may migrate)")
         extra.update(TASK_STORE="orm", DATABASE_URL=url)
+    elif store == "file":
+        extra.update(TASK_STORE="file:{tmp}/tasks")  # in the worker's temporary directory
     return extra
 
 
@@ -346,7 +349,9 @@ def main() -> None:
     parser.add_argument("--base", type=int, default=20, help="tasks of the smaller run (default 20)")
     parser.add_argument("--before", type=Path, default=None, help="another checkout to count the same way")
     parser.add_argument("--profile", type=Path, default=None, help="keep this checkout's larger run's profile here")
-    parser.add_argument("--store", choices=("memory", "orm"), default="memory", help="orm: on A2A_TEST_POSTGRES_URL")
+    parser.add_argument(
+        "--store", choices=("memory", "file", "orm"), default="memory", help="orm: on A2A_TEST_POSTGRES_URL"
+    )
     parser.add_argument("--path", choices=("direct", "default"), default="direct", help="the request path")
     parser.add_argument("--counts", action="store_true", help="queries, thread jobs, CPU: in process, no valgrind")
     parser.add_argument("--gets", type=int, default=200, help="GetTasks of finished tasks counted with --counts")
