@@ -352,11 +352,14 @@ class OrmTaskStore(TaskStore):
         ... SET version = version``): the row lock it takes (PostgreSQL, MySQL) makes every
         other UPDATE or DELETE of the row wait for the commit, and on SQLite the write
         takes the database's write lock (as :mod:`stores.orm_contexts` does). The
-        block's save commits as the block ends."""
+        block's save commits as the block ends. A row at version 0 (a task saved without
+        ``_version``) is not held: its save may INSERT, which takes its conversation's
+        lock (a delete of the conversation takes that lock, then the rows'), and that
+        order is kept."""
         self._connection()  # checked before the transaction: inside, it is left as it is
         with transaction.atomic(using=self.using):
             try:
-                self.objects.filter(pk=task_id).update(version=F("version"))
+                self.objects.filter(pk=task_id, version__gt=0).update(version=F("version"))
             except (OperationalError, InterfaceError) as exc:
                 raise StoreUnavailable("could not lock the task now: the database is unavailable; try again") from exc
             yield

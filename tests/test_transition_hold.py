@@ -23,7 +23,12 @@ from a2a.protocol.model import set_status
 from stores.base import StaleTaskError, StoreError, TaskStore
 from stores.memory import MemoryTaskStore
 from stores.timestamps import now_iso
+from tests.conftest import STORE_KINDS, make_store
 from tests.db_marks import store_params
+
+#: The stores whose save of a task without a version takes its conversation's lock (the
+#: memory store has no such lock; on SQLite the hold is the database's write lock).
+CONVERSATION_LOCKING = ("file", "orm-postgres")
 
 #: How long our save waits for the rival's: long enough for an unheld rival to save
 #: on a loaded machine, and a held one waits this long once per transition.
@@ -117,28 +122,36 @@ def test_without_the_hold_the_same_cancel_loses_every_race(store, monkeypatch):
     assert store.get("t1")["status"]["state"] == "working"
 
 
-def test_the_file_stores_hold_leaves_a_task_without_a_version_unheld(tmp_path):
-    """A task without ``_version`` (toolnexus wrote it) is saved as if new, which takes
-    its conversation's lock before the task's: the hold must not take the task's first."""
-    from stores.file import FileTaskStore
-
-    store = FileTaskStore(tmp_path / "tasks")
+@pytest.mark.parametrize("kind", store_params(kinds=[k for k in STORE_KINDS if k in CONVERSATION_LOCKING]))
+def test_a_task_without_a_version_is_not_held_and_a_versioned_one_is(kind, tmp_path):
+    """A task without ``_version`` (toolnexus wrote it, or a row from before versions)
+    is saved as if new, which takes its conversation's lock before the task's: the hold
+    must not take the task's first (a delete of the conversation takes them in that
+    order). A versioned one is held: another writer waits, our own save goes through."""
+    store = make_store(kind, tmp_path)
     legacy = {k: v for k, v in working().items() if k != "_version"}
     store.save(legacy)
     with store.locked("t1"):
-        done = threading.Thread(target=store.save, args=(legacy,))
-        done.start()
-        done.join(5)
-        assert not done.is_alive()  # another writer is not held out
+        other = threading.Thread(target=_save_and_close, args=(store, legacy))
+        other.start()
+        other.join(5)
+        assert not other.is_alive()  # another writer is not held out
     store.save(working(version=2), expected_version=0)
     with store.locked("t1"):
-        waiting = threading.Thread(target=store.save, args=(working(version=3),))
+        waiting = threading.Thread(target=_save_and_close, args=(store, working(version=3)))
         waiting.start()
         waiting.join(0.3)
         assert waiting.is_alive()  # a versioned task is held
         store.save(working(version=3), expected_version=2)  # our own save goes through
     waiting.join(5)
     assert not waiting.is_alive()
+
+
+def _save_and_close(store: TaskStore, task: dict) -> None:
+    try:
+        store.save(task)
+    finally:
+        connections.close_all()
 
 
 class CommitLost(MemoryTaskStore):
