@@ -13,8 +13,9 @@ from stores.backends import get_task_store, resolve_store
 from stores.base import TaskStore
 from tests.server import postgres_database
 
-#: The test kit's fixtures (a2a_client, fake_model, fake_agent), as an installed package loads them.
-pytest_plugins = ["a2a.testing.plugin"]
+#: The test kit's fixtures (a2a_client, fake_model, fake_agent), as an installed package
+#: loads them; the servers' output in a failed test's report (tests.server_logs).
+pytest_plugins = ["a2a.testing.plugin", "tests.server_logs"]
 
 #: Store kinds every contract test runs on; "orm-postgres" only when it is configured.
 STORE_KINDS = ["memory", "file", "orm-sqlite"] + (["orm-postgres"] if "postgres" in settings.DATABASES else [])

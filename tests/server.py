@@ -9,12 +9,14 @@ import resource
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 
+from tests import server_logs
 from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,8 +119,31 @@ def running_process(
     nofile: tuple[int, int] | None = None,
 ) -> Iterator[ServerURL]:
     """Start a server process listening on ``port``; yield its base URL once
-    ``ready_path`` answers 200; stop it with SIGTERM (graceful)."""
-    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
+    ``ready_path`` answers 200; stop it with SIGTERM (graceful). Its output goes to
+    ``log`` (by default a temporary file), which a failed test's report shows
+    (:mod:`tests.server_logs`)."""
+    with contextlib.ExitStack() as stack:
+        if log is None:
+            log = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="a2a-server-"))) / "output.log"
+        key = server_logs.started(f"port {port} ({log})", log)
+        stack.callback(server_logs.stopped, key)
+        yield stack.enter_context(
+            _process(command, port, env=env, cwd=cwd, log=log, ready_path=ready_path, nofile=nofile)
+        )
+
+
+@contextlib.contextmanager
+def _process(
+    command: list[str],
+    port: int,
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    log: Path,
+    ready_path: str,
+    nofile: tuple[int, int] | None,
+) -> Iterator[ServerURL]:
+    out = open(log, "ab")  # noqa: SIM115
 
     def limit_files() -> None:
         if nofile is not None:
@@ -133,7 +158,7 @@ def running_process(
         deadline = time.monotonic() + START_BOUND
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"the server exited with {proc.returncode} (log: {log})")
+                raise RuntimeError(f"the server exited with {proc.returncode}:\n{server_logs.tail(log, 30)}")
             try:
                 if httpx.get(f"{base}{ready_path}", timeout=1).status_code == 200:
                     break
@@ -151,8 +176,7 @@ def running_process(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        if log:
-            out.close()
+        out.close()
 
 
 @contextlib.contextmanager
