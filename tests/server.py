@@ -4,6 +4,7 @@ end-to-end tests and the benchmarks)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import resource
 import signal
@@ -125,36 +126,13 @@ def running_process(
     with contextlib.ExitStack() as stack:
         if log is None:
             log = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="a2a-server-"))) / "output.log"
-        key = server_logs.started(f"port {port} ({log})", log)
-        stack.callback(server_logs.stopped, key)
-        yield stack.enter_context(
-            _process(command, port, env=env, cwd=cwd, log=log, ready_path=ready_path, nofile=nofile)
-        )
-
-
-@contextlib.contextmanager
-def _process(
-    command: list[str],
-    port: int,
-    *,
-    env: dict[str, str],
-    cwd: Path,
-    log: Path,
-    ready_path: str,
-    nofile: tuple[int, int] | None,
-) -> Iterator[ServerURL]:
-    out = open(log, "ab")  # noqa: SIM115
-
-    def limit_files() -> None:
-        if nofile is not None:
-            resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
-
-    proc = subprocess.Popen(
-        command, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, preexec_fn=limit_files if nofile else None
-    )
-    base = ServerURL(f"http://127.0.0.1:{port}")
-    base.pid = proc.pid
-    try:
+        stack.callback(server_logs.stopped, server_logs.started(f"port {port} ({log})", log))
+        out = stack.enter_context(open(log, "ab"))
+        limit_files = functools.partial(resource.setrlimit, resource.RLIMIT_NOFILE, nofile) if nofile else None
+        proc = subprocess.Popen(command, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, preexec_fn=limit_files)
+        stack.callback(_stop, proc)  # registered last: stopped before its output is closed and read
+        base = ServerURL(f"http://127.0.0.1:{port}")
+        base.pid = proc.pid
         deadline = time.monotonic() + START_BOUND
         while True:
             if proc.poll() is not None:
@@ -168,15 +146,17 @@ def _process(
                 raise RuntimeError(f"the server did not start within {START_BOUND}s")
             time.sleep(0.05)
         yield base
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        out.close()
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGTERM (graceful), then SIGKILL after 30 s."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 @contextlib.contextmanager

@@ -11,8 +11,8 @@ report, one section per server. (PYTEST_DONT_REWRITE: it has no asserts, and
 
 from __future__ import annotations
 
-import collections
 import itertools
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,10 +27,12 @@ _stopped: list[tuple[str, str]] = []
 
 
 def tail(path: Path, lines: int = TAIL_LINES) -> str:
-    """The last ``lines`` lines of ``path`` ("" when it cannot be read)."""
+    """The last ``lines`` lines of ``path`` ("" when it cannot be read), read from its
+    last 64 KiB only: a load test's server may have written megabytes."""
     try:
         with open(path, "rb") as f:
-            last = collections.deque(f, maxlen=lines)
+            f.seek(max(0, f.seek(0, os.SEEK_END) - 65536))
+            last = f.read().splitlines(keepends=True)[-lines:]
     except OSError:
         return ""
     return b"".join(last).decode("utf-8", "replace")

@@ -25,6 +25,7 @@ from stores.memory import MemoryTaskStore
 from stores.timestamps import now_iso
 from tests.conftest import STORE_KINDS, make_store
 from tests.db_marks import store_params
+from tests.test_concurrency import RacingStore
 
 #: The stores whose save of a task without a version takes its conversation's lock (the
 #: memory store has no such lock; on SQLite the hold is the database's write lock).
@@ -46,19 +47,14 @@ def working(task_id: str = "t1", version: int = 2) -> dict:
     return {"kind": "task", "id": task_id, "contextId": "c", "status": status, "_version": version}
 
 
-class RivalStore(TaskStore):
+class RivalStore(RacingStore):
     """Wraps a store; before each of our saves, a rival writer (another process, as far
     as this process's locks know) saves a newer version of the task from its own thread."""
 
-    supports_compare_and_swap = True
-
     def __init__(self, inner: TaskStore) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.rival_saves = 0
         self.rivals: list[threading.Thread] = []
-
-    def get(self, task_id):
-        return self.inner.get(task_id)
 
     def save(self, task, expected_version=None):
         rival = threading.Thread(target=self._rival, args=(task["id"],))
@@ -69,12 +65,6 @@ class RivalStore(TaskStore):
 
     def locked(self, task_id):
         return self.inner.locked(task_id)
-
-    def list(self, query=None):
-        return self.inner.list(query)
-
-    def delete(self, task_id):
-        return self.inner.delete(task_id)
 
     def _rival(self, task_id: str) -> None:
         try:
