@@ -11,9 +11,13 @@ def now_iso() -> str:
 
 
 def format_timestamp(when: dt.datetime) -> str:
-    """Format an aware datetime as ``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC."""
-    when = when.astimezone(dt.UTC)
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+    """Format an aware datetime as ``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC.
+
+    ``isoformat`` writes the year with four digits always (``strftime("%Y")`` writes
+    ``999`` on glibc, which sorts after ``2026``: stores compare these as text)."""
+    if when.tzinfo is not dt.UTC:
+        when = when.astimezone(dt.UTC)
+    return when.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 def parse_timestamp(value: str) -> dt.datetime:

@@ -69,6 +69,7 @@ class BoomMiddleware(MiddlewareMixin):
         ({"CSRF_USE_SESSIONS": True}, "django.middleware.csrf.CsrfViewMiddleware with CSRF_USE_SESSIONS"),
         ({"SESSION_ENGINE": f"{HERE}"}, "django.contrib.sessions.middleware.SessionMiddleware with SESSION_ENGINE"),
         ({"MESSAGE_STORAGE": f"{HERE}.X"}, "django.contrib.messages.middleware.MessageMiddleware with MESSAGE_STORAGE"),
+        ({"MESSAGE_STORAGE": "a2a.http.messages.LazyFallbackStorage"}, None),
         ({"extra": f"{HERE}.UnknownMiddleware"}, f"{HERE}.UnknownMiddleware"),
         ({"extra": f"{HERE}.sync_only_middleware"}, f"{HERE}.sync_only_middleware"),
         ({"extra": f"{HERE}.AsyncTagMiddleware"}, None),

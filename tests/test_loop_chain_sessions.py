@@ -135,6 +135,28 @@ def test_messages_stored_in_the_session_on_the_loop_are_saved_off_it(site):
 
 
 @pytest.fixture(scope="module")
+def lazy_messages(database_url, tmp_path_factory) -> Iterator[ServerURL]:
+    """The site with ``a2a.http.messages.LazyFallbackStorage`` (the example site's)."""
+    log = tmp_path_factory.mktemp("lazy-messages") / "server.log"
+    yield from _site(database_url, log, MESSAGE_STORAGE="a2a.http.messages.LazyFallbackStorage")
+
+
+def test_lazy_messages_stay_on_the_loop_and_store_off_it(lazy_messages):
+    """A message that fits goes in a cookie; one that does not, in the session, saved off
+    the loop (the site's log is checked for SynchronousOnlyOperation at its end)."""
+    with httpx.Client(base_url=lazy_messages, timeout=10) as client:
+        plain = client.get("/.well-known/agent-card.json")
+        assert plain.headers["X-Middleware-Thread"] == LOOP and not plain.cookies
+        small = client.get("/.well-known/agent-card.json", headers={"X-Message": "1"})
+        assert small.headers["X-Middleware-Thread"] == LOOP
+        assert "messages" in small.cookies and "sessionid" not in client.cookies
+    with httpx.Client(base_url=lazy_messages, timeout=10) as client:
+        big = client.get("/.well-known/agent-card.json", headers={"X-Message": "big"})
+        assert big.status_code == 200 and big.headers["X-Middleware-Thread"] == LOOP
+        assert "sessionid" in client.cookies  # the session, saved to the database
+
+
+@pytest.fixture(scope="module")
 def csrf_in_sessions(tmp_path_factory) -> Iterator[ServerURL]:
     url = f"sqlite:///{tmp_path_factory.mktemp('csrf') / 'db.sqlite3'}"
     yield from _site(url, tmp_path_factory.mktemp("csrf-site") / "server.log", CSRF_USE_SESSIONS="true")

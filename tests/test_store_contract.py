@@ -88,6 +88,17 @@ def test_list_newest_first_with_filters(store):
     assert page.total_size == 2
 
 
+@pytest.mark.parametrize("year", [999, 1, 9])
+def test_an_updated_after_before_the_year_1000_is_before_every_task(store, year):
+    # Such a bound is written with a four-digit year ("0999-..."), as every stored
+    # timestamp is: "999-..." would sort after "2026-..." and the store would find none.
+    store.save(task("a", minute=0))
+    store.save(task("b", minute=1))
+    page = store.list(TaskQuery(updated_after=dt.datetime(year, 12, 31, tzinfo=dt.UTC)))
+    assert [t["id"] for t in page.tasks] == ["b", "a"]
+    assert page.total_size == 2
+
+
 def test_list_pages_cover_everything_once(store):
     for i in range(23):
         # Several tasks share a timestamp: the id breaks the tie, so no task is lost.

@@ -40,6 +40,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+# Django's FallbackStorage, built on a message's first use rather than for every request
+# (an A2A call never uses one): docs/deployment.md, "Middleware and the fast path".
+MESSAGE_STORAGE = "a2a.http.messages.LazyFallbackStorage"
 
 ROOT_URLCONF = "toolnexus_site.urls"
 ASGI_APPLICATION = "toolnexus_site.asgi.application"

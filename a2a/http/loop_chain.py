@@ -62,9 +62,12 @@ FLAG = "loop_safe"
 _SESSION_ENGINES = tuple(
     f"django.contrib.sessions.backends.{name}" for name in ("db", "cache", "cached_db", "file", "signed_cookies")
 )
-_MESSAGE_STORAGES = tuple(
-    f"django.contrib.messages.storage.{name}"
-    for name in ("fallback.FallbackStorage", "session.SessionStorage", "cookie.CookieStorage")
+_MESSAGE_STORAGES = (
+    *(
+        f"django.contrib.messages.storage.{name}"
+        for name in ("fallback.FallbackStorage", "session.SessionStorage", "cookie.CookieStorage")
+    ),
+    "a2a.http.messages.LazyFallbackStorage",  # Django's FallbackStorage, built on first use
 )
 
 

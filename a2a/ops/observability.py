@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import functools
 import json
 import logging
 import os
@@ -115,6 +116,13 @@ def on_task(event: Any) -> None:
         logger.exception("observing a task transition failed")
 
 
+@functools.lru_cache(maxsize=1024)
+def _child(metric: Any, state: str, agent: str) -> Any:
+    """``metric.labels(state, agent)``, looked up once per label pair: ``labels``
+    checks and converts its values and takes the metric's lock at every call."""
+    return metric.labels(state, agent)
+
+
 def _observe(task: Task) -> None:
     state = task_state(task)
     previous, in_previous, since_first = tracker.update(task["id"], state, time.monotonic())
@@ -122,11 +130,11 @@ def _observe(task: Task) -> None:
         task_logger.debug("task update task_id=%s state=%s", task["id"], state)
         return
     agent = agent_name(task)
-    TRANSITIONS.labels(state, agent).inc()
+    _child(TRANSITIONS, state, agent).inc()
     if previous is not None and in_previous is not None:
-        STATE_SECONDS.labels(previous, agent).observe(in_previous)
+        _child(STATE_SECONDS, previous, agent).observe(in_previous)
     if state in TERMINAL_STATES and since_first is not None:
-        TASK_SECONDS.labels(state, agent).observe(since_first)
+        _child(TASK_SECONDS, state, agent).observe(since_first)
     fields = {
         "task_id": task["id"],
         "context_id": task.get("contextId") or "",
