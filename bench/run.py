@@ -35,7 +35,7 @@ QUICK_TARGETS = ["ours/memory", "ours/file", "null"]
 #: The table's servers: ours on both paths, the anchors, and this round's start when
 #: A2A_BENCH_BEFORE names a checkout of it.
 TABLE_TARGETS = [
-    *("ours/memory", "direct/memory", "ours/file", "direct/file", "ours/orm-postgres"),
+    *("ours/memory", "direct/memory", "ours/file", "direct/file", "ours/file-atomic", "ours/orm-postgres"),
     *("null", "toolnexus/memory", "toolnexus/file", "sdk/memory"),
 ]
 TABLE_BEFORE = ["before/memory", "before-direct/memory"]
