@@ -48,7 +48,7 @@ def test_the_registry_reads_each_agents_own_settings_else_the_projects(settings)
     billing = get_agent("billing")
     assert not billing.is_default and billing.listed and default_agent().is_default
     assert billing.settings.HANDLER == "tests.handlers.loud"
-    assert billing.settings.WORKERS == 8 == default_agent().settings.WORKERS  # not its own: the project's
+    assert billing.settings.WORKERS == 32 == default_agent().settings.WORKERS  # not its own: the project's
     assert default_agent().settings.HANDLER == "tests.handlers.scripted"
     settings.A2A_AGENTS = {"support": {"LISTED": False, "LLM_TIMEOUT": 5}}  # rebuilt on setting_changed
     support = get_agent("support")

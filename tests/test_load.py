@@ -41,7 +41,7 @@ def server(request, tmp_path_factory):
     if request.param == "orm-postgres":
         load.POSTGRES_URL = settings.POSTGRES_URL
     # Short leases: a worker hears of a cancel made through another worker within a second.
-    # Room for every task of a test to run at once on one worker (A2A_WORKERS, 8 by
+    # Room for every task of a test to run at once on one worker (A2A_WORKERS, 32 by
     # default): a task left waiting its turn is "submitted", never "working".
     # No periodic lease check: none of these tests is about expired leases (test_leases.py
     # and test_crash.py are), and on a loaded machine a renewal late by 3 s would let a

@@ -322,14 +322,14 @@ def test_the_settings_page_documents_every_setting_as_it_is_declared():
     assert reference_problems(SETTINGS_PAGE.read_text()) == []
 
 
-_WORKERS = "Default: `8`. Type: an integer >= 1."
+_WORKERS = "Default: `32`. Type: an integer >= 1."
 _HEADING = "#### `A2A_WORKERS`"
 _CARD = "### The Agent Card"
 
 #: What the check says of the page with one edit (its text before, after).
 _DRIFTS = {
-    "the page's default is 9": (_WORKERS, _WORKERS.replace("8", "9")),
-    "the page's default is 8.0": (_WORKERS, _WORKERS.replace("8", "8.0")),
+    "the page's default is 33": (_WORKERS, _WORKERS.replace("32", "33")),
+    "the page's default is 32.0": (_WORKERS, _WORKERS.replace("32", "32.0")),
     "the page's type is 'an integer >= 2'": (_WORKERS, _WORKERS.replace("1.", "2.")),
     "A2A_WORKERS: no 'Default": (_WORKERS, "Default: 8, an integer."),
     "writes the default as 10 * 1000 * 1000": ("`10 * 1024 * 1024`", "`10 * 1000 * 1000`"),

@@ -25,7 +25,7 @@ FEATURES: dict[str, dict[str, Setting]] = {
     "tasks": {
         "TASK_STORE": Setting(object, "memory"),
         "A2A_HANDLER": Setting(str, "a2a.handlers.echo", check_id="a2a.E001"),
-        "A2A_WORKERS": Setting(int, 8, min=1),
+        "A2A_WORKERS": Setting(int, 32, min=1),
         "A2A_EXECUTOR": Setting(object, "thread"),
         "A2A_BLOCKING_TIMEOUT": Setting(float, 60.0, min=0),
         "A2A_SHUTDOWN_GRACE": Setting(float, 10.0, min=0),
