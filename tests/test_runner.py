@@ -201,6 +201,33 @@ def test_the_pool_is_bounded(use_store, settings):
         runner.shutdown(grace=1)
 
 
+@pytest.mark.parametrize("store_kind", ["memory", "file"])  # threads, not the store, are counted
+def test_the_default_runs_32_sync_handlers_at_once(use_store, settings):
+    """``A2A_WORKERS``'s default: 32 tasks run at once (8 did, which left a model-backed
+    agent's ninth conversation waiting for a whole model call); the 33rd waits, submitted."""
+    from a2a.conf import a2a_settings
+    from a2a.core import lifecycle
+    from a2a.protocol.model import new_task
+
+    settings.A2A_HANDLER = "tests.test_runner.gated_handler"
+    runner = Runner(a2a_settings.WORKERS)  # as get_runner() builds it
+    try:
+        tasks = [new_task(v03_message(f"t{i}"), context_id="c") for i in range(33)]
+        for t in tasks:
+            asyncio.run(lifecycle.create(use_store, t))
+            runner.submit(t["id"])
+        wait_until(lambda: RUNNING["now"] == 32, timeout=20, what="32 handlers running at once")
+        time.sleep(0.2)
+        states = [use_store.get(t["id"])["status"]["state"] for t in tasks]
+        assert sorted(set(states)) == ["submitted", "working"] and states.count("working") == 32
+        GATE.set()
+        for t in tasks:
+            wait_for_state(use_store, t["id"], {"completed"})
+        assert RUNNING["max"] == 32
+    finally:
+        runner.shutdown(grace=1)
+
+
 def test_shutdown_fails_unfinished_tasks_honestly(use_store, settings):
     settings.A2A_HANDLER = "tests.test_runner.async_gated_handler"
     runner = Runner(1)
