@@ -20,8 +20,10 @@ thread runs Python without pause (the worst case of a saturated loop), two ways:
 
 Reported: saves per second and context switches per save (``getrusage``), each way, in
 alternating rounds. Linux only (libc through ``ctypes``). Not what the store does: the
-measure of a lever (holding the lock for a save's short calls) before building it; a
-call that can wait (a contended ``flock``, a slow or remote filesystem) must still let go.
+hand-over's cost alone. Holding the lock for a save's short calls was tried end to end
+and did not pay (bench/README.md, "Results: issue #34, session 12"): the server's calls
+can wait (a journal commit, a contended ``flock``), and a thread waiting with the lock
+held holds up the loop.
 """
 
 from __future__ import annotations
