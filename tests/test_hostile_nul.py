@@ -21,7 +21,7 @@ import pytest
 from django.db import DataError, IntegrityError, OperationalError
 
 from a2a.handlers import HandlerRequest
-from a2a.runtime.runner import UNSAVABLE_MESSAGE
+from a2a.runtime.refusals import UNSAVABLE_MESSAGE
 from a2a.testing import Binding
 from stores.base import StoreError
 from stores.models import NUL_WRAPPER, NulSafeDecoder, NulSafeEncoder

@@ -311,13 +311,104 @@ def test_a_text_outcome_is_made_on_the_loop_and_file_content_off_it(
     # file part's content may be written to the storage (blocking I/O): on a thread.
     settings.A2A_HANDLER = f"tests.test_runner.{handler}"
     threads = []
-    real = runner_module._result_change
+    real = runner_module.result_change
 
     def recording(*args, **kwargs):
         threads.append(threading.current_thread().name)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(runner_module, "_result_change", recording)
+    monkeypatch.setattr(runner_module, "result_change", recording)
     task = send_direct("hi", blocking=True)
     assert task["status"]["state"] == "completed" and task["artifacts"], task
     assert [name.startswith("a2a-runner") for name in threads] == [on_the_loop]
+
+
+SYNC_CALLS: list[str] = []
+
+
+def counted_sync_handler(request):
+    SYNC_CALLS.append(request.task_id)
+    return f"sync: {request.text}"
+
+
+def _record_saves(monkeypatch, fail_first_working_on_handler_thread: bool = False) -> list[tuple[str, str]]:
+    """(thread name, state) of every save that moves a task to ``working``, ``completed`` or ``failed``;
+    optionally the first ``working`` save made on a handler thread raises as an
+    unreachable store would."""
+    from a2a.core import lifecycle
+    from stores.base import StoreUnavailable
+
+    saves: list[tuple[str, str]] = []
+    real = lifecycle.transition_sync
+
+    def recording(store, task_id, change, *args, **kwargs):
+        def watched(task):
+            before = task["status"]["state"]  # before the change (which may edit the task in place)
+            new = change(task)
+            moved = new is not None and new["status"]["state"] != before  # not a lease renewal
+            if moved and new["status"]["state"] in ("working", "completed", "failed"):
+                name, state = threading.current_thread().name, new["status"]["state"]
+                first = not any(s == "working" and n.startswith("a2a-handler") for n, s in saves)
+                saves.append((name, state))
+                on_handler_thread = state == "working" and name.startswith("a2a-handler")
+                if fail_first_working_on_handler_thread and on_handler_thread and first:
+                    raise StoreUnavailable("the database is restarting")
+            return new
+
+        return real(store, task_id, watched, *args, **kwargs)
+
+    monkeypatch.setattr(lifecycle, "transition_sync", recording)
+    return saves
+
+
+def test_a_sync_handler_on_a_blocking_store_is_started_on_its_own_thread(use_store, settings, monkeypatch):
+    # Its working save, the handler and its outcome's save: one job on one pool thread
+    # (the working save was a thread hop of its own before); on a non-blocking store the
+    # working save is made on the runner's loop.
+    settings.A2A_HANDLER = "tests.test_runner.counted_sync_handler"
+    handler_instance(settings.A2A_HANDLER)  # loaded: a handler loaded on first use starts the old way
+    SYNC_CALLS.clear()
+    saves = _record_saves(monkeypatch)
+    task = send_direct("one hop", blocking=True)
+    assert task["status"]["state"] == "completed" and [task["id"]] == SYNC_CALLS
+    assert [state for _, state in saves] == ["working", "completed"]
+    [thread] = {name for name, _ in saves}  # the same thread for both
+    assert thread.startswith("a2a-runner" if use_store.nonblocking else "a2a-handler")
+
+
+def test_a_working_save_that_failed_on_the_handlers_thread_is_tried_again_on_the_loop(use_store, settings, monkeypatch):
+    settings.A2A_HANDLER = "tests.test_runner.counted_sync_handler"
+    handler_instance(settings.A2A_HANDLER)
+    SYNC_CALLS.clear()
+    saves = _record_saves(monkeypatch, fail_first_working_on_handler_thread=True)
+    task = send_direct("after an outage", blocking=True)
+    assert task["status"]["state"] == "completed"
+    assert use_store.get(task["id"])["artifacts"][0]["parts"][0]["text"] == "sync: after an outage"
+    assert [task["id"]] == SYNC_CALLS  # the handler ran once
+    if use_store.nonblocking:
+        return
+    assert [state for _, state in saves][:2] == ["working", "working"]
+    assert saves[0][0].startswith("a2a-handler") and not saves[1][0].startswith("a2a-handler")
+
+
+def test_a_cancel_between_the_working_save_and_the_handler_on_its_thread_stops_it(use_store, settings, monkeypatch):
+    from a2a.runtime import handler_thread
+
+    settings.A2A_HANDLER = "tests.test_runner.counted_sync_handler"
+    handler_instance(settings.A2A_HANDLER)
+    SYNC_CALLS.clear()
+    canceled = threading.Event()
+    real = handler_thread.HandlerRequest.for_task
+
+    def after_the_cancel(*args, **kwargs):
+        assert canceled.wait(5)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(handler_thread.HandlerRequest, "for_task", after_the_cancel)
+    task = send_direct("never", blocking=False)
+    wait_for_state(use_store, task["id"], {"working"})
+    asyncio.run(operations.cancel_task(CancelParams(id=task["id"])))
+    canceled.set()
+    wait_until(lambda: not get_runner().active, timeout=5, what="the runner to let the task go")
+    assert not SYNC_CALLS
+    assert use_store.get(task["id"])["status"]["state"] == "canceled"

@@ -25,74 +25,49 @@ import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TypeGuard
 
 from asgiref.sync import iscoroutinefunction
-from django.db import DataError, IntegrityError, NotSupportedError, close_old_connections
 
 from a2a import push
-from a2a.agents import Agent, agent_of, store_of
+from a2a.agents import Agent, UnknownAgent, agent_of, default_agent, get_agent, store_of
 from a2a.conf import a2a_settings
-from a2a.core import files, leases, lifecycle, retry, tracing
+from a2a.core import leases, lifecycle, retry, tracing
 from a2a.core.events import bus, get_event_backend
 from a2a.core.loop import LoopThread
 from a2a.handlers import (
     AgentHandler,
-    Cancellation,
     HandlerRequest,
-    Reply,
-    Result,
     TaskOutcome,
     failure_message,
     handler_instance,
     loaded_handler,
-    result_message,
-    to_artifacts,
     with_result_metadata,
 )
-from a2a.protocol.model import Message, set_status, text_part
+from a2a.protocol.model import Message, text_part
 from a2a.runtime import reaper
 from a2a.runtime.direct import DirectReply
 from a2a.runtime.executors import Executor, Submits
+from a2a.runtime.handler_thread import (
+    NOT_RUN,
+    SAVED,
+    START_FAILED,
+    Running,
+    call_sync,
+    result_change,
+    resume_start,
+    start_and_call,
+    start_working,
+    without_files,
+)
+from a2a.runtime.refusals import Unsavable, refused_by_store, unsavable
 from stores.base import StaleTaskError, Task, TaskStore
-from stores.fields import task_state, task_version
+from stores.fields import task_version
 from stores.scope import task_agent
 
 logger = logging.getLogger(__name__)
 
 SHUTDOWN_MESSAGE = "The server shut down before this task finished; send the message again."
-UNSAVABLE_MESSAGE = "The agent's result could not be saved"
-
-#: What a store raises for a value it will never take, however often asked (as opposed
-#: to an outage: a lost connection, a database restarting): the database refused the
-#: data or a constraint, or the task cannot be serialized (TypeError, ValueError, which
-#: UnicodeError and the JSON encoders' errors are).
-_REFUSED = (DataError, IntegrityError, NotSupportedError, TypeError, ValueError)
-
-
-@dataclass
-class _Running:
-    cancelled: Cancellation = field(default_factory=Cancellation)
-    handler: asyncio.Future[object] | None = None
-    request: HandlerRequest | None = None
-    instance: object = None
-
-
-def _start_working(task: Task) -> Task | None:
-    if task["status"]["state"] != "submitted" or not leases.may_start(task):
-        return None  # canceled, or taken by another process, before it started
-    leases.start(task)  # the lease says this process runs it (see a2a.core.leases)
-    return set_status(task, "working")
-
-
-def _resume_start(task: Task) -> Task | None:
-    """:func:`_start_working` again after an attempt that raised: a task already
-    ``working`` under this process's lease was started by that attempt (its save was
-    done, only the reply was lost), so this run goes on with it (the lease renewed)."""
-    if task_state(task) == "working" and leases.is_ours(task):
-        return leases.renew(task)
-    return _start_working(task)
 
 
 #: The change that settles a task in a state (see :func:`a2a.core.lifecycle.settle`).
@@ -112,98 +87,8 @@ def _is_async(handler: object) -> TypeGuard[Callable[[HandlerRequest], Awaitable
     return iscoroutinefunction(handler) or iscoroutinefunction(type(handler).__dict__.get("__call__"))
 
 
-#: What a sync handler's call returns when its thread saved the outcome itself.
-_SAVED = object()
-
-
-@dataclass(frozen=True)
-class _Unsavable:
-    """What a sync handler's call returns when the store refused its outcome (:func:`_refused`)."""
-
-    reason: BaseException
-
-
-def _unsavable(refused: BaseException) -> lifecycle.Change:
-    """The change that fails a task whose outcome the store refused, saying why."""
-    return _finish("failed", parts=[text_part(f"{UNSAVABLE_MESSAGE}: {_reason(refused)}")])
-
-
-def _call_sync(
-    handler: Callable[[HandlerRequest], object], request: HandlerRequest, store: TaskStore | None = None
-) -> object:
-    """The handler's call on its pool thread. With a blocking ``store``, the outcome of
-    a plain return is saved there too, before the thread lets go (one thread hop per run
-    instead of two: the save would block the loop otherwise); a save that raises is left
-    to the loop, which tries again (:func:`_save_outcome`)."""
-    close_old_connections()  # as Django does around a request
-    try:
-        result = handler(request)
-        if store is None or request.settled:
-            return result
-        try:
-            lifecycle.transition_sync(store, request.task_id, _result_change(result, request.task_id, request.agent))
-        except Exception as exc:
-            refused = _refused(exc)
-            if refused is not None:  # never tried again: the task fails (see _persist)
-                logger.error("task %s: the store refused its outcome; failing it (%s)", request.task_id, refused)
-                return _Unsavable(refused)
-            logger.debug("task %s: saving the outcome on the handler's thread failed (%s)", request.task_id, exc)
-            return result
-        return _SAVED
-    finally:
-        close_old_connections()
-
-
-def _result_change(result: object, task_id: str, agent: Agent) -> lifecycle.Change:
-    """The change that saves what the handler returned (its large file parts written to
-    the storage first: a2a.core.files)."""
-    if isinstance(result, Reply):
-        return _finish("completed", parts=result.parts, in_history=True, reply=True)
-    message = result_message(result)
-    artifacts = to_artifacts(result)
-    offloaded = files.offload_artifacts(artifacts, task_id, agent)
-    change = _finish("completed", artifacts=artifacts, parts=message, in_history=True)
-    return with_result_metadata(files.marked(change) if offloaded else change, result)
-
-
-def _without_files(result: object) -> bool:
-    """Whether ``result`` carries no file part (text, nothing, a Reply, or parts or
-    artifacts of text and data; a :class:`~a2a.handlers.Result` of any of these), so
-    :func:`_result_change` does no I/O."""
-    inner = result.result if isinstance(result, Result) else result
-    if isinstance(inner, list):
-        return all(_is_plain_part(i) or _is_plain_artifact(i) for i in inner)
-    return inner is None or isinstance(inner, str | Reply)
-
-
-def _is_plain_part(value: object) -> bool:
-    return isinstance(value, dict) and value.get("kind") in ("text", "data")
-
-
-def _is_plain_artifact(value: object) -> bool:
-    parts = value.get("parts") if isinstance(value, dict) else None
-    return isinstance(parts, list) and all(map(_is_plain_part, parts))
-
-
-def _refused(exc: BaseException) -> BaseException | None:
-    """The error in ``exc``'s chain of causes saying the store refuses the value itself
-    (see :data:`_REFUSED`); None for anything else (an outage, presumably)."""
-    seen: BaseException | None = exc
-    for _ in range(10):
-        if seen is None:
-            return None
-        if isinstance(seen, _REFUSED):
-            return seen
-        seen = seen.__cause__
-    return None
-
-
-def _reason(exc: BaseException) -> str:
-    """``exc`` for a client: its type and the first line of its message (a database's
-    next lines quote the SQL and the data), at most 300 characters."""
-    lines = str(exc).strip().splitlines()
-    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
-    return text if len(text) <= 300 else f"{text[:300]}..."
+class _StartFailed(Exception):
+    """The ``working`` save on the handler's thread raised: the loop tries again."""
 
 
 async def _save_outcome(store: TaskStore, task_id: str, change: Callable[[Task], Task | None]) -> None:
@@ -213,7 +98,7 @@ async def _save_outcome(store: TaskStore, task_id: str, change: Callable[[Task],
     compare-and-swap that drops the result when the task was settled or taken over
     meanwhile (its lease ran out during the outage and another process reaped it).
 
-    An outcome the store refuses (:func:`_refused`: a value it cannot hold, a broken
+    An outcome the store refuses (:func:`~a2a.runtime.refusals.refused_by_store`: a value it cannot hold, a broken
     constraint, a task that cannot be serialized) is never saved by trying again: the
     task fails at once, its status message naming the reason."""
     await _persist(store, task_id, change, change, "save the outcome of")
@@ -235,10 +120,10 @@ async def _persist(
         except StaleTaskError:
             raise  # lost a race ten times over: not an outage
         except Exception as exc:
-            refused = _refused(exc)
+            refused = refused_by_store(exc)
             if refused is not None and not failing:
                 logger.error("task %s: the store refused its outcome; failing it (%s)", task_id, refused, exc_info=exc)
-                change = again = _unsavable(refused)
+                change = again = unsavable(refused)
                 failing = True
                 continue
             failures += 1
@@ -260,7 +145,7 @@ class Runner:
         self._semaphore: asyncio.Semaphore | None = None
         self._jobs: dict[str, asyncio.Task[None]] = {}
         self._agents: dict[str, str] = {}  # task id -> the name of its agent (whose store holds it)
-        self._running: dict[str, _Running] = {}
+        self._running: dict[str, Running] = {}
         self._deferred: set[str] = set()  # direct handlers' tasks not created yet
         self._hooks: set[asyncio.Future[None]] = set()  # AgentHandler.cancel() calls running
         self._maintenance: concurrent.futures.Future[None] | None = None
@@ -327,9 +212,14 @@ class Runner:
 
     async def _fulfil(self, task_id: str, agent: str) -> None:
         store = store_of(agent)
+        started = await self._run_on_thread(store, task_id, agent)
+        if started:
+            return
         # A store that cannot be reached (or a save whose outcome was lost) is tried
-        # again: the task is not given up as "not started" while it may have started.
-        task = await _persist(store, task_id, _start_working, _resume_start, "start")
+        # again: the task is not given up as "not started" while it may have started
+        # (on the handler's thread, whose save raised: then it is resumed).
+        first = start_working if started is None else resume_start
+        task = await _persist(store, task_id, first, resume_start, "start")
         if task is not None:
             await self._run(store, task)
 
@@ -344,13 +234,13 @@ class Runner:
         """Run the handler on ``task`` (``working``; with ``direct``, not saved yet: see
         :meth:`answer`) and save its outcome."""
         task_id = task["id"]
-        running = self._running[task_id] = _Running()
+        running = self._running[task_id] = Running()
         began = time.monotonic()
         # A task not saved yet has no events to watch (once saved, the heartbeat looks).
         hears = direct is None and _hears_other_processes()
         watch = asyncio.ensure_future(self._watch(store, task)) if hears else None
         try:
-            change = await self._outcome(store, task, running, direct)
+            change = await self._outcome(task_id, running, self._handle(store, task, running, direct))
         finally:
             self._running.pop(task_id, None)
             if watch is not None:
@@ -362,14 +252,54 @@ class Runner:
         await _save_outcome(store, task_id, change)
         logger.debug("task %s settled in %.3fs", task_id, time.monotonic() - began)
 
-    async def _outcome(
-        self, store: TaskStore, task: Task, running: _Running, direct: DirectReply | None
-    ) -> lifecycle.Change | None:
-        """The change that saves how the handler's run ended; None when there is
-        nothing to save (it settled the task itself, answered directly, was canceled)."""
-        task_id = task["id"]
+    async def _run_on_thread(self, store: TaskStore, task_id: str, agent: str) -> bool | None:
+        """A sync handler on a blocking store: the ``working`` save, the handler and its
+        outcome's save on one job of the handler's pool (:func:`start_and_call`: one
+        thread hop where there were two). None when this run is not for it (an async
+        or not yet loaded handler, a store that does not block, other processes'
+        events to watch: :meth:`_run`); False when the ``working`` save raised there
+        (the caller tries again); True once the run is over."""
+        if store.nonblocking or _hears_other_processes():
+            return None
         try:
-            return await self._handle(store, task, running, direct)
+            instance = loaded_handler((get_agent(agent) if agent else default_agent()).settings.HANDLER)
+        except UnknownAgent:
+            return None
+        call = instance.handle if isinstance(instance, AgentHandler) else instance
+        if instance is None or _is_async(call):
+            return None
+        running = self._running[task_id] = Running(instance=instance)
+        job = functools.partial(contextvars.copy_context().run, start_and_call, store, task_id, call, running)
+        running.handler = asyncio.get_running_loop().run_in_executor(self._pool, job)
+        try:
+            change = await self._outcome(task_id, running, self._handled(running, task_id, agent))
+        except _StartFailed:
+            return False
+        finally:
+            self._running.pop(task_id, None)
+        if change is not None:
+            await _save_outcome(store, task_id, change)
+        return True
+
+    async def _handled(self, running: Running, task_id: str, agent: str) -> lifecycle.Change | None:
+        """What :meth:`_run_on_thread`'s job returned, as a change to save (or None)."""
+        assert running.handler is not None
+        result = await running.handler
+        if result is START_FAILED:
+            raise _StartFailed
+        if result is NOT_RUN or running.request is None:
+            return None
+        return await self._change_for(result, running.request, task_id, get_agent(agent) if agent else None)
+
+    async def _outcome(
+        self, task_id: str, running: Running, run: Awaitable[lifecycle.Change | None]
+    ) -> lifecycle.Change | None:
+        """The change that saves how the handler's ``run`` ended; None when there is
+        nothing to save (it settled the task itself, answered directly, was canceled)."""
+        try:
+            return await run
+        except _StartFailed:
+            raise
         except TaskOutcome as outcome:  # the handler asks for input (or auth), fails or rejects on purpose
             logger.info("task %s: the handler ended it %s: %s", task_id, outcome.state, outcome)
             references = outcome.reference_task_ids
@@ -385,7 +315,7 @@ class Runner:
             return _finish("failed", parts=[text_part(failure_message(exc))])
 
     async def _handle(
-        self, store: TaskStore, task: Task, running: _Running, direct: DirectReply | None
+        self, store: TaskStore, task: Task, running: Running, direct: DirectReply | None
     ) -> lifecycle.Change | None:
         """Load the handler, call it on ``task`` and turn what it returned into a change."""
         agent = agent_of(task)
@@ -403,35 +333,48 @@ class Runner:
             call = instance.handle if isinstance(instance, AgentHandler) else instance
             running.handler = self._call(call, request, settles)
             result = await running.handler
-        if result is _SAVED:
+        return await self._change_for(result, request, task["id"], agent, direct)
+
+    async def _change_for(
+        self,
+        result: object,
+        request: HandlerRequest,
+        task_id: str,
+        agent: Agent | None,
+        direct: DirectReply | None = None,
+    ) -> lifecycle.Change | None:
+        """The change that saves what the handler returned; None when there is nothing
+        to save (its thread saved it, it settled the task itself, a direct answer)."""
+        if result is SAVED:
             return None
-        if isinstance(result, _Unsavable):
-            return _unsavable(result.reason)
+        if isinstance(result, Unsavable):
+            return unsavable(result.reason)
         if request.settled:
             if result is not None:
                 logger.warning(
                     "task %s: the handler set %s, then returned %s: ignored",
-                    task["id"],
+                    task_id,
                     request.settled,
                     type(result).__name__,
                 )
             return None
         if direct is not None and direct.replied(result):
             return None  # the answer: no task is created
-        if _without_files(result):  # no file part to write to the storage: no thread hop
-            return _result_change(result, task["id"], agent)
-        return await asyncio.to_thread(_result_change, result, task["id"], agent)
+        agent = agent or default_agent()
+        if without_files(result):  # no file part to write to the storage: no thread hop
+            return result_change(result, task_id, agent)
+        return await asyncio.to_thread(result_change, result, task_id, agent)
 
     def _call(
         self, handler: Callable[[HandlerRequest], object], request: HandlerRequest, store: TaskStore | None = None
     ) -> asyncio.Future[object]:
         """The handler's call on ``request``: on the loop when async, else on the pool,
         its thread seeing the current trace span (and saving the outcome in ``store``:
-        :func:`_call_sync`)."""
+        :func:`call_sync`)."""
         if _is_async(handler):
             return asyncio.ensure_future(handler(request))
         ctx = contextvars.copy_context()
-        call = functools.partial(ctx.run, _call_sync, handler, request, store)
+        call = functools.partial(ctx.run, call_sync, handler, request, store)
         return asyncio.get_running_loop().run_in_executor(self._pool, call)
 
     async def _watch(self, store: TaskStore, working: Task) -> None:
