@@ -38,7 +38,8 @@ def test_an_orm_task_is_six_queries_and_its_get_one_query_on_one_thread_job():
     found = _counts("orm")
     queries = {name: n for name, n in found["per_task"].items() if name.startswith("query")}
     assert queries == {"query INSERT": 1, "query SELECT": 3, "query UPDATE": 2}
-    # the create, the two transitions and the GetTask: one hop each (no BEGIN, no SAVEPOINT)
-    assert found["per_task"]["job to a thread pool"] == 4
+    # the create, the GetTask, and the runner's working save, handler and outcome's save
+    # together on the handler's thread: one hop each (no BEGIN, no SAVEPOINT)
+    assert found["per_task"]["job to a thread pool"] == 3
     assert found["per_get"]["query SELECT"] == 1
     assert found["per_get"]["job to a thread pool"] == 1
