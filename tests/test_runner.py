@@ -178,17 +178,23 @@ def test_completed_task_cannot_be_canceled_or_continued(use_store):
     assert asyncio.run(operations.get_task(GetParams(id=task["id"])))["status"]["state"] == "completed"
 
 
+def _submitted(runner: Runner, store, count: int) -> list[dict]:
+    """``count`` new tasks created in ``store`` and submitted to ``runner``."""
+    from a2a.core import lifecycle
+    from a2a.protocol.model import new_task
+
+    tasks = [new_task(v03_message(f"t{i}"), context_id="c") for i in range(count)]
+    for t in tasks:
+        asyncio.run(lifecycle.create(store, t))
+        runner.submit(t["id"])
+    return tasks
+
+
 def test_the_pool_is_bounded(use_store, settings):
     settings.A2A_HANDLER = "tests.test_runner.gated_handler"
     runner = Runner(2)
     try:
-        from a2a.core import lifecycle
-        from a2a.protocol.model import new_task
-
-        tasks = [new_task(v03_message(f"t{i}"), context_id="c") for i in range(5)]
-        for t in tasks:
-            asyncio.run(lifecycle.create(use_store, t))
-            runner.submit(t["id"])
+        tasks = _submitted(runner, use_store, 5)
         wait_for_state(use_store, tasks[0]["id"], {"working"})
         time.sleep(0.2)
         states = sorted(use_store.get(t["id"])["status"]["state"] for t in tasks)
@@ -206,16 +212,11 @@ def test_the_default_runs_32_sync_handlers_at_once(use_store, settings):
     """``A2A_WORKERS``'s default: 32 tasks run at once (8 did, which left a model-backed
     agent's ninth conversation waiting for a whole model call); the 33rd waits, submitted."""
     from a2a.conf import a2a_settings
-    from a2a.core import lifecycle
-    from a2a.protocol.model import new_task
 
     settings.A2A_HANDLER = "tests.test_runner.gated_handler"
     runner = Runner(a2a_settings.WORKERS)  # as get_runner() builds it
     try:
-        tasks = [new_task(v03_message(f"t{i}"), context_id="c") for i in range(33)]
-        for t in tasks:
-            asyncio.run(lifecycle.create(use_store, t))
-            runner.submit(t["id"])
+        tasks = _submitted(runner, use_store, 33)
         wait_until(lambda: RUNNING["now"] == 32, timeout=20, what="32 handlers running at once")
         time.sleep(0.2)
         states = [use_store.get(t["id"])["status"]["state"] for t in tasks]
@@ -231,13 +232,7 @@ def test_the_default_runs_32_sync_handlers_at_once(use_store, settings):
 def test_shutdown_fails_unfinished_tasks_honestly(use_store, settings):
     settings.A2A_HANDLER = "tests.test_runner.async_gated_handler"
     runner = Runner(1)
-    from a2a.core import lifecycle
-    from a2a.protocol.model import new_task
-
-    tasks = [new_task(v03_message(f"t{i}"), context_id="c") for i in range(3)]
-    for t in tasks:
-        asyncio.run(lifecycle.create(use_store, t))
-        runner.submit(t["id"])
+    tasks = _submitted(runner, use_store, 3)
     wait_for_state(use_store, tasks[0]["id"], {"working"})
     runner.shutdown(grace=0.2)
     for t in tasks:  # the running one and the two still queued
@@ -246,9 +241,12 @@ def test_shutdown_fails_unfinished_tasks_honestly(use_store, settings):
         assert settled["status"]["message"]["parts"][0]["text"] == SHUTDOWN_MESSAGE
 
 
-def _record_outcome_saves(monkeypatch, fail_first_on_handler_thread: bool = False) -> list[tuple[str, str]]:
-    """(thread name, state) of every save of a final state; optionally the first one made
-    on a handler thread raises as an unreachable store would."""
+def _record_saves(
+    monkeypatch, states: tuple[str, ...] = ("completed", "failed"), fail_first: str | None = None
+) -> list[tuple[str, str]]:
+    """(thread name, state) of every save that moves a task into one of ``states`` (a
+    lease renewal moves nothing); optionally the first save into ``fail_first`` made on a
+    handler thread raises as an unreachable store would."""
     from a2a.core import lifecycle
     from stores.base import StoreUnavailable
 
@@ -257,12 +255,16 @@ def _record_outcome_saves(monkeypatch, fail_first_on_handler_thread: bool = Fals
 
     def recording(store, task_id, change, *args, **kwargs):
         def watched(task):
+            before = task["status"]["state"]  # before the change (which may edit the task in place)
             new = change(task)
-            if new is not None and new["status"]["state"] in ("completed", "failed"):
-                name = threading.current_thread().name
-                saves.append((name, new["status"]["state"]))
-                if fail_first_on_handler_thread and name.startswith("a2a-handler") and len(saves) == 1:
-                    raise StoreUnavailable("the database is restarting")
+            if new is None or new["status"]["state"] == before or new["status"]["state"] not in states:
+                return new
+            name, state = threading.current_thread().name, new["status"]["state"]
+            on_handler_thread = name.startswith("a2a-handler")
+            first = not any(s == state and n.startswith("a2a-handler") for n, s in saves)
+            saves.append((name, state))
+            if state == fail_first and on_handler_thread and first:
+                raise StoreUnavailable("the database is restarting")
             return new
 
         return real(store, task_id, watched, *args, **kwargs)
@@ -274,7 +276,7 @@ def _record_outcome_saves(monkeypatch, fail_first_on_handler_thread: bool = Fals
 def test_a_sync_handlers_outcome_is_saved_on_its_own_thread(use_store, monkeypatch):
     # A blocking store's save would cost the loop a second thread hop: the handler's
     # thread saves it before letting go (a non-blocking store is saved on the loop).
-    saves = _record_outcome_saves(monkeypatch)
+    saves = _record_saves(monkeypatch)
     task = send_direct("hello", blocking=True)
     assert task["status"]["state"] == "completed"
     assert use_store.get(task["id"])["artifacts"][0]["parts"][0]["text"] == "echo: hello"
@@ -284,7 +286,7 @@ def test_a_sync_handlers_outcome_is_saved_on_its_own_thread(use_store, monkeypat
 
 
 def test_an_outcome_the_handlers_thread_could_not_save_is_saved_by_the_loop(use_store, monkeypatch):
-    saves = _record_outcome_saves(monkeypatch, fail_first_on_handler_thread=True)
+    saves = _record_saves(monkeypatch, fail_first="completed")
     task = send_direct("again", blocking=True)
     assert task["status"]["state"] == "completed"
     assert use_store.get(task["id"])["artifacts"][0]["parts"][0]["text"] == "echo: again"
@@ -331,36 +333,6 @@ def counted_sync_handler(request):
     return f"sync: {request.text}"
 
 
-def _record_saves(monkeypatch, fail_first_working_on_handler_thread: bool = False) -> list[tuple[str, str]]:
-    """(thread name, state) of every save that moves a task to ``working``, ``completed`` or ``failed``;
-    optionally the first ``working`` save made on a handler thread raises as an
-    unreachable store would."""
-    from a2a.core import lifecycle
-    from stores.base import StoreUnavailable
-
-    saves: list[tuple[str, str]] = []
-    real = lifecycle.transition_sync
-
-    def recording(store, task_id, change, *args, **kwargs):
-        def watched(task):
-            before = task["status"]["state"]  # before the change (which may edit the task in place)
-            new = change(task)
-            moved = new is not None and new["status"]["state"] != before  # not a lease renewal
-            if moved and new["status"]["state"] in ("working", "completed", "failed"):
-                name, state = threading.current_thread().name, new["status"]["state"]
-                first = not any(s == "working" and n.startswith("a2a-handler") for n, s in saves)
-                saves.append((name, state))
-                on_handler_thread = state == "working" and name.startswith("a2a-handler")
-                if fail_first_working_on_handler_thread and on_handler_thread and first:
-                    raise StoreUnavailable("the database is restarting")
-            return new
-
-        return real(store, task_id, watched, *args, **kwargs)
-
-    monkeypatch.setattr(lifecycle, "transition_sync", recording)
-    return saves
-
-
 def test_a_sync_handler_on_a_blocking_store_is_started_on_its_own_thread(use_store, settings, monkeypatch):
     # Its working save, the handler and its outcome's save: one job on one pool thread
     # (the working save was a thread hop of its own before); on a non-blocking store the
@@ -368,7 +340,7 @@ def test_a_sync_handler_on_a_blocking_store_is_started_on_its_own_thread(use_sto
     settings.A2A_HANDLER = "tests.test_runner.counted_sync_handler"
     handler_instance(settings.A2A_HANDLER)  # loaded: a handler loaded on first use starts the old way
     SYNC_CALLS.clear()
-    saves = _record_saves(monkeypatch)
+    saves = _record_saves(monkeypatch, ("working", "completed", "failed"))
     task = send_direct("one hop", blocking=True)
     assert task["status"]["state"] == "completed" and [task["id"]] == SYNC_CALLS
     assert [state for _, state in saves] == ["working", "completed"]
@@ -380,7 +352,7 @@ def test_a_working_save_that_failed_on_the_handlers_thread_is_tried_again_on_the
     settings.A2A_HANDLER = "tests.test_runner.counted_sync_handler"
     handler_instance(settings.A2A_HANDLER)
     SYNC_CALLS.clear()
-    saves = _record_saves(monkeypatch, fail_first_working_on_handler_thread=True)
+    saves = _record_saves(monkeypatch, ("working", "completed", "failed"), fail_first="working")
     task = send_direct("after an outage", blocking=True)
     assert task["status"]["state"] == "completed"
     assert use_store.get(task["id"])["artifacts"][0]["parts"][0]["text"] == "sync: after an outage"

@@ -30,7 +30,7 @@ from typing import TypeGuard
 from asgiref.sync import iscoroutinefunction
 
 from a2a import push
-from a2a.agents import Agent, UnknownAgent, agent_of, default_agent, get_agent, store_of
+from a2a.agents import DEFAULT_AGENT, Agent, UnknownAgent, agent_of, get_agent, store_of
 from a2a.conf import a2a_settings
 from a2a.core import leases, lifecycle, retry, tracing
 from a2a.core.events import bus, get_event_backend
@@ -262,9 +262,10 @@ class Runner:
         if store.nonblocking or _hears_other_processes():
             return None
         try:
-            instance = loaded_handler((get_agent(agent) if agent else default_agent()).settings.HANDLER)
+            owner = get_agent(agent or DEFAULT_AGENT)
         except UnknownAgent:
             return None
+        instance = loaded_handler(owner.settings.HANDLER)
         call = instance.handle if isinstance(instance, AgentHandler) else instance
         if instance is None or _is_async(call):
             return None
@@ -272,7 +273,7 @@ class Runner:
         job = functools.partial(contextvars.copy_context().run, start_and_call, store, task_id, call, running)
         running.handler = asyncio.get_running_loop().run_in_executor(self._pool, job)
         try:
-            change = await self._outcome(task_id, running, self._handled(running, task_id, agent))
+            change = await self._outcome(task_id, running, self._handled(running, task_id, owner))
         except _StartFailed:
             return False
         finally:
@@ -281,7 +282,7 @@ class Runner:
             await _save_outcome(store, task_id, change)
         return True
 
-    async def _handled(self, running: Running, task_id: str, agent: str) -> lifecycle.Change | None:
+    async def _handled(self, running: Running, task_id: str, agent: Agent) -> lifecycle.Change | None:
         """What :meth:`_run_on_thread`'s job returned, as a change to save (or None)."""
         assert running.handler is not None
         result = await running.handler
@@ -289,7 +290,7 @@ class Runner:
             raise _StartFailed
         if result is NOT_RUN or running.request is None:
             return None
-        return await self._change_for(result, running.request, task_id, get_agent(agent) if agent else None)
+        return await self._change_for(result, running.request, task_id, agent)
 
     async def _outcome(
         self, task_id: str, running: Running, run: Awaitable[lifecycle.Change | None]
@@ -340,7 +341,7 @@ class Runner:
         result: object,
         request: HandlerRequest,
         task_id: str,
-        agent: Agent | None,
+        agent: Agent,
         direct: DirectReply | None = None,
     ) -> lifecycle.Change | None:
         """The change that saves what the handler returned; None when there is nothing
@@ -360,7 +361,6 @@ class Runner:
             return None
         if direct is not None and direct.replied(result):
             return None  # the answer: no task is created
-        agent = agent or default_agent()
         if without_files(result):  # no file part to write to the storage: no thread hop
             return result_change(result, task_id, agent)
         return await asyncio.to_thread(result_change, result, task_id, agent)
