@@ -11,6 +11,7 @@ from django.conf import settings
 from a2a.core.events import bus
 from stores.backends import get_task_store, resolve_store
 from stores.base import TaskStore
+from stores.file import fsio
 from tests.server import postgres_database
 
 #: The test kit's fixtures (a2a_client, fake_model, fake_agent), as an installed package
@@ -69,6 +70,13 @@ def database_url(store: str, request: pytest.FixtureRequest) -> Iterator[str]:
     prefix = "a2a_" + request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
     with postgres_database(settings.POSTGRES_URL, prefix) as url:
         yield url
+
+
+@pytest.fixture
+def python_file_calls(monkeypatch) -> None:
+    """The file store's calls made from Python (``os``), not by its C extension: for a
+    test that fails or watches them by replacing ``os`` functions."""
+    monkeypatch.setattr(fsio, "SYSCALLS", None)
 
 
 @pytest.fixture

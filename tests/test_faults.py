@@ -51,7 +51,7 @@ FAULTS = [errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EIO]
 
 
 @pytest.mark.parametrize("code", FAULTS, ids=[errno.errorcode[c] for c in FAULTS])
-def test_a_failing_save_is_a_clear_internal_error_and_the_old_file_stays(files, monkeypatch, code):
+def test_a_failing_save_is_a_clear_internal_error_and_the_old_file_stays(files, monkeypatch, code, python_file_calls):
     files.save(a_task())
     before = files.path("t1").read_bytes()
 
@@ -69,7 +69,7 @@ def test_a_failing_save_is_a_clear_internal_error_and_the_old_file_stays(files, 
     assert ASGI.rpc("CancelTask", {"id": "t1"}, status=200)["result"]["status"]["state"] == "canceled"
 
 
-def test_a_send_the_disk_refuses_creates_nothing(files, monkeypatch):
+def test_a_send_the_disk_refuses_creates_nothing(files, monkeypatch, python_file_calls):
     def no_space(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
 
@@ -84,7 +84,7 @@ def test_a_send_the_disk_refuses_creates_nothing(files, monkeypatch):
     )
 
 
-def test_a_read_only_directory(files, monkeypatch):
+def test_a_read_only_directory(files, monkeypatch, python_file_calls):
     files.save(a_task())
 
     def read_only(*args, **kwargs):

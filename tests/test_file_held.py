@@ -175,7 +175,7 @@ def test_a_forked_child_appends_to_the_journal_and_syncs_through_its_own_descrip
     assert all(fcntl.fcntl(fd, fcntl.F_GETFD) >= 0 for fd in parent_fds)  # the parent's are still its own
 
 
-def test_a_task_file_is_read_with_one_read(tmp_path, monkeypatch):
+def test_a_task_file_is_read_with_one_read(tmp_path, monkeypatch, python_file_calls):
     store = FileTaskStore(tmp_path / "tasks")
     store.save(task("a"), expected_version=0)
     reads: list[int] = []
@@ -185,7 +185,9 @@ def test_a_task_file_is_read_with_one_read(tmp_path, monkeypatch):
     assert len(reads) == 1  # shorter than asked: the end, no empty read to confirm it
 
 
-def test_a_cut_short_read_is_read_to_the_end_before_the_file_is_called_damaged(tmp_path, monkeypatch, caplog):
+def test_a_cut_short_read_is_read_to_the_end_before_the_file_is_called_damaged(
+    tmp_path, monkeypatch, caplog, python_file_calls
+):
     store = FileTaskStore(tmp_path / "tasks")
     store.save(task("a"), expected_version=0)
     real = os.read

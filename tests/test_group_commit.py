@@ -46,7 +46,7 @@ class Recorder:
 
 
 @pytest.fixture
-def recorded(tmp_path, monkeypatch):
+def recorded(tmp_path, monkeypatch, python_file_calls):
     directory = tmp_path / "tasks"
     store = FileTaskStore(directory)
     recorder = Recorder(directory)

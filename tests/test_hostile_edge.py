@@ -28,6 +28,7 @@ from django.db.backends.utils import CursorWrapper
 from a2a.ops.observability import HEALTH_PROBE_OWNER
 from a2a.testing.client import rpc_body
 from stores.base import TaskQuery
+from stores.file import fsio
 from tests.conftest import ALL_DATABASES
 from tests.helpers import ASGI, http
 
@@ -211,6 +212,7 @@ def _disk_full(monkeypatch, store_kind: str, store) -> None:
         def no_space(fd: int) -> None:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
+        monkeypatch.setattr(fsio, "SYSCALLS", None)  # its calls from Python, to fail them
         monkeypatch.setattr(os, "fsync", no_space)
     elif store_kind.startswith("orm"):
         real_execute = CursorWrapper.execute

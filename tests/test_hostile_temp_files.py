@@ -30,6 +30,7 @@ import os, signal, sys
 from stores.file import FileTaskStore, fsio
 def die(*args):
     os.kill(os.getpid(), signal.SIGKILL)
+fsio.SYSCALLS = None  # its calls from Python, to stop between two of them
 fsio.os.replace = die
 store = FileTaskStore(sys.argv[1], fsync=False)
 store.save({"id": "t1", "contextId": "c", "status": {"state": "working"}})
@@ -43,6 +44,7 @@ def wait(source, target):
     print("writing", flush=True)
     sys.stdin.readline()
     os.rename(source, target)
+fsio.SYSCALLS = None  # its calls from Python, to stop between two of them
 fsio.os.replace = wait
 store = FileTaskStore(sys.argv[1], fsync=False)
 store.save({"id": "t2", "contextId": "c", "status": {"state": "working"}})

@@ -9,6 +9,7 @@ import ast
 import importlib.metadata
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -88,12 +89,12 @@ def test_the_version_is_in_one_place_and_in_the_changelog():
 
 
 def source_files() -> set[str]:
-    """The files of the two apps in the source tree (no bytecode)."""
+    """The files of the two apps in the source tree (no bytecode, no C extension built in place)."""
     return {
         p.relative_to(ROOT).as_posix()
         for app in APPS
         for p in (ROOT / app).rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo", ".so")
     }
 
 
@@ -135,6 +136,9 @@ def test_the_wheel_holds_both_apps_whole_and_nothing_else():
     assert any(n.startswith("stores/migrations/0") for n in files)
     assert {n.split("/")[0] for n in files} == set(APPS)
     assert_nothing_else(names)
+    if shutil.which("cc"):  # the file store's C extension, on the stable ABI: one wheel for 3.11+
+        assert "stores/file/_syscalls.abi3.so" in files
+        assert "-cp311-abi3-" in run.built_dist().wheel.name
     assert f"Version: {a2a.__version__}\n" in metadata
     assert "Requires-Python: >=3.11\n" in metadata
     assert "License-Expression: MIT\n" in metadata and "License-File: LICENSE\n" in metadata

@@ -228,7 +228,9 @@ def test_file_store_creates_its_directory(tmp_path):
     assert (directory / "t1.json").is_file()
 
 
-def test_file_store_save_leaves_no_temp_files_and_keeps_the_old_file_on_failure(tmp_path, monkeypatch):
+def test_file_store_save_leaves_no_temp_files_and_keeps_the_old_file_on_failure(
+    tmp_path, monkeypatch, python_file_calls
+):
     store = FileTaskStore(tmp_path)
     store.save(task("t1", "working"))
 

@@ -13,6 +13,14 @@ is let go of in a forked child.
 
 Reads that fail for a reason that says nothing about the file (:data:`TRANSIENT_ERRNOS`)
 are the store's to turn into :class:`~stores.base.StoreUnavailable`.
+
+Each ``os`` call lets go of the GIL for its system call, and a thread that lets go of it
+while the event loop is busy waits to take it back, once per call. Where the optional
+C extension :mod:`stores.file._syscalls` is built (a C compiler at install; the stable
+ABI), the calls of a temp file's write and rename, and of a file's read, are each made
+in one release of the GIL: the same calls, in the same order, as
+the Python code here, which runs where it is not built (and under the tests that
+watch or fail ``os`` calls: they set :data:`SYSCALLS` to None).
 """
 
 from __future__ import annotations
@@ -31,6 +39,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+try:
+    import stores.file._syscalls as _built
+except ImportError:  # not built (no C compiler at install): the same calls from Python
+    _built = None  # type: ignore[assignment]
+
+#: The C extension making a group of calls in one release of the GIL, or None.
+SYSCALLS = _built
 TEMP_PREFIX = ".tmp-"
 #: Temp files older than this (seconds) are left-overs of a dead writer.
 STALE_TEMP_SECONDS = 60.0
@@ -159,6 +174,8 @@ def read_file(path: str | os.PathLike[str], *, to_end: bool = False) -> bytes:
     asked is taken for the end (what a regular file's read does on Linux), without the
     empty ``read`` that would confirm it; ``to_end``: read until that empty one (a
     caller about to call the file damaged reads it so first)."""
+    if SYSCALLS is not None:
+        return SYSCALLS.read(path, _READ_SIZE, to_end)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         chunks = []
@@ -259,18 +276,32 @@ def atomic_write(
     Returns the new file's inode number."""
     target = os.fspath(target)  # str operations: a Path's .parent is a new object
     directory = os.path.dirname(target) or "."
-    tmp, inode = _write_temp(directory, [data] if isinstance(data, bytes) else data, fsync=fsync, mode=None)
-    try:
-        if written is not None:
-            written(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    if SYSCALLS is not None and written is None and isinstance(data, bytes):
+        inode = _write_replace(directory, target, data, fsync=fsync)
+    else:
+        tmp, inode = _write_temp(directory, [data] if isinstance(data, bytes) else data, fsync=fsync, mode=None)
+        try:
+            if written is not None:
+                written(tmp)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     if fsync:
         sync_directory(directory, keep_open=keep_directory_open)
     return inode
+
+
+def _write_replace(directory: str, target: str, data: bytes, *, fsync: bool) -> int:
+    """:func:`_write_temp` then ``os.replace``, in one release of the GIL (:data:`SYSCALLS`):
+    the temp file's inode number."""
+    assert SYSCALLS is not None
+    for _ in range(100):
+        inode = SYSCALLS.write_replace(f"{directory}/{temp_prefix()}{next(_NAMES)}.json", target, data, fsync)
+        if inode is not None:  # None: a name left by a process of the same pid and start
+            return inode
+    raise FileExistsError(errno.EEXIST, "no free temp file name", directory)  # pragma: no cover
 
 
 def atomic_create(target: str | os.PathLike[str], data: bytes, *, mode: int = 0o666) -> bool:
