@@ -11,19 +11,23 @@ twenty such calls (bench/README.md, "Results: issue #34, session 12").
 
 This measures one thread saving files the store's way (a temp file opened ``O_EXCL``,
 written, optionally fsynced, ``fstat``ed, closed, renamed over its target) while another
-thread runs Python without pause (the worst case of a saturated loop), two ways:
+thread runs Python without pause (the worst case of a saturated loop), three ways:
 
-- ``os``: the calls the store makes today, each letting go of the lock;
+- ``os``: the calls from Python (the store without its C extension), each letting go of
+  the lock;
 - ``held``: ``open``, ``write``, ``close`` and ``rename`` through ``ctypes.PyDLL`` (libc
   called *without* letting go of the lock: microseconds on a local filesystem with the
-  metadata cached); ``fsync`` and ``fstat`` still through ``os``.
+  metadata cached); ``fsync`` and ``fstat`` still through ``os``;
+- ``one``: the six calls in one release of the lock, by the store's C extension
+  (``stores.file._syscalls.write_replace``; skipped where it is not built).
 
 Reported: saves per second and context switches per save (``getrusage``), each way, in
-alternating rounds. Linux only (libc through ``ctypes``). Not what the store does: the
-hand-over's cost alone. Holding the lock for a save's short calls was tried end to end
-and did not pay (bench/README.md, "Results: issue #34, session 12"): the server's calls
-can wait (a journal commit, a contended ``flock``), and a thread waiting with the lock
-held holds up the loop.
+alternating rounds. Linux only (libc through ``ctypes``). The hand-over's cost alone.
+Holding the lock for a save's short calls was tried end to end and did not pay
+(bench/README.md, "Results: issue #34, session 12"): the server's calls can wait (a
+journal commit, a contended ``flock``), and a thread waiting with the lock held holds up
+the loop. Letting go of it once for all of them (``one``) is what the store does since
+(bench/README.md, "Results: issue #34, session 13").
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+
+from stores.file import fsio
 
 DATA = b"x" * 700  # about a task's JSON
 FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
@@ -78,6 +84,11 @@ def saver_held(libc: ctypes.PyDLL) -> Callable[[str, str, bool], None]:
     return save
 
 
+def save_one(tmp: str, target: str, fsync: bool) -> None:
+    assert fsio.SYSCALLS is not None
+    fsio.SYSCALLS.write_replace(tmp, target, DATA, fsync)
+
+
 def measure(save: Callable[[str, str, bool], None], directory: str, saves: int, fsync: bool) -> tuple[float, float]:
     """(saves per second, context switches per save) of ``saves`` saves beside a busy thread."""
     stop = threading.Event()
@@ -108,6 +119,8 @@ def main() -> None:
     if not sys.platform.startswith("linux"):
         sys.exit("Linux only: libc through ctypes")
     ways = {"os": save_os, "held": saver_held(_libc())}
+    if fsio.SYSCALLS is not None:
+        ways["one"] = save_one
     root = tempfile.mkdtemp(prefix="a2a-gil-", dir=args.dir)
     try:
         for fsync in (False, True):

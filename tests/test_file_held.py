@@ -32,7 +32,7 @@ def lines(path) -> list[bytes]:
     return [line for line in path.read_bytes().splitlines() if not line.startswith(b"#")]
 
 
-def test_a_directory_replaced_is_the_one_synced(tmp_path, monkeypatch):
+def test_a_directory_replaced_is_the_one_synced(tmp_path, monkeypatch, python_file_calls):
     directory = tmp_path / "tasks"
     store = FileTaskStore(directory)
     store.save(task("a"), expected_version=0)

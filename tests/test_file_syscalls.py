@@ -6,6 +6,7 @@ file left."""
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import re
@@ -19,12 +20,13 @@ import pytest
 
 from stores.base import StoreError
 from stores.file import FileTaskStore, fsio
+from stores.file.journal import Journal, _append
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(params=["c", "python"])
-def calls(request, monkeypatch) -> str:
+def way(request, monkeypatch) -> str:
     """Each test on both ways of making the calls: the C extension, and ``os``."""
     if request.param == "c" and fsio.SYSCALLS is None:
         pytest.skip("stores.file._syscalls is not built here (test_built_where_a_c_compiler_is says why)")
@@ -93,7 +95,7 @@ def test_a_save_and_a_read_make_the_same_calls_in_the_same_order_on_both_ways(tm
     assert c == python
 
 
-def test_a_write_the_disk_refuses_keeps_the_old_file_and_leaves_no_temp_file(calls, tmp_path):
+def test_a_write_the_disk_refuses_keeps_the_old_file_and_leaves_no_temp_file(way, tmp_path):
     store = FileTaskStore(tmp_path)
     store.save(task(1), expected_version=0)
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
@@ -109,7 +111,7 @@ def test_a_write_the_disk_refuses_keeps_the_old_file_and_leaves_no_temp_file(cal
     assert store.get("t1")["_version"] == 2
 
 
-def test_a_rename_that_fails_leaves_no_temp_file(calls, tmp_path):
+def test_a_rename_that_fails_leaves_no_temp_file(way, tmp_path):
     store = FileTaskStore(tmp_path)
     (tmp_path / "t1.json").mkdir()  # a directory where the task file goes: the rename fails
     (tmp_path / "t1.json" / "in-it").touch()
@@ -118,7 +120,7 @@ def test_a_rename_that_fails_leaves_no_temp_file(calls, tmp_path):
     assert not list(tmp_path.glob(".tmp-*"))
 
 
-def test_a_temp_file_name_taken_is_passed_over(calls, tmp_path, monkeypatch):
+def test_a_temp_file_name_taken_is_passed_over(way, tmp_path, monkeypatch):
     store = FileTaskStore(tmp_path)
     store.open()
     monkeypatch.setattr(fsio, "_NAMES", itertools.count(1000))
@@ -130,7 +132,7 @@ def test_a_temp_file_name_taken_is_passed_over(calls, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("size", [0, 1, 65_535, 65_536, 65_537, 300_000])
-def test_a_file_is_read_whole(calls, tmp_path, size):
+def test_a_file_is_read_whole(way, tmp_path, size):
     path = tmp_path / "f"
     data = os.urandom(size)
     path.write_bytes(data)
@@ -138,8 +140,52 @@ def test_a_file_is_read_whole(calls, tmp_path, size):
     assert fsio.read_file(str(path), to_end=True) == data
 
 
-def test_a_missing_file_is_file_not_found_with_its_name(calls, tmp_path):
+def test_a_missing_file_is_file_not_found_with_its_name(way, tmp_path):
     with pytest.raises(FileNotFoundError) as raised:
         fsio.read_file(tmp_path / "missing.json")
     assert os.fspath(raised.value.filename) == str(tmp_path / "missing.json")
     assert FileTaskStore(tmp_path).get("missing") is None
+
+
+def test_a_directory_replaced_is_the_one_synced_after(way, tmp_path):
+    directory = tmp_path / "tasks"
+    directory.mkdir()
+    group = fsio.DirectorySync(directory, keep_open=True)
+    group.sync()
+    first = os.stat(directory)
+    assert group._identity == (first.st_dev, first.st_ino)
+    group.sync()  # the same directory: its descriptor kept
+    os.rename(directory, tmp_path / "moved")  # moved away, and a new one in its place
+    directory.mkdir()
+    group.sync()
+    new = os.stat(directory)
+    assert group._identity == (new.st_dev, new.st_ino) != (first.st_dev, first.st_ino)
+    assert os.fstat(group._fd).st_ino == new.st_ino
+    group.close()
+
+
+def test_a_journal_line_then_what_the_path_names(way, tmp_path):
+    path = tmp_path / "journal"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        opened = os.fstat(fd)
+        assert _append(fd, b'w1 "a"\n', path) == (opened.st_dev, opened.st_ino, 7)
+        os.rename(path, tmp_path / "journal.1")  # moved aside: the line lands in the old one
+        assert _append(fd, b'w1 "b"\n', path) is None
+        path.write_bytes(b"")
+        now = os.stat(path)
+        assert _append(fd, b'w1 "c"\n', path) == (now.st_dev, now.st_ino, 0)
+        assert (tmp_path / "journal.1").read_bytes() == b'w1 "a"\nw1 "b"\nw1 "c"\n'
+    finally:
+        os.close(fd)
+    with pytest.raises(OSError) as raised:  # a closed descriptor: os.write's error
+        _append(fd, b"x\n", path)
+    assert raised.value.errno == errno.EBADF
+
+
+def test_the_journal_follows_a_rotation_on_both_ways(way, tmp_path):
+    writer = Journal(tmp_path)
+    writer.append("first")
+    os.rename(tmp_path / "journal", tmp_path / "journal.old")  # another process rotated it
+    writer.append("second")
+    assert (tmp_path / "journal").read_bytes().endswith(b' "second"\n')

@@ -123,7 +123,7 @@ def test_the_saved_tasks_are_all_there(recorded):
     assert store.list().total_size == THREADS
 
 
-def test_a_failed_directory_fsync_fails_every_save_it_covered(tmp_path, monkeypatch):
+def test_a_failed_directory_fsync_fails_every_save_it_covered(tmp_path, monkeypatch, python_file_calls):
     directory = tmp_path / "tasks"
     store = FileTaskStore(directory)
     real = stores.file.fsio.fsync_directory

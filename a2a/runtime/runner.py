@@ -20,6 +20,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
+import enum
 import functools
 import logging
 import threading
@@ -89,6 +90,14 @@ def _is_async(handler: object) -> TypeGuard[Callable[[HandlerRequest], Awaitable
 
 class _StartFailed(Exception):
     """The ``working`` save on the handler's thread raised: the loop tries again."""
+
+
+class _OnThread(enum.Enum):
+    """What :meth:`Runner._run_on_thread` did with a task."""
+
+    RAN = "ran"  # the run is over
+    NOT_FOR_IT = "not for it"  # the loop's way (Runner._run) starts it
+    START_FAILED = "start failed"  # the working save raised there: the loop resumes it
 
 
 async def _save_outcome(store: TaskStore, task_id: str, change: Callable[[Task], Task | None]) -> None:
@@ -212,13 +221,13 @@ class Runner:
 
     async def _fulfil(self, task_id: str, agent: str) -> None:
         store = store_of(agent)
-        started = await self._run_on_thread(store, task_id, agent)
-        if started:
+        on_thread = await self._run_on_thread(store, task_id, agent)
+        if on_thread is _OnThread.RAN:
             return
         # A store that cannot be reached (or a save whose outcome was lost) is tried
         # again: the task is not given up as "not started" while it may have started
         # (on the handler's thread, whose save raised: then it is resumed).
-        first = start_working if started is None else resume_start
+        first = start_working if on_thread is _OnThread.NOT_FOR_IT else resume_start
         task = await _persist(store, task_id, first, resume_start, "start")
         if task is not None:
             await self._run(store, task)
@@ -252,35 +261,33 @@ class Runner:
         await _save_outcome(store, task_id, change)
         logger.debug("task %s settled in %.3fs", task_id, time.monotonic() - began)
 
-    async def _run_on_thread(self, store: TaskStore, task_id: str, agent: str) -> bool | None:
+    async def _run_on_thread(self, store: TaskStore, task_id: str, agent: str) -> _OnThread:
         """A sync handler on a blocking store: the ``working`` save, the handler and its
         outcome's save on one job of the handler's pool (:func:`start_and_call`: one
-        thread hop where there were two). None when this run is not for it (an async
-        or not yet loaded handler, a store that does not block, other processes'
-        events to watch: :meth:`_run`); False when the ``working`` save raised there
-        (the caller tries again); True once the run is over."""
+        thread hop where there were two). Not for an async or not yet loaded handler, a
+        store that does not block, or other processes' events to watch (:meth:`_run`)."""
         if store.nonblocking or _hears_other_processes():
-            return None
+            return _OnThread.NOT_FOR_IT
         try:
             owner = get_agent(agent or DEFAULT_AGENT)
         except UnknownAgent:
-            return None
+            return _OnThread.NOT_FOR_IT
         instance = loaded_handler(owner.settings.HANDLER)
         call = instance.handle if isinstance(instance, AgentHandler) else instance
         if instance is None or _is_async(call):
-            return None
+            return _OnThread.NOT_FOR_IT
         running = self._running[task_id] = Running(instance=instance)
         job = functools.partial(contextvars.copy_context().run, start_and_call, store, task_id, call, running)
         running.handler = asyncio.get_running_loop().run_in_executor(self._pool, job)
         try:
             change = await self._outcome(task_id, running, self._handled(running, task_id, owner))
         except _StartFailed:
-            return False
+            return _OnThread.START_FAILED
         finally:
             self._running.pop(task_id, None)
         if change is not None:
             await _save_outcome(store, task_id, change)
-        return True
+        return _OnThread.RAN
 
     async def _handled(self, running: Running, task_id: str, agent: Agent) -> lifecycle.Change | None:
         """What :meth:`_run_on_thread`'s job returned, as a change to save (or None)."""

@@ -1,5 +1,7 @@
 /* A file save's and a file read's system calls, each group made in one release of the
- * interpreter lock (stores.file.fsio says why and when these are used).
+ * interpreter lock (stores.file.fsio says why and when these are used): a temp file
+ * written and renamed, a file read, a journal line appended and the journal's path
+ * checked, a directory's path checked and the directory synced.
  *
  * Every os.* call lets go of the lock for its system call; when the event loop (or
  * another store thread) takes it meanwhile, the calling thread then waits to get it
@@ -167,10 +169,96 @@ read_file(PyObject *Py_UNUSED(module), PyObject *args)
     return result;
 }
 
+/* append(fd, line, path) -> (device, inode, size) | None
+ *
+ * Write ``line`` to ``fd`` (a journal open with O_APPEND: one write, never interleaved),
+ * then stat ``path``: what it names now (None when nothing), to tell whether the file
+ * written to is still the one at ``path``. */
+static PyObject *
+append(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *name, *path = NULL;
+    Py_buffer line;
+    int fd, err = 0, missing = 0, statting = 0;
+    struct stat st;
+
+    if (!PyArg_ParseTuple(args, "iy*O:append", &fd, &line, &name))
+        return NULL;
+    if (!PyUnicode_FSConverter(name, &path)) {
+        PyBuffer_Release(&line);
+        return NULL;
+    }
+    const char *file_path = PyBytes_AsString(path);
+
+    Py_BEGIN_ALLOW_THREADS
+    ssize_t n;
+    do {
+        n = write(fd, line.buf, (size_t)line.len);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        err = errno;
+    } else {
+        statting = 1;
+        if (stat(file_path, &st) != 0) {
+            err = errno;
+            missing = err == ENOENT;
+        }
+    }
+    Py_END_ALLOW_THREADS
+
+    PyObject *result = NULL;
+    if (missing)
+        result = Py_NewRef(Py_None);
+    else if (err)
+        raise_errno(err, statting ? name : NULL, NULL);  /* as os.write's (no name), os.stat's */
+    else
+        result = Py_BuildValue("(KKL)", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+                               (long long)st.st_size);
+    PyBuffer_Release(&line);
+    Py_DECREF(path);
+    return result;
+}
+
+/* fsync_if_same(path, fd, device, inode) -> bool
+ *
+ * Stat ``path``; when it is still (``device``, ``inode``), the file ``fd`` is open on,
+ * fsync ``fd``: True. False when ``path`` names another file now (nothing synced). */
+static PyObject *
+fsync_if_same(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *name, *path = NULL;
+    int fd, err = 0, same = 0, syncing = 0;
+    unsigned long long device, inode;
+    struct stat st;
+
+    if (!PyArg_ParseTuple(args, "OiKK:fsync_if_same", &name, &fd, &device, &inode) ||
+        !PyUnicode_FSConverter(name, &path))
+        return NULL;
+    const char *file_path = PyBytes_AsString(path);
+
+    Py_BEGIN_ALLOW_THREADS
+    if (stat(file_path, &st) != 0) {
+        err = errno;
+    } else if ((unsigned long long)st.st_dev == device && (unsigned long long)st.st_ino == inode) {
+        same = syncing = 1;
+        if (fsync(fd) != 0)
+            err = errno;
+    }
+    Py_END_ALLOW_THREADS
+
+    Py_DECREF(path);
+    if (err)
+        return raise_errno(err, syncing ? NULL : name, NULL);  /* as os.fsync's (no name), os.stat's */
+    return PyBool_FromLong(same);
+}
+
 static PyMethodDef methods[] = {
     {"write_replace", write_replace, METH_VARARGS,
      "write_replace(temp, target, data, fsync) -> inode | None: a temp file written, synced and renamed."},
     {"read", read_file, METH_VARARGS, "read(path, size, to_end) -> bytes: a whole file."},
+    {"append", append, METH_VARARGS, "append(fd, line, path) -> (device, inode, size) | None: a line, then a stat."},
+    {"fsync_if_same", fsync_if_same, METH_VARARGS,
+     "fsync_if_same(path, fd, device, inode) -> bool: a stat, then an fsync when path is still fd's file."},
     {NULL, NULL, 0, NULL},
 };
 

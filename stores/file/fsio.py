@@ -426,6 +426,10 @@ class DirectorySync:
         if not self.keep_open:
             fsync_directory(self.directory)  # a module global: tests (and the shim) replace it
             return
+        # the stat and the fsync in one release of the GIL, while the path names the one open
+        fd = self._fd
+        if fd is not None and SYSCALLS is not None and SYSCALLS.fsync_if_same(self.directory, fd, *self._identity):
+            return
         st = os.stat(self.directory)
         if self._fd is None or (st.st_dev, st.st_ino) != self._identity:
             self.close()

@@ -41,6 +41,20 @@ GENERATION_MARK = b"#"
 Position = dict[str, Any]
 
 
+def _append(fd: int, line: bytes, path: Path) -> tuple[int, int, int] | None:
+    """Write ``line`` to ``fd`` (one write of a short line with ``O_APPEND``: never
+    interleaved), then what ``path`` names now: (device, inode, size), None when nothing.
+    In one release of the GIL where the C extension is built (:data:`fsio.SYSCALLS`)."""
+    if fsio.SYSCALLS is not None:
+        return fsio.SYSCALLS.append(fd, line, path)
+    os.write(fd, line)
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return now.st_dev, now.st_ino, now.st_size
+
+
 class Journal:
     """This process's end of the journal in ``directory``: it appends this writer's
     lines and reads the others' (see the module doc). Not thread-safe: the caller locks
@@ -82,19 +96,15 @@ class Journal:
         with self._append_lock:
             for _ in range(100):
                 fd, device, inode = self._appending or self._open_for_append()
-                os.write(fd, line)  # one write of a short line with O_APPEND: never interleaved
-                try:
-                    now = os.stat(self.path)
-                except FileNotFoundError:
-                    now = None
-                if now is not None and (now.st_dev, now.st_ino) == (device, inode):
+                now = _append(fd, line, self.path)
+                if now is not None and now[:2] == (device, inode):
                     break
                 self._close_appending()  # moved aside (or gone) meanwhile: again, into the current one
                 if self.moved is not None:
                     self.moved()
             else:  # pragma: no cover
                 raise OSError(f"could not append to {self.path}")
-            if now.st_size > self.max_bytes:
+            if now[2] > self.max_bytes:
                 self._rotate()
                 self._close_appending()
 
