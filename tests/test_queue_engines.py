@@ -87,6 +87,11 @@ def parent_of(pid: int) -> int | None:
     return int(stat.rsplit(")", 1)[1].split()[1])  # after "pid (name)": state, ppid
 
 
+def children_of(pid: int) -> set[int]:
+    """The processes whose parent is ``pid`` now (from /proc)."""
+    return {int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and parent_of(int(p.name)) == pid}
+
+
 def worker_of(cl: Cluster, pid: int):
     """The live worker process that is ``pid`` or its parent (an RQ work-horse, forked
     into a session of its own; a Celery pool child)."""
@@ -108,7 +113,8 @@ def kill_under_load(cl: Cluster, runs: Path, kills: int) -> set[int]:
             continue
         pid, worker = victims[0]
         if len(killed) % 2:  # the whole worker: its main process and what runs its jobs
-            doomed = {pid, worker.pid} | {r for r in running if worker_of(cl, r) is worker}
+            # (every child: one may have begun a run since `running` was read)
+            doomed = {pid, worker.pid} | {r for r in running if worker_of(cl, r) is worker} | children_of(worker.pid)
             for each in doomed:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(each, signal.SIGKILL)
