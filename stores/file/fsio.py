@@ -17,10 +17,11 @@ are the store's to turn into :class:`~stores.base.StoreUnavailable`.
 Each ``os`` call lets go of the GIL for its system call, and a thread that lets go of it
 while the event loop is busy waits to take it back, once per call. Where the optional
 C extension :mod:`stores.file._syscalls` is built (a C compiler at install; the stable
-ABI), the calls of a temp file's write and rename, and of a file's read, are each made
-in one release of the GIL: the same calls, in the same order, as
-the Python code here, which runs where it is not built (and under the tests that
-watch or fail ``os`` calls: they set :data:`SYSCALLS` to None).
+ABI), the calls of a temp file's write and rename, of a file's read, and of a kept
+directory's check and fsync (and, in the journal, of a line's append and its check) are
+each made in one release of the GIL: the same calls, in the same order, as the Python
+code here, which runs where it is not built (and under the tests that watch or fail
+``os`` calls: they set :data:`SYSCALLS` to None).
 """
 
 from __future__ import annotations
