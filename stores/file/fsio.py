@@ -36,7 +36,7 @@ import socket
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -222,18 +222,29 @@ def read_if_cached(path: str | os.PathLike[str]) -> bytes | object | None:
 # --- writes -------------------------------------------------------------------------------
 
 
+def _temp_names(directory: str) -> Iterator[str]:
+    """The paths a write tries for its temp file in ``directory``, in turn: named by
+    :func:`temp_prefix` and a count (no random name, no ``getpid`` per file); the next
+    when one is taken (left by a process of the same pid and start), 100 at most."""
+    prefix = temp_prefix()
+    for _ in range(100):
+        yield f"{directory}/{prefix}{next(_NAMES)}.json"
+
+
+def _no_free_name(directory: str) -> FileExistsError:
+    return FileExistsError(errno.EEXIST, "no free temp file name", directory)
+
+
 def _create_temp(directory: str) -> tuple[int, str]:
     """A new temp file in ``directory`` (``mkstemp``'s flags and permissions, named by
-    :func:`temp_prefix` and a count: no random name, no ``getpid`` per file): its
-    descriptor and path."""
+    :func:`_temp_names`): its descriptor and path."""
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
-    for _ in range(100):
-        path = f"{directory}/{temp_prefix()}{next(_NAMES)}.json"
+    for path in _temp_names(directory):
         try:
             return os.open(path, flags, 0o600), path
-        except FileExistsError:  # a name left by a process of the same pid and start: the next one
+        except FileExistsError:
             continue
-    raise FileExistsError(errno.EEXIST, "no free temp file name", directory)  # pragma: no cover
+    raise _no_free_name(directory)  # pragma: no cover
 
 
 def _write_temp(directory: str, chunks: Iterable[bytes], *, fsync: bool, mode: int | None) -> tuple[str, int]:
@@ -298,11 +309,11 @@ def _write_replace(directory: str, target: str, data: bytes, *, fsync: bool) -> 
     """:func:`_write_temp` then ``os.replace``, in one release of the GIL (:data:`SYSCALLS`):
     the temp file's inode number."""
     assert SYSCALLS is not None
-    for _ in range(100):
-        inode = SYSCALLS.write_replace(f"{directory}/{temp_prefix()}{next(_NAMES)}.json", target, data, fsync)
-        if inode is not None:  # None: a name left by a process of the same pid and start
+    for path in _temp_names(directory):
+        inode = SYSCALLS.write_replace(path, target, data, fsync)
+        if inode is not None:  # None: the name was taken
             return inode
-    raise FileExistsError(errno.EEXIST, "no free temp file name", directory)  # pragma: no cover
+    raise _no_free_name(directory)  # pragma: no cover
 
 
 def atomic_create(target: str | os.PathLike[str], data: bytes, *, mode: int = 0o666) -> bool:
