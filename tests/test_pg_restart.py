@@ -178,20 +178,32 @@ class Load:
 
     def settled(self, database_url: str, timeout: float) -> list[tuple[str, object]]:
         """Once every acknowledged task is stored and terminal (AssertionError when one is
-        missing, or still going after ``timeout`` seconds): those failed, canceled or
+        missing, or when ``timeout`` seconds pass with none of those still going ending:
+        stuck, not slow; a queue working through its backlog on a loaded machine keeps
+        the wait going, up to ten times ``timeout`` in all): those failed, canceled or
         rejected, with their status message. Settled tasks only: one saved but never
         acknowledged (its answer lost in the restart) may still be running, and is not
         what this judges."""
-        deadline = time.monotonic() + timeout
+        started = time.monotonic()
+        deadline = started + timeout
         pending = set(self.acknowledged)
-        while pending and time.monotonic() < deadline:
+        while pending and time.monotonic() < min(deadline, started + 10 * timeout):
             with psycopg.connect(database_url) as conn:
                 rows = dict(conn.execute("SELECT id, state FROM stores_taskrecord").fetchall())
             missing = self.acknowledged - rows.keys()
             assert not missing, f"{len(missing)} acknowledged tasks are not in the database"
-            pending = {t for t in self.acknowledged if rows[t] not in TERMINAL}
+            still = {t for t in pending if rows[t] not in TERMINAL}
+            if len(still) < len(pending):  # progress: the clock of "stuck" starts again
+                deadline = time.monotonic() + timeout
+            pending = still
             time.sleep(0.2)
-        assert not pending, f"{len(pending)} tasks never ended, e.g. {sorted(pending)[:3]}"
+        if pending:
+            with psycopg.connect(database_url) as conn:
+                stuck = conn.execute(
+                    "SELECT id, state, task->'_lease' FROM stores_taskrecord WHERE id = ANY(%s) ORDER BY id LIMIT 3",
+                    [sorted(pending)],
+                ).fetchall()
+            raise AssertionError(f"{len(pending)} tasks never ended, e.g. {stuck}")
         with psycopg.connect(database_url) as conn:
             return conn.execute(
                 "SELECT id, task->'status'->'message' FROM stores_taskrecord"
