@@ -3,6 +3,7 @@ and as an HTTP date, and what is safe to send again."""
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 
 import httpx
@@ -68,3 +69,128 @@ def test_the_old_client_module_still_names_the_policy():
     from a2a.client import retry as old
 
     assert old.RetryPolicy is RetryPolicy and old.retry_after is retry_after
+
+
+# --- What each caller retries: one table over the three policies -----------------------
+
+
+def _client() -> RetryPolicy:
+    return RetryPolicy()
+
+
+def _push() -> RetryPolicy:
+    from a2a.push import delivery
+
+    return delivery.policy()
+
+
+def _llm() -> RetryPolicy:
+    from a2a.handlers.llm import LLMClient
+
+    return LLMClient(base_url="http://127.0.0.1:9", model="m").retry_policy()
+
+
+RETRIED = {  # (status or error, write) -> retried by (client, push, llm)
+    (429, True): (True, True, True),
+    (503, True): (True, True, True),
+    (502, False): (True, True, True),
+    (502, True): (False, True, True),  # the client resends a write only when the agent dedupes
+    (500, False): (False, True, True),
+    (529, True): (False, True, True),
+    (408, True): (False, False, True),
+    (404, False): (False, False, False),
+    (409, True): (False, False, False),
+    ("connect", True): (True, True, True),
+    ("read-timeout", True): (False, True, True),
+    ("read-timeout", False): (True, True, True),
+    ("oserror", True): (False, True, False),
+    ("value-error", False): (False, False, False),
+}
+ERRORS = {
+    "connect": httpx.ConnectError("refused"),
+    "read-timeout": httpx.ReadTimeout("slow"),
+    "oserror": OSError("unreachable"),
+    "value-error": ValueError("a bug"),
+}
+
+
+@pytest.mark.parametrize(("case", "expected"), RETRIED.items(), ids=[f"{k[0]}-write={k[1]}" for k in RETRIED])
+def test_what_each_caller_retries(case, expected):
+    what, write = case
+    for name, make, retried in zip(("client", "push", "llm"), (_client, _push, _llm), expected, strict=True):
+        policy = make()
+        if isinstance(what, int):
+            delay = policy.after_response(httpx.Response(what), 1, write=write)
+        else:
+            delay = policy.after_error(ERRORS[what], 1, write=write)
+        assert (delay is not None) == retried, (name, what, write)
+
+
+def test_a_long_retry_after_is_cut_short_by_push_and_llm_and_given_up_by_the_client():
+    far = httpx.Response(503, headers={"Retry-After": "100000"})
+    assert _client().after_response(far, 1, write=False) is None
+    assert _push().after_response(far, 1, write=True) == _push().max_retry_after
+    assert _llm().after_response(far, 1, write=True) == _llm().max_retry_after
+
+
+# --- The one loop (retry.retrying) as arun drives it -----------------------------------
+
+
+def _script(*answers):
+    """An attempt that gives each of ``answers`` in turn (an exception is raised)."""
+    calls = []
+
+    async def attempt():
+        answer = answers[len(calls)]
+        calls.append(answer)
+        if isinstance(answer, BaseException):
+            raise answer
+        return httpx.Response(answer)
+
+    return attempt, calls
+
+
+FAST = RetryPolicy(attempts=3, backoff=0.001, max_backoff=0.001)
+
+
+def test_arun_retries_until_an_answer_is_used():
+    attempt, calls = _script(httpx.ConnectError("refused"), 503, 200)
+    waits = []
+    response = asyncio.run(retry.arun(attempt, FAST, write=True, on_retry=waits.append))
+    assert response.status_code == 200 and len(calls) == 3
+    assert [w.attempt for w in waits] == [1, 2]
+    assert isinstance(waits[0].cause, httpx.ConnectError) and waits[1].cause.status_code == 503
+
+
+def test_arun_returns_the_last_answer_when_the_attempts_are_spent():
+    attempt, calls = _script(503, 503, 503, 200)
+    assert asyncio.run(retry.arun(attempt, FAST, write=True)).status_code == 503
+    assert len(calls) == 3
+
+
+def test_arun_raises_what_it_does_not_retry_and_the_last_error():
+    attempt, calls = _script(ValueError("a bug"), 200)
+    with pytest.raises(ValueError, match="a bug"):
+        asyncio.run(retry.arun(attempt, FAST))
+    assert len(calls) == 1
+    attempt, calls = _script(*[httpx.ConnectError("refused")] * 3)
+    with pytest.raises(httpx.ConnectError):
+        asyncio.run(retry.arun(attempt, FAST))
+    assert len(calls) == 3
+
+
+def test_the_loop_closes_an_answer_it_does_not_use_before_it_waits():
+    def attempt():
+        return (yield "send")
+
+    plan = retry.retrying(FAST, attempt, write=False)
+    assert next(plan) == "send"
+    refused = httpx.Response(503)
+    discard = plan.send(refused)
+    assert discard == retry.Discard(refused)
+    wait = plan.send(None)
+    assert isinstance(wait, retry.Sleep) and wait.attempt == 1 and wait.cause is refused
+    assert plan.send(None) == "send"
+    with pytest.raises(StopIteration) as stop:
+        plan.send(httpx.Response(200))
+    assert stop.value.value.status_code == 200

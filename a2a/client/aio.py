@@ -77,7 +77,7 @@ class AsyncClient(ClientCore):
             return await anext(opened[effect.response], None)
         if isinstance(effect, core.Read):
             return await effect.response.aread()
-        if isinstance(effect, core.Close):
+        if isinstance(effect, core.Discard):
             return await effect.response.aclose()
         if isinstance(effect, core.Sleep):
             return await asyncio.sleep(effect.seconds)

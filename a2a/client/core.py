@@ -22,6 +22,7 @@ from a2a.client.base import BaseClient, SSEDecoder, card_call, user_message
 from a2a.client.bindings import Binding, Call
 from a2a.client.errors import CardNotFoundError, RemoteAgentError
 from a2a.client.generation import Order, generation_of
+from a2a.core.retry import Discard, Sleep, retrying
 from a2a.protocol.model import Message, Part, StreamItem, Task
 
 T = TypeVar("T")
@@ -55,20 +56,6 @@ class Send:
 
 
 @dataclass(frozen=True)
-class Sleep:
-    """Wait ``seconds``."""
-
-    seconds: float
-
-
-@dataclass(frozen=True)
-class Close:
-    """Close ``response`` (one not used: a retry follows)."""
-
-    response: httpx.Response
-
-
-@dataclass(frozen=True)
 class Read:
     """Read the body of ``response`` (sent with ``stream``)."""
 
@@ -96,7 +83,7 @@ class Emit:
     item: StreamItem
 
 
-Effect = Send | Sleep | Close | Read | NextLine | Locked | Emit
+Effect = Send | Sleep | Discard | Read | NextLine | Locked | Emit
 #: A step of the client: yields effects, is sent their results, returns ``T``.
 Plan = Generator[Effect, Any, T]
 
@@ -174,24 +161,17 @@ class ClientCore(BaseClient):
             yield from self._fetch_card()
 
     def _send(self, call: Call, binding: Binding | None) -> Plan[httpx.Response]:
-        """``call`` sent, and again while :attr:`retry` says so; the response used."""
-        attempt = 0
-        while True:
-            attempt += 1
+        """``call`` sent, and again while :attr:`retry` says so (:func:`a2a.core.retry.retrying`);
+        the response used."""
+
+        def attempt() -> Plan[httpx.Response]:
             request = self.build(self.http, call, binding)
-            try:
-                response = yield Send(request, call.stream, self.send_options(call))
-            except httpx.TransportError as exc:
-                delay = self.retry.after_error(exc, attempt, write=call.write)
-                if delay is None:
-                    raise self.transport_error(exc, call) from exc
-                yield Sleep(delay)
-                continue
-            delay = self.retry.after_response(response, attempt, write=call.write)
-            if delay is None:
-                return response
-            yield Close(response)
-            yield Sleep(delay)
+            return (yield Send(request, call.stream, self.send_options(call)))
+
+        try:
+            return (yield from retrying(self.retry, attempt, write=call.write))
+        except httpx.TransportError as exc:
+            raise self.transport_error(exc, call) from exc
 
     def _run(self, operation: str, *args: Any, **kwargs: Any) -> Plan[Any]:
         """The result of ``operation``; on a JSON-RPC agent that does not know its v0.3

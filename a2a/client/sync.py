@@ -89,7 +89,7 @@ class Client(ClientCore):
             return next(opened[effect.response], None)
         if isinstance(effect, core.Read):
             return effect.response.read()
-        if isinstance(effect, core.Close):
+        if isinstance(effect, core.Discard):
             return effect.response.close()
         if isinstance(effect, core.Sleep):
             return time.sleep(effect.seconds)

@@ -29,7 +29,6 @@ the metadata lists each one's usage under ``"rounds"``.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
@@ -201,51 +200,73 @@ class LLMClient:
             body |= {"stream": True} | (
                 {} if self.style == "anthropic" else {"stream_options": {"include_usage": True}}
             )
-        attempts = self.max_retries + 1
+        policy = self.retry_policy()
+
+        async def attempt() -> httpx.Response:
+            started = time.perf_counter()
+            response = await self._post(client, url, body, stream)
+            metrics.LLM_SECONDS.labels(self.agent).observe(time.perf_counter() - started)
+            return response
+
+        def retrying(wait: retry.Sleep) -> None:
+            metrics.LLM_REQUESTS.labels("retry", self.agent).inc()
+            cause = wait.cause
+            error = self._error(cause) if isinstance(cause, httpx.Response) else self._failure(cause, url, wait.attempt)
+            logger.info(
+                "model request failed (%s); retry %d/%d in %.2fs",
+                error,
+                wait.attempt,
+                policy.attempts - 1,
+                wait.seconds,
+            )
+
         async with httpx.AsyncClient(timeout=self.timeout, transport=self.transport) as client:
-            for attempt in range(attempts):
-                last = attempt == attempts - 1
-                started = time.perf_counter()
-                try:
-                    response = await self._post(client, url, body, stream)
-                except httpx.TimeoutException:
-                    error = LLMError(
-                        f"The model endpoint did not answer within {self.timeout:g}s ({attempt + 1} attempt(s))."
-                    )
-                    delay = None
-                except httpx.TransportError as exc:
-                    error = LLMError(f"Cannot reach the model endpoint {url}: {exc or type(exc).__name__}")
-                    delay = None
-                else:
-                    metrics.LLM_SECONDS.labels(self.agent).observe(time.perf_counter() - started)
-                    if response.is_success:
-                        try:
-                            result = self.parse(response.json())
-                        except ValueError:
-                            metrics.LLM_REQUESTS.labels("error", self.agent).inc()
-                            raise LLMError(
-                                f"The model endpoint answered HTTP {response.status_code} with something that is "
-                                f"not JSON: {response.text[:200]}"
-                            ) from None
-                        metrics.LLM_REQUESTS.labels("ok", self.agent).inc()
-                        metrics.LLM_TOKENS.labels("input", self.agent).inc(result.input_tokens)
-                        metrics.LLM_TOKENS.labels("output", self.agent).inc(result.output_tokens)
-                        return result
-                    error = LLMError(
-                        f"The model endpoint answered HTTP {response.status_code}: {provider_error(response)}"
-                    )
-                    if response.status_code not in RETRY_STATUSES:
-                        metrics.LLM_REQUESTS.labels("error", self.agent).inc()
-                        raise error
-                    delay = retry_after(response)
-                if last:
-                    metrics.LLM_REQUESTS.labels("error", self.agent).inc()
-                    raise error
-                metrics.LLM_REQUESTS.labels("retry", self.agent).inc()
-                wait = self._backoff(attempt) if delay is None else min(delay, MAX_BACKOFF)
-                logger.info("model request failed (%s); retry %d/%d in %.2fs", error, attempt + 1, attempts - 1, wait)
-                await asyncio.sleep(wait)
-        raise AssertionError("unreachable")  # pragma: no cover
+            try:
+                response = await retry.arun(attempt, policy, on_retry=retrying)
+            except httpx.TransportError as exc:
+                metrics.LLM_REQUESTS.labels("error", self.agent).inc()
+                raise self._failure(exc, url, policy.attempts) from None
+        if not response.is_success:
+            metrics.LLM_REQUESTS.labels("error", self.agent).inc()
+            raise self._error(response)
+        try:
+            result = self.parse(response.json())
+        except ValueError:
+            metrics.LLM_REQUESTS.labels("error", self.agent).inc()
+            raise LLMError(
+                f"The model endpoint answered HTTP {response.status_code} with something that is "
+                f"not JSON: {response.text[:200]}"
+            ) from None
+        metrics.LLM_REQUESTS.labels("ok", self.agent).inc()
+        metrics.LLM_TOKENS.labels("input", self.agent).inc(result.input_tokens)
+        metrics.LLM_TOKENS.labels("output", self.agent).inc(result.output_tokens)
+        return result
+
+    def retry_policy(self) -> retry.RetryPolicy:
+        """The model requests' retries: connection errors, timeouts and
+        :data:`RETRY_STATUSES`, ``max_retries`` more times, a ``Retry-After`` honoured up
+        to :data:`MAX_BACKOFF`."""
+        return retry.RetryPolicy(
+            attempts=self.max_retries + 1,
+            backoff=self.backoff,
+            max_backoff=MAX_BACKOFF,
+            max_retry_after=MAX_BACKOFF,
+            cap_retry_after=True,
+            retry_writes=True,
+            statuses=RETRY_STATUSES,
+            idempotent_statuses=frozenset(),
+        )
+
+    def _failure(self, exc: BaseException | None, url: str, attempts: int) -> LLMError:
+        """The error of a request that got no answer."""
+        if isinstance(exc, httpx.TimeoutException):
+            return LLMError(f"The model endpoint did not answer within {self.timeout:g}s ({attempts} attempt(s)).")
+        return LLMError(f"Cannot reach the model endpoint {url}: {exc or type(exc).__name__}")
+
+    @staticmethod
+    def _error(response: httpx.Response) -> LLMError:
+        """The error of an answer that is not a completion."""
+        return LLMError(f"The model endpoint answered HTTP {response.status_code}: {provider_error(response)}")
 
     async def _post(
         self, client: httpx.AsyncClient, url: str, body: dict[str, Any], stream: Streamed | None
@@ -269,9 +290,6 @@ class LLMClient:
             return httpx.Response(response.status_code, json=whole, request=request)
         finally:
             await response.aclose()
-
-    def _backoff(self, attempt: int) -> float:
-        return retry.backoff(attempt + 1, base=self.backoff, cap=MAX_BACKOFF)
 
 
 class Streamed(Protocol):

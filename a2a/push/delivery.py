@@ -21,6 +21,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import orjson
 
 from a2a.agents import store_of
@@ -42,6 +43,32 @@ MAX_QUEUED = 100
 #: Longest wait between two attempts of one delivery, whatever the backoff says.
 MAX_RETRY_DELAY = 300.0
 USER_AGENT = "django-a2a-agent push notifications"
+#: What a failed delivery retries: the webhook could not be reached in time, or its
+#: answer says it did not take the notification (429, any 5xx); a repeat is harmless.
+RETRIED_ERRORS = (OSError, UnicodeError, TimeoutError, httpx.TransportError)
+RETRIED_STATUSES = frozenset({429, *range(500, 600)})
+
+
+def policy() -> retry.RetryPolicy:
+    """The delivery's retries: ``A2A_PUSH_MAX_ATTEMPTS`` in all, ``A2A_PUSH_RETRY_DELAY``
+    seconds doubled each time, a ``Retry-After`` honoured up to :data:`MAX_RETRY_DELAY`."""
+    return retry.RetryPolicy(
+        attempts=max(1, a2a_settings.PUSH_MAX_ATTEMPTS),
+        backoff=a2a_settings.PUSH_RETRY_DELAY,
+        max_backoff=MAX_RETRY_DELAY,
+        max_retry_after=MAX_RETRY_DELAY,
+        cap_retry_after=True,
+        retry_writes=True,
+        statuses=RETRIED_STATUSES,
+        idempotent_statuses=frozenset(),
+        errors=RETRIED_ERRORS,
+    )
+
+
+def _problem(cause: BaseException | httpx.Response | None) -> str:
+    if isinstance(cause, httpx.Response):
+        return f"HTTP {cause.status_code}"
+    return f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
 
 
 def payload(config: PushConfig, task: Task) -> tuple[bytes, dict[str, str]]:
@@ -178,14 +205,12 @@ class _Delivery:
 
     def _http(self) -> Any:
         if self._client is None:
-            import httpx
-
             self._client = httpx.AsyncClient(follow_redirects=False, trust_env=False)
         return self._client
 
-    async def _post(self, url: str, task: Task, body: bytes, headers: dict[str, str]) -> tuple[int, float | None]:
-        """POST ``body`` to the webhook once (its address resolved and checked first):
-        the HTTP status and the Retry-After the answer asked for."""
+    async def _post(self, url: str, task: Task, body: bytes, headers: dict[str, str]) -> httpx.Response:
+        """POST ``body`` to the webhook once (its address resolved and checked first): the
+        answer, its body unread."""
         target = await resolve(url)
         timeout = a2a_settings.PUSH_TIMEOUT
         with tracing.push(task, url):
@@ -200,57 +225,60 @@ class _Delivery:
                     extensions={"sni_hostname": target.sni_hostname} if target.sni_hostname else {},
                     timeout=timeout,
                 ) as response:
-                    return response.status_code, retry.retry_after(response.headers.get("retry-after"))
+                    return response
 
     async def _deliver(self, config: PushConfig, task: Task) -> None:
-        """POST one task version to one webhook, with retries; never raises for the webhook's faults."""
-        import httpx
-
+        """POST one task version to one webhook, retried as :func:`policy` says; never
+        raises for the webhook's faults."""
         url, task_id = config["url"], task["id"]
         state = task.get("status", {}).get("state")
         body, headers = payload(config, task)
-        attempts = max(1, a2a_settings.PUSH_MAX_ATTEMPTS)
-        for attempt in range(1, attempts + 1):
-            retry_after = None
-            try:
-                token = tokens.issue(task_agent(task), task_id=task_id, audience=url, body=body)
-                signed = {**headers, **tokens.token_headers(config, token)}  # a fresh JWT per attempt
-                status, retry_after = await self._post(url, task, body, signed)
-            except UnsafeURLError as exc:
-                logger.warning("push notification for task %s not sent: webhook %s %s", task_id, url, exc)
+
+        async def attempt() -> httpx.Response:
+            token = tokens.issue(task_agent(task), task_id=task_id, audience=url, body=body)
+            signed = {**headers, **tokens.token_headers(config, token)}  # a fresh JWT per attempt
+            return await self._post(url, task, body, signed)
+
+        def retrying(wait: retry.Sleep) -> None:
+            logger.info(
+                "push notification for task %s to %s failed (%s); retrying in %.2fs",
+                task_id,
+                url,
+                _problem(wait.cause),
+                wait.seconds,
+            )
+
+        rules = policy()
+        try:
+            response = await retry.arun(attempt, rules, on_retry=retrying)
+        except UnsafeURLError as exc:
+            logger.warning("push notification for task %s not sent: webhook %s %s", task_id, url, exc)
+            return
+        except RETRIED_ERRORS as exc:
+            problem = _problem(exc)
+        else:
+            status = response.status_code
+            if 200 <= status < 300:
+                logger.debug("push notification for task %s (%s) delivered to %s", task_id, state, url)
                 return
-            except (OSError, UnicodeError, TimeoutError, httpx.TransportError) as exc:
-                problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            else:
-                if 200 <= status < 300:
-                    logger.debug("push notification for task %s (%s) delivered to %s", task_id, state, url)
-                    return
-                if status != 429 and status < 500:
-                    logger.warning(
-                        "push notification for task %s (%s) refused by %s with HTTP %d; not retrying",
-                        task_id,
-                        state,
-                        url,
-                        status,
-                    )
-                    return
-                problem = f"HTTP {status}"
-            if attempt == attempts:
+            if status not in rules.statuses:
                 logger.warning(
-                    "push notification for task %s (%s) to %s given up after %d attempt(s): %s",
+                    "push notification for task %s (%s) refused by %s with HTTP %d; not retrying",
                     task_id,
                     state,
                     url,
-                    attempts,
-                    problem,
+                    status,
                 )
                 return
-            delay = retry.backoff(attempt, base=a2a_settings.PUSH_RETRY_DELAY, cap=MAX_RETRY_DELAY)
-            delay = min(max(delay, retry_after or 0.0), MAX_RETRY_DELAY)
-            logger.info(
-                "push notification for task %s to %s failed (%s); retrying in %.2fs", task_id, url, problem, delay
-            )
-            await asyncio.sleep(delay)
+            problem = f"HTTP {status}"
+        logger.warning(
+            "push notification for task %s (%s) to %s given up after %d attempt(s): %s",
+            task_id,
+            state,
+            url,
+            rules.attempts,
+            problem,
+        )
 
     async def _drain(self, grace: float) -> None:
         loop = asyncio.get_running_loop()
