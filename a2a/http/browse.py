@@ -44,7 +44,7 @@ from a2a.protocol.errors import A2AError, InvalidParamsError
 from a2a.protocol.model import CancelParams, GetParams, Message, SendParams, Task, new_id, task_state
 from a2a.service import card, operations
 from a2a.service.context import CallContext
-from stores.fields import task_delegations
+from stores.fields import joined_parts, task_delegations
 
 #: The states after which the conversation with a task is over.
 FINAL = frozenset({"completed", "canceled", "failed", "rejected"})
@@ -190,7 +190,7 @@ def _said(role: str, parts: list[dict[str, Any]], *, extra: str = "", artifact: 
         "classes": f"{role} {extra}".strip(),
         "name": (artifact or {}).get("name") or "",
         "artifact": (artifact or {}).get("artifactId") or "",
-        "parts": [_part_view(p) for p in parts],
+        "parts": [_part_view(p) for _, p in joined_parts(parts)],  # a streamed reply's chunks as one text
     }
 
 
