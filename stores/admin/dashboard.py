@@ -39,7 +39,7 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from stores.base import MAX_PAGE_SIZE, STATES, TERMINAL_STATES, Task, TaskQuery, TaskStore
-from stores.fields import CREATED, task_state, task_updated
+from stores.fields import CREATED, joined_parts, task_state, task_updated
 from stores.models import TaskRecord
 from stores.orm import OrmTaskStore
 from stores.scope import AGENT_SEPARATOR, DEFAULT_AGENT, agent_name
