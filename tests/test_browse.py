@@ -345,3 +345,12 @@ def _tasks() -> list[dict]:
 def test_the_setting_from_the_environment(settings, value, mode):
     settings.A2A_BROWSABLE_AGENT = value
     assert browse.browsable_mode() == mode
+
+
+def test_a_streamed_reply_is_one_text():
+    """The page's conversation: an artifact's consecutive text parts (a streamed reply's
+    chunks) are one text, as the script grows them (stores.fields.joined_parts)."""
+    chunks = [{"kind": "text", "text": t} for t in ("Rain ", "in Oslo", " tomorrow")]
+    task = {"id": "t", "status": {"state": "completed"}, "artifacts": [{"artifactId": "r", "parts": chunks}]}
+    (reply,) = browse.conversation(task)
+    assert reply["parts"] == [{"kind": "text", "text": "Rain in Oslo tomorrow"}]
