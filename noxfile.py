@@ -1,8 +1,10 @@
 """The support matrix, one command: ``make matrix`` (``.venv/bin/nox``).
 
-- ``nox -s thirdparty`` (the default): our wheel, built once, in a brand-new
+- ``nox -s thirdparty`` (a default): our wheel, built once, in a brand-new
   ``django-admin startproject`` project set up as the README says, served by uvicorn
   and driven over HTTP (tests/thirdparty/run.py), on every combination below. CI.
+- ``nox -s layout`` (a default): the admin's layout browser test on Django 6.1 (the
+  suite runs it on 5.2). CI.
 - ``nox -s tests``: the whole pytest suite on every combination (the source tree,
   with that Python and Django). ``make test`` runs it on the default combination.
 - ``nox -s "thirdparty(python='3.13', django='6.1')"``, ``nox -s tests -- -x -k push``: one
@@ -38,7 +40,11 @@ from tests.thirdparty.run import build_dist  # noqa: E402
 #: the default (.venv, `make test`, CI).
 MATRIX = [("3.11", "5.2"), ("3.12", "6.0"), ("3.12", "6.1"), ("3.13", "6.1")]
 
-nox.options.sessions = ["thirdparty"]
+#: The admin's layout browser test (tests/test_admin_layout_browser.py) on the newest
+#: Django: the suite's own run (``make test``) covers the oldest, 5.2.
+LAYOUT = ("3.12", "6.1")
+
+nox.options.sessions = ["thirdparty", "layout"]
 nox.options.error_on_missing_interpreters = True  # a missing Python fails, never skips
 nox.options.download_python = "never"  # no network but PyPI: use the machine's Pythons
 nox.options.default_venv_backend = "virtualenv"
@@ -137,3 +143,16 @@ def tests(session: nox.Session, django: str) -> None:
     with counted():
         session.install("-r", "requirements-dev.txt", django_requirement(django))
         session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session(python=LAYOUT[0])
+def layout(session: nox.Session) -> None:
+    """The admin's pages in Chromium at 1280 px on Django 6.1 (its page structure differs
+    from 5.2's): only that browser test, with only what it needs (no full dev install)."""
+    with counted():
+        session.install(
+            "-r", "requirements.txt", "pytest", "pytest-django", "playwright", django_requirement(LAYOUT[1])
+        )
+        session.run(
+            "python", "-m", "pytest", "-p", "no:cacheprovider", "tests/test_admin_layout_browser.py", *session.posargs
+        )

@@ -127,3 +127,22 @@ def without_event_log(task: Task) -> Task:
     """``task`` without its event log (a copy when it has one): what the admin and an
     export show of it (the log repeats the task's statuses and artifacts)."""
     return {k: v for k, v in task.items() if k != EVENT_LOG} if EVENT_LOG in task else task
+
+
+def joined_parts(parts: Any) -> list[tuple[int, Any]]:
+    """A message's or artifact's ``parts`` as a person reads them, each with the index of
+    its (first) part in ``parts``: consecutive text parts as one text (a streamed answer
+    is appended one chunk, one text part, at a time; the chunks carry their own spaces),
+    every other part as it is. What the admin, the dashboard and the agent page show."""
+    joined: list[tuple[int, Any]] = []
+    for index, part in enumerate(parts if isinstance(parts, list) else []):
+        if _is_text(part) and joined and _is_text(joined[-1][1]):
+            first, before = joined[-1]
+            joined[-1] = (first, {**before, "text": before["text"] + part["text"]})
+        else:
+            joined.append((index, part))
+    return joined
+
+
+def _is_text(part: Any) -> bool:
+    return isinstance(part, dict) and isinstance(part.get("text"), str)

@@ -268,6 +268,36 @@ def test_parts_text():
     ]
     assert parts_text(parts) == 'hello\n{\n  "a": 1\n}\n[file report.pdf (application/pdf)]'
     assert parts_text(None) == ""
+    chunks = [{"kind": "text", "text": "Hel"}, {"kind": "text", "text": "lo, "}, {"text": "world"}, *parts[1:2]]
+    assert parts_text(chunks) == 'Hello, world\n{\n  "a": 1\n}'  # a streamed answer's chunks: one text
+
+
+#: A streamed answer: 292 chunks appended to one artifact, one text part each.
+WORDS = [f"word{i} " for i in range(292)]
+
+
+def test_a_streamed_answer_reads_as_one_text(admin_client, store, kind, list_url):
+    """The task page shows an artifact's consecutive text parts as one text (not 292
+    lines); the list's preview reads an agent message in chunks as its words; a file
+    part after them keeps its own download link (its index in the stored parts)."""
+    task = recent_task("streamed", state="completed")
+    del task["status"]["message"]
+    chunks = [{"kind": "text", "text": word} for word in WORDS]
+    inline = {"kind": "file", "file": {"bytes": "aGVsbG8=", "name": "hello.txt", "mimeType": "text/plain"}}
+    parts = [*chunks, inline, {"kind": "text", "text": "PS"}]
+    task["artifacts"] = [{"artifactId": "r", "name": "answer", "parts": parts}]
+    said = ["The fore", "cast for ", "Oslo"]
+    task["history"].append({"role": "agent", "messageId": "a1", "parts": [{"kind": "text", "text": t} for t in said]})
+    store.save(task)
+    body = admin_client.get(detail_url(kind, "streamed")).content.decode()
+    conversation = body.split('class="form-row field-history task-conversation">')[1].split("</fieldset>")[0]
+    texts = re.findall(r'<pre class="task-part-text">([^<]*)</pre>', conversation)
+    assert texts == ["history 0", "The forecast for Oslo", "".join(WORDS), "PS"]
+    download = reverse("admin:stores_taskrecord_download", args=["streamed", "artifacts", 0, len(WORDS)])
+    assert f'href="{download}"' in conversation
+    assert admin_client.get(download).content == b"hello"
+    listed = admin_client.get(list_url).content.decode()
+    assert '<div class="task-answer" title="The forecast for Oslo">The forecast for Oslo</div>' in listed
 
 
 # --- Badges, relative times, filters, readable detail, actions (every store) ----------------

@@ -240,6 +240,31 @@ def test_dashboard_draws_states_days_durations_and_failure_reasons(admin_client,
     assert "Out of quota" in reasons
 
 
+def test_a_failure_reason_in_parts_reads_as_one(admin_client, store):
+    """A reason said in several text parts is the text they make, counted with the same
+    reason said in one part, on every store (the ORM store groups in the database)."""
+    finish(store, "one-part", "failed", 2, reason="The weather service is down")
+    finish(store, "two-parts", "failed", 2, reason="The weather service is down")
+    task = store.get("two-parts")
+    task["status"]["message"]["parts"] = [{"kind": "text", "text": "The weather "}, {"text": "service is down"}]
+    store.save(task)
+    assert dashboard.collect(store).reasons == [("The weather service is down", 2)]
+    reasons = re.search(r'id="chart-reasons">(.*?)</section>', admin_client.get(DASHBOARD).content.decode(), re.S)
+    assert re.findall(r"</title>([^<]*)</text>", reasons.group(1)) == ["The weather service is down"]
+
+
+def test_a_long_label_keeps_its_first_letters():
+    """A bar's label starts at the chart's left edge and is clipped at the bars, so a
+    label wider than its column loses its end (the whole is its tooltip), never its
+    start: right-aligned at the column's edge, a 36-character reason began off the chart."""
+    reason = "The weather service is down: HTTP 503 from api.weather.example"
+    svg = dashboard.hbar_chart("Why tasks failed", [(reason, 3, "#c53030"), ("Out of quota", 1, "#c53030")])
+    labels = re.findall(r'<text x="([^"]*)" y="[^"]*" clip-path="url\(#([^)]*)\)"[^>]*><title>([^<]*)</title>', svg)
+    assert [(x, title) for x, _, title in labels] == [("0", reason), ("0", "Out of quota")]
+    clip = labels[0][1]
+    assert re.search(rf'<clipPath id="{clip}"><rect x="0" y="0" width="230" ', svg)
+
+
 def test_dashboard_of_a_scanned_store_says_what_it_read(admin_client, settings, monkeypatch):
     settings.TASK_STORE = store = resolve_store("memory")
     for i in range(5):

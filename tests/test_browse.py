@@ -202,12 +202,51 @@ def test_a_file_is_attached_as_bytes(client_staff, scripted):
     assert "notes.txt (text/plain, 10 bytes)" in response.content.decode()
 
 
+#: What the page says of a CSV file to an agent taking text and JSON.
+REFUSED_CSV = (
+    "This agent does not accept CSV files (text/csv). It accepts: text (text/plain), JSON data (application/json)."
+)
+
+
 def test_a_file_of_a_refused_type_is_an_error_on_the_page(client_staff, scripted):
-    upload = _file("x.png", b"\x89PNG", "image/png")
-    response = client_staff.post(PAGE, {"csrfmiddlewaretoken": csrf(client_staff), "file": upload})
+    """Said in words (no ``message.parts[1]``), the typed text kept in the form, no task."""
+    upload = _file("sales.csv", b"a,b\n1,2\n", "text/csv")
+    data = {"csrfmiddlewaretoken": csrf(client_staff), "text": "Sum the <b> column", "file": upload}
+    response = client_staff.post(PAGE, data)
     assert response.status_code == 400
-    assert 'class="error"' in response.content.decode()
+    body = response.content.decode()
+    assert re.search(r'<p class="error" id="error">([^<]*)</p>', body).group(1) == REFUSED_CSV
+    assert "parts[" not in body
+    assert '<textarea id="id_text" name="text" placeholder="Type a message">Sum the &lt;b&gt; column</textarea>' in body
+    assert '<section id="task" hidden>' in body
     assert _tasks() == []
+
+
+def test_the_stream_refuses_a_file_type_in_words(staff, scripted):
+    asyncio.run(_the_stream_refuses_a_file_type_in_words(staff))
+
+
+async def _the_stream_refuses_a_file_type_in_words(staff) -> None:
+    client = AsyncClient()
+    await client.aforce_login(staff)
+    response = await client.post(PAGE + "stream", {"text": "hi", "file": _file("s.csv", b"a,b", "text/csv")})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["message"] == REFUSED_CSV
+    assert error["code"] == -32005  # still the protocol's ContentTypeNotSupportedError
+
+
+@pytest.mark.parametrize(
+    ("media", "words"),
+    [
+        ("text/csv", "CSV files (text/csv)"),
+        ("image/*", "image files (image/*)"),
+        ("*/*", "any file (*/*)"),
+        ("application/vnd.ms-excel", "files of type application/vnd.ms-excel"),
+    ],
+)
+def test_media_types_in_words(media, words):
+    assert browse._media_words(media) == words
 
 
 def test_an_empty_message_is_an_error(client_staff, scripted):
@@ -306,3 +345,12 @@ def _tasks() -> list[dict]:
 def test_the_setting_from_the_environment(settings, value, mode):
     settings.A2A_BROWSABLE_AGENT = value
     assert browse.browsable_mode() == mode
+
+
+def test_a_streamed_reply_is_one_text():
+    """The page's conversation: an artifact's consecutive text parts (a streamed reply's
+    chunks) are one text, as the script grows them (stores.fields.joined_parts)."""
+    chunks = [{"kind": "text", "text": t} for t in ("Rain ", "in Oslo", " tomorrow")]
+    task = {"id": "t", "status": {"state": "completed"}, "artifacts": [{"artifactId": "r", "parts": chunks}]}
+    (reply,) = browse.conversation(task)
+    assert reply["parts"] == [{"kind": "text", "text": "Rain in Oslo tomorrow"}]

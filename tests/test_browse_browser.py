@@ -200,3 +200,31 @@ def assert_inside(page, card: str) -> None:
         url = urls.nth(i).bounding_box()
         assert box["x"] <= url["x"] and url["x"] + url["width"] <= box["x"] + box["width"], (i, url, box)
     assert page.locator(card).evaluate("e => e.scrollWidth <= e.clientWidth")
+
+
+def test_a_refused_file_type_is_said_in_words_and_the_text_kept(site, browser, capsys):
+    """A CSV file to an agent taking text and JSON (the default A2A_INPUT_MODES): the
+    page says so in words, keeps what was typed and the file, shows no (empty) task."""
+    refused_png = ARTIFACTS / "agent-browse-refused-file.png"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        log_in(page, site)
+        page.fill("#id_text", "Sum the second column, please")
+        page.set_input_files("#id_file", files=[{"name": "sales.csv", "mimeType": "text/csv", "buffer": b"a,b\n1,2\n"}])
+        page.click("#send-button")
+        page.wait_for_selector("#error")
+        assert page.locator("#error").inner_text() == (
+            "This agent does not accept CSV files (text/csv). "
+            "It accepts: text (text/plain), JSON data (application/json)."
+        )
+        assert page.locator("#id_text").input_value() == "Sum the second column, please"
+        assert page.locator("#id_file").evaluate("e => e.files.length && e.files[0].name") == "sales.csv"
+        assert page.locator("#task").is_hidden()
+        assert page.locator("#events li").count() == 0
+        assert page.locator("#send-button").is_enabled()
+        page.screenshot(path=refused_png, full_page=True)
+    finally:
+        page.close()
+    with capsys.disabled():
+        print(f"\nscreenshot: {refused_png}")

@@ -40,11 +40,11 @@ from a2a.http import files
 from a2a.http.common import event_stream, origin, public_url, request_agent
 from a2a.http.sse import sse_stream
 from a2a.protocol import V10
-from a2a.protocol.errors import A2AError, InvalidParamsError
+from a2a.protocol.errors import A2AError, ContentTypeNotSupportedError, InvalidParamsError
 from a2a.protocol.model import CancelParams, GetParams, Message, SendParams, Task, new_id, task_state
 from a2a.service import card, operations
 from a2a.service.context import CallContext
-from stores.fields import task_delegations
+from stores.fields import joined_parts, task_delegations
 
 #: The states after which the conversation with a task is over.
 FINAL = frozenset({"completed", "canceled", "failed", "rejected"})
@@ -153,6 +153,37 @@ def _message(request: HttpRequest) -> Message:
     return V10.parse_message(raw)
 
 
+#: Media types named in words on the page; any other ``type/sub`` is "SUB files (type/sub)".
+_MEDIA_WORDS = {"text/plain": "text", "application/json": "JSON data", "*/*": "any file"}
+
+
+def _media_words(media: str) -> str:
+    """``text/csv`` as a person reads it: "CSV files (text/csv)"."""
+    major, _, minor = media.partition("/")
+    if media in _MEDIA_WORDS:
+        words = _MEDIA_WORDS[media]
+    elif minor == "*":
+        words = f"{major} files"
+    elif minor.isalnum() and len(minor) <= 5:
+        words = f"{minor.upper()} files"
+    else:
+        return f"files of type {media}"
+    return f"{words} ({media})"
+
+
+def _in_words(exc: A2AError, ctx: CallContext) -> A2AError:
+    """The page's refusal of ``exc``: a part of a type the agent does not take said in
+    words, with what it takes (the protocol's own wording names ``message.parts[i]``);
+    any other error as it is."""
+    if not isinstance(exc, ContentTypeNotSupportedError) or "mediaType" not in exc.metadata:
+        return exc
+    accepted = ctx.agent.settings.INPUT_MODES
+    accepted = a2a_settings.INPUT_MODES if accepted is None else accepted
+    takes = ", ".join(_media_words(m) for m in accepted) or "nothing"
+    said = f"This agent does not accept {_media_words(str(exc.metadata['mediaType']))}. It accepts: {takes}."
+    return ContentTypeNotSupportedError(said, metadata=exc.metadata)
+
+
 # --- Showing a task ------------------------------------------------------------------------
 
 
@@ -190,7 +221,7 @@ def _said(role: str, parts: list[dict[str, Any]], *, extra: str = "", artifact: 
         "classes": f"{role} {extra}".strip(),
         "name": (artifact or {}).get("name") or "",
         "artifact": (artifact or {}).get("artifactId") or "",
-        "parts": [_part_view(p) for p in parts],
+        "parts": [_part_view(p) for _, p in joined_parts(parts)],  # a streamed reply's chunks as one text
     }
 
 
@@ -258,9 +289,11 @@ def _page(
     task: Task | Message | None = None,
     sent: Message | None = None,
     error: str = "",
+    typed: str = "",
     status: int = 200,
 ) -> HttpResponse:
     context = {
+        "typed": typed,
         "card": _card_view(request),
         "can_send": ctx is not None,
         "caller": ctx.caller if ctx else "",
@@ -289,8 +322,9 @@ async def agent(request: HttpRequest) -> HttpResponseBase:
         try:
             sent = _message(request)
             answer = await operations.send_message(SendParams(message=sent, blocking=True), ctx)
-        except A2AError as exc:
-            return _page(request, ctx, error=exc.message, status=400)
+        except A2AError as exc:  # the visitor's text stays in the form, to fix and send again
+            typed = request.POST.get("text", "")
+            return _page(request, ctx, error=_in_words(exc, ctx).message, typed=typed, status=400)
         return _page(request, ctx, task=answer, sent=sent)
     if request.method not in ("GET", "HEAD"):
         return HttpResponse(status=405, headers={"Allow": "GET, HEAD, POST"})
@@ -330,7 +364,7 @@ async def stream(request: HttpRequest, ctx: CallContext) -> HttpResponseBase:
         items = operations.stream_message(SendParams(message=_message(request)), ctx)
         first = await anext(items)
     except A2AError as exc:
-        return _json_error(exc)
+        return _json_error(_in_words(exc, ctx))
     return event_stream(
         sse_stream(
             first,

@@ -229,6 +229,7 @@ class TaskActionsMixin:
                 **self.admin_site.each_context(request),
                 "opts": self.opts,
                 "title": "Are you sure?",
+                "media": self.media,  # type: ignore[attr-defined]
                 "ids": ids,
                 "action": "delete_tasks",
                 "changelist_url": reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist"),

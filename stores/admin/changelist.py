@@ -44,14 +44,20 @@ class StoreChangeList:
     ``model_admin.list_filter``, ``?page_token=`` (cursor pagination). An unknown filter
     value or a page token from another list is shown as an error and ignored.
 
-    Offers the filters what Django's ``ChangeList`` does (``get_query_string``,
-    ``add_facets``), so they render with Django's own filter template."""
+    Offers what Django's ``ChangeList`` does to its templates (``opts``, the filters'
+    ``get_query_string``, ``has_active_filters``...), so the page is Django's own change
+    list (``admin/change_list.html``) with only the search, rows and pages replaced."""
 
     #: Facet counts need a queryset (the ORM's change list has them; this one does not).
     add_facets = False
+    is_facets_optional = False
+    has_filters = True
+    formset = None
+    date_hierarchy = None
 
     def __init__(self, request: HttpRequest, model_admin: Any, store: TaskStore | None, errors: list[str]) -> None:
         self.model_admin = model_admin
+        self.opts = model_admin.opts
         self.store = store
         self.errors = list(errors)
         self.query = request.GET.get("q", "").strip()
@@ -61,6 +67,8 @@ class StoreChangeList:
         self.params = {spec.parameter_name: value for spec in self.filter_specs if (value := spec.value())}
         self.found = self._find() if store is not None else search.Found("", TaskPage(tasks=[]))
         self.policy = retention_policy()
+        self.has_active_filters = bool(self.params)
+        self.clear_all_filters_qs = self.get_query_string(remove=list(self.params))
 
     def _filters(self, request: HttpRequest) -> list[TaskFilter]:
         values = {name: request.GET.get(name, "").strip() for name in request.GET if name not in ("q", "page_token")}

@@ -6,7 +6,7 @@ Bounded work, whatever the store:
 
 - The ORM store asks the database for aggregates: a count per state and per agent
   (the start of the scope key) over the table, a count per day of creation, the
-  failure reasons (the first text part of a failed task's status message) grouped
+  failure reasons (the first text of a failed task's status message) grouped
   and counted, and the p50/p95 time from creation to a terminal state per day, with
   ``percentile_cont`` on PostgreSQL; on another database (SQLite has no percentile
   function) the durations of at most :data:`SCAN_LIMIT` of
@@ -22,6 +22,8 @@ The per-day charts cover the last :data:`DAYS` days, in the current time zone.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -37,7 +39,7 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from stores.base import MAX_PAGE_SIZE, STATES, TERMINAL_STATES, Task, TaskQuery, TaskStore
-from stores.fields import CREATED, task_state, task_updated
+from stores.fields import CREATED, joined_parts, task_state, task_updated
 from stores.models import TaskRecord
 from stores.orm import OrmTaskStore
 from stores.scope import AGENT_SEPARATOR, DEFAULT_AGENT, agent_name
@@ -103,11 +105,15 @@ def percentile(values: Sequence[float], fraction: float) -> float | None:
 
 
 def reason_of(task: Task) -> str:
-    """Why a task failed, as its status message says (first text part), else "(no message)"."""
+    """Why a task failed, as its status message says (its first text, consecutive text
+    parts joined: :func:`~stores.fields.joined_parts`), else ""."""
     status = task.get("status") if isinstance(task.get("status"), dict) else {}
     message = status.get("message") if isinstance(status, dict) else None
-    parts = message.get("parts") if isinstance(message, dict) else None
-    for part in parts if isinstance(parts, list) else []:
+    return _first_text(message.get("parts") if isinstance(message, dict) else None)
+
+
+def _first_text(parts: Any) -> str:
+    for _, part in joined_parts(parts):
         if isinstance(part, dict) and isinstance(part.get("text"), str) and part["text"].strip():
             return part["text"].strip()
     return ""
@@ -166,7 +172,7 @@ def collect_tasks(tasks: Iterable[Task], now: dt.datetime | None = None) -> Stat
     stats.per_day = [per_day[d] for d in days]
     stats.p50 = [percentile(durations[d], 0.5) for d in days]
     stats.p95 = [percentile(durations[d], 0.95) for d in days]
-    stats.reasons = reasons.most_common(TOP_REASONS)
+    stats.reasons = _top(reasons)
     return stats
 
 
@@ -208,15 +214,32 @@ def _collect_orm(rows: QuerySet, now: dt.datetime | None = None) -> Stats:
     stats.p50 = [by_day[d][0] if d in by_day else None for d in days]
     stats.p95 = [by_day[d][1] if d in by_day else None for d in days]
     failed = rows.filter(state="failed", updated_at__gte=start).order_by()
+    # Grouped by the message's parts in the database, joined here (a reason in several
+    # text parts reads as one): the most frequent groups, a bounded read.
     grouped = (
-        failed.annotate(reason=KT("task__status__message__parts__0__text"))
-        .values_list("reason")
+        failed.annotate(parts=KT("task__status__message__parts"))
+        .values_list("parts")
         .annotate(n=Count("id"))
-        .order_by("-n", "reason")
-        .values_list("reason", "n")[:TOP_REASONS]
+        .order_by("-n", "parts")
+        .values_list("parts", "n")[: TOP_REASONS * 8]
     )
-    stats.reasons = [((reason or "").strip(), n) for reason, n in grouped]
+    reasons: Counter[str] = Counter()
+    for parts, n in grouped:
+        reasons[_first_text(_json(parts))] += n
+    stats.reasons = _top(reasons)
     return stats
+
+
+def _json(text: str | None) -> Any:
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return None
+
+
+def _top(reasons: Counter[str]) -> list[tuple[str, int]]:
+    """The most frequent reasons, the same order on every store (then by text)."""
+    return sorted(reasons.items(), key=lambda item: (-item[1], item[0]))[:TOP_REASONS]
 
 
 def _orm_per_agent(rows: QuerySet) -> dict[str, int]:
@@ -274,13 +297,16 @@ def hbar_chart(title: str, rows: Sequence[tuple[str, int, str]], empty: str = "N
         return _svg(40, title, f'<text x="10" y="24" fill="#666">{escape(empty)}</text>')
     top = max(value for _, value, _ in rows) or 1
     scale = (WIDTH - bar_x - 60) / top
-    parts = []
+    # Labels start at the left edge and are clipped at the bars: a label wider than its
+    # column loses its end (the whole is the tooltip), never its first letters.
+    clip = "hbar-labels-" + hashlib.sha1(title.encode()).hexdigest()[:10]  # one per chart of the page
+    parts = [f'<clipPath id="{clip}"><rect x="0" y="0" width="{label_w}" height="{8 + len(rows) * row_h}"/></clipPath>']
     for i, (label, value, colour) in enumerate(rows):
         y = 8 + i * row_h
         w = max(1.0, value * scale) if value else 0.0
         parts.append(
-            f'<text x="{label_w}" y="{y + 15}" text-anchor="end" fill="currentColor">'
-            f"<title>{escape(label)}</title>{escape(_shorten(label, 36))}</text>"
+            f'<text x="0" y="{y + 15}" clip-path="url(#{clip})" fill="currentColor">'
+            f"<title>{escape(label)}</title>{escape(_shorten(label, 34))}</text>"
             f'<rect x="{bar_x}" y="{y + 3}" width="{w:.1f}" height="{row_h - 8}" rx="3" fill="{colour}"/>'
             f'<text x="{bar_x + w + 6:.1f}" y="{y + 15}" fill="currentColor">{value}</text>'
         )

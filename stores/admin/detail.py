@@ -15,6 +15,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpRe
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.http import content_disposition_header
+from django.utils.text import Truncator
 
 from stores.admin.display import (
     DownloadURL,
@@ -111,7 +112,9 @@ class TaskDetailMixin:
             "opts": self.opts,
             "title": "View task",
             "subtitle": task_id,
+            "original": Truncator(task_id).chars(60),  # the breadcrumbs' last step
             "has_view_permission": True,
+            "media": self.media,  # type: ignore[attr-defined]
             "changelist_url": changelist,
             "task_id": task_id,
             "context_id": task.get("contextId") or "",

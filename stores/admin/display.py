@@ -17,7 +17,7 @@ from django.utils.text import Truncator
 from django.utils.timesince import timesince, timeuntil
 
 from stores.base import STATES, Task
-from stores.fields import task_updated, without_event_log
+from stores.fields import joined_parts, task_updated, without_event_log
 from stores.retention import Policy, kept
 from stores.scope import agent_name
 from stores.timestamps import parse_timestamp
@@ -32,10 +32,11 @@ def pretty_json(value: Any) -> str:
 
 
 def parts_text(parts: Any) -> str:
-    """The readable text of a message's or artifact's parts: text as it is, data as
-    JSON, a file as ``[file name (type)]``."""
+    """The readable text of a message's or artifact's parts, one line each of
+    :func:`~stores.fields.joined_parts`: text as it is, data as JSON, a file as
+    ``[file name (type)]``."""
     lines = []
-    for part in parts if isinstance(parts, list) else []:
+    for _, part in joined_parts(parts):
         if not isinstance(part, dict):
             continue
         if isinstance(part.get("text"), str):
@@ -114,7 +115,7 @@ def _entry(item: Any, *title_keys: str, download: Callable[[int], str] | None = 
         "name": item_dict.get("name") or "",
         "description": item_dict.get("description") or "",
         "text": parts_text(parts),
-        "parts": [render_part(p, download(j) if download else "") for j, p in enumerate(parts)],
+        "parts": [render_part(p, download(j) if download else "") for j, p in joined_parts(parts)],
         "json": pretty_json(item),
     }
 

@@ -125,6 +125,7 @@ class TaskRecordAdmin(TaskActionsMixin, TaskDetailMixin, admin.ModelAdmin):
             "opts": self.opts,
             "title": title,
             "has_view_permission": True,
+            "media": self.media,
             **self._urls(),
             **context,
         }
@@ -188,6 +189,7 @@ class TaskRecordAdmin(TaskActionsMixin, TaskDetailMixin, admin.ModelAdmin):
         context = self._page(
             request,
             "Task dashboard",
+            original="Dashboard",  # the breadcrumbs' last step (admin/change_form.html's)
             store=store,
             store_label=store_label(store) if store is not None else "",
             orm=isinstance(store, OrmTaskStore),

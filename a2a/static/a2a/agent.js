@@ -182,22 +182,30 @@
     var body = new FormData(form);
     var file = form.elements.file.files[0];
     if (!body.get("text").trim() && !file) { showError("Type a message or attach a file"); return; }
+    var hadTask = !section.hidden;
     section.hidden = false;
-    addParts(bubble("user", "", "you"), [{ text: body.get("text") + (file ? " [file " + file.name + "]" : "") }]);
+    var mine = addParts(bubble("user", "", "you"), [{ text: body.get("text") + (file ? " [file " + file.name + "]" : "") }]);
     sendButton.disabled = true;
-    form.elements.text.value = "";
-    form.elements.file.value = "";
     var old = document.getElementById("error");
     if (old) old.remove();
+    // Refused (or never sent): the message leaves the conversation, the form keeps what
+    // was typed and attached, and a task box that was empty is hidden again.
+    function unsent(message) {
+      mine.remove();
+      section.hidden = !hadTask;
+      showError(message);
+    }
     try {
       var response = await fetch(form.dataset.streamUrl, {
         method: "POST", body: body, headers: { "X-CSRFToken": csrf }, credentials: "same-origin"
       });
       if (!response.ok) {
         var failure = await response.text();
-        try { showError(JSON.parse(failure).error.message); } catch (e) { showError(failure || response.statusText); }
+        try { unsent(JSON.parse(failure).error.message); } catch (e) { unsent(failure || response.statusText); }
         return;
       }
+      form.elements.text.value = "";  // taken: the form is ready for the next message
+      form.elements.file.value = "";
       await readStream(response);
     } catch (error) {
       showError(String(error));
