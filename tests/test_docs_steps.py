@@ -4,11 +4,27 @@ testing page's and the README's curl lines; tests/thirdparty/ the README's Quick
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
+from pathlib import Path
+
+from django.test import override_settings
 
 from a2a.handlers.skills import get_skills
+from a2a.ops.checks.agents import check_agents
 from a2a.ops.checks.skills import check_skills
 from tests.server import ROOT
+from tests.test_docs_testing import quickstart_project
+from tests.thirdparty import run as thirdparty
+from tests.thirdparty.readme import (
+    ReadmeSteps,
+    fenced_blocks,
+    files_of,
+    readme_section,
+    second_agent_steps,
+)
 
 DOCS = ROOT / "docs"
 
@@ -18,6 +34,43 @@ def captioned_files(markdown: str) -> dict[str, str]:
     in ``path``: right above the block): path -> the block's text."""
     found = re.finditer(r"`([\w./-]+\.\w+)`:\n\n```\w*\n(.*?)^```", markdown, flags=re.MULTILINE | re.DOTALL)
     return {match.group(1): match.group(2) for match in found}
+
+
+def code_steps(block: str) -> ReadmeSteps:
+    """A page's ``# settings.py`` / ``# myproject/x.py`` block as steps: the project's files
+    to merge into, and the new files (a path with a ``/``) to write."""
+    parts = files_of(block)
+    return ReadmeSteps(
+        "", {n: c for n, c in parts.items() if "/" not in n}, {n: c for n, c in parts.items() if "/" in n}, set()
+    )
+
+
+def manage(project: Path, *args: str, script: str | None = None) -> subprocess.CompletedProcess:
+    """``python manage.py ...`` (or ``script`` with the project's settings set up) in the
+    project, this checkout's apps importable."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(project)}
+    env["DJANGO_SETTINGS_MODULE"] = f"{thirdparty.PROJECT}.settings"
+    command = [sys.executable, "-c", script] if script else [sys.executable, "manage.py", *args]
+    return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=300)
+
+
+#: Run in a project: what a GET of each path answers, as JSON (status, body).
+GETS = """
+import json, sys
+import django
+django.setup()
+from django.test import Client
+from django.test.utils import setup_test_environment
+setup_test_environment()
+answers = {path: Client().get(path) for path in sys.argv[1:]}
+print(json.dumps({path: [a.status_code, a.content.decode()] for path, a in answers.items()}))
+"""
+
+
+def get(project: Path, *paths: str) -> dict[str, tuple[int, str]]:
+    done = manage(project, script=GETS.replace("sys.argv[1:]", repr(list(paths))))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return {path: (status, body) for path, (status, body) in json.loads(done.stdout.splitlines()[-1]).items()}
 
 
 # --- docs/handlers.md ---------------------------------------------------------------------------
@@ -37,3 +90,68 @@ def test_the_handlers_pages_skill_file_copied_as_shown_loads(tmp_path, settings)
     assert check_skills() == []
     (skill,) = get_skills()
     assert skill.card_entry()["name"] == "Summarize" and skill.instructions.startswith("Answer with at most")
+
+
+# --- docs/agents.md ---------------------------------------------------------------------------
+
+AGENTS_PAGE = DOCS / "agents.md"
+
+
+def agents_page_block() -> str:
+    return fenced_blocks(AGENTS_PAGE.read_text(), "python")[0]
+
+
+def test_the_agents_page_followed_after_the_quickstart_serves_the_second_agent(tmp_path):
+    """The page's first block and the skill file it names, applied to the Quickstart's
+    project: a clean check, and the agent's card lists the folder's skill."""
+    project = quickstart_project(tmp_path, second_agent=False)
+    thirdparty.apply_steps(project, code_steps(agents_page_block()), tmp_path, "docs/agents.md")
+    files = {path: text for path, text in captioned_files(AGENTS_PAGE.read_text()).items() if path.endswith("SKILL.md")}
+    assert files, "docs/agents.md shows the second agent's skill file"
+    for path, text in files.items():
+        (project / path).parent.mkdir(parents=True, exist_ok=True)
+        (project / path).write_text(text)
+    checked = manage(project, "check", "--fail-level", "WARNING")
+    assert "no issues" in checked.stdout, checked.stdout + checked.stderr
+    status, body = get(project, "/agents/billing/.well-known/agent-card.json")[
+        "/agents/billing/.well-known/agent-card.json"
+    ]
+    assert status == 200 and [skill["id"] for skill in json.loads(body)["skills"]] == ["invoices"]
+
+
+def test_the_readme_and_the_agents_page_show_one_layout():
+    """The same second agent: its handler's dotted path and module file are the README's."""
+    readme = second_agent_steps((ROOT / "README.md").read_text())
+    page = code_steps(agents_page_block())
+    handler = re.compile(r'"HANDLER": "([\w.]+)"')
+    assert handler.findall(page.files["settings.py"]) == handler.findall(readme.files["settings.py"])
+    assert set(page.new_files) == set(readme.new_files) == {"myproject/billing.py"}
+    assert page.new_files == readme.new_files
+
+
+def test_the_agents_pages_checks_name_the_ids_the_checks_report(tmp_path, settings):
+    """Each mistake the Checks section names, made: the ids reported are the ones it names."""
+    broken = tmp_path / "broken"
+    (broken / "x").mkdir(parents=True)
+    (broken / "x" / "SKILL.md").write_text("no front matter")
+    mistakes = [
+        {"bad name": {}},
+        {"billing": {"HANDLERS": "x"}},
+        {"billing": {"TASK_STORE": "nosuch"}},
+        {"billing": {"HANDLER": "nowhere.handle"}},
+        {"billing": {"SKILLS_DIR": str(tmp_path / "nowhere")}},
+        {"billing": {"SKILLS_DIR": str(broken)}},
+    ]
+    reported = set()
+    for configured in mistakes:
+        with override_settings(A2A_AGENTS=configured):
+            reported |= {message.id for message in check_agents()}
+    settings.ROOT_URLCONF = "a2a.urls"  # a2a.urls.agents not included
+    settings.A2A_AGENTS = {"billing": {}}
+    reported |= {message.id for message in check_agents()}
+    section = readme_section(AGENTS_PAGE.read_text(), "## Checks")
+    assert (
+        set(re.findall(r"a2a\.[EW]\d{3}", section))
+        == reported
+        == {"a2a.E110", "a2a.E001", "a2a.E020", "a2a.E021", "a2a.W110"}
+    )

@@ -36,9 +36,10 @@ def page_files(markdown: str, heading: str) -> dict[str, str]:
     return found
 
 
-def quickstart_project(workdir: Path) -> Path:
-    """``startproject myproject`` with the README's Quickstart and second agent applied,
-    this checkout's apps importable (the wheel's install is tests/thirdparty/'s)."""
+def quickstart_project(workdir: Path, second_agent: bool = True) -> Path:
+    """``startproject myproject`` with the README's Quickstart and second agent (unless
+    ``second_agent`` is false) applied, this checkout's apps importable (the wheel's
+    install is tests/thirdparty/'s)."""
     project = workdir / thirdparty.PROJECT
     project.mkdir()
     subprocess.run(
@@ -48,7 +49,8 @@ def quickstart_project(workdir: Path) -> Path:
     )
     readme = thirdparty.README.read_text()
     thirdparty.apply_steps(project, readme_steps(readme), workdir, "README")
-    thirdparty.apply_steps(project, second_agent_steps(readme), workdir, "the README's second agent")
+    if second_agent:
+        thirdparty.apply_steps(project, second_agent_steps(readme), workdir, "the README's second agent")
     return project
 
 
