@@ -74,6 +74,9 @@ def test_the_testing_page_shows_the_configuration_and_a_test_file():
     files = page_files(TESTING_PAGE.read_text(), SECTION)
     assert set(files) == {"pyproject.toml", "tests/test_agent.py"}
     assert 'DJANGO_SETTINGS_MODULE = "myproject.settings"' in files["pyproject.toml"]
+    # Every assert_events(...) the page writes is one the test file runs against the Quickstart.
+    calls = set(re.findall(r"assert_events\([^)]*\)", TESTING_PAGE.read_text()))
+    assert calls and calls <= set(re.findall(r"assert_events\([^)]*\)", files["tests/test_agent.py"]))
 
 
 @pytest.mark.slow
@@ -85,7 +88,7 @@ def test_the_testing_pages_examples_pass_and_leave_the_projects_store_alone(tmp_
     for _ in range(2):  # the author runs them again and again: nothing piles up
         done = run_pytest(project)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert re.search(r"\b4 passed\b", done.stdout), done.stdout
+        assert re.search(r"\b5 passed\b", done.stdout), done.stdout
         assert task_files(project) == [], "the test kit wrote into the project's task store"
     # A test that asks for the project's store gets it.
     (project / "tests" / "test_project_store.py").write_text(
