@@ -4,11 +4,13 @@ testing page's and the README's curl lines; tests/thirdparty/ the README's Quick
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from django.test import override_settings
 
@@ -155,3 +157,25 @@ def test_the_agents_pages_checks_name_the_ids_the_checks_report(tmp_path, settin
         == reported
         == {"a2a.E110", "a2a.E001", "a2a.E020", "a2a.E021", "a2a.W110"}
     )
+
+
+# --- docs/files.md: a handler returning a file --------------------------------------------------
+
+
+def test_the_files_pages_handler_returns_its_file(a2a_client, settings, tmp_path, monkeypatch):
+    """The page's handler, as the project's: the client gets the file (v1.0 ``raw``, v0.3
+    ``bytes``), and a ``url`` once the file is above A2A_FILES_OFFLOAD_BYTES."""
+    block = next(b for b in fenced_blocks((DOCS / "files.md").read_text(), "python") if "# myproject/report.py" in b)
+    module = ModuleType("docs_files_report")
+    exec(files_of(block)["myproject/report.py"], module.__dict__)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    settings.A2A_HANDLER = "docs_files_report.handle"
+    [part] = a2a_client.send("Paris")["task"]["artifacts"][0]["parts"]
+    assert (part["mediaType"], part["filename"]) == ("text/csv", "report.csv")
+    assert base64.b64decode(part["raw"]) == b"city,temp\nParis,21\n"
+    [part] = a2a_client.with_(version="0.3").send("Oslo")["artifacts"][0]["parts"]  # v0.3: the task itself
+    assert base64.b64decode(part["file"]["bytes"]) == b"city,temp\nOslo,21\n"
+    settings.MEDIA_ROOT = str(tmp_path)
+    settings.A2A_FILES_OFFLOAD_BYTES = 8
+    [part] = a2a_client.send("Rome")["task"]["artifacts"][0]["parts"]
+    assert "raw" not in part and "/a2a/files/" in part["url"] and part["filename"] == "report.csv"
