@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -179,3 +180,49 @@ def test_the_files_pages_handler_returns_its_file(a2a_client, settings, tmp_path
     settings.A2A_FILES_OFFLOAD_BYTES = 8
     [part] = a2a_client.send("Rome")["task"]["artifacts"][0]["parts"]
     assert "raw" not in part and "/a2a/files/" in part["url"] and part["filename"] == "report.csv"
+
+
+# --- docs/protocol.md: a token for a caller -----------------------------------------------------
+
+#: Run in a project: SendMessage to /a2a/ with the given headers: (status, the task's state or the body).
+SEND = """
+import json, sys
+import django
+django.setup()
+from django.test import Client
+from django.test.utils import setup_test_environment
+setup_test_environment()
+body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+        "params": {"message": {"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "hi"}]}}}
+headers = {"A2A-Version": "1.0", **HEADERS}
+answer = Client().post("/a2a/", json.dumps(body), content_type="application/json", headers=headers)
+print(json.dumps([answer.status_code, answer.content.decode()]))
+"""
+
+
+def test_the_protocol_pages_token_steps_give_alice_a_token_that_calls_the_agent(tmp_path):
+    """The Quickstart's project with the page's settings, then its commands as written: the
+    token ``drf_create_token`` prints gets Alice's task; no token is a 401."""
+    section = readme_section((DOCS / "protocol.md").read_text(), "## Authentication and ownership")
+    project = quickstart_project(tmp_path)
+    settings_file = project / thirdparty.PROJECT / "settings.py"
+    settings_code = fenced_blocks(section, "python")[0]
+    merged = thirdparty.merge(settings_file.read_text(), settings_code)
+    # The page lists "a2a" and "stores" the Quickstart added already: once each.
+    settings_file.write_text(merged + "\nINSTALLED_APPS = list(dict.fromkeys(INSTALLED_APPS))\n")
+    said = ""
+    for line in fenced_blocks(section, "sh")[0].splitlines():
+        command = shlex.split(line)
+        assert command[:2] == ["python", "manage.py"], line
+        done = manage(project, *command[2:])
+        assert done.returncode == 0, f"{line}\n{done.stdout}{done.stderr}"
+        said = done.stdout
+    token = re.fullmatch(r"Generated token (\w+) for user alice\s*", said)
+    assert token, said
+    for headers, expected in (({"Authorization": f"Bearer {token.group(1)}"}, 200), ({}, 401)):
+        done = manage(project, script=SEND.replace("**HEADERS", f"**{headers!r}"))
+        assert done.returncode == 0, done.stderr
+        status, body = json.loads(done.stdout.splitlines()[-1])
+        assert status == expected, body
+        if status == 200:
+            assert json.loads(body)["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", body
