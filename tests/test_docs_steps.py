@@ -10,6 +10,7 @@ import re
 import shlex
 import subprocess
 import sys
+import urllib.parse
 from pathlib import Path
 from types import ModuleType
 
@@ -18,6 +19,7 @@ from django.test import override_settings
 from a2a.handlers.skills import get_skills
 from a2a.ops.checks.agents import check_agents
 from a2a.ops.checks.skills import check_skills
+from tests.ports import free_port
 from tests.server import ROOT
 from tests.test_docs_testing import quickstart_project
 from tests.thirdparty import run as thirdparty
@@ -48,13 +50,20 @@ def code_steps(block: str) -> ReadmeSteps:
     )
 
 
-def manage(project: Path, *args: str, script: str | None = None) -> subprocess.CompletedProcess:
-    """``python manage.py ...`` (or ``script`` with the project's settings set up) in the
-    project, this checkout's apps importable."""
+def project_env(project: Path) -> dict[str, str]:
+    """The environment of the project's commands: this checkout's apps importable."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(project)}
-    env["DJANGO_SETTINGS_MODULE"] = f"{thirdparty.PROJECT}.settings"
+    return {**env, "DJANGO_SETTINGS_MODULE": f"{thirdparty.PROJECT}.settings"}
+
+
+def manage(
+    project: Path, *args: str, script: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """``python manage.py ...`` (or ``script`` with the project's settings set up) in the project."""
     command = [sys.executable, "-c", script] if script else [sys.executable, "manage.py", *args]
-    return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        command, cwd=project, env={**project_env(project), **(env or {})}, capture_output=True, text=True, timeout=300
+    )
 
 
 #: Run in a project: what a GET of each path answers, as JSON (status, body).
@@ -226,3 +235,77 @@ def test_the_protocol_pages_token_steps_give_alice_a_token_that_calls_the_agent(
         assert status == expected, body
         if status == 200:
             assert json.loads(body)["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", body
+
+
+# --- The README's "Serve it" and the front page ---------------------------------------------------
+
+README = ROOT / "README.md"
+ADMIN = {"username": "admin", "password": "a-long-test-password-2718"}
+
+
+def serve_steps() -> list[list[str]]:
+    """The README's "Serve it" commands, one per line."""
+    [block] = fenced_blocks(readme_section(README.read_text(), "### Serve it"), "sh")
+    return [shlex.split(line, comments=True) for line in block.splitlines()]
+
+
+def front_page_line() -> str:
+    """The ``path(...)`` the README has a project add for a front page."""
+    found = re.search(
+        r'`(path\("", include\("a2a\.urls\.home"\)\))`', readme_section(README.read_text(), "### Serve it")
+    )
+    assert found, "the README offers the front page as an include"
+    return found.group(1)
+
+
+def sign_in(client: thirdparty.Client, next_path: str) -> tuple[int, str, str]:
+    """The admin's login form, filled as a person does: (status, final URL, page)."""
+    status, _, page = client.request(f"/admin/login/?next={next_path}")
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+    assert status == 200 and token, page[:2000]
+    form = {"csrfmiddlewaretoken": token.group(1), **ADMIN, "next": next_path}
+    return client.request(
+        f"/admin/login/?next={next_path}",
+        data=urllib.parse.urlencode(form).encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded", "Referer": client.base + "/admin/login/"},
+    )
+
+
+def test_the_readme_serve_steps_give_a_staff_login_the_agent_page_and_a_front_page(tmp_path):
+    """The Quickstart's project, the front page's line added, then "Serve it" as written
+    (createsuperuser answered from the environment): uvicorn with the README's arguments
+    serves the front page, and the agent page to the user createsuperuser made."""
+    steps = serve_steps()
+    assert [step[:3] for step in steps[:2]] == [
+        ["python", "manage.py", "migrate"],
+        ["python", "manage.py", "createsuperuser"],
+    ]
+    assert steps[2][:2] == ["uvicorn", f"{thirdparty.PROJECT}.asgi:application"] and "--http" in steps[2]
+    project = quickstart_project(tmp_path)
+    urls = project / thirdparty.PROJECT / "urls.py"
+    urls.write_text(thirdparty.merge(urls.read_text(), f"urlpatterns = [..., {front_page_line()}]\n"))
+    superuser = {f"DJANGO_SUPERUSER_{key.upper()}": value for key, value in ADMIN.items()}
+    for step in steps[:2]:
+        done = manage(
+            project,
+            *step[2:],
+            *(["--noinput", "--email", "a@example.com"] if "createsuperuser" in step else []),
+            env=superuser,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    port = free_port()
+    command = [sys.executable, "-m", *steps[2], "--host", "127.0.0.1", "--port", str(port)]
+    with open(tmp_path / "uvicorn.log", "wb") as log:
+        server = subprocess.Popen(command, cwd=project, env=project_env(project), stdout=log, stderr=subprocess.STDOUT)
+    try:
+        client = thirdparty.Client(f"http://127.0.0.1:{port}")
+        thirdparty.wait_until_serving(server, client, tmp_path / "uvicorn.log")
+        status, _, page = client.request("/")
+        assert status == 200, page[:2000]
+        for link in ('href="/a2a/browse/"', 'href="/agents/billing/a2a/browse/"', 'href="/admin/"'):
+            assert link in page, link
+        status, url, page = sign_in(client, "/a2a/browse/")
+        assert status == 200 and url.endswith("/a2a/browse/") and "<form" in page, (status, url, page[:2000])
+    finally:
+        server.terminate()
+        server.wait(60)

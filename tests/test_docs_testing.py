@@ -109,11 +109,10 @@ def curl_commands(markdown: str) -> list[list[str]]:
     """Every ``curl`` command of the ``sh`` blocks, as its arguments."""
     commands: list[list[str]] = []
     for block in fenced_blocks(markdown, "sh"):
-        for word in shlex.split(block, comments=True):
-            if word == "curl":
-                commands.append([])
-            elif commands and not word.startswith("make") and word != "pip":
-                commands[-1].append(word)
+        for line in re.split(r"(?<!\\)\n(?!\s)", block):  # a command per line, its continuation lines with it
+            words = shlex.split(line, comments=True)
+            if words[:1] == ["curl"]:
+                commands.append(words[1:])
     return commands
 
 
