@@ -4,8 +4,8 @@
     A2A_AGENTS = {
         "billing": {
             "AGENT_NAME": "Billing",
-            "HANDLER": "billing.agent.handle",
-            "SKILLS_DIR": "billing/skills",
+            "HANDLER": "myproject.billing.handle",
+            "SKILLS_DIR": "billing_skills",
             "LISTED": False,               # optional: left out of the catalogs
         },
     }

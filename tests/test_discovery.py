@@ -266,3 +266,21 @@ def test_the_catalogs_through_the_asgi_application(two_agents, direct):
     )
     link = call("HEAD", "/.well-known/api-catalog").headers["link"]
     assert link.startswith('<http://testserver/.well-known/api-catalog>; rel="api-catalog"')
+
+
+# --- The front page a project may add (a2a.urls.home) ------------------------------------------
+
+
+def test_the_front_page_links_what_the_catalog_lists_and_no_more(settings, client, admin_client):
+    """``path("", include("a2a.urls.home"))``: each listed agent's page, card and endpoint,
+    and the admin; an agent with ``LISTED: False`` is not on it; with a private catalog,
+    only staff see the agents."""
+    settings.ROOT_URLCONF = "tests.urls_home"
+    settings.A2A_AGENTS = {"billing": {"AGENT_NAME": "Billing"}, "hidden": {"LISTED": False}}
+    page = client.get("/").content.decode()
+    for link in ('href="/a2a/browse/"', 'href="/agents/billing/a2a/browse/"', 'href="/admin/"'):
+        assert link in page, link
+    assert "http://testserver/agents/billing/a2a/" in page and "/agents/hidden/" not in page
+    settings.A2A_CATALOG_AUTHENTICATION = True
+    assert "/agents/billing/" not in client.get("/").content.decode()
+    assert 'href="/agents/billing/a2a/browse/"' in admin_client.get("/").content.decode()

@@ -136,3 +136,10 @@ def test_installing_promises_no_package_index_and_names_real_extras():
 def test_mkdocs_serve_is_where_a_reader_looks():
     for path in ("README.md", "docs/index.md"):
         assert "mkdocs serve" in (ROOT / path).read_text(), path
+
+
+def test_the_index_links_every_page():
+    """docs/index.md's "Where to read" is the way in: every page of docs/ is linked there."""
+    index = (ROOT / "docs" / "index.md").read_text().split("## Where to read", 1)[1]
+    pages = {str(path.relative_to(ROOT / "docs")) for path in (ROOT / "docs").rglob("*.md")} - {"index.md"}
+    assert sorted(pages - set(_links(index))) == []

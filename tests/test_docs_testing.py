@@ -36,9 +36,10 @@ def page_files(markdown: str, heading: str) -> dict[str, str]:
     return found
 
 
-def quickstart_project(workdir: Path) -> Path:
-    """``startproject myproject`` with the README's Quickstart and second agent applied,
-    this checkout's apps importable (the wheel's install is tests/thirdparty/'s)."""
+def quickstart_project(workdir: Path, second_agent: bool = True) -> Path:
+    """``startproject myproject`` with the README's Quickstart and second agent (unless
+    ``second_agent`` is false) applied, this checkout's apps importable (the wheel's
+    install is tests/thirdparty/'s)."""
     project = workdir / thirdparty.PROJECT
     project.mkdir()
     subprocess.run(
@@ -48,7 +49,8 @@ def quickstart_project(workdir: Path) -> Path:
     )
     readme = thirdparty.README.read_text()
     thirdparty.apply_steps(project, readme_steps(readme), workdir, "README")
-    thirdparty.apply_steps(project, second_agent_steps(readme), workdir, "the README's second agent")
+    if second_agent:
+        thirdparty.apply_steps(project, second_agent_steps(readme), workdir, "the README's second agent")
     return project
 
 
@@ -72,6 +74,9 @@ def test_the_testing_page_shows_the_configuration_and_a_test_file():
     files = page_files(TESTING_PAGE.read_text(), SECTION)
     assert set(files) == {"pyproject.toml", "tests/test_agent.py"}
     assert 'DJANGO_SETTINGS_MODULE = "myproject.settings"' in files["pyproject.toml"]
+    # Every assert_events(...) the page writes is one the test file runs against the Quickstart.
+    calls = set(re.findall(r"assert_events\([^)]*\)", TESTING_PAGE.read_text()))
+    assert calls and calls <= set(re.findall(r"assert_events\([^)]*\)", files["tests/test_agent.py"]))
 
 
 @pytest.mark.slow
@@ -83,7 +88,7 @@ def test_the_testing_pages_examples_pass_and_leave_the_projects_store_alone(tmp_
     for _ in range(2):  # the author runs them again and again: nothing piles up
         done = run_pytest(project)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert re.search(r"\b4 passed\b", done.stdout), done.stdout
+        assert re.search(r"\b5 passed\b", done.stdout), done.stdout
         assert task_files(project) == [], "the test kit wrote into the project's task store"
     # A test that asks for the project's store gets it.
     (project / "tests" / "test_project_store.py").write_text(
@@ -104,11 +109,10 @@ def curl_commands(markdown: str) -> list[list[str]]:
     """Every ``curl`` command of the ``sh`` blocks, as its arguments."""
     commands: list[list[str]] = []
     for block in fenced_blocks(markdown, "sh"):
-        for word in shlex.split(block, comments=True):
-            if word == "curl":
-                commands.append([])
-            elif commands and not word.startswith("make") and word != "pip":
-                commands[-1].append(word)
+        for line in re.split(r"(?<!\\)\n(?!\s)", block):  # a command per line, its continuation lines with it
+            words = shlex.split(line, comments=True)
+            if words[:1] == ["curl"]:
+                commands.append(words[1:])
     return commands
 
 

@@ -388,6 +388,20 @@ def test_parse_skill_errors(tmp_path, text, error):
         parse_skill(text, tmp_path / "SKILL.md")
 
 
+def test_html_comments_and_blank_lines_may_come_before_the_front_matter(tmp_path):
+    """A file that names its path in a comment first (as an example copied from a page
+    does) loads; the comment is not part of the instructions, and a comment after the
+    first line of text still leaves a file without front matter."""
+    preamble = "\ufeff<!-- skills/summarize/SKILL.md -->\n\n<!-- (c) us -->\n"
+    text = preamble + "---\nname: summarize\ndescription: d\n---\nShort.\n"
+    skill = parse_skill(text, tmp_path / "SKILL.md")
+    assert (skill.id, skill.instructions) == ("summarize", "Short.")
+    with pytest.raises(SkillError, match="no front matter"):
+        parse_skill("# Title\n<!-- x -->\n---\nname: s\ndescription: d\n---\n", tmp_path / "SKILL.md")
+    with pytest.raises(SkillError, match="no front matter"):
+        parse_skill("<!-- never closed\n---\nname: s\ndescription: d\n---\n", tmp_path / "SKILL.md")
+
+
 def test_scan_reports_bad_and_duplicate_skills(tmp_path):
     write_skill(tmp_path, "good")
     (tmp_path / "bad").mkdir()

@@ -1,10 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from toolnexus_site.views import home
-
 urlpatterns = [
-    path("", home, name="home"),  # what this site serves, linked (the admin's "View site")
+    path("", include("a2a.urls.home")),  # what this site serves, linked (the admin's "View site")
     path("admin/", admin.site.urls),
     path("", include("a2a.urls")),
     path("agents/", include("a2a.urls.agents")),

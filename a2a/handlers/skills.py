@@ -42,6 +42,9 @@ SKILL_FILE = "SKILL.md"
 #: A skill id: what the card and the ``skill`` metadata key use.
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.DOTALL | re.MULTILINE)
+#: What may come before the front matter: a byte-order mark, blank lines and HTML comments
+#: (a file's path or licence, which Markdown shows nowhere), as a copied example has them.
+_PREAMBLE = re.compile(r"\A\ufeff?(?:\s*<!--.*?-->)*\s*", re.DOTALL)
 #: Metadata keys a message (or the request) may name its skill with.
 SKILL_KEYS = ("skill", "skillId")
 
@@ -85,9 +88,13 @@ def _strings(value: Any, key: str, path: Path) -> tuple[str, ...]:
 
 def parse_skill(text: str, path: Path) -> Skill:
     """One SKILL.md's text -> a Skill; SkillError says what is wrong."""
-    match = _FRONT_MATTER.match(text.lstrip("\ufeff"))
+    text = _PREAMBLE.sub("", text, count=1)
+    match = _FRONT_MATTER.match(text)
     if not match:
-        raise SkillError(f"{path}: no front matter (the file must start with a '---' line, then 'name:' ...)")
+        raise SkillError(
+            f"{path}: no front matter (the file must start with a '---' line, then 'name:' ...; "
+            "only blank lines and HTML comments may come before it)"
+        )
     try:
         meta = yaml.safe_load(match.group(1)) or {}
     except yaml.YAMLError as exc:

@@ -15,24 +15,47 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Framework:
-    """One framework: its name, the extra that installs it, the top-level modules its
-    objects come from, and the adapter module that serves them."""
+    """One framework: its name, the extra that installs it and that extra's requirements
+    (pyproject.toml's), the top-level modules its objects come from, and the adapter
+    module that serves them."""
 
     name: str
     extra: str
+    requirements: tuple[str, ...]
     modules: tuple[str, ...]
     adapter: str
 
     @property
     def install(self) -> str:
-        """What installs it."""
-        return f"Install the extra: pip install 'django-a2a-agent[{self.extra}]'"
+        """What installs it, wherever the package came from: the package is on no index,
+        so ``pip install 'django-a2a-agent[extra]'`` would find nothing; the extra's own
+        requirements are on PyPI."""
+        packages = " ".join(f'"{requirement}"' for requirement in self.requirements)
+        return f"Install it: pip install {packages} (the {self.extra} extra; docs/getting-started.md, Installing)."
 
 
 FRAMEWORKS = (
-    Framework("PydanticAI", "pydantic-ai", ("pydantic_ai", "pydantic_graph"), f"{__name__}.pydantic_ai"),
-    Framework("LangGraph", "langgraph", ("langgraph", "langchain_core"), f"{__name__}.langgraph"),
-    Framework("the OpenAI Agents SDK", "openai-agents", ("agents",), f"{__name__}.openai_agents"),
+    Framework(
+        "PydanticAI",
+        "pydantic-ai",
+        ("pydantic-ai-slim>=2.68,<3",),
+        ("pydantic_ai", "pydantic_graph"),
+        f"{__name__}.pydantic_ai",
+    ),
+    Framework(
+        "LangGraph",
+        "langgraph",
+        ("langgraph>=1.2.22,<2", "langchain-core>=1.8.1,<2"),
+        ("langgraph", "langchain_core"),
+        f"{__name__}.langgraph",
+    ),
+    Framework(
+        "the OpenAI Agents SDK",
+        "openai-agents",
+        ("openai-agents>=0.24,<0.25",),
+        ("agents",),
+        f"{__name__}.openai_agents",
+    ),
 )
 
 

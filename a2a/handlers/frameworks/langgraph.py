@@ -1,4 +1,4 @@
-"""A compiled LangGraph graph as an A2A agent (``pip install 'django-a2a-agent[langgraph]'``).
+"""A compiled LangGraph graph as an A2A agent (the ``langgraph`` extra).
 
 ``A2A_HANDLER = "myproject.graphs.support"`` where ``support = builder.compile()``
 serves it as it is; :class:`LangGraphHandler` is the explicit form, for options

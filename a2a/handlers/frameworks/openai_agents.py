@@ -1,4 +1,4 @@
-"""An OpenAI Agents SDK agent as an A2A agent (``pip install 'django-a2a-agent[openai-agents]'``).
+"""An OpenAI Agents SDK agent as an A2A agent (the ``openai-agents`` extra).
 
 ``A2A_HANDLER = "myproject.agents.support"`` where ``support = agents.Agent(...)``
 serves it as it is; :class:`OpenAIAgentsHandler` is the explicit form, for options

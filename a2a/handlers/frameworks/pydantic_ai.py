@@ -1,4 +1,4 @@
-"""A PydanticAI agent as an A2A agent (``pip install 'django-a2a-agent[pydantic-ai]'``).
+"""A PydanticAI agent as an A2A agent (the ``pydantic-ai`` extra).
 
 ``A2A_HANDLER = "myproject.agents.support"`` where ``support = pydantic_ai.Agent(...)``
 serves it as it is; :class:`PydanticAIHandler` is the explicit form, for options
