@@ -19,6 +19,7 @@ from typing import Any, cast
 from agents import Agent, FunctionTool, RunConfig, Runner, RunResultStreaming, RunState, function_tool
 from agents.exceptions import AgentsException
 from agents.items import ToolApprovalItem, TResponseInputItem
+from agents.models.fake_id import FAKE_RESPONSES_ID
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent
 
 from a2a.handlers.frameworks import base
@@ -162,5 +163,20 @@ def user_item(request: HandlerRequest) -> TResponseInputItem:
 
 
 def conversation(turns: list[dict[str, str]]) -> list[TResponseInputItem]:
-    """Earlier turns as the Responses API's input items."""
-    return [cast(TResponseInputItem, {"role": t["role"], "content": t["content"]}) for t in turns]
+    """Earlier turns as the Responses API's input items: the model's turns as the output
+    messages the SDK makes itself for a model that gives no item id (``FAKE_RESPONSES_ID``,
+    dropped before a request), the one shape of an assistant message every model path
+    takes also after ``RunState`` rewrote it (a paused run restored): the Chat Completions
+    converter refuses the ``{role, content}`` form as ``RunState`` leaves it."""
+    return [
+        cast(TResponseInputItem, {"role": "user", "content": t["content"]})
+        if t["role"] == "user"
+        else cast(TResponseInputItem, assistant_item(t["content"]))
+        for t in turns
+    ]
+
+
+def assistant_item(text: str) -> dict[str, Any]:
+    """An earlier answer as a Responses output message."""
+    content = [{"type": "output_text", "text": text, "annotations": []}]
+    return {"type": "message", "id": FAKE_RESPONSES_ID, "role": "assistant", "status": "completed", "content": content}
