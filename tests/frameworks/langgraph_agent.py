@@ -18,7 +18,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import interrupt
 
-from a2a.handlers.frameworks.langgraph import LangGraphHandler, remote_agents
+from a2a.handlers.frameworks.langgraph import LangGraphHandler, ask_approval, remote_agents
 
 DELETED: list[str] = []
 SLOW_WORDS: list[str] = []
@@ -95,9 +95,9 @@ async def think(state: MessagesState) -> dict[str, Any]:
 
 
 def approve(state: MessagesState) -> dict[str, Any] | None:
-    """Deleting needs a person's approval: ``interrupt()``."""
+    """Deleting needs a person's approval (:func:`ask_approval`); "ask" is a free question (``interrupt()``)."""
     if str(state["messages"][-1].content).startswith("delete"):
-        if interrupt("Delete /tmp/x? Reply yes or no.") is True:
+        if ask_approval("Delete /tmp/x?"):
             DELETED.append("/tmp/x")
             return {"messages": [AIMessage("Deleted /tmp/x")]}
         return {"messages": [AIMessage("Kept /tmp/x")]}

@@ -27,10 +27,17 @@ def test_the_graph_s_own_checkpointer_is_its_memory(settings):
     assert answer(send_wire("memory")) == [["You said: "]]  # another context: nothing
 
 
-def test_the_reply_s_text_is_the_resume_value():
+@pytest.mark.parametrize("reply", ["Ada", "nope"])
+def test_the_reply_s_text_is_a_free_question_s_resume_value(reply):
     asked = send_wire("ask")
     assert status_text(asked) == '{"question": "Your name?"}'
-    assert answer(send_wire("Ada", task_id=asked["id"])) == [["Hello Ada"]]
+    assert answer(send_wire(reply, task_id=asked["id"])) == [[f"Hello {reply}"]]
+
+
+def test_an_approval_says_what_it_asks_in_its_awaiting_data():
+    asked = send_wire("delete it")
+    [interrupt] = asked["status"]["message"]["parts"][1]["data"]["a2a.awaiting"]["interrupts"]
+    assert interrupt["value"] == {"a2a.approval": "Delete /tmp/x?"}
 
 
 def test_the_graph_s_own_checkpointer_pauses_and_resumes_too(settings):

@@ -240,6 +240,9 @@ def _data(data: Any) -> Part:
 
 # --- A run that waits for a person -------------------------------------------------------------
 
+#: The key of a graph's interrupt value that asks for a person's approval: the reply
+#: resumes it with True or False only, and anything else asks again.
+APPROVAL = "a2a.approval"
 _YES = frozenset({"yes", "y", "approve", "approved", "ok", "okay"})
 _NO = frozenset({"no", "n", "deny", "denied", "reject"})
 
@@ -257,9 +260,22 @@ class Question:
     def parts(self) -> list[Part]:
         lines = [f"{c['tool']}({quoted(c['args'])}) needs your approval: reply yes or no." for c in self.approvals]
         lines += [f"{c['tool']}({quoted(c['args'])}) waits for its result: reply with it." for c in self.calls]
-        lines += [i["value"] if isinstance(i["value"], str) else quoted(i["value"]) for i in self.interrupts]
+        lines += [interrupt_question(i["value"]) for i in self.interrupts]
         data = {"approvals": self.approvals, "calls": self.calls, "interrupts": self.interrupts}
         return [_text("\n".join(lines)), _data({"a2a.awaiting": data})]
+
+
+def interrupt_question(value: Any) -> str:
+    """What a graph's interrupt asks a person: an approval's question, a string as it is,
+    anything else quoted."""
+    if is_approval(value):
+        return f"{value[APPROVAL]} Reply yes or no."
+    return value if isinstance(value, str) else quoted(value)
+
+
+def is_approval(value: Any) -> bool:
+    """Whether an interrupt's value asks for an approval (``{APPROVAL: question}``)."""
+    return isinstance(value, dict) and isinstance(value.get(APPROVAL), str)
 
 
 async def pause(request: HandlerRequest, question: Question, state: Any, metadata: dict[str, Any]) -> NoReturn:
@@ -317,7 +333,7 @@ def reply_value(request: HandlerRequest) -> Any:
 
 async def unanswered(request: HandlerRequest, paused: dict[str, Any], metadata: dict[str, Any]) -> NoReturn:
     """The reply to an approval was neither yes nor no: ask again, the run still paused."""
-    question = Question(paused.get("approvals") or [], paused.get("calls") or [])
+    question = Question(paused.get("approvals") or [], paused.get("calls") or [], paused.get("interrupts") or [])
     await pause(request, question, paused.get("state"), metadata)
 
 

@@ -30,7 +30,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import EmptyInputError, GraphRecursionError, InvalidUpdateError
 from langgraph.pregel import Pregel
-from langgraph.types import Command, Durability, Interrupt, StreamMode
+from langgraph.types import Command, Durability, Interrupt, StreamMode, interrupt
 
 from a2a.handlers.frameworks import base
 from a2a.handlers.request import HandlerRequest
@@ -131,9 +131,10 @@ class LangGraphHandler(base.FrameworkHandler):
         config["configurable"] = {**config.get("configurable", {}), "thread_id": thread}
         try:
             if paused is not None:
+                command = await resume(request, paused, self.framework)
                 if self.saver is not None:
                     self.saver.restore(thread, paused["state"])
-                return await self.run(request, resume(request, paused), config)
+                return await self.run(request, command, config)
             earlier = [] if self.saver is None else conversation(await base.earlier_turns(request))
             graph_input = (
                 self.input(request, earlier) if self.input else {"messages": [*earlier, user_message(request)]}
@@ -226,14 +227,25 @@ def remote_agents(*names: str) -> list[BaseTool]:
     ]
 
 
-def resume(request: HandlerRequest, paused: dict[str, Any]) -> Command[Any]:
-    """The client's reply as the paused graph's resume value: True / False for an
-    approval (``yes`` / ``no``, ``{"approved": ...}``), else its data or text; one value
-    for each interrupt."""
+def ask_approval(question: str) -> bool:
+    """Pause the graph (in a node, as ``interrupt()``) for a person's approval of
+    ``question``: True when the reply approves (``yes``, ``{"approved": true}``), False
+    when it denies; any other reply asks again. A plain ``interrupt()`` resumes with
+    whatever the reply is, which a graph must not read as a yes."""
+    return interrupt({base.APPROVAL: question}) is True
+
+
+async def resume(request: HandlerRequest, paused: dict[str, Any], framework: str) -> Command[Any]:
+    """The client's reply as the paused graph's resume value, one for each interrupt:
+    an approval's (:func:`ask_approval`) True or False, asked again when the reply is
+    neither; a free question's True / False for yes / no, else the reply's data or text."""
     approved = base.approval(request)
+    interrupts = paused.get("interrupts") or []
+    if approved is None and any(base.is_approval(i["value"]) for i in interrupts):
+        await base.unanswered(request, paused, base.usage_metadata(request, framework, "", 0, 0))
     value = approved if approved is not None else base.reply_value(request)
-    ids = [i["id"] for i in paused.get("interrupts") or ()]
-    return Command(resume={i: value for i in ids} if len(ids) > 1 else value)
+    values = {i["id"]: approved if base.is_approval(i["value"]) else value for i in interrupts}
+    return Command(resume=values if len(values) > 1 else value)
 
 
 def question(interrupts: list[Interrupt]) -> base.Question:
