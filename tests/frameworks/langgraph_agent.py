@@ -64,6 +64,8 @@ def pieces(message: AIMessage) -> list[AIMessageChunk]:
 def reply(messages: list[BaseMessage]) -> AIMessage:
     """The model: answers what a tool returned, else calls the tool the prompt names."""
     last = messages[-1]
+    if any(isinstance(m, HumanMessage) and m.content == "loop" for m in messages):
+        return AIMessage("", tool_calls=[{"name": "weather", "args": {"city": "Paris"}, "id": f"c{len(messages)}"}])
     if last.type == "tool":
         return AIMessage(f"The tool said: {last.content}")
     prompt = str(last.content)
@@ -126,6 +128,7 @@ def build(checkpointer: Any = None) -> Any:
 graph = build()
 remembering = build(InMemorySaver())  # the graph's own checkpointer: its memory, one thread per caller and context
 explicit = LangGraphHandler(graph, config={"recursion_limit": 1})
+bounded = graph.with_config(recursion_limit=3)  # the graph's own limit
 
 
 def invalid_graph_node(state: MessagesState) -> Any:

@@ -115,6 +115,14 @@ def test_a_tool_needing_approval_pauses_for_a_person(served, reply, deleted):
     assert texts(done) == [[served.ANSWERS["yes" if deleted else "no"]]]
 
 
+@pytest.mark.parametrize("served", ["openai-agents", "pydantic-ai"], indirect=True)
+def test_a_tool_s_arguments_in_the_awaiting_data_are_an_object(served):
+    """The same shape whatever the framework's own (a JSON string for the Agents SDK)."""
+    asked = send_wire(served.APPROVAL)
+    [approval] = asked["status"]["message"]["parts"][1]["data"]["a2a.awaiting"]["approvals"]
+    assert approval["tool"] == "delete" and approval["args"] == {"path": "/tmp/x"}
+
+
 @pytest.mark.parametrize(("replies", "deleted"), [(["nope", "maybe later", "yes"], ["/tmp/x"]), (["nope", "no"], [])])
 def test_a_reply_that_is_neither_yes_nor_no_asks_again(served, replies, deleted):
     asked = send_wire(served.APPROVAL)

@@ -54,6 +54,17 @@ def test_the_framework_s_error_fails_the_task_with_its_message(settings):
     assert status_text(send_wire("hello")).startswith("LangGraph: Expected dict, got ['not', 'an', 'update']")
 
 
+def test_a_graph_looping_on_a_tool_stops_at_the_default_recursion_limit_and_keeps_its_usage():
+    failed = send_wire("loop")  # the model calls the tool forever
+    assert state(failed) == "failed" and status_text(failed).startswith("LangGraph: Recursion limit of 25 reached")
+    assert failed["metadata"]["llm"]["usage"] == {"inputTokens": 91, "outputTokens": 65, "totalTokens": 156}
+
+
+def test_the_graph_s_own_recursion_limit_holds(settings):
+    settings.A2A_HANDLER = f"{AGENTS}.bounded"
+    assert status_text(send_wire("loop")).startswith("LangGraph: Recursion limit of 3 reached")
+
+
 def test_another_exception_fails_the_task_without_its_text():
     failed = send_wire("break")
     assert state(failed) == "failed" and status_text(failed) == "The agent failed: ValueError"

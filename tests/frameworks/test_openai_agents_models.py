@@ -28,6 +28,7 @@ def test_an_approval_in_a_context_with_an_earlier_task_runs_the_tool_and_complet
     assert state(done) == "completed", done["status"]
     assert answer(done) == [["The tool said: deleted /tmp/x"]]
     assert openai_agents_http.DELETED == ["/tmp/x"]
+    assert done["metadata"]["llm"]["model"] == "fake-model"  # the SDK's model object's name
     # The model heard the earlier task the same way before the pause and after the
     # restored run, in that path's own form.
     before, after = (conversation(fake_model.requests[i].body) for i in (1, -1))

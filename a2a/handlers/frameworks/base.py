@@ -230,6 +230,20 @@ def jsonable(value: Any) -> Any:
     return orjson.loads(orjson.dumps(value, default=str))
 
 
+def arguments(args: Any) -> dict[str, Any]:
+    """A tool call's arguments as an object, whatever the framework gives: an object as
+    it is, a JSON string of one parsed; anything else (no arguments, a string that is
+    not an object's JSON) under ``"input"``, or none."""
+    if isinstance(args, str):
+        try:
+            args = orjson.loads(args) if args.strip() else {}
+        except orjson.JSONDecodeError:
+            return {"input": args}
+    if args is None or isinstance(args, dict):
+        return jsonable(args or {})
+    return {"input": jsonable(args)}
+
+
 def _text(text: str) -> Part:
     return {"kind": "text", "text": text}
 

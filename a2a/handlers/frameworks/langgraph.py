@@ -40,6 +40,11 @@ NAME = "LangGraph"
 _ERRORS = (GraphRecursionError, InvalidUpdateError, EmptyInputError, LangChainException)
 _MEDIA = ("image", "audio", "video")
 MODES: list[StreamMode] = ["messages", "updates", "values"]
+#: The steps a run may take unless the ``config`` option or the graph sets
+#: ``recursion_limit``: LangGraph's own default (10,007) lets a graph looping on a tool call
+#: it some 5,000 times before it fails; 25 (LangGraph's earlier default) is a dozen rounds
+#: of a model and its tools.
+RECURSION_LIMIT = 25
 
 
 def serves(obj: Any) -> LangGraphHandler | None:
@@ -124,11 +129,19 @@ class LangGraphHandler(base.FrameworkHandler):
             return request.task_id
         return "/".join((request.agent_name, request.tenant, request.caller, request.context_id or request.task_id))
 
+    def run_config(self, request: HandlerRequest, thread: str) -> RunnableConfig:
+        """The run's config: the ``config`` option's, on the checkpointer's ``thread``, with
+        the :data:`RECURSION_LIMIT` unless it or the graph (``with_config``) sets one."""
+        config = RunnableConfig(**(base.option(self.config, request) or {}))
+        config["configurable"] = {**config.get("configurable", {}), "thread_id": thread}
+        if "recursion_limit" not in config and "recursion_limit" not in (self.graph.config or {}):
+            config["recursion_limit"] = RECURSION_LIMIT
+        return config
+
     async def handle(self, request: HandlerRequest) -> Result:
         paused = await base.paused_state(request)
         thread = self.thread(request)
-        config = RunnableConfig(**(base.option(self.config, request) or {}))
-        config["configurable"] = {**config.get("configurable", {}), "thread_id": thread}
+        config = self.run_config(request, thread)
         try:
             if paused is not None:
                 command = await resume(request, paused, self.framework)
@@ -156,11 +169,11 @@ class LangGraphHandler(base.FrameworkHandler):
                     await run.on(mode, chunk)
         except _ERRORS as exc:
             stream.close()
-            raise base.failed(NAME, exc) from exc
+            raise base.failed(NAME, exc, run.metadata(self.framework)) from exc
         except BaseException:
             stream.close()
             raise
-        metadata = base.usage_metadata(request, self.framework, run.model, run.input_tokens, run.output_tokens)
+        metadata = run.metadata(self.framework)
         if run.interrupts:
             await stream.settle()
             state = self.saver.export(config["configurable"]["thread_id"]) if self.saver is not None else None
@@ -189,6 +202,10 @@ class _Run:
         self.values: Any = None
         self.model = ""
         self.input_tokens = self.output_tokens = 0
+
+    def metadata(self, framework: str) -> dict[str, Any]:
+        """The task's ``llm`` metadata: the usage of the model calls the run made (a failed run's too)."""
+        return base.usage_metadata(self.request, framework, self.model, self.input_tokens, self.output_tokens)
 
     async def on(self, mode: str, chunk: Any) -> None:
         if mode == "messages":

@@ -19,6 +19,7 @@ from typing import Any, cast
 from agents import Agent, FunctionTool, RunConfig, Runner, RunResultStreaming, RunState, function_tool
 from agents.exceptions import AgentsException
 from agents.items import ToolApprovalItem, TResponseInputItem
+from agents.models import get_default_model
 from agents.models.fake_id import FAKE_RESPONSES_ID
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent
 
@@ -82,16 +83,12 @@ class OpenAIAgentsHandler(base.FrameworkHandler):
             await self.follow(request, stream, result)
         except AgentsException as exc:
             stream.close()
-            raise base.failed(NAME, exc) from exc
+            raise base.failed(NAME, exc, self.usage(request, result, options, spent)[0]) from exc
         except BaseException:
             result.cancel()  # the SDK's run goes on in a task of its own: stop it where it stands
             stream.close()
             raise
-        usage = result.context_wrapper.usage
-        tokens = (usage.input_tokens, usage.output_tokens)
-        metadata = base.usage_metadata(
-            request, self.framework, self.model(options), tokens[0] - spent[0], tokens[1] - spent[1]
-        )
+        metadata, tokens = self.usage(request, result, options, spent)
         if result.interruptions:
             await stream.settle()
             state = {"run": result.to_state().to_json(), "usage": list(tokens)}
@@ -115,13 +112,29 @@ class OpenAIAgentsHandler(base.FrameworkHandler):
                 call_id = raw.get("call_id") if isinstance(raw, dict) else getattr(raw, "call_id", None)
                 await base.tool_returned(request, names.get(str(call_id), "tool"))
 
+    def usage(
+        self, request: HandlerRequest, result: RunResultStreaming, options: dict[str, Any], spent: tuple[int, int]
+    ) -> tuple[dict[str, Any], tuple[int, int]]:
+        """The task's ``llm`` metadata for this run (a failed one too: the tokens its model
+        calls spent), and the tokens the run's state counts."""
+        usage = result.context_wrapper.usage
+        tokens = (usage.input_tokens, usage.output_tokens)
+        metadata = base.usage_metadata(
+            request, self.framework, self.model(options), tokens[0] - spent[0], tokens[1] - spent[1]
+        )
+        return metadata, tokens
+
     def model(self, options: dict[str, Any]) -> str:
-        """The model's name, where a string names it."""
+        """The model's name: the run config's model, else the agent's (a string, or a
+        ``Model`` object's ``model``), else the SDK's default."""
         config = options.get("run_config")
         for model in (config.model if isinstance(config, RunConfig) else None, self.agent.model):
             if isinstance(model, str):
                 return model
-        return ""
+            if model is not None:
+                name = getattr(model, "model", None)
+                return name if isinstance(name, str) else type(model).__name__
+        return get_default_model()
 
 
 def remote_agents(*names: str) -> list[FunctionTool]:
@@ -137,7 +150,7 @@ def question(interruptions: list[ToolApprovalItem]) -> base.Question:
         raw = item.raw_item
         args = raw.get("arguments") if isinstance(raw, dict) else getattr(raw, "arguments", None)
         call_id = raw.get("call_id") if isinstance(raw, dict) else getattr(raw, "call_id", None)
-        approvals.append({"id": str(call_id or ""), "tool": item.tool_name or "tool", "args": args or ""})
+        approvals.append({"id": str(call_id or ""), "tool": item.tool_name or "tool", "args": base.arguments(args)})
     return base.Question(approvals, [])
 
 
