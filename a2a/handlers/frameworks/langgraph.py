@@ -9,7 +9,8 @@ serves it as it is; :class:`LangGraphHandler` is the explicit form, for options
 The graph runs streamed (``astream``, modes ``messages``, ``updates`` and ``values``):
 the chat models' tokens become artifact chunks, tool calls and tool messages progress,
 an ``interrupt()`` pauses the task in ``input-required`` and the client's reply resumes
-it (``Command(resume=...)``).
+it (``Command(resume=...)``); :func:`ask_approval` is the interrupt of a person's
+approval, resumed with True or False only.
 
 Memory and the paused run: a graph compiled without a checkpointer runs on this
 adapter's, one thread per task, its checkpoints kept on the task while it waits (so it
