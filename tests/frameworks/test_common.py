@@ -129,6 +129,7 @@ def test_a_reply_that_is_neither_yes_nor_no_asks_again(served, replies, deleted)
     for reply in replies[:-1]:
         again = send_wire(reply, task_id=asked["id"])
         assert state(again) == "input-required" and status_text(again) == served.QUESTION and served.DELETED == []
+        assert again["metadata"]["llm"] == asked["metadata"]["llm"]  # asking again spends nothing, names the model
     assert state(send_wire(replies[-1], task_id=asked["id"])) == "completed" and deleted == served.DELETED
 
 

@@ -404,8 +404,11 @@ def usage_metadata(
     request: HandlerRequest, framework: str, model: str, input_tokens: int, output_tokens: int
 ) -> dict[str, Any]:
     """The task's ``llm`` metadata, as the built-in handler keeps it: the tokens summed
-    over the task's turns, the model and the framework."""
-    spent = (request.metadata.get("llm") or {}).get("usage") or {}
+    over the task's turns, the model (an earlier turn's when this one names none: an
+    approval asked again) and the framework."""
+    earlier = request.metadata.get("llm") or {}
+    spent = earlier.get("usage") or {}
+    model = model or str(earlier.get("model") or "")
     tokens_in = int(spent.get("inputTokens") or 0) + int(input_tokens or 0)
     tokens_out = int(spent.get("outputTokens") or 0) + int(output_tokens or 0)
     usage = {"inputTokens": tokens_in, "outputTokens": tokens_out, "totalTokens": tokens_in + tokens_out}
