@@ -18,7 +18,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import interrupt
 
-from a2a.handlers.frameworks.langgraph import LangGraphHandler, remote_agents
+from a2a.handlers.frameworks.langgraph import LangGraphHandler, ask_approval, remote_agents
 
 DELETED: list[str] = []
 SLOW_WORDS: list[str] = []
@@ -64,6 +64,8 @@ def pieces(message: AIMessage) -> list[AIMessageChunk]:
 def reply(messages: list[BaseMessage]) -> AIMessage:
     """The model: answers what a tool returned, else calls the tool the prompt names."""
     last = messages[-1]
+    if any(isinstance(m, HumanMessage) and m.content == "loop" for m in messages):
+        return AIMessage("", tool_calls=[{"name": "weather", "args": {"city": "Paris"}, "id": f"c{len(messages)}"}])
     if last.type == "tool":
         return AIMessage(f"The tool said: {last.content}")
     prompt = str(last.content)
@@ -95,9 +97,9 @@ async def think(state: MessagesState) -> dict[str, Any]:
 
 
 def approve(state: MessagesState) -> dict[str, Any] | None:
-    """Deleting needs a person's approval: ``interrupt()``."""
+    """Deleting needs a person's approval (:func:`ask_approval`); "ask" is a free question (``interrupt()``)."""
     if str(state["messages"][-1].content).startswith("delete"):
-        if interrupt("Delete /tmp/x? Reply yes or no.") is True:
+        if ask_approval("Delete /tmp/x?"):
             DELETED.append("/tmp/x")
             return {"messages": [AIMessage("Deleted /tmp/x")]}
         return {"messages": [AIMessage("Kept /tmp/x")]}
@@ -126,6 +128,7 @@ def build(checkpointer: Any = None) -> Any:
 graph = build()
 remembering = build(InMemorySaver())  # the graph's own checkpointer: its memory, one thread per caller and context
 explicit = LangGraphHandler(graph, config={"recursion_limit": 1})
+bounded = graph.with_config(recursion_limit=3)  # the graph's own limit
 
 
 def invalid_graph_node(state: MessagesState) -> Any:

@@ -137,7 +137,7 @@ APPROVAL = "delete"
 HANDLER = f"{__name__}.agent"
 
 #: What it asks for that approval, and its answer after a yes and after a no.
-QUESTION = 'delete({"path":"/tmp/x"}) needs your approval: reply yes or no.'
+QUESTION = 'delete({"path": "/tmp/x"}) needs your approval: reply yes or no.'
 ANSWERS = {"yes": "The tool said: deleted /tmp/x", "no": "The tool said: The user denied this tool call."}
 #: The card's skill for it (the settings list none).
 SKILL = {"id": "helper", "name": "helper", "tags": ["weather", "delete", "billing"]}

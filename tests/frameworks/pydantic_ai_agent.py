@@ -11,6 +11,7 @@ from pydantic_ai import Agent, CallDeferred, RunContext
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+from pydantic_ai.usage import UsageLimits
 
 from a2a.handlers.frameworks.pydantic_ai import PydanticAIHandler, remote_agents
 
@@ -101,6 +102,7 @@ def who(ctx: RunContext[str]) -> str:
 
 
 explicit = PydanticAIHandler(agent, deps=lambda request: f"for {request.text}")
+limited = PydanticAIHandler(agent, usage_limits=UsageLimits(request_limit=1))  # a tool's answer needs a second
 
 
 class Forecast(BaseModel):

@@ -39,9 +39,6 @@ FRAMEWORKS = {
     "langgraph": "langgraph_agent",
     "openai-agents": "openai_agents_agent",
 }
-#: The frameworks whose tools ask for a person's approval the framework's own way (a
-#: LangGraph graph pauses itself: tests/frameworks/test_langgraph.py).
-TOOL_APPROVALS = ["openai-agents", "pydantic-ai"]
 
 
 @pytest.fixture(params=sorted(FRAMEWORKS))
@@ -118,12 +115,22 @@ def test_a_tool_needing_approval_pauses_for_a_person(served, reply, deleted):
     assert texts(done) == [[served.ANSWERS["yes" if deleted else "no"]]]
 
 
-@pytest.mark.parametrize("served", TOOL_APPROVALS, indirect=True)
-def test_a_reply_that_is_neither_yes_nor_no_asks_again(served):
+@pytest.mark.parametrize("served", ["openai-agents", "pydantic-ai"], indirect=True)
+def test_a_tool_s_arguments_in_the_awaiting_data_are_an_object(served):
+    """The same shape whatever the framework's own (a JSON string for the Agents SDK)."""
     asked = send_wire(served.APPROVAL)
-    again = send_wire("maybe later", task_id=asked["id"])
-    assert state(again) == "input-required" and "needs your approval" in status_text(again)
-    assert state(send_wire("yes", task_id=asked["id"])) == "completed" and served.DELETED == ["/tmp/x"]
+    [approval] = asked["status"]["message"]["parts"][1]["data"]["a2a.awaiting"]["approvals"]
+    assert approval["tool"] == "delete" and approval["args"] == {"path": "/tmp/x"}
+
+
+@pytest.mark.parametrize(("replies", "deleted"), [(["nope", "maybe later", "yes"], ["/tmp/x"]), (["nope", "no"], [])])
+def test_a_reply_that_is_neither_yes_nor_no_asks_again(served, replies, deleted):
+    asked = send_wire(served.APPROVAL)
+    for reply in replies[:-1]:
+        again = send_wire(reply, task_id=asked["id"])
+        assert state(again) == "input-required" and status_text(again) == served.QUESTION and served.DELETED == []
+        assert again["metadata"]["llm"] == asked["metadata"]["llm"]  # asking again spends nothing, names the model
+    assert state(send_wire(replies[-1], task_id=asked["id"])) == "completed" and deleted == served.DELETED
 
 
 @ALL_DATABASES

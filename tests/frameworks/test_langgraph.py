@@ -27,10 +27,17 @@ def test_the_graph_s_own_checkpointer_is_its_memory(settings):
     assert answer(send_wire("memory")) == [["You said: "]]  # another context: nothing
 
 
-def test_the_reply_s_text_is_the_resume_value():
+@pytest.mark.parametrize("reply", ["Ada", "nope"])
+def test_the_reply_s_text_is_a_free_question_s_resume_value(reply):
     asked = send_wire("ask")
     assert status_text(asked) == '{"question": "Your name?"}'
-    assert answer(send_wire("Ada", task_id=asked["id"])) == [["Hello Ada"]]
+    assert answer(send_wire(reply, task_id=asked["id"])) == [[f"Hello {reply}"]]
+
+
+def test_an_approval_says_what_it_asks_in_its_awaiting_data():
+    asked = send_wire("delete it")
+    [interrupt] = asked["status"]["message"]["parts"][1]["data"]["a2a.awaiting"]["interrupts"]
+    assert interrupt["value"] == {"a2a.approval": "Delete /tmp/x?"}
 
 
 def test_the_graph_s_own_checkpointer_pauses_and_resumes_too(settings):
@@ -45,6 +52,17 @@ def test_the_framework_s_error_fails_the_task_with_its_message(settings):
     assert state(failed) == "failed" and status_text(failed).startswith("LangGraph: Recursion limit of 1 reached")
     settings.A2A_HANDLER = f"{AGENTS}.invalid"
     assert status_text(send_wire("hello")).startswith("LangGraph: Expected dict, got ['not', 'an', 'update']")
+
+
+def test_a_graph_looping_on_a_tool_stops_at_the_default_recursion_limit_and_keeps_its_usage():
+    failed = send_wire("loop")  # the model calls the tool forever
+    assert state(failed) == "failed" and status_text(failed).startswith("LangGraph: Recursion limit of 25 reached")
+    assert failed["metadata"]["llm"]["usage"] == {"inputTokens": 91, "outputTokens": 65, "totalTokens": 156}
+
+
+def test_the_graph_s_own_recursion_limit_holds(settings):
+    settings.A2A_HANDLER = f"{AGENTS}.bounded"
+    assert status_text(send_wire("loop")).startswith("LangGraph: Recursion limit of 3 reached")
 
 
 def test_another_exception_fails_the_task_without_its_text():

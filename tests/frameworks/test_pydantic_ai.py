@@ -49,6 +49,14 @@ def test_the_framework_s_error_fails_the_task_with_its_message():
     assert status_text(failed) == "PydanticAI: the model broke"
 
 
+def test_a_failed_run_keeps_the_usage_of_its_model_calls(settings):
+    settings.A2A_HANDLER = f"{AGENTS}.limited"
+    failed = send_wire("weather")
+    assert state(failed) == "failed" and status_text(failed).startswith("PydanticAI: The next request would exceed")
+    llm = failed["metadata"]["llm"]
+    assert llm["model"] == "scripted" and llm["usage"]["outputTokens"] > 0
+
+
 def test_usage_goes_into_the_task_s_llm_metadata_summed_over_turns():
     asked = send_wire("delete")
     first = asked["metadata"]["llm"]

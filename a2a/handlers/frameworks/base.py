@@ -230,6 +230,20 @@ def jsonable(value: Any) -> Any:
     return orjson.loads(orjson.dumps(value, default=str))
 
 
+def arguments(args: Any) -> dict[str, Any]:
+    """A tool call's arguments as an object, whatever the framework gives: an object as
+    it is, a JSON string of one parsed; anything else (no arguments, a string that is
+    not an object's JSON) under ``"input"``, or none."""
+    if isinstance(args, str):
+        try:
+            args = orjson.loads(args) if args.strip() else {}
+        except orjson.JSONDecodeError:
+            return {"input": args}
+    if args is None or isinstance(args, dict):
+        return jsonable(args or {})
+    return {"input": jsonable(args)}
+
+
 def _text(text: str) -> Part:
     return {"kind": "text", "text": text}
 
@@ -240,6 +254,9 @@ def _data(data: Any) -> Part:
 
 # --- A run that waits for a person -------------------------------------------------------------
 
+#: The key of a graph's interrupt value that asks for a person's approval: the reply
+#: resumes it with True or False only, and anything else asks again.
+APPROVAL = "a2a.approval"
 _YES = frozenset({"yes", "y", "approve", "approved", "ok", "okay"})
 _NO = frozenset({"no", "n", "deny", "denied", "reject"})
 
@@ -257,9 +274,22 @@ class Question:
     def parts(self) -> list[Part]:
         lines = [f"{c['tool']}({quoted(c['args'])}) needs your approval: reply yes or no." for c in self.approvals]
         lines += [f"{c['tool']}({quoted(c['args'])}) waits for its result: reply with it." for c in self.calls]
-        lines += [i["value"] if isinstance(i["value"], str) else quoted(i["value"]) for i in self.interrupts]
+        lines += [interrupt_question(i["value"]) for i in self.interrupts]
         data = {"approvals": self.approvals, "calls": self.calls, "interrupts": self.interrupts}
         return [_text("\n".join(lines)), _data({"a2a.awaiting": data})]
+
+
+def interrupt_question(value: Any) -> str:
+    """What a graph's interrupt asks a person: an approval's question, a string as it is,
+    anything else quoted."""
+    if is_approval(value):
+        return f"{value[APPROVAL]} Reply yes or no."
+    return value if isinstance(value, str) else quoted(value)
+
+
+def is_approval(value: Any) -> bool:
+    """Whether an interrupt's value asks for an approval (``{APPROVAL: question}``)."""
+    return isinstance(value, dict) and isinstance(value.get(APPROVAL), str)
 
 
 async def pause(request: HandlerRequest, question: Question, state: Any, metadata: dict[str, Any]) -> NoReturn:
@@ -317,7 +347,7 @@ def reply_value(request: HandlerRequest) -> Any:
 
 async def unanswered(request: HandlerRequest, paused: dict[str, Any], metadata: dict[str, Any]) -> NoReturn:
     """The reply to an approval was neither yes nor no: ask again, the run still paused."""
-    question = Question(paused.get("approvals") or [], paused.get("calls") or [])
+    question = Question(paused.get("approvals") or [], paused.get("calls") or [], paused.get("interrupts") or [])
     await pause(request, question, paused.get("state"), metadata)
 
 
@@ -374,8 +404,11 @@ def usage_metadata(
     request: HandlerRequest, framework: str, model: str, input_tokens: int, output_tokens: int
 ) -> dict[str, Any]:
     """The task's ``llm`` metadata, as the built-in handler keeps it: the tokens summed
-    over the task's turns, the model and the framework."""
-    spent = (request.metadata.get("llm") or {}).get("usage") or {}
+    over the task's turns, the model (an earlier turn's when this one names none: an
+    approval asked again) and the framework."""
+    earlier = request.metadata.get("llm") or {}
+    spent = earlier.get("usage") or {}
+    model = model or str(earlier.get("model") or "")
     tokens_in = int(spent.get("inputTokens") or 0) + int(input_tokens or 0)
     tokens_out = int(spent.get("outputTokens") or 0) + int(output_tokens or 0)
     usage = {"inputTokens": tokens_in, "outputTokens": tokens_out, "totalTokens": tokens_in + tokens_out}

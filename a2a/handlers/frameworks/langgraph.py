@@ -9,7 +9,8 @@ serves it as it is; :class:`LangGraphHandler` is the explicit form, for options
 The graph runs streamed (``astream``, modes ``messages``, ``updates`` and ``values``):
 the chat models' tokens become artifact chunks, tool calls and tool messages progress,
 an ``interrupt()`` pauses the task in ``input-required`` and the client's reply resumes
-it (``Command(resume=...)``).
+it (``Command(resume=...)``); :func:`ask_approval` is the interrupt of a person's
+approval, resumed with True or False only.
 
 Memory and the paused run: a graph compiled without a checkpointer runs on this
 adapter's, one thread per task, its checkpoints kept on the task while it waits (so it
@@ -30,7 +31,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import EmptyInputError, GraphRecursionError, InvalidUpdateError
 from langgraph.pregel import Pregel
-from langgraph.types import Command, Durability, Interrupt, StreamMode
+from langgraph.types import Command, Durability, Interrupt, StreamMode, interrupt
 
 from a2a.handlers.frameworks import base
 from a2a.handlers.request import HandlerRequest
@@ -40,6 +41,11 @@ NAME = "LangGraph"
 _ERRORS = (GraphRecursionError, InvalidUpdateError, EmptyInputError, LangChainException)
 _MEDIA = ("image", "audio", "video")
 MODES: list[StreamMode] = ["messages", "updates", "values"]
+#: The steps a run may take unless the ``config`` option or the graph sets
+#: ``recursion_limit``: LangGraph's own default (10,007) lets a graph looping on a tool call
+#: it some 5,000 times before it fails; 25 (LangGraph's earlier default) is a dozen rounds
+#: of a model and its tools.
+RECURSION_LIMIT = 25
 
 
 def serves(obj: Any) -> LangGraphHandler | None:
@@ -124,16 +130,25 @@ class LangGraphHandler(base.FrameworkHandler):
             return request.task_id
         return "/".join((request.agent_name, request.tenant, request.caller, request.context_id or request.task_id))
 
+    def run_config(self, request: HandlerRequest, thread: str) -> RunnableConfig:
+        """The run's config: the ``config`` option's, on the checkpointer's ``thread``, with
+        the :data:`RECURSION_LIMIT` unless it or the graph (``with_config``) sets one."""
+        config = RunnableConfig(**(base.option(self.config, request) or {}))
+        config["configurable"] = {**config.get("configurable", {}), "thread_id": thread}
+        if "recursion_limit" not in config and "recursion_limit" not in (self.graph.config or {}):
+            config["recursion_limit"] = RECURSION_LIMIT
+        return config
+
     async def handle(self, request: HandlerRequest) -> Result:
         paused = await base.paused_state(request)
         thread = self.thread(request)
-        config = RunnableConfig(**(base.option(self.config, request) or {}))
-        config["configurable"] = {**config.get("configurable", {}), "thread_id": thread}
+        config = self.run_config(request, thread)
         try:
             if paused is not None:
+                command = await resume(request, paused, self.framework)
                 if self.saver is not None:
                     self.saver.restore(thread, paused["state"])
-                return await self.run(request, resume(request, paused), config)
+                return await self.run(request, command, config)
             earlier = [] if self.saver is None else conversation(await base.earlier_turns(request))
             graph_input = (
                 self.input(request, earlier) if self.input else {"messages": [*earlier, user_message(request)]}
@@ -155,11 +170,11 @@ class LangGraphHandler(base.FrameworkHandler):
                     await run.on(mode, chunk)
         except _ERRORS as exc:
             stream.close()
-            raise base.failed(NAME, exc) from exc
+            raise base.failed(NAME, exc, run.metadata(self.framework)) from exc
         except BaseException:
             stream.close()
             raise
-        metadata = base.usage_metadata(request, self.framework, run.model, run.input_tokens, run.output_tokens)
+        metadata = run.metadata(self.framework)
         if run.interrupts:
             await stream.settle()
             state = self.saver.export(config["configurable"]["thread_id"]) if self.saver is not None else None
@@ -188,6 +203,10 @@ class _Run:
         self.values: Any = None
         self.model = ""
         self.input_tokens = self.output_tokens = 0
+
+    def metadata(self, framework: str) -> dict[str, Any]:
+        """The task's ``llm`` metadata: the usage of the model calls the run made (a failed run's too)."""
+        return base.usage_metadata(self.request, framework, self.model, self.input_tokens, self.output_tokens)
 
     async def on(self, mode: str, chunk: Any) -> None:
         if mode == "messages":
@@ -226,14 +245,25 @@ def remote_agents(*names: str) -> list[BaseTool]:
     ]
 
 
-def resume(request: HandlerRequest, paused: dict[str, Any]) -> Command[Any]:
-    """The client's reply as the paused graph's resume value: True / False for an
-    approval (``yes`` / ``no``, ``{"approved": ...}``), else its data or text; one value
-    for each interrupt."""
+def ask_approval(question: str) -> bool:
+    """Pause the graph (in a node, as ``interrupt()``) for a person's approval of
+    ``question``: True when the reply approves (``yes``, ``{"approved": true}``), False
+    when it denies; any other reply asks again. A plain ``interrupt()`` resumes with
+    whatever the reply is, which a graph must not read as a yes."""
+    return interrupt({base.APPROVAL: question}) is True
+
+
+async def resume(request: HandlerRequest, paused: dict[str, Any], framework: str) -> Command[Any]:
+    """The client's reply as the paused graph's resume value, one for each interrupt:
+    an approval's (:func:`ask_approval`) True or False, asked again when the reply is
+    neither; a free question's True / False for yes / no, else the reply's data or text."""
     approved = base.approval(request)
+    interrupts = paused.get("interrupts") or []
+    if approved is None and any(base.is_approval(i["value"]) for i in interrupts):
+        await base.unanswered(request, paused, base.usage_metadata(request, framework, "", 0, 0))
     value = approved if approved is not None else base.reply_value(request)
-    ids = [i["id"] for i in paused.get("interrupts") or ()]
-    return Command(resume={i: value for i in ids} if len(ids) > 1 else value)
+    values = {i["id"]: approved if base.is_approval(i["value"]) else value for i in interrupts}
+    return Command(resume=values if len(values) > 1 else value)
 
 
 def question(interrupts: list[Interrupt]) -> base.Question:

@@ -19,6 +19,8 @@ from typing import Any, cast
 from agents import Agent, FunctionTool, RunConfig, Runner, RunResultStreaming, RunState, function_tool
 from agents.exceptions import AgentsException
 from agents.items import ToolApprovalItem, TResponseInputItem
+from agents.models import get_default_model
+from agents.models.fake_id import FAKE_RESPONSES_ID
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent
 
 from a2a.handlers.frameworks import base
@@ -81,16 +83,12 @@ class OpenAIAgentsHandler(base.FrameworkHandler):
             await self.follow(request, stream, result)
         except AgentsException as exc:
             stream.close()
-            raise base.failed(NAME, exc) from exc
+            raise base.failed(NAME, exc, self.usage(request, result, options, spent)[0]) from exc
         except BaseException:
             result.cancel()  # the SDK's run goes on in a task of its own: stop it where it stands
             stream.close()
             raise
-        usage = result.context_wrapper.usage
-        tokens = (usage.input_tokens, usage.output_tokens)
-        metadata = base.usage_metadata(
-            request, self.framework, self.model(options), tokens[0] - spent[0], tokens[1] - spent[1]
-        )
+        metadata, tokens = self.usage(request, result, options, spent)
         if result.interruptions:
             await stream.settle()
             state = {"run": result.to_state().to_json(), "usage": list(tokens)}
@@ -114,13 +112,29 @@ class OpenAIAgentsHandler(base.FrameworkHandler):
                 call_id = raw.get("call_id") if isinstance(raw, dict) else getattr(raw, "call_id", None)
                 await base.tool_returned(request, names.get(str(call_id), "tool"))
 
+    def usage(
+        self, request: HandlerRequest, result: RunResultStreaming, options: dict[str, Any], spent: tuple[int, int]
+    ) -> tuple[dict[str, Any], tuple[int, int]]:
+        """The task's ``llm`` metadata for this run (a failed one too: the tokens its model
+        calls spent), and the tokens the run's state counts."""
+        usage = result.context_wrapper.usage
+        tokens = (usage.input_tokens, usage.output_tokens)
+        metadata = base.usage_metadata(
+            request, self.framework, self.model(options), tokens[0] - spent[0], tokens[1] - spent[1]
+        )
+        return metadata, tokens
+
     def model(self, options: dict[str, Any]) -> str:
-        """The model's name, where a string names it."""
+        """The model's name: the run config's model, else the agent's (a string, or a
+        ``Model`` object's ``model``), else the SDK's default."""
         config = options.get("run_config")
         for model in (config.model if isinstance(config, RunConfig) else None, self.agent.model):
             if isinstance(model, str):
                 return model
-        return ""
+            if model is not None:
+                name = getattr(model, "model", None)
+                return name if isinstance(name, str) else type(model).__name__
+        return get_default_model()
 
 
 def remote_agents(*names: str) -> list[FunctionTool]:
@@ -136,7 +150,7 @@ def question(interruptions: list[ToolApprovalItem]) -> base.Question:
         raw = item.raw_item
         args = raw.get("arguments") if isinstance(raw, dict) else getattr(raw, "arguments", None)
         call_id = raw.get("call_id") if isinstance(raw, dict) else getattr(raw, "call_id", None)
-        approvals.append({"id": str(call_id or ""), "tool": item.tool_name or "tool", "args": args or ""})
+        approvals.append({"id": str(call_id or ""), "tool": item.tool_name or "tool", "args": base.arguments(args)})
     return base.Question(approvals, [])
 
 
@@ -162,5 +176,20 @@ def user_item(request: HandlerRequest) -> TResponseInputItem:
 
 
 def conversation(turns: list[dict[str, str]]) -> list[TResponseInputItem]:
-    """Earlier turns as the Responses API's input items."""
-    return [cast(TResponseInputItem, {"role": t["role"], "content": t["content"]}) for t in turns]
+    """Earlier turns as the Responses API's input items: the model's turns as the output
+    messages the SDK makes itself for a model that gives no item id (``FAKE_RESPONSES_ID``,
+    dropped before a request), the one shape of an assistant message every model path
+    takes also after ``RunState`` rewrote it (a paused run restored): the Chat Completions
+    converter refuses the ``{role, content}`` form as ``RunState`` leaves it."""
+    return [
+        cast(TResponseInputItem, {"role": "user", "content": t["content"]})
+        if t["role"] == "user"
+        else cast(TResponseInputItem, assistant_item(t["content"]))
+        for t in turns
+    ]
+
+
+def assistant_item(text: str) -> dict[str, Any]:
+    """An earlier answer as a Responses output message."""
+    content = [{"type": "output_text", "text": text, "annotations": []}]
+    return {"type": "message", "id": FAKE_RESPONSES_ID, "role": "assistant", "status": "completed", "content": content}

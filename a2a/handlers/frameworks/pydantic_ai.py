@@ -28,6 +28,7 @@ from pydantic_ai import (
     Tool,
     ToolDenied,
     VideoUrl,
+    capture_run_messages,
 )
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.exceptions import AgentRunError, UserError
@@ -119,11 +120,11 @@ class PydanticAIHandler(base.FrameworkHandler):
         stream = base.AnswerStream(request)
         options = {key: base.option(value, request) for key, value in self.options.items() if value is not None}
         try:
-            with base.running(request):
+            with base.running(request), capture_run_messages() as messages:
                 result = await self.streamed(request, stream, prompt, history, results, options)
         except (AgentRunError, UserError) as exc:
             stream.close()
-            raise base.failed(NAME, exc) from exc
+            raise base.failed(NAME, exc, self.spent(request, messages[len(history) :])) from exc
         except BaseException:
             stream.close()
             raise
@@ -135,6 +136,13 @@ class PydanticAIHandler(base.FrameworkHandler):
             state = ModelMessagesTypeAdapter.dump_python(result.all_messages(), mode="json")
             await base.pause(request, question(result.output), state, metadata)
         return await base.completed(stream, base.jsonable(result.output), metadata)
+
+    def spent(self, request: HandlerRequest, messages: list[ModelMessage]) -> dict[str, Any]:
+        """The ``llm`` metadata of a run that failed: the usage of the model's responses it got."""
+        responses = [m for m in messages if isinstance(m, ModelResponse)]
+        model = next((r.model_name for r in reversed(responses) if r.model_name), "")
+        tokens = [sum(getattr(r.usage, kind) for r in responses) for kind in ("input_tokens", "output_tokens")]
+        return base.usage_metadata(request, self.framework, model or "", tokens[0], tokens[1])
 
     async def streamed(
         self,
@@ -187,7 +195,7 @@ def question(requests: DeferredToolRequests) -> base.Question:
     """What the paused run asks the client."""
 
     def calls(parts: list[Any]) -> list[dict[str, Any]]:
-        return [{"id": p.tool_call_id, "tool": p.tool_name, "args": base.jsonable(p.args_as_dict())} for p in parts]
+        return [{"id": p.tool_call_id, "tool": p.tool_name, "args": base.arguments(p.args)} for p in parts]
 
     return base.Question(calls(requests.approvals), calls(requests.calls))
 
