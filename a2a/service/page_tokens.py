@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import hmac
 from collections.abc import Sequence
@@ -79,8 +80,10 @@ def unseal(token: str, bound: Sequence[str | None]) -> str:
     raise InvalidParamsError("is not a token of an earlier page of this listing", field="pageToken")
 
 
+@functools.lru_cache(maxsize=8)
 def _keys(secret: str | bytes) -> tuple[bytes, bytes]:
-    """The encryption key and the authentication key derived from ``secret``."""
+    """The encryption key and the authentication key derived from ``secret`` (kept: a
+    listing's every page derives them again otherwise)."""
     return (
         salted_hmac(_SALT, "encrypt", secret=secret, algorithm="sha256").digest(),
         salted_hmac(_SALT, "authenticate", secret=secret, algorithm="sha256").digest(),
@@ -97,4 +100,5 @@ def _xor(data: bytes, key: bytes, nonce: bytes) -> bytes:
     """``data`` XOR the keystream HMAC(key, nonce || counter), block after block."""
     blocks = (len(data) + _BLOCK - 1) // _BLOCK
     stream = b"".join(hmac.new(key, nonce + i.to_bytes(4, "big"), hashlib.sha256).digest() for i in range(blocks))
-    return bytes(a ^ b for a, b in zip(data, stream, strict=False))
+    size = len(data)
+    return (int.from_bytes(data, "big") ^ int.from_bytes(stream[:size], "big")).to_bytes(size, "big")
