@@ -17,6 +17,7 @@ from a2a.client.errors import InvalidResponseError
 from a2a.protocol import V03, V03_REST, V1_VERSIONS, V10, V11, Dialect
 from a2a.protocol.errors import A2AError
 from a2a.protocol.model import (
+    INT64_MAX,
     SETTLED_STATES,
     Artifact,
     Message,
@@ -169,7 +170,7 @@ def parse_task(d: Dialect, raw: Any, path: str = "task") -> Task:
 
 def parse_generation(raw: dict[str, Any], path: str) -> int | None:
     """The ``generation`` of a 1.1 Task or update (ProtoJSON: an int64 as a string)."""
-    return want_int(raw.get("generation"), f"{path}.generation", minimum=0)
+    return want_int(raw.get("generation"), f"{path}.generation", minimum=0, maximum=INT64_MAX)
 
 
 def _ids(raw: dict[str, Any], path: str) -> Task:
