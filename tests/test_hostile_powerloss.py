@@ -122,7 +122,7 @@ def test_the_checker_catches_a_store_that_skips_the_directory_fsync(tmp_path, fi
     assert acknowledged == THREADS * TASKS_PER_THREAD
     assert verdict.lost, "a store that never syncs its directory lost nothing?"
     print(
-        f"\n{file_syscalls.description}: file (directory fsync skipped) x power cut at each of {cuts} points -> {summary(verdict)}"
+        f"\n{file_syscalls.description}: file (no directory fsync) x power cut at {cuts} points -> {summary(verdict)}"
     )
 
 
@@ -131,7 +131,7 @@ def test_the_checker_catches_a_store_that_skips_the_file_fsync(tmp_path, file_sy
     assert acknowledged == THREADS * TASKS_PER_THREAD
     assert verdict.damaged and verdict.lost, summary(verdict)
     print(
-        f"\n{file_syscalls.description}: file (file fsync dropped) x power cut at each of {cuts} points -> {summary(verdict)}"
+        f"\n{file_syscalls.description}: file (file fsync dropped) x power cut at {cuts} points -> {summary(verdict)}"
     )
 
 
@@ -140,9 +140,7 @@ def test_fsync_false_is_durable_to_a_process_crash_only(tmp_path, file_syscalls)
     cuts, acknowledged, verdict = every_cut(tmp_path, file_syscalls, fsync=False)
     assert acknowledged == THREADS * TASKS_PER_THREAD
     assert verdict.lost, summary(verdict)
-    print(
-        f"\n{file_syscalls.description}: file (fsync=False) x power cut at each of {cuts} points -> {summary(verdict)}"
-    )
+    print(f"\n{file_syscalls.description}: file (fsync=False) x power cut at {cuts} points -> {summary(verdict)}")
 
 
 # === end to end: kill -9 under load, and the power fails with it ===================================
@@ -258,6 +256,5 @@ def test_kill_9_under_load_then_power_cut(skip, file_syscalls, tmp_path):
         assert verdict.lost, f"the checker missed a store that skips the directory fsync: {outcome}"
     else:
         assert verdict.clean, f"{outcome}: {verdict.lost[:5]} {verdict.behind[:5]} {verdict.damaged[:5]}"
-    print(
-        f"\nfile ({file_syscalls.description}){' (directory fsync skipped)' if skip else ''} x kill -9 + power cut -> {outcome}"
-    )
+    skipped = " (directory fsync skipped)" if skip else ""
+    print(f"\n{file_syscalls.description}: file{skipped} x kill -9 + power cut -> {outcome}")
