@@ -47,7 +47,8 @@ FSIO := companions/django-a2a-agent-fsio
 FSIO_BUILT := $(VENV)/.fsio-built
 $(FSIO_BUILT): $(FSIO)/a2a_fsio/_syscalls.c $(FSIO)/a2a_fsio/__init__.py $(FSIO)/pyproject.toml | $(VENV)/.run-deps
 	@$(PY) -m pip install -q "setuptools>=77" && \
-		$(PY) -m pip install -q --no-build-isolation ./$(FSIO) >$(VENV)/fsio-build.log 2>&1 && touch $@ || \
+		$(PY) -m pip install -q --no-build-isolation ./$(FSIO) >$(VENV)/fsio-build.log 2>&1 && \
+		rm -rf $(FSIO)/build && touch $@ || \
 		echo "django-a2a-agent-fsio not built ($(VENV)/fsio-build.log): the file store makes its calls from Python"
 
 ## Install, migrate SQLite and serve the agent under uvicorn (TASK_STORE=file:./tasks), with

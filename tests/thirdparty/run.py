@@ -141,13 +141,16 @@ def clean_env(venv: Path) -> dict[str, str]:
     return {**env, **NO_COMPILER}
 
 
-def run(command: list[str], *, cwd: Path, env: dict[str, str], what: str, timeout: float = 600) -> str:
+def run(
+    command: list[str], *, cwd: Path, env: dict[str, str], what: str, timeout: float = 600, stderr: bool = False
+) -> str:
+    """``command``'s output (with ``stderr``: its standard error after it); StepFailed when it fails."""
     started = time.monotonic()
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     if done.returncode:
         raise StepFailed(f"{what} failed ({' '.join(command)}):\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
     log(f"{what}: ok ({time.monotonic() - started:.1f}s)")
-    return done.stdout
+    return done.stdout + done.stderr if stderr else done.stdout
 
 
 class Client:
@@ -404,7 +407,9 @@ def manage_steps(py: str, project: Path, env: dict[str, str]) -> None:
     manage = [py, "manage.py"]
     # Not a warning (a2a.W040 was one): the first check of a new project says only which
     # system calls its file store makes (from Python: the C companion is not installed).
-    checked = run([*manage, "check", "--fail-level", "WARNING"], cwd=project, env=env, what="manage.py check")
+    checked = run(
+        [*manage, "check", "--fail-level", "WARNING"], cwd=project, env=env, what="manage.py check", stderr=True
+    )
     said = "?: (stores.I001) file store system calls: Python\n"
     if (
         checked
