@@ -29,6 +29,7 @@ The contract, from the seeds and then some:
 - ``list(...)`` filters by context, state and owner, newest-updated first, with an
   opaque cursor for the next page; a filter on a context needs an owner (or
   ``all_owners=True``): a context is per owner, see :class:`TaskQuery`.
+  :func:`list_all` walks every page of a query.
 - ``delete(id)`` removes a task and says whether there was one.
 - ``delete_contexts(contexts)`` (retention) deletes each conversation whole or not at
   all, as the store finds it at the moment of the delete (see the method).
