@@ -56,6 +56,7 @@ from stores.fields import (
     AGENT,
     CALL,
     DELEGATIONS,
+    FILE_BYTES,
     LEASE,
     OWNER,
     REPLY,
@@ -297,7 +298,7 @@ async def _continue(ctx: CallContext, message: Message, expected: int | None = N
         if expected is not None and task_generation(task) != expected:
             raise TaskGenerationMismatchError(task_id, expected, task_generation(task))
         if file_bytes is not None:
-            task[files.FILE_BYTES] = file_bytes
+            task[FILE_BYTES] = file_bytes
         if lifecycle.is_terminal(task):
             raise UnsupportedOperationError(
                 f"Task {task_id} is {state} and cannot take more messages; start a new task "
@@ -334,7 +335,7 @@ async def _offload_follow_up(ctx: CallContext, message: Message) -> tuple[int | 
     task = dict(await load_task(message["taskId"], ctx))
     base = ctx.origin + ctx.agent.path("jsonrpc")
     written = await asyncio.to_thread(files.offload_message, message, task, base=base)
-    return int(task.get(files.FILE_BYTES) or 0), written
+    return int(task.get(FILE_BYTES) or 0), written
 
 
 def _discarded_unless_saved(
