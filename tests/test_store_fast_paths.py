@@ -26,10 +26,10 @@ def task(task_id: str, minute: int = 0, state: str = "completed") -> dict:
 
 
 @pytest.mark.parametrize("nowait", [True, False])
-def test_file_store_aget(tmp_path, monkeypatch, nowait):
+def test_file_store_aget(tmp_path, monkeypatch, nowait, file_syscalls):
     if not nowait:
         monkeypatch.delattr(file_module.os, "RWF_NOWAIT", raising=False)  # a platform without it
-    store = FileTaskStore(tmp_path, fsync=False)
+    store = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     store.save(task("a.b"))
     assert asyncio.run(store.aget("a.b"))["id"] == "a.b"
     assert asyncio.run(store.aget("a_b")) is None  # same file name, another task
@@ -37,8 +37,8 @@ def test_file_store_aget(tmp_path, monkeypatch, nowait):
     assert asyncio.run(store.aget("")) is None
 
 
-def test_file_store_aget_of_a_damaged_file_reports_it(tmp_path, caplog):
-    store = FileTaskStore(tmp_path, fsync=False)
+def test_file_store_aget_of_a_damaged_file_reports_it(tmp_path, caplog, file_syscalls):
+    store = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     store.save(task("t1"))
     store.path("t1").write_bytes(b'{"id": "t1", "stat')
     with caplog.at_level(logging.WARNING, logger="stores.file.taskfile"):

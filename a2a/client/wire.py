@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from a2a.client import generation
 from a2a.client.errors import InvalidResponseError
 from a2a.protocol import V03, V03_REST, V1_VERSIONS, V10, V11, Dialect
 from a2a.protocol.errors import A2AError
@@ -29,6 +28,7 @@ from a2a.protocol.model import (
     want_string,
 )
 from stores.base import TaskPage
+from stores.fields import GENERATION
 
 T = TypeVar("T")
 _ARTIFACT_KEYS = ("name", "description", "metadata", "extensions")
@@ -164,7 +164,7 @@ def parse_task(d: Dialect, raw: Any, path: str = "task") -> Task:
     if raw.get("metadata"):
         task["metadata"] = want_object(raw["metadata"], f"{path}.metadata")
     if (number := parse_generation(raw, path)) is not None:
-        task[generation.KEY] = number
+        task[GENERATION] = number
     return task
 
 
