@@ -49,13 +49,14 @@ from a2a.protocol.model import (
 )
 from a2a.runtime.executors import adispatch, get_executor
 from a2a.runtime.runner import get_runner
-from a2a.service import push_configs, streams
+from a2a.service import page_tokens, push_configs, streams
 from a2a.service.context import INTERNAL, CallContext, load_task
 from stores.base import TaskPage, TaskQuery
 from stores.fields import (
     AGENT,
     CALL,
     DELEGATIONS,
+    FILE_BYTES,
     LEASE,
     OWNER,
     REPLY,
@@ -297,7 +298,7 @@ async def _continue(ctx: CallContext, message: Message, expected: int | None = N
         if expected is not None and task_generation(task) != expected:
             raise TaskGenerationMismatchError(task_id, expected, task_generation(task))
         if file_bytes is not None:
-            task[files.FILE_BYTES] = file_bytes
+            task[FILE_BYTES] = file_bytes
         if lifecycle.is_terminal(task):
             raise UnsupportedOperationError(
                 f"Task {task_id} is {state} and cannot take more messages; start a new task "
@@ -334,7 +335,7 @@ async def _offload_follow_up(ctx: CallContext, message: Message) -> tuple[int | 
     task = dict(await load_task(message["taskId"], ctx))
     base = ctx.origin + ctx.agent.path("jsonrpc")
     written = await asyncio.to_thread(files.offload_message, message, task, base=base)
-    return int(task.get(files.FILE_BYTES) or 0), written
+    return int(task.get(FILE_BYTES) or 0), written
 
 
 def _discarded_unless_saved(
@@ -396,20 +397,23 @@ async def cancel_task(params: CancelParams, ctx: CallContext = INTERNAL) -> Task
 
 @tracing.traced("ListTasks")
 async def list_tasks(params: ListParams, ctx: CallContext = INTERNAL) -> TaskPage:
-    """ListTasks: the caller's tasks in the request's tenant, a page at a time."""
+    """ListTasks: the caller's tasks in the request's tenant, a page at a time; its page
+    tokens are sealed to the caller and the filters (:mod:`a2a.service.page_tokens`)."""
+    bound = page_tokens.task_listing(params, ctx)
     try:
         query = TaskQuery(
             context_id=params.context_id,
             state=params.state,
             updated_after=params.updated_after,
             page_size=params.page_size,
-            page_token=params.page_token,
+            page_token=page_tokens.unseal(params.page_token, bound) if params.page_token else None,
             owner=ctx.scope,  # the caller's own tasks, in the request's tenant
         )
         with tracing.store("list"):
             page = await ctx.store.alist(query)
     except ValueError as exc:
-        raise InvalidParamsError(str(exc), field="pageToken" if "token" in str(exc) else None) from None
+        raise InvalidParamsError(str(exc)) from None
+    page.next_page_token = page_tokens.seal(page.next_page_token, bound)
     tasks = []
     for task in page.tasks:
         task = with_history(task, params.history_length)

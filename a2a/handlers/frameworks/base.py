@@ -30,9 +30,8 @@ from a2a.handlers.results import InputRequired, Result, TaskFailed, as_parts
 from a2a.handlers.tools import RemoteTool, ToolCall, part_text, run_call, task_turns, tool_name
 from a2a.protocol.model import Artifact, Message, Part, Task, new_id
 from stores.base import TaskStore
+from stores.fields import PAUSED
 
-#: The task's private field holding a paused run's state (never rendered to a client).
-PAUSED = "_paused"
 #: Progress notes and questions quote a tool's arguments up to this many characters.
 MAX_QUOTE = 200
 
