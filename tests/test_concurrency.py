@@ -349,6 +349,47 @@ def test_two_concurrent_continuations_exactly_one_is_taken(use_store, counting):
     assert RUNS[:] == [task["id"], task["id"]]  # the first run (ask), then exactly one more
 
 
+def test_a_blocking_follow_up_answers_its_own_turn(use_store, counting):
+    """Twenty callers answer one input-required task at once, each until its follow-up
+    is taken: each blocking call answers the state its own turn reached (the handler
+    asks again), with its own message the last the caller sent, never the next caller's
+    turn (``submitted`` or ``working``), which it used to read from the store."""
+    task = asyncio.run(operations.send_message(SendParams(message=message("ask"), blocking=True)))
+    assert task["status"]["state"] == "input-required"
+    deadline = time.monotonic() + 120  # a bound for a stuck run, not a measure
+
+    def follow_up(n: int) -> dict:
+        mine = message(f"ask {n}", taskId=task["id"])
+        while True:
+            try:
+                return asyncio.run(operations.send_message(SendParams(message=mine, blocking=True)))
+            except UnsupportedOperationError:  # another caller's turn is running: answer after it
+                assert time.monotonic() < deadline, "never taken"
+                time.sleep(0.001)
+
+    callers = 20
+    barrier = threading.Barrier(callers)
+    answers: list[dict | None] = [None] * callers
+
+    def run(n: int) -> None:
+        barrier.wait()
+        try:
+            answers[n] = follow_up(n)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(callers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for n, answer in enumerate(answers):
+        assert answer is not None and answer["status"]["state"] == "input-required", (n, answer)
+        sent = [m["parts"][0]["text"] for m in answer["history"] if m["role"] == "user"]
+        assert sent[-1] == f"ask {n}", (n, sent)
+    assert len(RUNS) == callers + 1  # the first turn, then each follow-up's
+
+
 def test_two_runners_fulfil_a_task_once(use_store, counting):
     """Two runners (as in two processes) are handed the same submitted task."""
     use_store.save({**new_task(message("x:0.2"), context_id="c"), "id": "shared", "_version": 1})

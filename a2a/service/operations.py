@@ -164,7 +164,7 @@ async def send_message(params: SendParams, ctx: CallContext = INTERNAL) -> Task 
         async with _direct_answer(ctx, params) as (events, answer):
             if _is_message(answer) or not params.blocking:
                 return answer if _is_message(answer) else with_history(answer, params.history_length)
-            return await _settled(ctx, events, answer["id"], params)
+            return await _settled(ctx, events, answer, params)
     task = await _start(ctx, params)
     task_id = task["id"]
     if not params.blocking:
@@ -173,17 +173,19 @@ async def send_message(params: SendParams, ctx: CallContext = INTERNAL) -> Task 
     with bus.subscribe(task_id, ctx.store) as events:  # subscribe first: no transition can slip by
         await events.ready()
         await adispatch(task_id, ctx.agent_name)
-        return await _settled(ctx, events, task_id, params)
+        return await _settled(ctx, events, task, params)
 
 
-async def _settled(ctx: CallContext, events: Subscription, task_id: str, params: SendParams) -> Task | Message:
-    """The task once it settles (or ``A2A_BLOCKING_TIMEOUT`` passed), as stored; the
-    handler's reply Message if it answered with one."""
-    await streams.settle(events)
-    with tracing.store("get", task_id):
-        settled = await ctx.store.aget(task_id)
-    if settled is None:
-        raise TaskNotFoundError(task_id)
+async def _settled(ctx: CallContext, events: Subscription, task: Task, params: SendParams) -> Task | Message:
+    """The task once the turn ``task`` began settles (or ``A2A_BLOCKING_TIMEOUT`` passed),
+    as stored; as the turn ended, when another caller's follow-up began the next one
+    meanwhile (:func:`streams.turn_answer`). The handler's reply Message if it answered with one."""
+    ended = await streams.settle(events, task)
+    with tracing.store("get", task["id"]):
+        stored = await ctx.store.aget(task["id"])
+    if stored is None:
+        raise TaskNotFoundError(task["id"])
+    settled = streams.turn_answer(ended, stored)
     if settled.get(REPLY) and settled["status"].get("message"):
         return settled["status"]["message"]
     return with_history(settled, params.history_length)
