@@ -11,7 +11,9 @@ servicer method is the JSON-RPC binding's method of the same name
 Service parameters come as metadata (spec 10.2): ``a2a-version`` (empty or ``1.0``, or
 ``1.1``: the proto is the 1.1 draft's, v1.0's plus the generation fields, which only a
 1.1 call is answered with), ``a2a-extensions``, and the credentials the
-authentication classes read (``authorization``, ``x-api-key``). Errors are
+authentication classes read (``authorization``, ``x-api-key``). The ``tenant`` field of
+every request message scopes the call's tasks, checked as the other bindings check
+``params.tenant`` and the ``/{tenant}/`` of a path. Errors are
 ``google.rpc.Status`` with the gRPC code of spec 5.4 and an ``ErrorInfo`` detail (and
 ``BadRequest`` naming the field of invalid params) in ``grpc-status-details-bin``.
 """
@@ -35,7 +37,7 @@ from a2a.handlers.credentials import credential_headers
 from a2a.protocol import V1_VERSIONS, V10, Dialect, dialect_for
 from a2a.protocol.errors import A2AError, InvalidRequestError, VersionNotSupportedError
 from a2a.protocol.model import shown
-from a2a.service.context import CallContext
+from a2a.service.context import CallContext, check_tenant
 from a2a.service.errors import client_error
 from a2a.service.methods import METHODS, Held, Stream
 
@@ -85,10 +87,11 @@ def call_agent(values: dict[str, str]) -> Agent:
         raise InvalidRequestError(f"No agent named {shown(name, 64)} here (metadata a2a-agent)") from None
 
 
-async def call_context(context: grpc.aio.ServicerContext) -> CallContext:
+async def call_context(context: grpc.aio.ServicerContext, tenant: Any = "") -> CallContext:
     """The service layer's context of this call: the agent (``a2a-agent`` metadata), the
     caller (that agent's authentication classes reading the metadata), v1.0, the
-    extensions asked for."""
+    extensions asked for, and ``tenant`` (the request message's ``tenant`` field),
+    checked (InvalidParamsError) as every binding checks a tenant."""
     metadata = [(key.lower(), value) for key, value in context.invocation_metadata() or () if isinstance(value, str)]
     values = dict(metadata)
     version = values.get("a2a-version", "").strip()
@@ -100,6 +103,7 @@ async def call_context(context: grpc.aio.ServicerContext) -> CallContext:
     agent = call_agent(values)
     caller = await auth.authenticate_headers(metadata, agent)
     extensions = tuple(uri.strip() for uri in values.get("a2a-extensions", "").split(",") if uri.strip())
+    tenant = check_tenant(tenant)  # after authentication, as on the other bindings
     origin = (a2a_settings.PUBLIC_URL or "").rstrip("/")
     credentials = tuple(credential_headers(lambda name: values.get(name.lower())).items())
     return CallContext(
@@ -108,6 +112,7 @@ async def call_context(context: grpc.aio.ServicerContext) -> CallContext:
         binding="grpc",
         origin=origin,
         extensions=extensions,
+        tenant=tenant,
         agent_name=agent.name,
         credentials=credentials,
         last_event_id=values.get("last-event-id", ""),
@@ -137,8 +142,9 @@ def unary(name: str, response_class: type[Response]) -> Callable[..., Awaitable[
 
     async def call(self: Any, request: ProtoMessage, context: grpc.aio.ServicerContext) -> Response:
         try:
-            ctx = await call_context(context)
-            result = await method(dialect_of(ctx), to_json(request), ctx)
+            params = to_json(request)
+            ctx = await call_context(context, params.get("tenant"))
+            result = await method(dialect_of(ctx), params, ctx)
             if isinstance(result, Held):  # a long-poll: no thread waits here
                 result = await result.answer()
             return to_message(result or {}, response_class)  # a deletion renders as nothing: Empty
@@ -160,9 +166,10 @@ def streaming(name: str) -> Callable[..., AsyncIterator[pb.StreamResponse]]:
         self: Any, request: ProtoMessage, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.StreamResponse]:  # grpcio serves async generators as streams
         try:
-            ctx = await call_context(context)
+            params = to_json(request)
+            ctx = await call_context(context, params.get("tenant"))
             dialect = dialect_of(ctx)
-            stream: Stream = await method(dialect, to_json(request), ctx)
+            stream: Stream = await method(dialect, params, ctx)
             try:
                 async for item in stream.items:
                     if item.kind != "keepalive":
