@@ -1,6 +1,6 @@
 """The call context: who calls, and how, handed by the binding to every operation.
 
-A binding (JSON-RPC, HTTP+JSON) builds one per request once it knows the caller and
+A binding (JSON-RPC, HTTP+JSON, gRPC) builds one per request once it knows the caller and
 the protocol version, and passes it explicitly: operations read the caller from it
 (ownership), never from ambient state; :func:`load_task` reads a task as the caller
 may see it.
