@@ -21,22 +21,22 @@ class Hooked:
         self.inner, self.hooks = inner, hooks
         self.name, self.description = inner.name, inner.description
 
-    def _call(self, name: str, *args: Any) -> Any:
+    def _hooked(self, name: str, *args: Any) -> Any:
         real = getattr(self.inner, name)
         hook = self.hooks.get(name)
         return real(*args) if hook is None else hook(real, *args)
 
     def write_replace(self, temp: str, target: str, data: bytes, fsync: bool, /) -> int | None:
-        return self._call("write_replace", temp, target, data, fsync)
+        return self._hooked("write_replace", temp, target, data, fsync)
 
     def read(self, path: str | os.PathLike[str], size: int, to_end: bool, /) -> bytes:
-        return self._call("read", path, size, to_end)
+        return self._hooked("read", path, size, to_end)
 
     def append(self, fd: int, line: bytes, path: str | os.PathLike[str], /) -> tuple[int, int, int] | None:
-        return self._call("append", fd, line, path)
+        return self._hooked("append", fd, line, path)
 
     def fsync_if_same(self, path: str | os.PathLike[str], fd: int, device: int, inode: int, /) -> bool:
-        return self._call("fsync_if_same", path, fd, device, inode)
+        return self._hooked("fsync_if_same", path, fd, device, inode)
 
 
 def failing(exc: OSError) -> Hook:

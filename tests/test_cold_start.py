@@ -17,6 +17,7 @@ import httpx
 import pytest
 from django.conf import settings
 
+from a2a.testing.client import rpc_body
 from tests.conftest import STORE_KINDS
 from tests.server import manage, postgres_database, running_server, site_env
 
@@ -46,7 +47,7 @@ def blocking_send(endpoint: str, text: str) -> tuple[float, str]:
     """SendMessage (blocking): how long it took, and the state it answered."""
     message = {"role": "user", "messageId": str(uuid.uuid4()), "parts": [{"kind": "text", "text": text}]}
     params = {"message": message, "configuration": {"blocking": True}}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": params}
+    body = rpc_body("message/send", params)
     began = time.monotonic()
     answer = httpx.post(endpoint, json=body, timeout=3 * LEASE_SECONDS).json()
     return time.monotonic() - began, answer["result"]["status"]["state"]

@@ -33,7 +33,7 @@ def _agent(settings):
     settings.A2A_PUSH_ALLOW_PRIVATE_URLS = True  # configs on a loopback URL (never delivered to)
 
 
-def send(text: str, tenant: str = "", task_id: str = "") -> pb.SendMessageRequest:
+def message_request(text: str, tenant: str = "", task_id: str = "") -> pb.SendMessageRequest:
     return pb.SendMessageRequest(tenant=tenant, message=message(text, task_id=task_id))
 
 
@@ -51,8 +51,8 @@ async def outside(stub: Any, task_id: str, tenant: str) -> dict[str, Any]:
     calls = {
         "GetTask": stub.GetTask(pb.GetTaskRequest(tenant=tenant, id=task_id)),
         "CancelTask": stub.CancelTask(pb.CancelTaskRequest(tenant=tenant, id=task_id)),
-        "SendMessage": stub.SendMessage(send("yes", tenant, task_id)),
-        "SendStreamingMessage": collect(stub.SendStreamingMessage(send("yes", tenant, task_id))),
+        "SendMessage": stub.SendMessage(message_request("yes", tenant, task_id)),
+        "SendStreamingMessage": collect(stub.SendStreamingMessage(message_request("yes", tenant, task_id))),
         "SubscribeToTask": collect(stub.SubscribeToTask(pb.SubscribeToTaskRequest(tenant=tenant, id=task_id))),
         "CreateTaskPushNotificationConfig": stub.CreateTaskPushNotificationConfig(
             pb.TaskPushNotificationConfig(tenant=tenant, task_id=task_id, id="c9", url=HOOK)
@@ -78,7 +78,7 @@ def test_a_grpc_tenant_scopes_every_rpc_and_is_the_same_tenant_on_every_binding(
     by_jsonrpc = WireClient().send("hi", tenant="acme")["task"]["id"]
 
     async def body(stub):
-        task = (await stub.SendMessage(send("ask:more?", "acme"))).task
+        task = (await stub.SendMessage(message_request("ask:more?", "acme"))).task
         seen = {
             "get": await stub.GetTask(pb.GetTaskRequest(tenant="acme", id=task.id)),
             "list": await stub.ListTasks(pb.ListTasksRequest(tenant="acme")),
@@ -95,7 +95,7 @@ def test_a_grpc_tenant_scopes_every_rpc_and_is_the_same_tenant_on_every_binding(
         await stub.DeleteTaskPushNotificationConfig(
             pb.DeleteTaskPushNotificationConfigRequest(tenant="acme", task_id=task.id, id="c2")
         )
-        seen["answered"] = (await stub.SendMessage(send("yes", "acme", task.id))).task
+        seen["answered"] = (await stub.SendMessage(message_request("yes", "acme", task.id))).task
         return task, seen, outsiders
 
     task, seen, outsiders = run(body)
@@ -122,8 +122,8 @@ def test_a_grpc_tenant_scopes_every_rpc_and_is_the_same_tenant_on_every_binding(
 @MEMORY
 def test_a_grpc_page_token_pages_only_its_tenants_listing(use_store):
     async def body(stub):
-        made = [(await stub.SendMessage(send("hi", "acme"))).task.id for _ in range(3)]
-        await stub.SendMessage(send("hi", "globex"))
+        made = [(await stub.SendMessage(message_request("hi", "acme"))).task.id for _ in range(3)]
+        await stub.SendMessage(message_request("hi", "globex"))
         first = await stub.ListTasks(pb.ListTasksRequest(tenant="acme", page_size=2))
         token = first.next_page_token
         rest = await stub.ListTasks(pb.ListTasksRequest(tenant="acme", page_size=2, page_token=token))
@@ -146,8 +146,8 @@ def test_a_grpc_page_token_pages_only_its_tenants_listing(use_store):
 def test_a_malformed_grpc_tenant_is_invalid_argument_as_on_the_other_bindings(use_store, tenant):
     async def body(stub):
         return [
-            await fails(stub.SendMessage(send("hi", tenant))),
-            await fails(collect(stub.SendStreamingMessage(send("hi", tenant)))),
+            await fails(stub.SendMessage(message_request("hi", tenant))),
+            await fails(collect(stub.SendStreamingMessage(message_request("hi", tenant)))),
             await fails(stub.GetTask(pb.GetTaskRequest(tenant=tenant, id="t"))),
             await fails(stub.ListTasks(pb.ListTasksRequest(tenant=tenant))),
         ]

@@ -45,7 +45,7 @@ def keys() -> dict[str, str]:
     return {name: Token.objects.create(user=User.objects.create_user(name)).key for name in ("alice", "bob")}
 
 
-def caller(key: str, agent: str = "default") -> WireClient:
+def client_of(key: str, agent: str = "default") -> WireClient:
     return WireClient(agent=None if agent == "default" else agent, headers={"Authorization": f"Bearer {key}"})
 
 
@@ -58,7 +58,7 @@ class Lister:
     async def __call__(self, key: str, *, agent: str = "default", tenant: str = "", **params: Any) -> dict:
         if self.binding == "grpc":
             return await self._grpc(key, agent, tenant, params)
-        client = caller(key, agent)
+        client = client_of(key, agent)
         if self.binding == "jsonrpc":
             answer = await client.arpc("ListTasks", {**params, **({"tenant": tenant} if tenant else {})})
             if "error" in answer:
@@ -114,8 +114,8 @@ def refused(answer: dict) -> bool:
 @pytest.mark.parametrize("binding", ["jsonrpc", "rest", "grpc"])
 def test_a_page_token_is_sealed_to_its_caller_tenant_agent_and_filters(use_store, keys, binding):
     alice, bob = keys["alice"], keys["bob"]
-    mine = [caller(alice).send(message("hi", contextId="c1" if i < 3 else "c2"))["task"]["id"] for i in range(5)]
-    caller(bob).send("hi")
+    mine = [client_of(alice).send(message("hi", contextId="c1" if i < 3 else "c2"))["task"]["id"] for i in range(5)]
+    client_of(bob).send("hi")
 
     async def scenario(listing: Lister) -> dict[str, Any]:
         pages = [await listing(alice, pageSize=2)]
@@ -156,9 +156,9 @@ def test_a_page_token_is_sealed_to_its_caller_tenant_agent_and_filters(use_store
 @pytest.mark.parametrize("store_kind", STORE_KINDS)
 def test_a_filtered_listing_pages_with_its_own_tokens(use_store, keys):
     alice = keys["alice"]
-    in_c1 = [caller(alice).send(message("hi", contextId="c1"))["task"]["id"] for _ in range(3)]
-    caller(alice).send(message("hi", contextId="c2"))
-    client = caller(alice)
+    in_c1 = [client_of(alice).send(message("hi", contextId="c1"))["task"]["id"] for _ in range(3)]
+    client_of(alice).send(message("hi", contextId="c2"))
+    client = client_of(alice)
     first = client.result("ListTasks", {"contextId": "c1", "status": COMPLETED, "pageSize": 2})
     rest = client.result(
         "ListTasks", {"contextId": "c1", "status": COMPLETED, "pageSize": 2, "pageToken": first["nextPageToken"]}
@@ -171,7 +171,7 @@ def test_a_filtered_listing_pages_with_its_own_tokens(use_store, keys):
 
 @pytest.mark.django_db(transaction=True)
 def test_push_config_page_tokens_are_sealed_to_their_task(keys):
-    alice = caller(keys["alice"])
+    alice = client_of(keys["alice"])
     tasks = [alice.send("ask:more?")["task"]["id"] for _ in range(2)]
     for task_id in tasks:
         for n in range(3):
