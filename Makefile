@@ -40,19 +40,21 @@ INTEROP_JS := tests/interop/js/node_modules/.package-lock.sha256
 $(INTEROP_JS): tests/interop/js/package-lock.json tests/interop/setup-node.sh
 	bash tests/interop/setup-node.sh
 
-# stores.file._syscalls, the file store's optional C extension (stores/file/fsio.py),
-# built in place for the example site and the tests (a wheel builds it by itself).
-# Without a C compiler the store makes the same calls from Python: the build says so.
-EXT := stores/file/_syscalls.abi3.so
-$(EXT): stores/file/_syscalls.c | $(VENV)/.run-deps
+# The file store's C companion (companions/django-a2a-agent-fsio: a2a_fsio._syscalls,
+# stores/file/syscalls.py), built and installed into the venv for the example site and the
+# tests. Without a C compiler the store makes the same calls from Python: the build says so.
+FSIO := companions/django-a2a-agent-fsio
+FSIO_BUILT := $(VENV)/.fsio-built
+$(FSIO_BUILT): $(FSIO)/a2a_fsio/_syscalls.c $(FSIO)/a2a_fsio/__init__.py $(FSIO)/pyproject.toml | $(VENV)/.run-deps
 	@$(PY) -m pip install -q "setuptools>=77" && \
-		$(PY) -c "from setuptools import setup; setup()" -q build_ext --inplace >$(VENV)/ext-build.log 2>&1 && \
-		rm -rf build || echo "stores.file._syscalls not built ($(VENV)/ext-build.log): the file store makes its calls from Python"
+		$(PY) -m pip install -q --no-build-isolation ./$(FSIO) >$(VENV)/fsio-build.log 2>&1 && \
+		rm -rf $(FSIO)/build && touch $@ || \
+		echo "django-a2a-agent-fsio not built ($(VENV)/fsio-build.log): the file store makes its calls from Python"
 
 ## Install, migrate SQLite and serve the agent under uvicorn (TASK_STORE=file:./tasks), with
 ## a2a.http.protocol's limits on slow clients (A2A_HEADER_TIMEOUT, A2A_BODY_TIMEOUT,
 ## A2A_MAX_CONNECTIONS) and the open-file limit raised to the hard one.
-run: $(VENV)/.run-deps $(EXT)
+run: $(VENV)/.run-deps $(FSIO_BUILT)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput -v0
 	$(PY) -m uvicorn toolnexus_site.asgi:application --host $(HOST) --port $(PORT) --workers $(WORKERS) \
@@ -68,7 +70,7 @@ cluster: $(VENV)/.dev-deps
 ## Install and run lint (ruff, mypy) and the whole suite (the interop tests included,
 ## with their venv). The ORM store's tests also run on PostgreSQL when
 ## A2A_TEST_POSTGRES_URL is set (.ci/run sets it).
-test: $(VENV)/.dev-deps $(EXT) $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_VENV)/.requirements.sha256 $(INTEROP_JS)
+test: $(VENV)/.dev-deps $(FSIO_BUILT) $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_VENV)/.requirements.sha256 $(INTEROP_JS)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
@@ -77,7 +79,7 @@ test: $(VENV)/.dev-deps $(EXT) $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_
 
 ## The fast loop while working: lint and the suite without the slow (server-starting),
 ## interop and thirdparty tests, and without building the interop venvs.
-test-quick: $(VENV)/.dev-deps $(EXT)
+test-quick: $(VENV)/.dev-deps $(FSIO_BUILT)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(VENV)/bin/lint-imports
@@ -114,13 +116,13 @@ docs: $(VENV)/.dev-deps
 ## A2A_BENCH_BEFORE=<a checkout> the same from that commit beside them. Builds the
 ## competitors' venvs first (bench/setup-venvs.sh). BENCH_ARGS passes options on.
 BENCH_ARGS ?=
-bench: $(VENV)/.dev-deps $(EXT)
+bench: $(VENV)/.dev-deps $(FSIO_BUILT)
 	bash bench/setup-venvs.sh
 	$(PY) -m bench.run --table $(BENCH_ARGS)
 
 ## The whole suite (~2 h): the e2e loop on every store and dialect, store micro-benchmarks,
 ## streaming, kill -9, scale to 10^6 tasks: bench/results/suite.{json,md}.
-bench-all: $(VENV)/.dev-deps $(EXT)
+bench-all: $(VENV)/.dev-deps $(FSIO_BUILT)
 	bash bench/setup-venvs.sh
 	$(PY) -m bench.run $(BENCH_ARGS)
 
@@ -129,4 +131,4 @@ bench-quick: $(VENV)/.dev-deps
 	$(PY) -m bench.run --quick $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(INTEROP_VENV) $(INTEROP03_VENV) tests/interop/js/node_modules .venv-bench-sdk .venv-bench-toolnexus staticfiles site .pytest_cache .ruff_cache .nox .mypy_cache build dist *.egg-info $(EXT)
+	rm -rf $(VENV) $(INTEROP_VENV) $(INTEROP03_VENV) tests/interop/js/node_modules .venv-bench-sdk .venv-bench-toolnexus staticfiles site .pytest_cache .ruff_cache .nox .mypy_cache build dist *.egg-info $(FSIO)/build $(FSIO)/*.egg-info

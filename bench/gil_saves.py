@@ -13,13 +13,13 @@ This measures one thread saving files the store's way (a temp file opened ``O_EX
 written, optionally fsynced, ``fstat``ed, closed, renamed over its target) while another
 thread runs Python without pause (the worst case of a saturated loop), three ways:
 
-- ``os``: the calls from Python (the store without its C extension), each letting go of
+- ``os``: the calls from Python (the store without its C companion), each letting go of
   the lock;
 - ``held``: ``open``, ``write``, ``close`` and ``rename`` through ``ctypes.PyDLL`` (libc
   called *without* letting go of the lock: microseconds on a local filesystem with the
   metadata cached); ``fsync`` and ``fstat`` still through ``os``;
-- ``one``: the six calls in one release of the lock, by the store's C extension
-  (``stores.file._syscalls.write_replace``; skipped where it is not built).
+- ``one``: the six calls in one release of the lock, by the store's C companion
+  (``a2a_fsio._syscalls.write_replace``; skipped where it is not installed).
 
 Reported: saves per second and context switches per save (``getrusage``), each way, in
 alternating rounds. Linux only (libc through ``ctypes``). The hand-over's cost alone.
@@ -43,7 +43,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from stores.file import fsio
+from stores.file.syscalls import COMPANION
 
 DATA = b"x" * 700  # about a task's JSON
 FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
@@ -85,8 +85,8 @@ def saver_held(libc: ctypes.PyDLL) -> Callable[[str, str, bool], None]:
 
 
 def save_one(tmp: str, target: str, fsync: bool) -> None:
-    assert fsio.SYSCALLS is not None
-    fsio.SYSCALLS.write_replace(tmp, target, DATA, fsync)
+    assert COMPANION is not None
+    COMPANION.write_replace(tmp, target, DATA, fsync)
 
 
 def measure(save: Callable[[str, str, bool], None], directory: str, saves: int, fsync: bool) -> tuple[float, float]:
@@ -119,7 +119,7 @@ def main() -> None:
     if not sys.platform.startswith("linux"):
         sys.exit("Linux only: libc through ctypes")
     ways = {"os": save_os, "held": saver_held(_libc())}
-    if fsio.SYSCALLS is not None:
+    if COMPANION is not None:
         ways["one"] = save_one
     root = tempfile.mkdtemp(prefix="a2a-gil-", dir=args.dir)
     try:

@@ -41,11 +41,12 @@ if str(ROOT) not in sys.path:
 
 import stores.file.fsio  # noqa: E402
 from stores.file import FileTaskStore  # noqa: E402
+from stores.file.syscalls import PythonSyscalls  # noqa: E402
 
 GROUP, FSYNC_DIRECTORY = stores.file.fsio.sync_directory, stores.file.fsio.fsync_directory
 
 
-def _own_fsync(directory: Path, **_: bool) -> None:
+def _own_fsync(directory: Path, kept_by: object = None) -> None:
     stores.file.fsio.fsync_directory(directory)  # (the counting one, during a run)
 
 
@@ -71,9 +72,15 @@ def task(n: int) -> dict[str, Any]:
 
 def run(mode: str, threads: int, seconds: float, base: Path) -> dict[str, float]:
     directory = Path(tempfile.mkdtemp(prefix=f"{mode}-{threads}-", dir=base))
-    store = FileTaskStore(directory)
-    setattr(stores.file.fsio, "sync_directory", MODES[mode])  # noqa: B010
     dir_syncs = [0]
+
+    class Counting(PythonSyscalls):
+        def fsync_if_same(self, path: Any, fd: int, device: int, inode: int, /) -> bool:
+            dir_syncs[0] += 1  # the kept directory's fsyncs
+            return super().fsync_if_same(path, fd, device, inode)
+
+    store = FileTaskStore(directory, syscalls=Counting())
+    setattr(stores.file.fsio, "sync_directory", MODES[mode])  # noqa: B010
 
     def counting(directory: Path, fd: int | None = None) -> None:
         dir_syncs[0] += 1  # (a race may drop a count: a rough figure)

@@ -160,6 +160,9 @@ def _worker(kind: str, sizes: list[int], quick: bool) -> None:
     import orjson
 
     from a2a.http import jsonrpc
+    from a2a.protocol.model import ListParams
+    from a2a.service.context import INTERNAL
+    from a2a.service.page_tokens import seal, task_listing
     from stores.backends import get_task_store
     from stores.cursors import encode_cursor
 
@@ -187,8 +190,8 @@ def _worker(kind: str, sizes: list[int], quick: bool) -> None:
         gets = [_rpc("GetTask", {"id": _task_id(rng.randrange(size))}) for _ in range(2000)]
         first = _rpc("ListTasks", {"pageSize": 50})
         middle = size // 2
-        # the token a client walking the pages would hold there (it carries the total)
-        token = encode_cursor(_when(middle), _task_id(middle), size)
+        # the token a client walking the pages would hold there (sealed to its listing)
+        token = seal(encode_cursor(_when(middle), _task_id(middle)), task_listing(ListParams(), INTERNAL))
         deep = _rpc("ListTasks", {"pageSize": 50, "pageToken": token})
         started = time.perf_counter()
         page = call(first)

@@ -29,6 +29,7 @@ The contract, from the seeds and then some:
 - ``list(...)`` filters by context, state and owner, newest-updated first, with an
   opaque cursor for the next page; a filter on a context needs an owner (or
   ``all_owners=True``): a context is per owner, see :class:`TaskQuery`.
+  :func:`list_all` walks every page of a query.
 - ``delete(id)`` removes a task and says whether there was one.
 - ``delete_contexts(contexts)`` (retention) deletes each conversation whole or not at
   all, as the store finds it at the moment of the delete (see the method).
@@ -52,7 +53,7 @@ import logging
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from stores.cursors import decode_cursor
@@ -223,29 +224,17 @@ class TaskStore(ABC):
         reaper and maintenance. The default pages through :meth:`list` one state at a
         time; a store that reads everything at once more cheaply overrides it."""
         for state in states or (None,):
-            token: str | None = None
-            while True:
-                page = self.list(TaskQuery(state=state, page_size=MAX_PAGE_SIZE, page_token=token))
-                yield from page.tasks
-                token = page.next_page_token
-                if not token:
-                    break
+            yield from list_all(self, TaskQuery(state=state, page_size=MAX_PAGE_SIZE))
 
     def scan_older(self, state: str, before: dt.datetime) -> Iterator[Task]:
         """Every task in ``state`` whose status last changed before ``before``, in no set
         order (retention, :mod:`stores.retention`); read as it is consumed, so the caller
         may delete what it was given before asking for more. The default pages through
         :meth:`list` (newest first, skipping the newer ones); the ORM store reads an index range."""
-        token: str | None = None
-        while True:
-            page = self.list(TaskQuery(state=state, page_size=MAX_PAGE_SIZE, page_token=token))
-            for task in page.tasks:
-                when = task_updated_at(task)
-                if when is not None and when < before:
-                    yield task
-            token = page.next_page_token
-            if not token:
-                return
+        for task in list_all(self, TaskQuery(state=state, page_size=MAX_PAGE_SIZE)):
+            when = task_updated_at(task)
+            if when is not None and when < before:
+                yield task
 
     def locked(self, task_id: str) -> contextlib.AbstractContextManager[None]:
         """Hold the task against every other writer (its saves and deletes wait), in
@@ -348,12 +337,17 @@ def context_versions(store: TaskStore, tasks: Collection[Task]) -> dict[str, int
     if key is None:
         found = (store.get(t["id"]) for t in tasks)
         return {t["id"]: task_version(t) for t in found if t is not None and task_context(t) is None}
-    versions: dict[str, int] = {}
-    token: str | None = None
+    query = TaskQuery(context_id=key[1], owner=key[0], page_size=MAX_PAGE_SIZE)
+    return {t["id"]: task_version(t) for t in list_all(store, query)}
+
+
+def list_all(store: TaskStore, query: TaskQuery) -> Iterator[Task]:
+    """Every task ``store.list(query)`` pages through, from ``query``'s page on, in the
+    list's order; the next page is read when the last one is consumed, so a caller may
+    stop early, or delete what it was given before asking for more."""
     while True:
-        query = TaskQuery(context_id=key[1], owner=key[0], page_size=MAX_PAGE_SIZE, page_token=token)
         page = store.list(query)
-        versions.update((t["id"], task_version(t)) for t in page.tasks)
-        token = page.next_page_token
-        if not token:
-            return versions
+        yield from page.tasks
+        if not page.next_page_token:
+            return
+        query = replace(query, page_token=page.next_page_token)

@@ -41,6 +41,15 @@ EVENT_SEQ = "_seq"
 #: The task's bounded log of its last stream events (a2a.core.replay), saved with the
 #: transition that made them: what a reconnecting stream replays. Never rendered.
 EVENT_LOG = "_events"
+#: The bytes of file content the task's messages carried (a2a.core.files), held to
+#: A2A_FILES_MAX_TASK_BYTES; a task with files has its offloaded files deleted with it.
+FILE_BYTES = "_fileBytes"
+#: A framework agent's paused run, kept while the task waits for an answer
+#: (a2a.handlers.frameworks.awaiting): the next message resumes it, in any process.
+PAUSED = "_paused"
+#: On a task the A2A client parsed, the agent's generation for it (a2a.client.generation):
+#: the agent's own number, never this app's (that is ``_seq``).
+GENERATION = "_generation"
 
 
 def check_task(task: Any) -> str:

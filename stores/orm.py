@@ -16,7 +16,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django.db.models import F, Q
 
 from stores.base import MAX_PAGE_SIZE, StaleTaskError, StoreUnavailable, Task, TaskPage, TaskQuery, TaskStore
-from stores.cursors import cursor_total, decode_cursor, encode_cursor
+from stores.cursors import decode_cursor, encode_cursor
 from stores.durability import acknowledged
 from stores.fields import check_task, task_state, task_updated, task_version
 from stores.models import PushConfigRecord, TaskCount, TaskRecord
@@ -292,11 +292,9 @@ class OrmTaskStore(TaskStore):
             rows = rows.filter(owner=query.owner)
         if query.updated_after is not None:
             rows = rows.filter(updated_at__gt=query.updated_after)
-        # The total is counted once, for the first page, and travels in the page token:
-        # a deep page costs its rows only (a count scans every matching index entry).
-        total = cursor_total(query.page_token) if query.page_token else None
-        if total is None:
-            total = self._counted(query)
+        # Every page counts (a page token carries no total a client could alter): from the
+        # triggers' counters when they can answer, else through the filters' index.
+        total = self._counted(query)
         if total is None:
             total = rows.count()
         if query.page_token:
@@ -311,7 +309,7 @@ class OrmTaskStore(TaskStore):
         token = ""
         if len(fetched) > query.page_size:
             _, updated_at, last_id = page[-1]
-            token = encode_cursor(format_timestamp(updated_at), last_id, total)
+            token = encode_cursor(format_timestamp(updated_at), last_id)
         tasks = [t for t, _, _ in page if isinstance(t, dict)]
         return TaskPage(tasks=tasks, next_page_token=token, total_size=total)
 

@@ -36,7 +36,7 @@ from typing import Any
 from django.dispatch import Signal
 
 from stores import fields
-from stores.base import MAX_PAGE_SIZE, StaleTaskError, Task, TaskQuery, TaskStore
+from stores.base import MAX_PAGE_SIZE, StaleTaskError, Task, TaskQuery, TaskStore, list_all
 from stores.fields import task_state, task_updated_at, task_version
 from stores.scope import task_scope
 
@@ -230,16 +230,11 @@ class _Contexts:
             self.decided.clear()
         self.decided.add(key)
         tasks: list[Task] = []
-        token: str | None = None
-        while True:
-            query = TaskQuery(context_id=context, owner=key[0], page_size=MAX_PAGE_SIZE, page_token=token)
-            page = self.store.list(query)
-            if not all(self.policy.expired(t, self.now) for t in page.tasks):
+        for each in list_all(self.store, TaskQuery(context_id=context, owner=key[0], page_size=MAX_PAGE_SIZE)):
+            if not self.policy.expired(each, self.now):
                 return None
-            tasks.extend(page.tasks)
-            token = page.next_page_token
-            if not token:
-                return tasks or [task]
+            tasks.append(each)
+        return tasks or [task]
 
 
 def set_kept(store: TaskStore, task_id: str, keep: bool = True) -> Task | None:

@@ -11,26 +11,40 @@ from django.conf import settings
 from a2a.core.events import bus
 from stores.backends import get_task_store, resolve_store
 from stores.base import TaskStore
-from stores.file import fsio
+from stores.file.syscalls import COMPANION, Syscalls, backend_named
 from tests.server import postgres_database
 
 #: The test kit's fixtures (a2a_client, fake_model, fake_agent), as an installed package
 #: loads them; the servers' output in a failed test's report (tests.server_logs).
 pytest_plugins = ["a2a.testing.plugin", "tests.server_logs"]
 
+#: The file store's system-call backends (stores/file/syscalls.py) every file-store test
+#: runs on: "python" (``os``) and "c" (the companion django-a2a-agent-fsio, which `make
+#: test` builds and installs; skipped only where it is not installed).
+FILE_SYSCALLS = ["python", "c"]
+#: The file store on each backend, as store kinds: "file" (Python) and "file-c".
+FILE_KINDS = ["file", "file-c"]
 #: Store kinds every contract test runs on; "orm-postgres" only when it is configured.
-STORE_KINDS = ["memory", "file", "orm-sqlite"] + (["orm-postgres"] if "postgres" in settings.DATABASES else [])
+STORE_KINDS = ["memory", *FILE_KINDS, "orm-sqlite"] + (["orm-postgres"] if "postgres" in settings.DATABASES else [])
+
+
+def syscalls_backend(name: str) -> Syscalls:
+    """The backend ``name`` names; the test is skipped for "c" where the companion is not installed."""
+    if name == "c" and COMPANION is None:
+        pytest.skip("the file store's C companion (django-a2a-agent-fsio) is not installed here: `make test` builds it")
+    return backend_named(name)
+
+
+def file_store_spec(kind: str, directory) -> dict:
+    """The TASK_STORE of the file store of ``kind`` ("file", "file-c") in ``directory``."""
+    syscalls = syscalls_backend("c" if kind == "file-c" else "python")
+    return {"BACKEND": f"file:{directory}", "OPTIONS": {"syscalls": syscalls.name}}
 
 
 def make_store(kind: str, tmp_path) -> TaskStore:
-    return resolve_store(
-        {
-            "memory": "memory",
-            "file": f"file:{tmp_path / 'tasks'}",
-            "orm-sqlite": "orm",
-            "orm-postgres": "orm:postgres",
-        }[kind]
-    )
+    if kind in FILE_KINDS:
+        return resolve_store(file_store_spec(kind, tmp_path / "tasks"))
+    return resolve_store({"memory": "memory", "orm-sqlite": "orm", "orm-postgres": "orm:postgres"}[kind])
 
 
 #: Mark for modules whose tests use the ORM stores from several threads: real
@@ -72,11 +86,11 @@ def database_url(store: str, request: pytest.FixtureRequest) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture
-def python_file_calls(monkeypatch) -> None:
-    """The file store's calls made from Python (``os``), not by its C extension: for a
-    test that fails or watches them by replacing ``os`` functions."""
-    monkeypatch.setattr(fsio, "SYSCALLS", None)
+@pytest.fixture(params=FILE_SYSCALLS)
+def file_syscalls(request) -> Syscalls:
+    """Each file-store test on both system-call backends: pass it to the store
+    (``FileTaskStore(..., syscalls=file_syscalls)``)."""
+    return syscalls_backend(request.param)
 
 
 @pytest.fixture

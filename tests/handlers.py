@@ -131,3 +131,10 @@ def digest(request: HandlerRequest) -> str:
                     size += len(chunk)
             answers.append(f"{sha.hexdigest()} {size}")
     return "; ".join(answers) or request.text
+
+
+def stubborn(request: HandlerRequest) -> str:
+    """Sleeps the seconds its message's text says, deaf to a cancel (a sync handler
+    blocked in a call it cannot interrupt)."""
+    time.sleep(float(request.text))
+    return "woke up"

@@ -11,7 +11,9 @@ The model is "only what was synced survives":
   keeps the entries it had when the shim was installed (none: the tests start empty).
 
 The shim wraps ``os.open`` (with ``O_CREAT``), ``os.rename``/``os.replace``, ``os.link``,
-``os.unlink``/``os.remove``, ``os.fsync`` and ``os.fdatasync``; only operations on
+``os.unlink``/``os.remove``, ``os.fsync`` and ``os.fdatasync``, and (:meth:`Shim.syscalls`)
+the C companion's groups of calls, which do not go through ``os`` (the same calls, in
+the same order: ``tests/test_file_syscalls.py`` compares them under ``strace``); only operations on
 entries directly in the watched directory are journaled (task files; the store's
 subdirectories are not modelled). Each namespace operation is done and journaled under
 one lock, so the journal's order is the order they happened in; an fsync journals its
@@ -20,9 +22,10 @@ is in the journal. ``replay(lines).current`` is the directory as the live proces
 which the tests compare with the real directory to prove the shim missed nothing.
 
 Run as ``python -m tests.powerloss <uvicorn args>``: installs the shim (directory from
-``A2A_POWERLOSS_DIR``, journal to ``A2A_POWERLOSS_JOURNAL``) and runs uvicorn; with
-``A2A_POWERLOSS_SKIP=dirsync`` the file store's directory fsync is made a no-op (a
-negative control: a store that skips it must be caught).
+``A2A_POWERLOSS_DIR``, journal to ``A2A_POWERLOSS_JOURNAL``), makes the project's store a
+file store there on the backend ``A2A_POWERLOSS_SYSCALLS`` names ("python", "c") seen
+through the shim, and runs uvicorn; with ``A2A_POWERLOSS_SKIP=dirsync`` the directory's
+fsyncs are dropped (a negative control: a store that skips them must be caught).
 """
 
 from __future__ import annotations
@@ -39,17 +42,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import stores.file.fsio
+from stores.file.syscalls import Syscalls, backend_named
 
 
 class Shim:
     """Journals the file operations made directly in ``root`` (see the module doc)."""
 
     def __init__(
-        self, root: str | os.PathLike[str], journal: str | os.PathLike[str], *, skip_file_sync: bool = False
+        self,
+        root: str | os.PathLike[str],
+        journal: str | os.PathLike[str],
+        *,
+        skip_file_sync: bool = False,
+        skip_dir_sync: bool = False,
     ) -> None:
         self.root = os.path.realpath(root)
         self.skip_file_sync = skip_file_sync  # a negative control: file fsyncs silently dropped
+        self.skip_dir_sync = skip_dir_sync  # another: the directory's fsyncs silently dropped
         self.real = {name: getattr(os, name) for name in _WRAPPED}
         self.journal_fd = self.real["open"](os.fspath(journal), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self.lock = threading.RLock()
@@ -131,6 +140,8 @@ class Shim:
             self.real[kind](fd)
             return
         if stat.S_ISDIR(st.st_mode) and os.path.realpath(where) == self.root:
+            if self.skip_dir_sync:
+                return
             with self.lock:
                 k = next(self.begins)
                 self.record(op="dbegin", k=k)
@@ -158,10 +169,12 @@ class Shim:
 
     # --- installing -----------------------------------------------------------------------
 
+    def syscalls(self, backend: Syscalls) -> Syscalls:
+        """``backend`` as the shim sees it: the Python one's calls go through ``os``,
+        wrapped already; the C companion's are journaled by :class:`JournaledSyscalls`."""
+        return backend if backend.name == "python" else JournaledSyscalls(self, backend)
+
     def install(self) -> Shim:
-        # The store's calls from Python, where this sees them (its C extension makes the
-        # same calls in the same order: tests/test_file_syscalls.py).
-        self.syscalls, stores.file.fsio.SYSCALLS = stores.file.fsio.SYSCALLS, None
         for name in _WRAPPED:
             setattr(os, name, getattr(self, name))
         return self
@@ -169,11 +182,55 @@ class Shim:
     def uninstall(self) -> None:
         for name, function in self.real.items():
             setattr(os, name, function)
-        stores.file.fsio.SYSCALLS = self.syscalls
         os.close(self.journal_fd)
 
 
 _WRAPPED = ("open", "rename", "replace", "link", "unlink", "remove", "fsync", "fdatasync")
+
+
+class JournaledSyscalls:
+    """A backend whose calls do not go through ``os`` (the C companion), journaled by the
+    shim: each group is made under the shim's lock (so the journal's order is the order
+    things happened in) and journaled as the calls it makes, in their order."""
+
+    def __init__(self, shim: Shim, inner: Syscalls) -> None:
+        self.shim, self.inner = shim, inner
+        self.name, self.description = inner.name, inner.description
+        self.read, self.append = inner.read, inner.append  # nothing the model keeps
+
+    def write_replace(self, temp: str, target: str, data: bytes, fsync: bool, /) -> int | None:
+        shim = self.shim
+        tname, dname = shim._name_in_root(temp), shim._name_in_root(target)
+        if tname is None and dname is None:
+            return self.inner.write_replace(temp, target, data, fsync)
+        synced = fsync and not shim.skip_file_sync
+        with shim.lock:  # open (O_CREAT), write, fsync, fstat, close, rename
+            inode = self.inner.write_replace(temp, target, data, synced)
+            if inode is None:  # the name was taken: nothing done
+                return None
+            shim.record(op="create", name=tname, ino=inode)
+            if synced:
+                k = next(shim.begins)
+                shim.record(op="fbegin", k=k, ino=inode, data=base64.b64encode(data).decode())
+                shim.record(op="fend", k=k)
+            shim.record(op="rename", sname=tname, dname=dname, ino=inode)
+        return inode
+
+    def fsync_if_same(self, path: str | os.PathLike[str], fd: int, device: int, inode: int, /) -> bool:
+        shim = self.shim
+        if os.path.realpath(path) != shim.root:
+            return self.inner.fsync_if_same(path, fd, device, inode)
+        if shim.skip_dir_sync:
+            st = os.stat(path)
+            return (st.st_dev, st.st_ino) == (device, inode)
+        with shim.lock:
+            k = next(shim.begins)
+            shim.record(op="dbegin", k=k)
+        same = self.inner.fsync_if_same(path, fd, device, inode)
+        if same:
+            with shim.lock:
+                shim.record(op="dend", k=k)
+        return same
 
 
 def _read_all(fd: int, where: str) -> bytes:
@@ -304,10 +361,19 @@ def check(store: Any, acknowledged: dict[str, str]) -> Verdict:
 
 
 def main() -> None:  # pragma: no cover - runs in the server process
-    shim = Shim(os.environ["A2A_POWERLOSS_DIR"], os.environ["A2A_POWERLOSS_JOURNAL"]).install()
-    if os.environ.get("A2A_POWERLOSS_SKIP") == "dirsync":
-        stores.file.fsio.fsync_directory = lambda directory, fd=None: None  # type: ignore[assignment]
+    root = os.environ["A2A_POWERLOSS_DIR"]
+    skip_dir_sync = os.environ.get("A2A_POWERLOSS_SKIP") == "dirsync"
+    shim = Shim(root, os.environ["A2A_POWERLOSS_JOURNAL"], skip_dir_sync=skip_dir_sync).install()
+    import django  # (the server's settings, from DJANGO_SETTINGS_MODULE)
     import uvicorn  # (third-party, only in the server process)
+
+    django.setup()
+    from django.conf import settings
+
+    from stores.file import FileTaskStore
+
+    backend = backend_named(os.environ.get("A2A_POWERLOSS_SYSCALLS", "auto"))
+    settings.TASK_STORE = FileTaskStore(root, syscalls=shim.syscalls(backend))
 
     sys.argv = ["uvicorn", *sys.argv[1:]]
     try:

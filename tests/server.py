@@ -79,9 +79,10 @@ def command_process(*args: str) -> Iterator[subprocess.Popen[str]]:
 
 
 class ServerURL(str):
-    """The base URL of a running server; ``.pid`` is the server process."""
+    """The base URL of a running server; ``.pid`` is the server process (``.process``)."""
 
     pid: int
+    process: subprocess.Popen
 
 
 def uvicorn_command(port: int, *options: str) -> list[str]:
@@ -132,7 +133,7 @@ def running_process(
         proc = subprocess.Popen(command, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, preexec_fn=limit_files)
         stack.callback(_stop, proc)  # registered last: stopped before its output is closed and read
         base = ServerURL(f"http://127.0.0.1:{port}")
-        base.pid = proc.pid
+        base.pid, base.process = proc.pid, proc
         deadline = time.monotonic() + START_BOUND
         while True:
             if proc.poll() is not None:

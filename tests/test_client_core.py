@@ -11,23 +11,21 @@ import httpx
 import pytest
 
 from a2a.client import AgentUnavailableError, AsyncClient, Client, Interface, RetryPolicy
+from a2a.testing import rpc_result, sse_event
 
 RPC = Interface("http://agent.test/a2a/", "JSONRPC", "1.0")
 STATUS = {"taskId": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_WORKING"}}
 
 
-def event(rid: object, result: object) -> bytes:
-    return b"data: " + json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode() + b"\n\n"
-
-
 class Stream(httpx.SyncByteStream, httpx.AsyncByteStream):
-    """An SSE body of ``events`` then, if ``cut``, a connection lost; records its closing."""
+    """An SSE body of ``events`` (each the result of a frame answering ``request_id``)
+    then, if ``cut``, a connection lost; records its closing."""
 
-    def __init__(self, events: list[bytes], cut: bool = False) -> None:
-        self.events, self.cut, self.closed = events, cut, False
+    def __init__(self, events: list[dict], cut: bool = False) -> None:
+        self.events, self.cut, self.closed, self.request_id = events, cut, False, None
 
     def __iter__(self):
-        yield from self.events
+        yield from (sse_event(rpc_result(event, self.request_id)) for event in self.events)
         if self.cut:
             raise httpx.RemoteProtocolError("peer closed connection")
 
@@ -44,15 +42,14 @@ class Stream(httpx.SyncByteStream, httpx.AsyncByteStream):
 
 def agent(stream: Stream):
     def answer(request: httpx.Request) -> httpx.Response:
-        rid = json.loads(request.content)["id"]
-        stream.events = [chunk.replace(b'"id": 0', f'"id": {json.dumps(rid)}'.encode()) for chunk in stream.events]
+        stream.request_id = json.loads(request.content)["id"]
         return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=stream)
 
     return answer
 
 
-def statuses(n: int) -> list[bytes]:
-    return [event(0, {"statusUpdate": STATUS}) for _ in range(n)]
+def statuses(n: int) -> list[dict]:
+    return [{"statusUpdate": STATUS}] * n
 
 
 def test_a_stream_left_early_is_closed_sync_and_async():

@@ -18,6 +18,7 @@ from a2a.client import AsyncClient, Client, Interface, TaskGenerationMismatch, g
 from a2a.client.generation import Order
 from a2a.client.inprocess import ASGIAppTransport
 from a2a.protocol.model import StreamItem
+from a2a.testing import rpc_result, sse_event
 from tests.helpers import asgi_app
 
 BASE = "http://testserver"
@@ -56,10 +57,6 @@ def test_an_agent_that_sends_0_or_repeats_a_number_is_not_trusted():
     assert repeating.see(_status(2)) == "new" and not repeating.trusted
 
 
-def _frame(result: dict) -> str:
-    return "data: " + orjson.dumps({"jsonrpc": "2.0", "id": 1, "result": result}).decode() + "\n\n"
-
-
 def test_a_gap_in_a_stream_reads_the_task_again():
     """The agent's stream skips generation 3: the client hands on 4, then the task as read
     again (generation 5), and drops the 5 that follows (already in it)."""
@@ -77,8 +74,8 @@ def test_a_gap_in_a_stream_reads_the_task_again():
     def handler(request: httpx.Request) -> httpx.Response:
         body = orjson.loads(request.content)
         if body["method"] == "GetTask":
-            return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "result": fetched})
-        content = "".join(_frame(e) for e in events).encode()
+            return httpx.Response(200, json=rpc_result(fetched, body["id"]))
+        content = b"".join(sse_event(rpc_result(e)) for e in events)
         return httpx.Response(200, content=content, headers={"content-type": "text/event-stream"})
 
     with Client(Interface(f"{BASE}/a2a/", "JSONRPC", "1.1"), transport=httpx.MockTransport(handler)) as c:

@@ -30,6 +30,7 @@ from a2a.client import (
 )
 from a2a.client.auth import from_setting
 from a2a.client.retry import retry_after
+from a2a.testing import rpc_error, rpc_result
 
 RPC = Interface("http://agent.test/a2a/", "JSONRPC", "1.0")
 REST = Interface("http://agent.test/a2a/rest", "HTTP+JSON", "1.0")
@@ -40,7 +41,7 @@ TASK = {"id": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_COMPLET
 def result_response(request: httpx.Request, result: object) -> httpx.Response:
     """The JSON-RPC answer to ``request`` a server gives with ``result``."""
     body = json.loads(request.content)
-    return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "result": result})
+    return httpx.Response(200, json=rpc_result(result, body["id"]))
 
 
 class Agent:
@@ -335,8 +336,7 @@ def toolnexus_agent(request: httpx.Request) -> httpx.Response:
     Task without its ``kind`` (nor a contextId)."""
     body = json.loads(request.content)
     if body["method"] not in ("SendMessage", "GetTask"):
-        error = {"code": -32601, "message": f"Method not found: {body['method']}"}
-        return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "error": error})
+        return httpx.Response(200, json=rpc_error(-32601, f"Method not found: {body['method']}", body["id"]))
     assert body["params"]["message" if body["method"] == "SendMessage" else "id"]
     return result_response(request, {"id": "t-1", "status": {"state": "completed"}})
 
@@ -367,8 +367,7 @@ def test_a_v03_agent_that_knows_only_the_v10_names_is_spoken_to_in_them(synchron
 def test_method_not_found_under_the_v10_names_is_the_agents_answer():
     def agent(request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)
-        error = {"code": -32601, "message": "Method not found"}
-        return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "error": error})
+        return httpx.Response(200, json=rpc_error(-32601, "Method not found", body["id"]))
 
     with Client(RPC, transport=httpx.MockTransport(agent)) as client, pytest.raises(MethodNotFound):
         client.get_task("t-1")
@@ -381,8 +380,7 @@ def test_an_agent_that_refuses_both_names_gets_its_first_answer_and_the_v03_name
         body = json.loads(request.content)
         seen.append(body["method"])
         code = -32601 if body["method"] == "tasks/list" else -32009  # v0.3 has no ListTasks; v1.0 is refused
-        error = {"code": code, "message": "no"}
-        return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "error": error})
+        return httpx.Response(200, json=rpc_error(code, "no", body["id"]))
 
     with Client(V03_RPC, transport=httpx.MockTransport(agent)) as client:
         with pytest.raises(MethodNotFound):

@@ -156,7 +156,7 @@ def test_prune(filled):
     assert listed() == ["busy", "new-done", "waiting"]
 
 
-def test_export_and_import_round_trip(filled, tmp_path):
+def test_export_and_import_round_trip(filled, tmp_path, file_syscalls):
     path = tmp_path / "tasks.jsonl"
     _, err = run("export", "--state", "completed", "-o", str(path))
     assert "Exported 2 tasks" in err
@@ -165,7 +165,7 @@ def test_export_and_import_round_trip(filled, tmp_path):
     other = f"file:{tmp_path / 'other'}"
     _, err = run("import", str(path), "--store", other)
     assert "Imported 2 tasks" in err
-    assert FileTaskStore(tmp_path / "other").get("old-done") == filled.get("old-done")
+    assert FileTaskStore(tmp_path / "other", syscalls=file_syscalls).get("old-done") == filled.get("old-done")
     _, err = run("import", str(path), "--store", other)
     assert "Imported 0 tasks, 2 skipped" in err and "--overwrite" in err
     _, err = run("import", str(path), "--store", other, "--overwrite")
@@ -209,7 +209,7 @@ def test_toolnexus_directory_into_the_orm_and_back(tmp_path, settings):
     assert json.loads((back / "tn-2.json").read_text()) == json.loads((source / "tn-2.json").read_text())
 
 
-def test_copy_and_move_between_stores(filled, tmp_path):
+def test_copy_and_move_between_stores(filled, tmp_path, file_syscalls):
 
     configs = filled.push_configs
     for task_id in ("old-done", "new-done"):
@@ -217,7 +217,7 @@ def test_copy_and_move_between_stores(filled, tmp_path):
     target = f"file:{tmp_path / 'archive'}"
     _, err = run("copy", "--to", target, "--older-than", "30d")
     assert "Copied 2 tasks" in err
-    archive = FileTaskStore(tmp_path / "archive")
+    archive = FileTaskStore(tmp_path / "archive", syscalls=file_syscalls)
     archived = archive.push_configs
     assert sorted(t["id"] for t in archive.list().tasks) == ["old-done", "old-failed"]
     assert archived.list_push_configs("old-done") == configs.list_push_configs("old-done")  # copied along

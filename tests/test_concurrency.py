@@ -5,6 +5,7 @@ vs completion, two processes starting one task), in threads and in OS processes.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -134,7 +135,7 @@ from pathlib import Path
 from stores.base import StaleTaskError
 from stores.file import FileTaskStore
 directory, n, go, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-store = FileTaskStore(directory)
+store = FileTaskStore(directory, syscalls=sys.argv[5])
 task = {"id": "t1", "contextId": "c", "status": {"state": "working"}, "_version": 2, "metadata": {"writer": n}}
 while not os.path.exists(go):
     time.sleep(0.001)
@@ -147,13 +148,15 @@ Path(out, f"{n}-{outcome}").touch()
 """
 
 
-def test_file_store_compare_and_swap_holds_across_processes(tmp_path):
+def test_file_store_compare_and_swap_holds_across_processes(tmp_path, file_syscalls):
     directory, out, go = tmp_path / "tasks", tmp_path / "out", tmp_path / "go"
     out.mkdir()
-    FileTaskStore(directory).save(a_task(version=1))
+    FileTaskStore(directory, syscalls=file_syscalls).save(a_task(version=1))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [
-        subprocess.Popen([sys.executable, "-c", FILE_WRITER, str(directory), str(n), str(go), str(out)], env=env)
+        subprocess.Popen(
+            [sys.executable, "-c", FILE_WRITER, str(directory), str(n), str(go), str(out), file_syscalls.name], env=env
+        )
         for n in range(6)
     ]
     time.sleep(1.0)  # let them all start and wait
@@ -163,7 +166,7 @@ def test_file_store_compare_and_swap_holds_across_processes(tmp_path):
     outcomes = sorted(p.name.split("-")[1] for p in out.iterdir())
     assert outcomes == ["stale"] * 5 + ["won"]
     winner = next(int(p.name.split("-")[0]) for p in out.iterdir() if p.name.endswith("won"))
-    assert FileTaskStore(directory).get("t1")["metadata"] == {"writer": winner}
+    assert FileTaskStore(directory, syscalls=file_syscalls).get("t1")["metadata"] == {"writer": winner}
 
 
 # === the state machine ========================================================================
@@ -346,6 +349,47 @@ def test_two_concurrent_continuations_exactly_one_is_taken(use_store, counting):
     assert RUNS[:] == [task["id"], task["id"]]  # the first run (ask), then exactly one more
 
 
+def test_a_blocking_follow_up_answers_its_own_turn(use_store, counting):
+    """Twenty callers answer one input-required task at once, each until its follow-up
+    is taken: each blocking call answers the state its own turn reached (the handler
+    asks again), with its own message the last the caller sent, never the next caller's
+    turn (``submitted`` or ``working``), which it used to read from the store."""
+    task = asyncio.run(operations.send_message(SendParams(message=message("ask"), blocking=True)))
+    assert task["status"]["state"] == "input-required"
+    deadline = time.monotonic() + 120  # a bound for a stuck run, not a measure
+
+    def follow_up(n: int) -> dict:
+        mine = message(f"ask {n}", taskId=task["id"])
+        while True:
+            try:
+                return asyncio.run(operations.send_message(SendParams(message=mine, blocking=True)))
+            except UnsupportedOperationError:  # another caller's turn is running: answer after it
+                assert time.monotonic() < deadline, "never taken"
+                time.sleep(0.001)
+
+    callers = 20
+    barrier = threading.Barrier(callers)
+    answers: list[dict | None] = [None] * callers
+
+    def run(n: int) -> None:
+        barrier.wait()
+        try:
+            answers[n] = follow_up(n)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(callers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for n, answer in enumerate(answers):
+        assert answer is not None and answer["status"]["state"] == "input-required", (n, answer)
+        sent = [m["parts"][0]["text"] for m in answer["history"] if m["role"] == "user"]
+        assert sent[-1] == f"ask {n}", (n, sent)
+    assert len(RUNS) == callers + 1  # the first turn, then each follow-up's
+
+
 def test_two_runners_fulfil_a_task_once(use_store, counting):
     """Two runners (as in two processes) are handed the same submitted task."""
     use_store.save({**new_task(message("x:0.2"), context_id="c"), "id": "shared", "_version": 1})
@@ -387,7 +431,8 @@ def _database_url(store) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "store_kind", store_params(kinds=["file", "orm-postgres" if "orm-postgres" in STORE_KINDS else "orm-sqlite"])
+    "store_kind",
+    store_params(kinds=["file", "file-c", "orm-postgres" if "orm-postgres" in STORE_KINDS else "orm-sqlite"]),
 )
 def test_two_processes_start_the_same_task_only_one_runs_it(store, tmp_path):
     runs, go = tmp_path / "runs", tmp_path / "go"
@@ -400,7 +445,9 @@ def test_two_processes_start_the_same_task_only_one_runs_it(store, tmp_path):
         "A2A_LOG_LEVEL": "WARNING",
     }
     if isinstance(store, FileTaskStore):
-        env["TASK_STORE"] = f"file:{store.directory}"
+        env["TASK_STORE"] = json.dumps(
+            {"BACKEND": f"file:{store.directory}", "OPTIONS": {"syscalls": store.syscalls.name}}
+        )
         env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
     else:
         env["TASK_STORE"] = "orm"

@@ -124,7 +124,8 @@ def test_the_agents_page_followed_after_the_quickstart_serves_the_second_agent(t
         (project / path).parent.mkdir(parents=True, exist_ok=True)
         (project / path).write_text(text)
     checked = manage(project, "check", "--fail-level", "WARNING")
-    assert "no issues" in checked.stdout, checked.stdout + checked.stderr
+    said = checked.stdout + checked.stderr
+    assert checked.returncode == 0 and "WARNINGS:" not in said and "ERRORS:" not in said, said
     status, body = get(project, "/agents/billing/.well-known/agent-card.json")[
         "/agents/billing/.well-known/agent-card.json"
     ]

@@ -39,7 +39,7 @@ def toolnexus_round_trip(base: str, text: str) -> tuple[str, dict]:
         time.sleep(0.025)
 
 
-def test_file_store_task_survives_the_server(tmp_path):
+def test_file_store_task_survives_the_server(tmp_path, file_syscalls):
     tasks = tmp_path / "tasks"
     env = site_env(TASK_STORE=f"file:{tasks}", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
     manage("migrate", "--noinput", env=env)
@@ -48,7 +48,7 @@ def test_file_store_task_survives_the_server(tmp_path):
     assert task["status"]["state"] == "completed"
     assert task["artifacts"][0]["parts"][0] == {"kind": "text", "text": "echo: archive this"}
     # The server is gone: a brand-new store over the same directory has the task.
-    survived = FileTaskStore(tasks).get(task["id"])
+    survived = FileTaskStore(tasks, syscalls=file_syscalls).get(task["id"])
     assert survived["status"]["state"] == "completed"
     assert survived["artifacts"] == task["artifacts"]
     # And a new server answers GetTask for it, in v1.0 too.

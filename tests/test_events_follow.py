@@ -162,4 +162,56 @@ def test_an_idle_remote_stream_looks_at_the_store(settings):
     assert [i.kind for i in asyncio.run(local())] == ["task", "keepalive"]
 
 
+# === a wait for one turn (a blocking SendMessage) ===================================================
+
+
+def turn(version: int, state: str, turn_number: int, *texts: str, **extra) -> dict:
+    """The task at ``version``, in turn ``turn_number``; ``texts``: its history, ``user:``
+    or ``agent:`` each."""
+    history = [{"role": role, "parts": [{"kind": "text", "text": t}]} for role, t in (x.split(":") for x in texts)]
+    return task("t1", version, state, _call={"turn": turn_number}, history=history, **extra)
+
+
+def settle(began: dict, feed: list) -> TaskEvent | None:
+    async def run():
+        sub = Subscription("t1")
+        for item in feed:
+            sub.queue.put_nowait(item)
+        return await streams.settle(sub, began)
+
+    return asyncio.run(asyncio.wait_for(run(), 10))
+
+
+def test_a_wait_for_a_turn_skips_the_late_event_of_the_turn_before():
+    """The question that ended the turn before, published late (after this turn's
+    message was saved), does not end this turn's wait."""
+    began = turn(5, "submitted", 2, "user:a", "agent:q", "user:b")
+    late = TaskEvent(turn(4, "input-required", 1, "user:a", "agent:q"))
+    own = TaskEvent(turn(7, "input-required", 2, "user:a", "agent:q", "user:b", "agent:q2"))
+    working = TaskEvent(turn(6, "working", 2))
+    assert settle(began, [late, working, own]) is own
+
+
+def test_a_turn_ended_before_the_next_began_answers_the_task_as_stored():
+    own = TaskEvent(turn(7, "input-required", 2, "user:a", "agent:q", "user:b", "agent:q2"))
+    canceled = turn(8, "canceled", 2, "user:a", "agent:q", "user:b", "agent:q2")
+    assert streams.turn_answer(own, canceled) is canceled  # the same turn, later: as it is now
+    assert streams.turn_answer(None, canceled) is canceled  # (no end heard: the timeout)
+
+
+def test_a_turn_followed_by_another_callers_answers_as_it_ended():
+    """Another caller's follow-up began turn 3 before this caller read the task: the
+    answer is turn 2 as it ended, its history up to its own end, never turn 3's state."""
+    stored = turn(9, "working", 3, "user:a", "agent:q", "user:b", "agent:q2", "user:c", artifacts=[art("a", "1", "2")])
+    local = TaskEvent(turn(7, "input-required", 2, "user:a", "agent:q", "user:b", "agent:q2"))
+    assert streams.turn_answer(local, stored) == local.task
+    # From another process: no history, and (too big for the broker) no artifacts, only their shape.
+    carried = {k: v for k, v in local.task.items() if k != "history"}
+    remote = TaskEvent(carried, partial=[["a", 1]])
+    answer = streams.turn_answer(remote, stored)
+    assert answer["status"]["state"] == "input-required" and answer["_version"] == 7
+    assert [m["parts"][0]["text"] for m in answer["history"]] == ["a", "q", "b", "q2"]
+    assert answer["artifacts"] == [art("a", "1")]
+
+
 # === the setting ==================================================================================

@@ -115,7 +115,7 @@ def test_a_web_process_only_accepts_stores_and_enqueues(queue):
     task = send_direct("artifact:a", blocking=False)
     stored = get_task_store().get(task["id"])
     assert stored["status"]["state"] == "submitted"
-    assert leases.is_queued(stored) and leases.may_start(stored)
+    assert leases.is_queued(stored) and leases.held_elsewhere(stored) is None
     assert [r.args for r in queue.results] == [[task["id"]]]
     assert queue.results[0].task.module_path == worker.JOB_PATH
     assert get_runner().active == 0  # nothing runs here

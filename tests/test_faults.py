@@ -22,6 +22,7 @@ from stores.base import StaleTaskError
 from stores.file import FileTaskStore
 from stores.timestamps import now_iso
 from tests.helpers import ASGI
+from tests.syscalls_hooks import Hooked, failing
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 
@@ -34,8 +35,18 @@ def a_task(task_id: str = "t1", state: str = "working", **extra) -> dict:
 
 
 @pytest.fixture
-def files(settings, tmp_path) -> FileTaskStore:
-    store = FileTaskStore(tmp_path / "tasks")
+def files(settings, tmp_path, file_syscalls) -> FileTaskStore:
+    store = FileTaskStore(tmp_path / "tasks", syscalls=file_syscalls)
+    store.open()
+    settings.TASK_STORE = store
+    return store
+
+
+@pytest.fixture
+def python_files(settings, tmp_path) -> FileTaskStore:
+    """The file store on the Python backend, for a test that fails an ``os`` call in the
+    middle of a save (the C companion fails as it does, on real faults: test_file_syscalls)."""
+    store = FileTaskStore(tmp_path / "tasks", syscalls="python")
     store.open()
     settings.TASK_STORE = store
     return store
@@ -51,7 +62,8 @@ FAULTS = [errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EIO]
 
 
 @pytest.mark.parametrize("code", FAULTS, ids=[errno.errorcode[c] for c in FAULTS])
-def test_a_failing_save_is_a_clear_internal_error_and_the_old_file_stays(files, monkeypatch, code, python_file_calls):
+def test_a_failing_save_is_a_clear_internal_error_and_the_old_file_stays(python_files, monkeypatch, code):
+    files = python_files
     files.save(a_task())
     before = files.path("t1").read_bytes()
 
@@ -69,7 +81,9 @@ def test_a_failing_save_is_a_clear_internal_error_and_the_old_file_stays(files, 
     assert ASGI.rpc("CancelTask", {"id": "t1"}, status=200)["result"]["status"]["state"] == "canceled"
 
 
-def test_a_send_the_disk_refuses_creates_nothing(files, monkeypatch, python_file_calls):
+def test_a_send_the_disk_refuses_creates_nothing(python_files, monkeypatch):
+    files = python_files
+
     def no_space(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
 
@@ -84,13 +98,11 @@ def test_a_send_the_disk_refuses_creates_nothing(files, monkeypatch, python_file
     )
 
 
-def test_a_read_only_directory(files, monkeypatch, python_file_calls):
+def test_a_read_only_directory(files, monkeypatch):
     files.save(a_task())
-
-    def read_only(*args, **kwargs):
-        raise OSError(errno.EROFS, "Read-only file system")
-
-    monkeypatch.setattr("stores.file.fsio._create_temp", read_only)
+    monkeypatch.setattr(
+        files, "syscalls", Hooked(files.syscalls, write_replace=failing(OSError(errno.EROFS, "Read-only file system")))
+    )
     assert (
         ASGI.rpc("CancelTask", {"id": "t1"}, status=200)["error"]["message"]
         == "could not save the task: Read-only file system"
@@ -115,8 +127,8 @@ def tiny_tmpfs(tmp_path):
         subprocess.run(["umount", "-l", str(mountpoint)], check=False)
 
 
-def test_a_real_full_disk_then_a_real_read_only_one(settings, tiny_tmpfs):
-    store = FileTaskStore(tiny_tmpfs / "tasks")
+def test_a_real_full_disk_then_a_real_read_only_one(settings, tiny_tmpfs, file_syscalls):
+    store = FileTaskStore(tiny_tmpfs / "tasks", syscalls=file_syscalls)
     settings.TASK_STORE = store
     big = "x" * 40_000  # two copies (the file and its replacement's temp file) do not fit in 64 KiB
     store.save(a_task(artifacts=[{"artifactId": "a", "parts": [{"kind": "text", "text": big}]}]))
@@ -201,17 +213,17 @@ def test_repair_command_moves_damaged_files_aside_and_never_overwrites(files, se
     assert [t["id"] for t in files.list().tasks] == ["ok"]  # the listing never shows .corrupt/
 
 
-def test_temp_files_of_interrupted_writes_are_removed_at_start(tmp_path, caplog):
+def test_temp_files_of_interrupted_writes_are_removed_at_start(tmp_path, caplog, file_syscalls):
     directory = tmp_path / "tasks"
     directory.mkdir()
     old, fresh = directory / ".tmp-dead.json", directory / ".tmp-live.json"
     old.write_bytes(b"{")
     os.utime(old, (time.time() - 120, time.time() - 120))
     fresh.write_bytes(b"{")
-    FileTaskStore(directory).open()
+    FileTaskStore(directory, syscalls=file_syscalls).open()
     assert not old.exists() and fresh.exists()  # a live writer's temp file is left alone
     assert "removed 1 temp file(s)" in caplog.text
-    FileTaskStore(directory, stale_temp_seconds=0).open()
+    FileTaskStore(directory, stale_temp_seconds=0, syscalls=file_syscalls).open()
     assert not fresh.exists()
 
 

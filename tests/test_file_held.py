@@ -15,7 +15,9 @@ import pytest
 import stores.file.fsio
 from stores.file import FileTaskStore
 from stores.file.journal import Journal
+from stores.file.syscalls import PYTHON
 from stores.file.taskfile import TaskLocks
+from tests.syscalls_hooks import Hooked
 
 
 def task(task_id: str, version: int = 1) -> dict:
@@ -32,10 +34,8 @@ def lines(path) -> list[bytes]:
     return [line for line in path.read_bytes().splitlines() if not line.startswith(b"#")]
 
 
-def test_a_directory_replaced_is_the_one_synced(tmp_path, monkeypatch, python_file_calls):
+def test_a_directory_replaced_is_the_one_synced(tmp_path, monkeypatch, file_syscalls):
     directory = tmp_path / "tasks"
-    store = FileTaskStore(directory)
-    store.save(task("a"), expected_version=0)
     synced: list[tuple[int, int]] = []
     real = stores.file.fsio.fsync_directory
 
@@ -44,6 +44,15 @@ def test_a_directory_replaced_is_the_one_synced(tmp_path, monkeypatch, python_fi
         synced.append((st.st_dev, st.st_ino))
         real(path, fd)
 
+    def fsync_if_same(real_fsync_if_same, path, fd, device, inode):
+        same = real_fsync_if_same(path, fd, device, inode)
+        if same:
+            st = os.fstat(fd)
+            synced.append((st.st_dev, st.st_ino))
+        return same
+
+    store = FileTaskStore(directory, syscalls=Hooked(file_syscalls, fsync_if_same=fsync_if_same))
+    store.save(task("a"), expected_version=0)
     monkeypatch.setattr(stores.file.fsio, "fsync_directory", fsync_directory)
     store.save(task("b"), expected_version=0)
     os.rename(directory, tmp_path / "moved")  # moved away, and a new one in its place
@@ -55,8 +64,8 @@ def test_a_directory_replaced_is_the_one_synced(tmp_path, monkeypatch, python_fi
     assert store.get("c") is not None
 
 
-def test_the_journal_line_lands_in_the_current_generation_after_a_rotation_elsewhere(tmp_path):
-    writer = Journal(tmp_path)
+def test_the_journal_line_lands_in_the_current_generation_after_a_rotation_elsewhere(tmp_path, file_syscalls):
+    writer = Journal(tmp_path, file_syscalls)
     writer.append("first")  # opens the journal, kept open
     os.replace(tmp_path / "journal", tmp_path / "journal.old")  # another process rotated it ...
     os.replace(tmp_path / "journal.old", tmp_path / "gone")  # ... twice: this generation is read by no one
@@ -71,7 +80,7 @@ def test_the_journal_line_lands_in_the_current_generation_after_a_rotation_elsew
 
 
 def test_the_journal_appends_with_one_write_and_one_stat(tmp_path, monkeypatch):
-    writer = Journal(tmp_path)
+    writer = Journal(tmp_path, PYTHON)  # its os calls counted (the companion's: test_file_syscalls' strace)
     writer.append("warm")
     opened: list[object] = []
     real_open = os.open
@@ -82,8 +91,8 @@ def test_the_journal_appends_with_one_write_and_one_stat(tmp_path, monkeypatch):
     assert len(lines(tmp_path / "journal")) == 6
 
 
-def test_a_lock_directory_removed_is_made_again_and_its_locks_exclude_other_processes(tmp_path):
-    store = FileTaskStore(tmp_path / "tasks")
+def test_a_lock_directory_removed_is_made_again_and_its_locks_exclude_other_processes(tmp_path, file_syscalls):
+    store = FileTaskStore(tmp_path / "tasks", syscalls=file_syscalls)
     store.save(task("a"), expected_version=0)
     shutil.rmtree(tmp_path / "tasks" / ".locks")
     store.save(task("a", 2), expected_version=1)  # the journal is found gone: the lock files are opened again
@@ -155,8 +164,8 @@ def test_a_forked_child_takes_its_own_locks(tmp_path):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX fork")
-def test_a_forked_child_appends_to_the_journal_and_syncs_through_its_own_descriptors(tmp_path):
-    store = FileTaskStore(tmp_path / "tasks")
+def test_a_forked_child_appends_to_the_journal_and_syncs_through_its_own_descriptors(tmp_path, file_syscalls):
+    store = FileTaskStore(tmp_path / "tasks", syscalls=file_syscalls)
     store.save(task("parent"), expected_version=0)
     parent_fds = {s.fd for s in store._locks._stripes.values()} | {store._listing.journal._appending[0]}
     pid = os.fork()
@@ -175,8 +184,8 @@ def test_a_forked_child_appends_to_the_journal_and_syncs_through_its_own_descrip
     assert all(fcntl.fcntl(fd, fcntl.F_GETFD) >= 0 for fd in parent_fds)  # the parent's are still its own
 
 
-def test_a_task_file_is_read_with_one_read(tmp_path, monkeypatch, python_file_calls):
-    store = FileTaskStore(tmp_path / "tasks")
+def test_a_task_file_is_read_with_one_read(tmp_path, monkeypatch):
+    store = FileTaskStore(tmp_path / "tasks", syscalls="python")  # its os.read counted (the companion's: strace)
     store.save(task("a"), expected_version=0)
     reads: list[int] = []
     real = os.read
@@ -185,10 +194,8 @@ def test_a_task_file_is_read_with_one_read(tmp_path, monkeypatch, python_file_ca
     assert len(reads) == 1  # shorter than asked: the end, no empty read to confirm it
 
 
-def test_a_cut_short_read_is_read_to_the_end_before_the_file_is_called_damaged(
-    tmp_path, monkeypatch, caplog, python_file_calls
-):
-    store = FileTaskStore(tmp_path / "tasks")
+def test_a_cut_short_read_is_read_to_the_end_before_the_file_is_called_damaged(tmp_path, monkeypatch, caplog):
+    store = FileTaskStore(tmp_path / "tasks", syscalls="python")  # os.read cut short
     store.save(task("a"), expected_version=0)
     real = os.read
     cut = [True]
@@ -209,7 +216,7 @@ def test_a_cut_short_read_is_read_to_the_end_before_the_file_is_called_damaged(
     assert "b.json is corrupt" in caplog.text
 
 
-def test_a_state_change_is_one_thread_hop_whatever_its_system_calls(tmp_path, monkeypatch):
+def test_a_state_change_is_one_thread_hop_whatever_its_system_calls(tmp_path, monkeypatch, file_syscalls):
     """The read, the compare-and-swap save and its fsyncs run as one function on one
     worker thread: one hop per state change, not one per system call."""
     import asyncio
@@ -217,7 +224,7 @@ def test_a_state_change_is_one_thread_hop_whatever_its_system_calls(tmp_path, mo
     from a2a.core import lifecycle
     from a2a.protocol.model import set_status
 
-    store = FileTaskStore(tmp_path / "tasks")
+    store = FileTaskStore(tmp_path / "tasks", syscalls=file_syscalls)
     hops: list[str] = []
     real = asyncio.to_thread
 

@@ -1,8 +1,8 @@
-"""The file store's C extension (``stores.file._syscalls``): built where a C compiler is,
-making a save's and a read's system calls as the Python code does (the same calls, in the
-same order, with the same flags: what the power-loss tests prove of the Python code holds
-of it), and failing as the Python code does: the same error, the old file kept, no temp
-file left."""
+"""The file store's two system-call backends (stores/file/syscalls.py): the C companion
+(``a2a_fsio._syscalls``, django-a2a-agent-fsio), installed by ``make`` where a C compiler
+is, makes a save's and a read's system calls as the Python backend does (the same calls,
+in the same order, with the same flags), and fails as it does: the same error, the old
+file kept, no temp file left. Each test runs on both (the ``file_syscalls`` fixture)."""
 
 from __future__ import annotations
 
@@ -17,22 +17,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.core.checks import Info
 
 from stores.base import StoreError
 from stores.file import FileTaskStore, fsio
-from stores.file.journal import Journal, _append
+from stores.file.journal import Journal
+from stores.file.syscalls import COMPANION, PYTHON, backend_named
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(params=["c", "python"])
-def way(request, monkeypatch) -> str:
-    """Each test on both ways of making the calls: the C extension, and ``os``."""
-    if request.param == "c" and fsio.SYSCALLS is None:
-        pytest.skip("stores.file._syscalls is not built here (test_built_where_a_c_compiler_is says why)")
-    if request.param == "python":
-        monkeypatch.setattr(fsio, "SYSCALLS", None)
-    return request.param
 
 
 def task(version: int, text: str = "") -> dict:
@@ -40,21 +32,43 @@ def task(version: int, text: str = "") -> dict:
             "artifacts": [{"artifactId": "a", "parts": [{"kind": "text", "text": text}]}]}  # fmt: skip
 
 
-def test_built_where_a_c_compiler_is():
-    """``make`` builds it in place (a wheel, by itself): the suite runs the store on it."""
+def test_installed_where_a_c_compiler_is():
+    """``make`` builds and installs the companion into the venv: the suite runs the store on it."""
     if shutil.which("cc") or shutil.which("gcc"):
-        assert fsio.SYSCALLS is not None, "not built: see .venv/ext-build.log (the Makefile's $(EXT))"
-        assert fsio.SYSCALLS.__name__ == "stores.file._syscalls"
+        assert COMPANION is not None, "not installed: see .venv/fsio-build.log (the Makefile's $(FSIO_BUILT))"
+        assert COMPANION.write_replace.__module__ == "a2a_fsio._syscalls"
+        assert backend_named("auto") is COMPANION  # the default where it is installed
     else:  # pragma: no cover - a machine without a compiler: the Python calls
-        assert fsio.SYSCALLS is None
+        assert COMPANION is None
+        assert backend_named("auto") is PYTHON
+
+
+def test_the_store_takes_one_backend_and_says_which(file_syscalls, tmp_path):
+    store = FileTaskStore(tmp_path, syscalls=file_syscalls.name)
+    assert store.syscalls is file_syscalls
+    assert store.create_push_configs().syscalls is file_syscalls  # its parts use it too
+    assert store._listing.journal.syscalls is file_syscalls
+    described = "Python"
+    if file_syscalls.name == "c":
+        import a2a_fsio
+
+        described = f"C companion (a2a_fsio {a2a_fsio.__version__})"
+    assert store.check() == [Info(f"file store system calls: {described}", id="stores.I001")]
+
+
+def test_an_unknown_backend_or_a_missing_companion_is_refused(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="syscalls must be one of 'auto', 'python', 'c', not 'fortran'"):
+        FileTaskStore(tmp_path, syscalls="fortran")
+    monkeypatch.setattr("stores.file.syscalls.COMPANION", None)  # as where it is not installed
+    with pytest.raises(ValueError, match='syscalls "c" needs the companion django-a2a-agent-fsio, not installed'):
+        FileTaskStore(tmp_path, syscalls="c")
+    assert FileTaskStore(tmp_path).syscalls is PYTHON
 
 
 SAVES = """
 import os, sys, tempfile
-from stores.file import FileTaskStore, fsio
-if sys.argv[1] == "python":
-    fsio.SYSCALLS = None
-store = FileTaskStore(sys.argv[2])
+from stores.file import FileTaskStore
+store = FileTaskStore(sys.argv[2], syscalls=sys.argv[1])
 store.save({"id": "t1", "contextId": "c", "status": {"state": "submitted"}, "_version": 1}, expected_version=0)
 os.write(2, b"BEGIN\\n")
 store.save({"id": "t1", "contextId": "c", "status": {"state": "working"}, "_version": 2}, expected_version=1)
@@ -84,19 +98,19 @@ def traced_saves(tmp_path: Path, way: str) -> list[str]:
 
 
 @pytest.mark.skipif(not shutil.which("strace"), reason="strace is not installed")
-def test_a_save_and_a_read_make_the_same_calls_in_the_same_order_on_both_ways(tmp_path):
-    if fsio.SYSCALLS is None:
-        pytest.skip("stores.file._syscalls is not built here")
+def test_a_save_and_a_read_make_the_same_calls_in_the_same_order_on_both_backends(tmp_path):
+    if COMPANION is None:
+        pytest.skip("the C companion (django-a2a-agent-fsio) is not installed here")
     python, c = traced_saves(tmp_path, "python"), traced_saves(tmp_path, "c")
     names = [call.split("(", 1)[0] for call in python]
-    # what the Python way does (docs/stores.md, "System calls and queries"): the file
+    # what the Python backend does (docs/stores.md, "System calls and queries"): the file
     # written and synced before its rename, the directory synced after it
     assert names.index("fsync") < names.index("rename") < len(names) - 1 - names[::-1].index("fsync")
     assert c == python
 
 
-def test_a_write_the_disk_refuses_keeps_the_old_file_and_leaves_no_temp_file(way, tmp_path):
-    store = FileTaskStore(tmp_path)
+def test_a_write_the_disk_refuses_keeps_the_old_file_and_leaves_no_temp_file(file_syscalls, tmp_path):
+    store = FileTaskStore(tmp_path, syscalls=file_syscalls)
     store.save(task(1), expected_version=0)
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     resource.setrlimit(resource.RLIMIT_FSIZE, (8192, hard))  # a write past it fails: EFBIG
@@ -111,8 +125,8 @@ def test_a_write_the_disk_refuses_keeps_the_old_file_and_leaves_no_temp_file(way
     assert store.get("t1")["_version"] == 2
 
 
-def test_a_rename_that_fails_leaves_no_temp_file(way, tmp_path):
-    store = FileTaskStore(tmp_path)
+def test_a_rename_that_fails_leaves_no_temp_file(file_syscalls, tmp_path):
+    store = FileTaskStore(tmp_path, syscalls=file_syscalls)
     (tmp_path / "t1.json").mkdir()  # a directory where the task file goes: the rename fails
     (tmp_path / "t1.json" / "in-it").touch()
     with pytest.raises(StoreError, match="could not save the task: Is a directory"):
@@ -120,8 +134,8 @@ def test_a_rename_that_fails_leaves_no_temp_file(way, tmp_path):
     assert not list(tmp_path.glob(".tmp-*"))
 
 
-def test_a_temp_file_name_taken_is_passed_over(way, tmp_path, monkeypatch):
-    store = FileTaskStore(tmp_path)
+def test_a_temp_file_name_taken_is_passed_over(file_syscalls, tmp_path, monkeypatch):
+    store = FileTaskStore(tmp_path, syscalls=file_syscalls)
     store.open()
     monkeypatch.setattr(fsio, "_NAMES", itertools.count(1000))
     taken = tmp_path / f"{fsio.temp_prefix()}1000.json"  # left by a process of the same pid and start
@@ -132,25 +146,25 @@ def test_a_temp_file_name_taken_is_passed_over(way, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("size", [0, 1, 65_535, 65_536, 65_537, 300_000])
-def test_a_file_is_read_whole(way, tmp_path, size):
+def test_a_file_is_read_whole(file_syscalls, tmp_path, size):
     path = tmp_path / "f"
     data = os.urandom(size)
     path.write_bytes(data)
-    assert fsio.read_file(path) == data
-    assert fsio.read_file(str(path), to_end=True) == data
+    assert fsio.read_file(path, file_syscalls) == data
+    assert fsio.read_file(str(path), file_syscalls, to_end=True) == data
 
 
-def test_a_missing_file_is_file_not_found_with_its_name(way, tmp_path):
+def test_a_missing_file_is_file_not_found_with_its_name(file_syscalls, tmp_path):
     with pytest.raises(FileNotFoundError) as raised:
-        fsio.read_file(tmp_path / "missing.json")
+        fsio.read_file(tmp_path / "missing.json", file_syscalls)
     assert os.fspath(raised.value.filename) == str(tmp_path / "missing.json")
-    assert FileTaskStore(tmp_path).get("missing") is None
+    assert FileTaskStore(tmp_path, syscalls=file_syscalls).get("missing") is None
 
 
-def test_a_directory_replaced_is_the_one_synced_after(way, tmp_path):
+def test_a_directory_replaced_is_the_one_synced_after(file_syscalls, tmp_path):
     directory = tmp_path / "tasks"
     directory.mkdir()
-    group = fsio.DirectorySync(directory, keep_open=True)
+    group = fsio.DirectorySync(directory, kept_by=file_syscalls)
     group.sync()
     first = os.stat(directory)
     assert group._identity == (first.st_dev, first.st_ino)
@@ -164,7 +178,8 @@ def test_a_directory_replaced_is_the_one_synced_after(way, tmp_path):
     group.close()
 
 
-def test_a_journal_line_then_what_the_path_names(way, tmp_path):
+def test_a_journal_line_then_what_the_path_names(file_syscalls, tmp_path):
+    _append = file_syscalls.append
     path = tmp_path / "journal"
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
@@ -183,8 +198,8 @@ def test_a_journal_line_then_what_the_path_names(way, tmp_path):
     assert raised.value.errno == errno.EBADF
 
 
-def test_the_journal_follows_a_rotation_on_both_ways(way, tmp_path):
-    writer = Journal(tmp_path)
+def test_the_journal_follows_a_rotation_on_both_backends(file_syscalls, tmp_path):
+    writer = Journal(tmp_path, file_syscalls)
     writer.append("first")
     os.rename(tmp_path / "journal", tmp_path / "journal.old")  # another process rotated it
     writer.append("second")

@@ -5,7 +5,6 @@ save still returns only after a directory fsync that began after its rename comp
 from __future__ import annotations
 
 import itertools
-import os
 import threading
 import time
 import uuid
@@ -16,6 +15,7 @@ import pytest
 import stores.file.fsio
 from stores.base import StoreError
 from stores.file import DirectorySync, FileTaskStore
+from tests.syscalls_hooks import Hooked
 
 THREADS = 16
 SAVES = 12
@@ -46,26 +46,37 @@ class Recorder:
 
 
 @pytest.fixture
-def recorded(tmp_path, monkeypatch, python_file_calls):
+def recorded(tmp_path, monkeypatch, file_syscalls):
+    """A store whose renames and directory fsyncs (the first, opening the directory, from
+    Python; the next ones by its backend, on the descriptor kept) are recorded."""
     directory = tmp_path / "tasks"
-    store = FileTaskStore(directory)
     recorder = Recorder(directory)
-    real_replace, real_fsync_directory = os.replace, stores.file.fsio.fsync_directory
+    real_fsync_directory = stores.file.fsio.fsync_directory
     fsyncs = itertools.count()
 
-    def replace(src, dst, **kwargs):
-        real_replace(src, dst, **kwargs)
-        if Path(dst).parent == directory:
+    def write_replace(real, temp, target, data, fsync):
+        inode = real(temp, target, data, fsync)
+        if inode is not None and Path(target).parent == directory:
             recorder.note("renamed", threading.get_ident())
+        return inode
 
-    def fsync_directory(path, fd=None):
+    def synced(fsync):
         k = next(fsyncs)
         recorder.note("begin", k)
         time.sleep(0.003)  # a slow disk: saves pile up behind it
-        real_fsync_directory(path, fd)
+        done = fsync()
         recorder.note("end", k)
+        return done
 
-    monkeypatch.setattr(os, "replace", replace)
+    def fsync_if_same(real, path, fd, device, inode):
+        return synced(lambda: real(path, fd, device, inode))
+
+    def fsync_directory(path, fd=None):
+        synced(lambda: real_fsync_directory(path, fd))
+
+    store = FileTaskStore(
+        directory, syscalls=Hooked(file_syscalls, write_replace=write_replace, fsync_if_same=fsync_if_same)
+    )
     monkeypatch.setattr(stores.file.fsio, "fsync_directory", fsync_directory)
     return store, recorder
 
@@ -123,9 +134,8 @@ def test_the_saved_tasks_are_all_there(recorded):
     assert store.list().total_size == THREADS
 
 
-def test_a_failed_directory_fsync_fails_every_save_it_covered(tmp_path, monkeypatch, python_file_calls):
+def test_a_failed_directory_fsync_fails_every_save_it_covered(tmp_path, monkeypatch, file_syscalls):
     directory = tmp_path / "tasks"
-    store = FileTaskStore(directory)
     real = stores.file.fsio.fsync_directory
     failing = threading.Event()
     failing.set()
@@ -139,6 +149,14 @@ def test_a_failed_directory_fsync_fails_every_save_it_covered(tmp_path, monkeypa
             raise OSError(5, "Input/output error")
         real(path, fd)
 
+    def fsync_if_same(real_fsync_if_same, path, fd, device, inode):
+        entered.set()
+        release.wait(5)
+        if failing.is_set():
+            raise OSError(5, "Input/output error")
+        return real_fsync_if_same(path, fd, device, inode)
+
+    store = FileTaskStore(directory, syscalls=Hooked(file_syscalls, fsync_if_same=fsync_if_same))
     monkeypatch.setattr(stores.file.fsio, "fsync_directory", fsync_directory)
     outcomes: list[object] = []
 

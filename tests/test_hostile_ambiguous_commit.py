@@ -70,8 +70,8 @@ class AmbiguousSave:
         elif isinstance(store, FileTaskStore):
             write, read_file = file_store.atomic_write, FileTaskStore._read
 
-            def atomic_write(target, data, *, fsync=True, **kwargs):
-                write(target, data, fsync=fsync, **kwargs)
+            def atomic_write(target, data, syscalls, *, fsync=True, **kwargs):
+                write(target, data, syscalls, fsync=fsync, **kwargs)
                 if b'"state":"working"' in data and self._fire():
                     raise OSError(errno.EIO, os.strerror(errno.EIO))  # the directory's fsync, say
 

@@ -28,9 +28,9 @@ from django.db.backends.utils import CursorWrapper
 from a2a.ops.observability import HEALTH_PROBE_OWNER
 from a2a.testing.client import rpc_body
 from stores.base import TaskQuery
-from stores.file import fsio
 from tests.conftest import ALL_DATABASES
 from tests.helpers import ASGI, http
+from tests.syscalls_hooks import Hooked, failing
 
 pytestmark = ALL_DATABASES
 
@@ -207,13 +207,14 @@ def test_health_leaves_no_probe_behind(client, use_store):
 
 def _disk_full(monkeypatch, store_kind: str, store) -> None:
     """Every write of the store fails as it does on a full disk; reads still work."""
-    if store_kind == "file":
+    if store_kind.startswith("file"):
 
         def no_space(fd: int) -> None:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-        monkeypatch.setattr(fsio, "SYSCALLS", None)  # its calls from Python, to fail them
-        monkeypatch.setattr(os, "fsync", no_space)
+        no_space_left = failing(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+        monkeypatch.setattr(store, "syscalls", Hooked(store.syscalls, write_replace=no_space_left))
+        monkeypatch.setattr(os, "fsync", no_space)  # the writes from Python (a new directory's fsync)
     elif store_kind.startswith("orm"):
         real_execute = CursorWrapper.execute
 
@@ -241,7 +242,7 @@ def test_health_fails_when_the_store_cannot_write(client, use_store, store_kind,
     assert body["status"] == "fail"
     check = body["checks"]["store"]
     assert check["ok"] is False
-    expected = {"file": "No space left on device", "memory": "cannot allocate"}.get(store_kind, "No space left")
+    expected = {"memory": "cannot allocate"}.get(store_kind, "No space left")
     assert expected in check["error"], check
     monkeypatch.undo()
     assert stored_tasks(use_store) == []  # and the failed probe left nothing

@@ -11,8 +11,10 @@ and be at least as far as the client was told.
 - End to end (``slow``): the real server under concurrent clients is ``kill -9``-ed at
   a random (seeded) moment; the power fails at the same moment.
 
-Negative controls prove the checker can fail: the same runs with the store's directory
-fsync made a no-op, with file fsyncs dropped, and with ``fsync=False``, must report loss.
+Each on both system-call backends (the ``file_syscalls`` fixture: ``os``, and the C
+companion, whose calls the shim journals as it makes them). Negative controls prove the
+checker can fail: the same runs with the directory's fsyncs dropped, with file fsyncs
+dropped, and with ``fsync=False``, must report loss.
 The ORM stores are not covered here (SQLite's and PostgreSQL's fsyncs are made in C,
 out of this shim's reach; their durability is the database's).
 """
@@ -33,10 +35,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-import stores.file.fsio
 from a2a.protocol.model import new_task, set_status
 from a2a.testing.client import rpc_body
 from stores.file import FileTaskStore
+from stores.file.syscalls import Syscalls
 from tests.ports import free_port
 from tests.powerloss import Shim, Verdict, at_least, check, materialize, read_journal, replay
 from tests.server import ROOT, running_process, site_env
@@ -69,14 +71,16 @@ def save_under_load(store: FileTaskStore, shim: Shim) -> None:
         t.join(60)
 
 
-def every_cut(tmp_path: Path, *, fsync: bool = True, skip_file_sync: bool = False) -> tuple[int, int, Verdict]:
+def every_cut(
+    tmp_path: Path, syscalls: Syscalls, *, fsync: bool = True, skip_file_sync: bool = False, skip_dir_sync: bool = False
+) -> tuple[int, int, Verdict]:
     """Run the saves under the shim, then judge the directory at every cut of the journal:
     (cuts, acknowledged tasks, the verdicts of all cuts merged)."""
     root, journal = tmp_path / "tasks", tmp_path / "journal"
     root.mkdir()
-    shim = Shim(root, journal, skip_file_sync=skip_file_sync).install()
+    shim = Shim(root, journal, skip_file_sync=skip_file_sync, skip_dir_sync=skip_dir_sync).install()
     try:
-        store = FileTaskStore(root, fsync=fsync)
+        store = FileTaskStore(root, fsync=fsync, syscalls=shim.syscalls(syscalls))
         save_under_load(store, shim)
     finally:
         shim.uninstall()
@@ -92,7 +96,9 @@ def every_cut(tmp_path: Path, *, fsync: bool = True, skip_file_sync: bool = Fals
         for task_id, state in after.acks:
             acknowledged[task_id] = state
         acknowledged_total = len(acknowledged)
-        store = FileTaskStore(materialize(after.disk, tmp_path / f"cut-{cut}"), stale_temp_seconds=None)
+        store = FileTaskStore(
+            materialize(after.disk, tmp_path / f"cut-{cut}"), stale_temp_seconds=None, syscalls=syscalls
+        )
         verdict = check(store, acknowledged)
         merged.lost += [f"{i}@{cut}" for i in verdict.lost]
         merged.behind += verdict.behind
@@ -104,34 +110,37 @@ def summary(verdict: Verdict) -> str:
     return f"{len(verdict.lost)} lost, {len(verdict.behind)} behind, {len(verdict.damaged)} damaged (over all cuts)"
 
 
-def test_no_acknowledged_save_is_lost_at_any_cut(tmp_path):
-    cuts, acknowledged, verdict = every_cut(tmp_path)
+def test_no_acknowledged_save_is_lost_at_any_cut(tmp_path, file_syscalls):
+    cuts, acknowledged, verdict = every_cut(tmp_path, file_syscalls)
     assert acknowledged == THREADS * TASKS_PER_THREAD
     assert verdict.clean, summary(verdict) + f": {verdict.lost[:5]} {verdict.behind[:5]} {verdict.damaged[:5]}"
-    print(f"\nfile (fsync) x power cut at each of {cuts} points -> {summary(verdict)}")
+    print(f"\n{file_syscalls.description}: file (fsync) x power cut at {cuts} points -> {summary(verdict)}")
 
 
-def test_the_checker_catches_a_store_that_skips_the_directory_fsync(tmp_path, monkeypatch):
-    monkeypatch.setattr(stores.file.fsio, "fsync_directory", lambda directory, fd=None: None)
-    cuts, acknowledged, verdict = every_cut(tmp_path)
+def test_the_checker_catches_a_store_that_skips_the_directory_fsync(tmp_path, file_syscalls):
+    cuts, acknowledged, verdict = every_cut(tmp_path, file_syscalls, skip_dir_sync=True)
     assert acknowledged == THREADS * TASKS_PER_THREAD
     assert verdict.lost, "a store that never syncs its directory lost nothing?"
-    print(f"\nfile (directory fsync skipped) x power cut at each of {cuts} points -> {summary(verdict)}")
+    print(
+        f"\n{file_syscalls.description}: file (no directory fsync) x power cut at {cuts} points -> {summary(verdict)}"
+    )
 
 
-def test_the_checker_catches_a_store_that_skips_the_file_fsync(tmp_path):
-    cuts, acknowledged, verdict = every_cut(tmp_path, skip_file_sync=True)
+def test_the_checker_catches_a_store_that_skips_the_file_fsync(tmp_path, file_syscalls):
+    cuts, acknowledged, verdict = every_cut(tmp_path, file_syscalls, skip_file_sync=True)
     assert acknowledged == THREADS * TASKS_PER_THREAD
     assert verdict.damaged and verdict.lost, summary(verdict)
-    print(f"\nfile (file fsync dropped) x power cut at each of {cuts} points -> {summary(verdict)}")
+    print(
+        f"\n{file_syscalls.description}: file (file fsync dropped) x power cut at {cuts} points -> {summary(verdict)}"
+    )
 
 
-def test_fsync_false_is_durable_to_a_process_crash_only(tmp_path):
+def test_fsync_false_is_durable_to_a_process_crash_only(tmp_path, file_syscalls):
     """``fsync=False`` (documented as not surviving power loss) is caught losing tasks."""
-    cuts, acknowledged, verdict = every_cut(tmp_path, fsync=False)
+    cuts, acknowledged, verdict = every_cut(tmp_path, file_syscalls, fsync=False)
     assert acknowledged == THREADS * TASKS_PER_THREAD
     assert verdict.lost, summary(verdict)
-    print(f"\nfile (fsync=False) x power cut at each of {cuts} points -> {summary(verdict)}")
+    print(f"\n{file_syscalls.description}: file (fsync=False) x power cut at {cuts} points -> {summary(verdict)}")
 
 
 # === end to end: kill -9 under load, and the power fails with it ===================================
@@ -196,7 +205,7 @@ class Clients:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("skip", ["", "dirsync"])
-def test_kill_9_under_load_then_power_cut(skip, tmp_path):
+def test_kill_9_under_load_then_power_cut(skip, file_syscalls, tmp_path):
     rng = random.Random(SEED)
     root, journal = tmp_path / "tasks", tmp_path / "journal"
     root.mkdir()
@@ -210,6 +219,7 @@ def test_kill_9_under_load_then_power_cut(skip, tmp_path):
         A2A_POWERLOSS_DIR=str(root),
         A2A_POWERLOSS_JOURNAL=str(journal),
         A2A_POWERLOSS_SKIP=skip,
+        A2A_POWERLOSS_SYSCALLS=file_syscalls.name,
     )
     port = free_port()
     command = [sys.executable, "-m", "tests.powerloss", "toolnexus_site.asgi:application",
@@ -232,7 +242,7 @@ def test_kill_9_under_load_then_power_cut(skip, tmp_path):
     # journaling it can make them differ: two names at most for each one in flight (the
     # journal lock lets one at a time through, so in practice 0 or 2).
     assert len(after.current ^ real) <= 2, after.current ^ real
-    store = FileTaskStore(materialize(after.disk, tmp_path / "after"), stale_temp_seconds=None)
+    store = FileTaskStore(materialize(after.disk, tmp_path / "after"), stale_temp_seconds=None, syscalls=file_syscalls)
     verdict = check(store, acknowledged)
     states: dict[str, int] = {}
     for state in acknowledged.values():
@@ -246,4 +256,5 @@ def test_kill_9_under_load_then_power_cut(skip, tmp_path):
         assert verdict.lost, f"the checker missed a store that skips the directory fsync: {outcome}"
     else:
         assert verdict.clean, f"{outcome}: {verdict.lost[:5]} {verdict.behind[:5]} {verdict.damaged[:5]}"
-    print(f"\nfile{' (directory fsync skipped)' if skip else ''} x kill -9 + power cut -> {outcome}")
+    skipped = " (directory fsync skipped)" if skip else ""
+    print(f"\n{file_syscalls.description}: file{skipped} x kill -9 + power cut -> {outcome}")

@@ -17,6 +17,7 @@ import os
 import threading
 import time
 import uuid
+from typing import Any
 
 import httpx
 import pytest
@@ -30,6 +31,7 @@ from a2a.testing import WireClient
 from stores.base import StoreUnavailable, TaskQuery, TaskStore
 from stores.file import NOT_CACHED, FileTaskStore
 from stores.file import fsio as file_module
+from stores.file.syscalls import Syscalls
 from stores.orm import OrmTaskStore
 from stores.timestamps import format_timestamp, now_iso
 from tests.db_marks import store_params
@@ -58,21 +60,21 @@ class Fault:
             return False
 
         if isinstance(store, FileTaskStore):
-            read_file, create_temp = file_module.read_file, file_module._create_temp
+            read_file, atomic_write = file_module.read_file, file_module.atomic_write
             directory = str(store.directory)
 
-            def failing_read(path: str | os.PathLike[str], *, to_end: bool = False) -> bytes:
+            def failing_read(path: str | os.PathLike[str], syscalls: Syscalls, *, to_end: bool = False) -> bytes:
                 if os.fspath(path).startswith(directory) and hit():
                     raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
-                return read_file(path, to_end=to_end)
+                return read_file(path, syscalls, to_end=to_end)
 
-            def failing_create_temp(directory: str) -> tuple[int, str]:
-                if hit():
+            def failing_write(target: str, data: bytes, syscalls: Syscalls, **kwargs: Any) -> int:
+                if hit():  # no descriptor for the temp file
                     raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
-                return create_temp(directory)
+                return atomic_write(target, data, syscalls, **kwargs)
 
             monkeypatch.setattr(file_module, "read_file", failing_read)
-            monkeypatch.setattr(file_module, "_create_temp", failing_create_temp)
+            monkeypatch.setattr(file_module, "atomic_write", failing_write)
             monkeypatch.setattr("stores.file.fsio.read_if_cached", lambda path: NOT_CACHED)  # reads go through _read
         elif isinstance(store, OrmTaskStore):
             select, update = OrmTaskStore._select_task, OrmTaskStore._update_if_version
@@ -189,16 +191,16 @@ def test_the_reaper_leaves_an_expired_task_it_cannot_read(use_store, monkeypatch
 
 
 @pytest.mark.parametrize("another_process_wrote", [False, True])
-def test_a_listing_during_a_read_error_forgets_no_task(tmp_path, monkeypatch, another_process_wrote):
+def test_a_listing_during_a_read_error_forgets_no_task(tmp_path, monkeypatch, another_process_wrote, file_syscalls):
     """The file store's listing index: a task it cannot read now is neither dropped
     from the index nor left at an old version (before, it vanished from every listing
     until saved again)."""
-    store = FileTaskStore(tmp_path / "tasks", fsync=False)
+    store = FileTaskStore(tmp_path / "tasks", fsync=False, syscalls=file_syscalls)
     for task_id in ("t1", "t2"):
         store.save({**new_task(message(task_id), context_id="c"), "id": task_id})
     assert sorted(t["id"] for t in store.list().tasks) == ["t1", "t2"]
     if another_process_wrote:  # journaled by another store instance: this one reloads t1 on its next page
-        other = FileTaskStore(tmp_path / "tasks", fsync=False)
+        other = FileTaskStore(tmp_path / "tasks", fsync=False, syscalls=file_syscalls)
         other.save({**store.get("t1"), "status": {"state": "working", "timestamp": now_iso()}})
     fault = Fault(store, monkeypatch)
     fault.active.set()
@@ -211,12 +213,12 @@ def test_a_listing_during_a_read_error_forgets_no_task(tmp_path, monkeypatch, an
     assert working == (["t1"] if another_process_wrote else [])
 
 
-def test_a_real_descriptor_shortage_on_the_file_store(tmp_path, settings, caplog):
+def test_a_real_descriptor_shortage_on_the_file_store(tmp_path, settings, caplog, file_syscalls):
     """No injection: the process really runs out of file descriptors (every free one
     held, as a stranger's half-sent requests do) for longer than a lease while the
     handler runs. The task completes normally."""
     resource = pytest.importorskip("resource")
-    store = FileTaskStore(tmp_path / "tasks", fsync=False)
+    store = FileTaskStore(tmp_path / "tasks", fsync=False, syscalls=file_syscalls)
     settings.TASK_STORE = store
     settings.A2A_HANDLER = "tests.handlers.scripted"
     settings.A2A_LEASE_SECONDS = 1.0

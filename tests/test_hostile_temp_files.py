@@ -27,26 +27,24 @@ ROOT = Path(__file__).resolve().parent.parent
 #: written and before it replaces the task file (as a kill -9 under load does).
 KILLED_WRITER = """
 import os, signal, sys
-from stores.file import FileTaskStore, fsio
+from stores.file import FileTaskStore
 def die(*args):
     os.kill(os.getpid(), signal.SIGKILL)
-fsio.SYSCALLS = None  # its calls from Python, to stop between two of them
-fsio.os.replace = die
-store = FileTaskStore(sys.argv[1], fsync=False)
+os.replace = die
+store = FileTaskStore(sys.argv[1], fsync=False, syscalls="python")  # its calls from Python, to stop between two
 store.save({"id": "t1", "contextId": "c", "status": {"state": "working"}})
 """
 
 #: A writer that is in the middle of a save (its temp file written) until told to go on.
 LIVE_WRITER = """
 import os, sys
-from stores.file import FileTaskStore, fsio
+from stores.file import FileTaskStore
 def wait(source, target):
     print("writing", flush=True)
     sys.stdin.readline()
     os.rename(source, target)
-fsio.SYSCALLS = None  # its calls from Python, to stop between two of them
-fsio.os.replace = wait
-store = FileTaskStore(sys.argv[1], fsync=False)
+os.replace = wait
+store = FileTaskStore(sys.argv[1], fsync=False, syscalls="python")  # its calls from Python, to stop between two
 store.save({"id": "t2", "contextId": "c", "status": {"state": "working"}})
 print("saved", flush=True)
 """
@@ -70,26 +68,26 @@ def started(pid: int) -> int:
     return int(stat[stat.rindex(b")") + 2 :].split()[19])
 
 
-def test_a_start_right_after_a_kill_removes_the_dead_writers_temp_file(tmp_path, caplog):
+def test_a_start_right_after_a_kill_removes_the_dead_writers_temp_file(tmp_path, caplog, file_syscalls):
     directory = tmp_path / "tasks"
     directory.mkdir()
     killed = python(KILLED_WRITER, directory)
     assert killed.wait(30) == -9
     left = temps(directory)
     assert len(left) == 1  # what kill -9 leaves behind
-    FileTaskStore(directory).open()  # a restart at once (not a minute later)
+    FileTaskStore(directory, syscalls=file_syscalls).open()  # a restart at once (not a minute later)
     assert temps(directory) == []
     assert "removed 1 temp file(s)" in caplog.text
 
 
-def test_a_live_writers_temp_file_is_left_alone(tmp_path):
+def test_a_live_writers_temp_file_is_left_alone(tmp_path, file_syscalls):
     directory = tmp_path / "tasks"
     directory.mkdir()
     writer = python(LIVE_WRITER, directory, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         assert writer.stdout.readline().strip() == "writing"
         [live] = temps(directory)
-        store = FileTaskStore(directory)  # another process starts meanwhile
+        store = FileTaskStore(directory, syscalls=file_syscalls)  # another process starts meanwhile
         store.open()
         assert temps(directory) == [live]
         assert store.stale_temp_files() == []
@@ -105,7 +103,7 @@ def test_a_live_writers_temp_file_is_left_alone(tmp_path):
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="process start times are read from /proc")
-def test_a_reused_pid_or_another_hosts_file(tmp_path):
+def test_a_reused_pid_or_another_hosts_file(tmp_path, file_syscalls):
     directory = tmp_path / "tasks"
     directory.mkdir()
     me, when = os.getpid(), started(os.getpid())
@@ -117,7 +115,7 @@ def test_a_reused_pid_or_another_hosts_file(tmp_path):
         path.write_bytes(b"{")
     an_hour_ago = time.time() - 3600
     os.utime(old_remote, (an_hour_ago, an_hour_ago))
-    FileTaskStore(directory).open()
+    FileTaskStore(directory, syscalls=file_syscalls).open()
     assert temps(directory) == sorted([mine.name, remote.name])
 
 

@@ -246,6 +246,64 @@ def test_a_task_taken_over_by_another_process_drops_the_late_result(use_store, s
     assert final["status"]["state"] == "working" and final["_lease"] == other  # our result was dropped
 
 
+def test_a_task_the_runner_will_not_start_says_why(use_store, settings, caplog):
+    """Leased by another live process: not started here, and the log says so (it used to
+    wait silently for the lease to run out)."""
+    settings.A2A_HANDLER = "tests.handlers.scripted"
+    use_store.save(leased("theirs", "submitted", expires=now() + dt.timedelta(minutes=5), owner="other:2:beef"))
+    runner = Runner(1)
+    try:
+        with caplog.at_level(logging.INFO, logger="a2a"):
+            runner.submit("theirs").result(10)
+    finally:
+        runner.shutdown(grace=1)
+    assert use_store.get("theirs")["status"]["state"] == "submitted"  # the other process's to run
+    said = [r for r in caplog.records if "theirs" in r.getMessage() and "not started" in r.getMessage()]
+    assert len(said) == 1 and said[0].levelno == logging.WARNING, caplog.text
+    assert "(submitted)" in said[0].getMessage() and "held by other:2:beef" in said[0].getMessage()
+
+
+OWNER_RACE = """
+import os, sys, threading
+from a2a.core import leases
+
+def first_use():
+    # threads leasing at once, as a fresh server's first requests do
+    barrier, owners = threading.Barrier(12), []
+    def lease():
+        barrier.wait()
+        owners.append(leases.new_lease()["owner"])
+    threads = [threading.Thread(target=lease) for _ in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return set(owners) | {leases.owner_id()}
+
+for _ in range(20):  # each forked child is a new process, a new owner
+    pid = os.fork()
+    if pid == 0:
+        os._exit(len(first_use()))
+    _, status = os.waitpid(pid, 0)
+    print(os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_a_process_leases_under_one_owner_from_its_first_moment(tmp_path):
+    """Twelve threads leasing at once in a fresh (forked) process: one owner name. It
+    was minted lazily, and threads that minted it at once leased tasks under names that
+    lost: those tasks never started (they waited for their lease to run out)."""
+    import subprocess
+
+    from tests.server import ROOT, site_env
+
+    done = subprocess.run(
+        [sys.executable, "-c", OWNER_RACE], env=site_env(), cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1"] * 20
+
+
 def test_fail_stale_spares_a_task_whose_lease_is_alive(use_store):
     old = now() - dt.timedelta(hours=3)
     alive = leased("alive", expires=now() + dt.timedelta(minutes=1))

@@ -213,7 +213,7 @@ def _fill(store: OrmTaskStore) -> None:
 
 def _queries() -> list[TaskQuery]:
     middle = (T0 + dt.timedelta(milliseconds=N // 2)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    token = encode_cursor(middle, f"task-{N // 2:08d}", N)
+    token = encode_cursor(middle, f"task-{N // 2:08d}")
     return [
         TaskQuery(page_size=50),
         TaskQuery(page_size=50, page_token=token),

@@ -1,7 +1,10 @@
 """The package: its dependencies are exactly what the apps import, and the wheel and sdist
-``python -m build`` makes hold the two apps whole (modules, migrations, management
-commands, templates, static files, py.typed) and the LICENSE, and nothing else; the wheel installs into
-a fresh virtualenv and every module of both apps imports there."""
+``python -m build`` makes (with no C compiler: ``CC=false``) hold the two apps whole
+(modules, migrations, management commands, templates, static files, py.typed) and the
+LICENSE, and nothing else, in one pure-Python ``py3-none-any`` wheel; the wheel installs
+into a fresh virtualenv with no compiler, every module of both apps imports there and the
+file store runs there from Python. The file store's C companion (companions/) builds into a
+wheel of its own, per platform."""
 
 from __future__ import annotations
 
@@ -26,6 +29,9 @@ from tests.thirdparty import run
 ROOT = run.ROOT
 APPS = ("a2a", "stores")
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+#: The file store's C companion, a distribution of its own (its `fsio` extra).
+FSIO = ROOT / "companions" / "django-a2a-agent-fsio"
+FSIO_NAME = tomllib.loads((FSIO / "pyproject.toml").read_text())["project"]["name"]
 
 
 def canonical(name: str) -> str:
@@ -60,7 +66,7 @@ def test_the_dependencies_are_exactly_what_the_apps_import():
         """The distribution providing ``module``: of a namespace package that several
         provide (opentelemetry), the declared one; a module no installed distribution
         provides is named as it is (and shows as missing)."""
-        names = [canonical(d) for d in distributions.get(module, [module])]
+        names = [canonical(d) for d in distributions.get(module, [FSIO_NAME if module == "a2a_fsio" else module])]
         return next((n for n in names if n in declared | extras), names[0])
 
     needed = {provider(module) for module in imported_top_level_modules()}
@@ -136,9 +142,8 @@ def test_the_wheel_holds_both_apps_whole_and_nothing_else():
     assert any(n.startswith("stores/migrations/0") for n in files)
     assert {n.split("/")[0] for n in files} == set(APPS)
     assert_nothing_else(names)
-    if shutil.which("cc"):  # the file store's C extension, on the stable ABI: one wheel for 3.11+
-        assert "stores/file/_syscalls.abi3.so" in files
-        assert "-cp311-abi3-" in run.built_dist().wheel.name
+    assert run.built_dist().wheel.name.endswith("-py3-none-any.whl")  # pure Python: no compiler, any platform
+    assert not [n for n in names if n.endswith((".so", ".c", ".pyd"))]
     assert f"Version: {a2a.__version__}\n" in metadata
     assert "Requires-Python: >=3.11\n" in metadata
     assert "License-Expression: MIT\n" in metadata and "License-File: LICENSE\n" in metadata
@@ -176,7 +181,12 @@ def test_the_wheel_installs_into_a_fresh_virtualenv_and_every_module_imports(tmp
     # kit's plugin (a2a.testing.plugin: pytest) import their packages at the top; and each
     # framework's extra, whose adapter (a2a.handlers.frameworks.*) imports its framework.
     extras = "grpc,testing,pydantic-ai,langgraph,openai-agents"
-    subprocess.run([*pip, f"{run.built_dist().wheel}[{extras}]"], check=True, capture_output=True)
+    subprocess.run(
+        [*pip, f"{run.built_dist().wheel}[{extras}]"],
+        check=True,
+        capture_output=True,
+        env={**os.environ, **run.NO_COMPILER},
+    )
     script = textwrap.dedent(
         """
         import importlib, importlib.metadata, pkgutil, sys
@@ -203,16 +213,54 @@ def test_the_wheel_installs_into_a_fresh_virtualenv_and_every_module_imports(tmp
         get_template("admin/stores/task_list.html")
         assert {"a2a_tasks", "a2a_send", "a2a_grpc"} <= set(get_commands())
         call_command("migrate", "stores", verbosity=0)
+        # The file store, from Python (no companion here): a save, a read, a listing.
+        import tempfile
+        from stores.file import FileTaskStore
+        store = FileTaskStore(tempfile.mkdtemp())
+        assert store.syscalls.name == "python", store.syscalls
+        store.save({"id": "t1", "contextId": "c", "status": {"state": "working"}}, expected_version=0)
+        assert store.get("t1")["status"]["state"] == "working" and store.list().total_size == 1
+        assert [m.msg for m in store.check()] == ["file store system calls: Python"]
         print("\\n".join(sorted(str(f) for f in importlib.metadata.files("django-a2a-agent"))))
         """
     )
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DJANGO_SETTINGS_MODULE")}
+    env.update(run.NO_COMPILER)
     done = subprocess.run([python, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     installed = set(done.stdout.split())
     print(done.stdout)
     assert must_have() <= installed
     assert source_files() <= installed
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (shutil.which("cc") or shutil.which("gcc")), reason="no C compiler here")
+def test_the_companion_builds_a_wheel_of_its_own_per_platform(tmp_path):
+    """``pip wheel companions/django-a2a-agent-fsio``: a2a_fsio and its C extension, on the
+    stable ABI (one wheel for Python 3.11+ on this platform), and nothing of the apps."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(FSIO)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    [wheel] = tmp_path.glob("*.whl")
+    assert wheel.name.startswith("django_a2a_agent_fsio-") and "-cp311-abi3-" in wheel.name, wheel.name
+    with zipfile.ZipFile(wheel) as archive:
+        files = {n for n in archive.namelist() if ".dist-info/" not in n}
+    assert files == {
+        "a2a_fsio/__init__.py",
+        "a2a_fsio/_syscalls.abi3.so",
+        "a2a_fsio/_syscalls.pyi",
+        "a2a_fsio/py.typed",
+    }
+
+
+def test_the_fsio_extra_names_the_companion():
+    assert PYPROJECT["project"]["optional-dependencies"]["fsio"] == [f"{FSIO_NAME}>=0.1"]
+    assert "ext-modules" not in PYPROJECT["tool"]["setuptools"]  # the package itself builds no C
 
 
 def test_py_typed_markers_exist():

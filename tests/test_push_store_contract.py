@@ -39,7 +39,9 @@ def configs(store):
 
 
 def test_backend_follows_the_task_store(store_kind, configs):
-    expected = {"memory": MemoryPushConfigStore, "file": FilePushConfigStore}.get(store_kind, OrmPushConfigStore)
+    expected = {"memory": MemoryPushConfigStore, "file": FilePushConfigStore}.get(
+        store_kind.removesuffix("-c"), OrmPushConfigStore
+    )
     assert isinstance(configs, expected)
 
 
@@ -157,8 +159,8 @@ def test_async_twins(configs):
 # --- the file backend -----------------------------------------------------------------
 
 
-def test_file_configs_live_in_a_dot_directory_beside_the_tasks(tmp_path):
-    store = FileTaskStore(tmp_path, fsync=False)
+def test_file_configs_live_in_a_dot_directory_beside_the_tasks(tmp_path, file_syscalls):
+    store = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     configs = store.push_configs
     configs.save_push_config(config("task-1", "cfg-1"))
     assert (tmp_path / FILE_SUBDIRECTORY / "task-1" / "cfg-1.json").is_file()
@@ -243,8 +245,8 @@ def test_delete_task_push_configs_says_how_many(configs):
     assert [c["id"] for c in configs.list_push_configs("t1")] == ["c"]
 
 
-def test_file_delete_removes_the_task_directory(tmp_path):
-    store = FileTaskStore(tmp_path / "tasks", fsync=False)
+def test_file_delete_removes_the_task_directory(tmp_path, file_syscalls):
+    store = FileTaskStore(tmp_path / "tasks", fsync=False, syscalls=file_syscalls)
     configs = store.push_configs
     store.save(task("t1"))
     configs.save_push_config(config("t1", "a"))
@@ -255,9 +257,9 @@ def test_file_delete_removes_the_task_directory(tmp_path):
     assert not directory.exists() and not configs.has_configs("t1")
 
 
-def test_file_delete_keeps_the_configs_of_a_damaged_task_file(tmp_path):
+def test_file_delete_keeps_the_configs_of_a_damaged_task_file(tmp_path, file_syscalls):
     """A damaged task file is not deleted (it is left for repair), nor are its configs."""
-    store = FileTaskStore(tmp_path / "tasks", fsync=False)
+    store = FileTaskStore(tmp_path / "tasks", fsync=False, syscalls=file_syscalls)
     configs = store.push_configs
     store.save(task("t1"))
     configs.save_push_config(config("t1", "a"))

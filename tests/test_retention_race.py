@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import os
 import random
 import subprocess
@@ -348,7 +349,10 @@ def sweeping_process(store: TaskStore, tmp_path: Path, seconds: float) -> subpro
     """A process of the example site sweeping ``store`` for ``seconds``, started and ready."""
     env = site_env(A2A_LOG_LEVEL="WARNING")
     if isinstance(store, FileTaskStore):
-        env.update(TASK_STORE=f"file:{store.directory}", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
+        env.update(
+            TASK_STORE=json.dumps({"BACKEND": f"file:{store.directory}", "OPTIONS": {"syscalls": store.syscalls.name}}),
+            DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        )
     else:
         env.update(TASK_STORE="orm", DATABASE_URL=_database_url(store))
     command = [sys.executable, "-c", SWEEPER, str(seconds)]
@@ -358,7 +362,7 @@ def sweeping_process(store: TaskStore, tmp_path: Path, seconds: float) -> subpro
 
 
 @pytest.mark.parametrize(
-    "store_kind", store_params(kinds=["file"] + (["orm-postgres"] if "orm-postgres" in STORE_KINDS else []))
+    "store_kind", store_params(kinds=["file", "file-c"] + (["orm-postgres"] if "orm-postgres" in STORE_KINDS else []))
 )
 def test_follow_ups_racing_another_process_sweeps_never_split_a_conversation(store, tmp_path):
     talks = {f"talk-{i:04d}": conversation(store, f"talk-{i:04d}") for i in range(40)}
@@ -380,8 +384,8 @@ class Crash(BaseException):
 
 
 @pytest.mark.parametrize("then", ["sweep", "follow-up"])
-def test_a_file_store_delete_a_crash_interrupted_is_finished_first(tmp_path, monkeypatch, then):
-    store = FileTaskStore(tmp_path / "tasks", fsync=False)
+def test_a_file_store_delete_a_crash_interrupted_is_finished_first(tmp_path, monkeypatch, then, file_syscalls):
+    store = FileTaskStore(tmp_path / "tasks", fsync=False, syscalls=file_syscalls)
     talk = conversation(store, "talk")
     removed = []
     remove = FileTaskStore._remove
@@ -397,7 +401,7 @@ def test_a_file_store_delete_a_crash_interrupted_is_finished_first(tmp_path, mon
         swept(store)
     monkeypatch.undo()
     assert len(context_ids(store, "talk")) == 2  # a crash in the middle: part of it is left
-    store = FileTaskStore(tmp_path / "tasks", fsync=False)  # the next process
+    store = FileTaskStore(tmp_path / "tasks", fsync=False, syscalls=file_syscalls)  # the next process
     if then == "sweep":
         assert sorted(swept(store)) == sorted(set(talk) - set(removed))
         assert context_ids(store, "talk") == set()

@@ -13,6 +13,7 @@ from a2a.handlers import handler_instance
 from a2a.protocol.errors import TaskNotCancelableError, UnsupportedOperationError
 from a2a.protocol.model import CancelParams, GetParams
 from a2a.runtime import runner as runner_module
+from a2a.runtime.pool import DaemonPool
 from a2a.runtime.runner import SHUTDOWN_MESSAGE, Runner, get_runner
 from a2a.service import operations
 from a2a.testing.client import v03_message
@@ -384,3 +385,21 @@ def test_a_cancel_between_the_working_save_and_the_handler_on_its_thread_stops_i
     wait_until(lambda: not get_runner().active, timeout=5, what="the runner to let the task go")
     assert not SYNC_CALLS
     assert use_store.get(task["id"])["status"]["state"] == "canceled"
+
+
+def test_the_sync_handlers_pool_has_daemon_threads_and_cancels_what_waits():
+    """A stop never waits for a sync handler's thread (see a2a.runtime.pool)."""
+    pool = DaemonPool(1, "test-pool")
+    gate = threading.Event()
+    first = pool.submit(gate.wait, 30)
+    waiting = pool.submit(lambda: "never")
+    failing_pool = DaemonPool(2, "test-pool-2")
+    assert failing_pool.submit(int, "x").exception(10).__class__ is ValueError
+    failing_pool.shutdown()
+    assert all(t.daemon for t in threading.enumerate() if t.name.startswith("test-pool_"))
+    pool.shutdown(wait=False, cancel_futures=True)
+    assert waiting.cancelled()
+    with pytest.raises(RuntimeError):
+        pool.submit(lambda: None)
+    gate.set()
+    assert first.result(10) is True

@@ -169,7 +169,7 @@ def test_async_twins(store):
 def test_corrupt_record_reads_as_missing(store_kind, store, caplog):
     store.save(task("t1"))
     store.save(task("t2"))
-    if store_kind == "file":
+    if store_kind.startswith("file"):
         store.path("t1").write_bytes(b'{"id": "t1", "status": {"sta')
     else:
         from django.db import connections
@@ -189,9 +189,9 @@ def test_corrupt_record_reads_as_missing(store_kind, store, caplog):
     "evil",
     ["../escape", "../../etc/passwd", "/etc/passwd", "a/b", "nul\x00byte", "..", ".", "x" * 5000, "é✓"],
 )
-def test_file_store_ids_never_escape_the_directory(tmp_path, evil):
+def test_file_store_ids_never_escape_the_directory(tmp_path, evil, file_syscalls):
     directory = tmp_path / "tasks"
-    store = FileTaskStore(directory)
+    store = FileTaskStore(directory, syscalls=file_syscalls)
     store.save(task(evil))
     files = [p for p in tmp_path.rglob("*") if p.is_file() and ".locks" not in p.parts]
     assert [p.parent for p in files] == [directory]
@@ -199,20 +199,20 @@ def test_file_store_ids_never_escape_the_directory(tmp_path, evil):
     assert store.get(evil)["id"] == evil
 
 
-def test_file_store_ids_that_sanitize_alike_do_not_alias(tmp_path):
-    store = FileTaskStore(tmp_path)
+def test_file_store_ids_that_sanitize_alike_do_not_alias(tmp_path, file_syscalls):
+    store = FileTaskStore(tmp_path, syscalls=file_syscalls)
     store.save(task("a.b"))
     assert store.get("a_b") is None  # same file name, different task
     assert store.get("a.b")["id"] == "a.b"
 
 
-def test_file_store_reads_a_toolnexus_directory_and_writes_one_it_can_read(tmp_path):
+def test_file_store_reads_a_toolnexus_directory_and_writes_one_it_can_read(tmp_path, file_syscalls):
     # The shape toolnexus's FileTaskStore writes: <sanitized id>.json, no timestamp, no kind.
     (tmp_path / "3f2c-task.json").write_text(
         '{"id": "3f2c-task", "status": {"state": "completed"}, '
         '"artifacts": [{"artifactId": "a1", "parts": [{"kind": "text", "text": "archived"}]}]}'
     )
-    store = FileTaskStore(tmp_path)
+    store = FileTaskStore(tmp_path, syscalls=file_syscalls)
     assert store.get("3f2c-task")["artifacts"][0]["parts"][0]["text"] == "archived"
     assert [t["id"] for t in store.list().tasks] == ["3f2c-task"]
     # And ours reads back there: toolnexus's get is json.load of <sanitize(id)>.json.
@@ -222,16 +222,14 @@ def test_file_store_reads_a_toolnexus_directory_and_writes_one_it_can_read(tmp_p
     assert json.loads((tmp_path / "ours-1.json").read_text())["status"]["state"] == "completed"
 
 
-def test_file_store_creates_its_directory(tmp_path):
+def test_file_store_creates_its_directory(tmp_path, file_syscalls):
     directory = tmp_path / "deep" / "er"
-    FileTaskStore(directory).save(task("t1"))
+    FileTaskStore(directory, syscalls=file_syscalls).save(task("t1"))
     assert (directory / "t1.json").is_file()
 
 
-def test_file_store_save_leaves_no_temp_files_and_keeps_the_old_file_on_failure(
-    tmp_path, monkeypatch, python_file_calls
-):
-    store = FileTaskStore(tmp_path)
+def test_file_store_save_leaves_no_temp_files_and_keeps_the_old_file_on_failure(tmp_path, monkeypatch):
+    store = FileTaskStore(tmp_path, syscalls="python")  # os.replace fails (the companion's: test_file_syscalls)
     store.save(task("t1", "working"))
 
     def broken_replace(src, dst):
@@ -246,10 +244,10 @@ def test_file_store_save_leaves_no_temp_files_and_keeps_the_old_file_on_failure(
     assert not list(tmp_path.glob(".tmp-*"))
 
 
-def test_file_store_concurrent_readers_never_see_a_partial_file(tmp_path):
+def test_file_store_concurrent_readers_never_see_a_partial_file(tmp_path, file_syscalls):
     import threading
 
-    store = FileTaskStore(tmp_path, fsync=False)
+    store = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     big = "x" * 200_000  # large enough that a torn write would be visible
     store.save(task("hot", artifacts=[{"artifactId": "a", "parts": [{"kind": "text", "text": big}]}]))
     stop = threading.Event()

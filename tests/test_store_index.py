@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stores.base import TaskQuery
 from stores.index import TaskIndex
 from stores.memory import MemoryTaskStore
+from tests.conftest import FILE_SYSCALLS, syscalls_backend
 from tests.paging_checks import apply_operations, assert_pages_like_the_full_scan
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -91,10 +93,13 @@ def _ids(store, **query):
     return [t["id"] for t in store.list(TaskQuery(page_size=100, **query)).tasks]
 
 
-def test_file_store_lists_what_another_instance_writes(tmp_path):
+def test_file_store_lists_what_another_instance_writes(tmp_path, file_syscalls):
     from stores.file import FileTaskStore
 
-    a, b = FileTaskStore(tmp_path, fsync=False), FileTaskStore(tmp_path, fsync=False)
+    a, b = (
+        FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls),
+        FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls),
+    )
     a.save(make("t1", 1, "c", "working", ""))
     assert _ids(a) == ["t1"]  # a's index is built now
     b.save(make("t2", 2, "c", "working", ""))
@@ -106,10 +111,13 @@ def test_file_store_lists_what_another_instance_writes(tmp_path):
     assert _ids(a) == ["t1"]
 
 
-def test_file_store_index_survives_journal_rotations(tmp_path):
+def test_file_store_index_survives_journal_rotations(tmp_path, file_syscalls):
     from stores.file import FileTaskStore
 
-    a, b = FileTaskStore(tmp_path, fsync=False), FileTaskStore(tmp_path, fsync=False)
+    a, b = (
+        FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls),
+        FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls),
+    )
     for store in (a, b):
         store._listing.journal.max_bytes = 200  # a few lines a generation
     assert _ids(a) == []
@@ -122,12 +130,12 @@ def test_file_store_index_survives_journal_rotations(tmp_path):
     assert a.list(TaskQuery()).total_size == 40
 
 
-def test_file_store_lists_files_written_behind_its_back_after_a_rebuild(tmp_path):
+def test_file_store_lists_files_written_behind_its_back_after_a_rebuild(tmp_path, file_syscalls):
     import orjson
 
     from stores.file import FileTaskStore
 
-    store = FileTaskStore(tmp_path, fsync=False)
+    store = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     store.save(make("t1", 1, "c", "completed", ""))
     assert _ids(store) == ["t1"]
     (tmp_path / "t2.json").write_bytes(orjson.dumps(make("t2", 2, "c", "completed", "")))
@@ -138,13 +146,19 @@ def test_file_store_lists_files_written_behind_its_back_after_a_rebuild(tmp_path
     assert _ids(store) == ["t1"]  # a task whose file is gone is dropped from the page
 
 
+@pytest.mark.parametrize("backend", FILE_SYSCALLS)
 @settings(max_examples=60, deadline=None)
 @given(ops, queries)
-def test_file_store_pages_like_the_full_scan(tmp_path_factory, operations, query_args):
+def test_file_store_pages_like_the_full_scan(tmp_path_factory, backend, operations, query_args):
     from stores.file import FileTaskStore
 
+    file_syscalls = syscalls_backend(backend)  # (not the fixture: Hypothesis runs each example in one test)
+
     directory = tmp_path_factory.mktemp("tasks")
-    writer, reader = FileTaskStore(directory, fsync=False), FileTaskStore(directory, fsync=False)
+    writer, reader = (
+        FileTaskStore(directory, fsync=False, syscalls=file_syscalls),
+        FileTaskStore(directory, fsync=False, syscalls=file_syscalls),
+    )
     reader.list()  # built before the writes: everything it lists comes through the journal
     tasks = apply_operations(operations, make, writer.save, writer.delete)
     assert_pages_like_the_full_scan(reader.list, tasks, query_args)

@@ -21,6 +21,7 @@ from stores.file import snapshot as snapshot_module
 from stores.file.index import SNAPSHOT_NAME
 from stores.file.mapped import MappedIndex
 from stores.file.snapshot import BLOCK, MAGIC, MappedSnapshot, SnapshotDamaged, write_snapshot
+from stores.file.syscalls import Syscalls
 from stores.index import TaskIndex
 from tests.test_store_index import make, ops, queries
 
@@ -104,8 +105,8 @@ def _replace(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def _fill(directory: Path, n: int) -> FileTaskStore:
-    store = FileTaskStore(directory, fsync=False)
+def _fill(directory: Path, n: int, *, syscalls: Syscalls) -> FileTaskStore:
+    store = FileTaskStore(directory, fsync=False, syscalls=syscalls)
     for i in range(n):
         store.save(make(f"t{i:03d}", i, f"c{i % 3}", "completed" if i % 2 else "working", "alice" if i % 5 else ""))
     return store
@@ -170,18 +171,18 @@ def _damage(data: bytes, how: str) -> bytes:
         ("truncate", {}),
     ],
 )
-def test_a_damaged_snapshot_is_found_out_when_read_and_rebuilt(tmp_path, how, query, caplog):
-    writer = _fill(tmp_path, 25)
+def test_a_damaged_snapshot_is_found_out_when_read_and_rebuilt(tmp_path, how, query, caplog, file_syscalls):
+    writer = _fill(tmp_path, 25, syscalls=file_syscalls)
     expected = _ids(writer, **query)
     path = tmp_path / ".index" / SNAPSHOT_NAME
     _replace(path, _damage(path.read_bytes(), how))
-    restarted = FileTaskStore(tmp_path, fsync=False)
+    restarted = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     with caplog.at_level(logging.WARNING, logger="stores.file"):
         assert _ids(restarted, **query) == expected
     assert restarted._listing.last_build == "full"
     assert "rebuilding" in caplog.text
     assert restarted.list(TaskQuery(**query)).total_size == len(expected)
-    again = FileTaskStore(tmp_path, fsync=False)  # ... and written again, whole
+    again = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)  # ... and written again, whole
     assert _ids(again, **query) == expected
     assert again._listing.last_build == "snapshot"
 
@@ -229,20 +230,20 @@ def _format_1(store: FileTaskStore) -> bytes:
     return FORMAT_1_MAGIC + orjson.dumps(header) + b"\n" + body
 
 
-def test_a_snapshot_of_the_format_before_is_rebuilt_from_the_files(tmp_path, caplog):
+def test_a_snapshot_of_the_format_before_is_rebuilt_from_the_files(tmp_path, caplog, file_syscalls):
     """Not the current format: rebuilt from the task files, as a damaged one is."""
-    writer = _fill(tmp_path, 30)
+    writer = _fill(tmp_path, 30, syscalls=file_syscalls)
     expected = _ids(writer)
     path = tmp_path / ".index" / SNAPSHOT_NAME
     _replace(path, _format_1(writer))
     writer.save(make("t001", 100, "c1", "failed", ""))  # since that snapshot
-    restarted = FileTaskStore(tmp_path, fsync=False)
+    restarted = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     with caplog.at_level(logging.WARNING, logger="stores.file"):
         assert _ids(restarted) == ["t001", *(i for i in expected if i != "t001")]
     assert restarted._listing.last_build == "full"
     assert "rebuilding" in caplog.text
     assert path.read_bytes().startswith(MAGIC)  # written again, in the current format
-    again = FileTaskStore(tmp_path, fsync=False)
+    again = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     assert again.list(TaskQuery(state="failed")).total_size == 1
     assert again._listing.last_build == "snapshot"
 
@@ -259,32 +260,32 @@ def _behind_its_back(directory: Path) -> None:
     (directory / "t004.json").unlink()
 
 
-def test_after_a_reboot_the_directory_is_checked_before_the_first_page(tmp_path, monkeypatch):
+def test_after_a_reboot_the_directory_is_checked_before_the_first_page(tmp_path, monkeypatch, file_syscalls):
     """A snapshot written before the machine booted: the journal's tail may have been
     lost with the page cache (never fsynced), so files saved and acknowledged then
     are found by the directory listing before anything is listed."""
-    _fill(tmp_path, 20).list()
+    _fill(tmp_path, 20, syscalls=file_syscalls).list()
     _behind_its_back(tmp_path)
     monkeypatch.setattr(snapshot_module, "boot_id", lambda: "another-boot")
-    restarted = FileTaskStore(tmp_path, fsync=False)
+    restarted = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     assert _ids(restarted)[:2] == ["t003", "foreign"]  # no waiting
     assert restarted.list().total_size == 20
     assert "t004" not in _ids(restarted)
     assert restarted._listing.checked.is_set()
 
 
-def test_since_the_boot_every_acknowledged_save_is_listed_at_once(tmp_path):
+def test_since_the_boot_every_acknowledged_save_is_listed_at_once(tmp_path, file_syscalls):
     """Same boot: the first page comes before the directory listing, and still lists
     every save a store acknowledged (the journal has them all, this process's own
     saves made before its first listing too); the listing then adds what no store
     acknowledged."""
-    writer = _fill(tmp_path, 20)
+    writer = _fill(tmp_path, 20, syscalls=file_syscalls)
     writer.list()
-    other = FileTaskStore(tmp_path, fsync=False)
+    other = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     other.save(make("t001", 100, "c1", "failed", ""))
     other.delete("t002")
     _behind_its_back(tmp_path)
-    restarted = FileTaskStore(tmp_path, fsync=False)
+    restarted = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     restarted.save(make("mine", 150, "c1", "working", ""))  # before its first listing
     listing = restarted._listing
     gate = threading.Event()
@@ -301,12 +302,12 @@ def test_since_the_boot_every_acknowledged_save_is_listed_at_once(tmp_path):
     assert "t004" not in _ids(restarted)
 
 
-def test_the_background_check_leaves_tasks_written_since_it_began(tmp_path, monkeypatch):
+def test_the_background_check_leaves_tasks_written_since_it_began(tmp_path, monkeypatch, file_syscalls):
     """The check read a file, then a store saved a newer version before the check
     applied what it read: the newer one stays indexed."""
-    _fill(tmp_path, 10).list()
+    _fill(tmp_path, 10, syscalls=file_syscalls).list()
     _behind_its_back(tmp_path)
-    restarted = FileTaskStore(tmp_path, fsync=False)
+    restarted = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     source = restarted._listing.source
     read_file = source.read_file
 
@@ -324,10 +325,10 @@ def test_the_background_check_leaves_tasks_written_since_it_began(tmp_path, monk
     assert restarted.list(TaskQuery(state="canceled")).total_size == 0
 
 
-def test_a_failed_background_check_is_run_again(tmp_path, monkeypatch, caplog):
-    _fill(tmp_path, 10).list()
+def test_a_failed_background_check_is_run_again(tmp_path, monkeypatch, caplog, file_syscalls):
+    _fill(tmp_path, 10, syscalls=file_syscalls).list()
     _behind_its_back(tmp_path)
-    restarted = FileTaskStore(tmp_path, fsync=False)
+    restarted = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     source = restarted._listing.source
     files = source.files
     calls = []
@@ -351,8 +352,8 @@ def test_a_failed_background_check_is_run_again(tmp_path, monkeypatch, caplog):
     assert _ids(restarted)[:2] == ["t003", "foreign"]
 
 
-def test_a_persisted_index_pages_through_the_file_it_wrote(tmp_path):
-    store = _fill(tmp_path, 30)
+def test_a_persisted_index_pages_through_the_file_it_wrote(tmp_path, file_syscalls):
+    store = _fill(tmp_path, 30, syscalls=file_syscalls)
     store.list()
     index = store._listing.live.index
     assert index.base is not None and index.base.n == 30
@@ -370,17 +371,17 @@ def _damaged(*args, **kwargs):
     raise SnapshotDamaged("block 7 damaged (CRC-32)")
 
 
-def _restarted(directory: Path) -> FileTaskStore:
-    _fill(directory, 10).list()
-    store = FileTaskStore(directory, fsync=False)
+def _restarted(directory: Path, *, syscalls: Syscalls) -> FileTaskStore:
+    _fill(directory, 10, syscalls=syscalls).list()
+    store = FileTaskStore(directory, fsync=False, syscalls=syscalls)
     store.list()
     assert store._listing.checked.wait(10)
     return store
 
 
-def test_a_save_never_fails_for_a_damaged_snapshot(tmp_path, monkeypatch, caplog):
+def test_a_save_never_fails_for_a_damaged_snapshot(tmp_path, monkeypatch, caplog, file_syscalls):
     """The task is saved; the index, finding its snapshot damaged, is rebuilt."""
-    store = _restarted(tmp_path)
+    store = _restarted(tmp_path, syscalls=file_syscalls)
     monkeypatch.setattr(MappedSnapshot, "find", _damaged)
     with caplog.at_level(logging.WARNING, logger="stores.file"):
         store.save(make("t001", 100, "c1", "failed", ""))
@@ -391,8 +392,8 @@ def test_a_save_never_fails_for_a_damaged_snapshot(tmp_path, monkeypatch, caplog
     assert store._listing.last_build == "full"
 
 
-def test_a_snapshot_found_damaged_while_written_again_is_rebuilt(tmp_path, monkeypatch, caplog):
-    store = _restarted(tmp_path)
+def test_a_snapshot_found_damaged_while_written_again_is_rebuilt(tmp_path, monkeypatch, caplog, file_syscalls):
+    store = _restarted(tmp_path, syscalls=file_syscalls)
     store.save(make("t001", 100, "c1", "failed", ""))
     monkeypatch.setattr(MappedSnapshot, "rows", _damaged)
     with caplog.at_level(logging.WARNING, logger="stores.file"):
@@ -404,13 +405,13 @@ def test_a_snapshot_found_damaged_while_written_again_is_rebuilt(tmp_path, monke
     assert store.list().total_size == 10
 
 
-def test_the_check_of_a_dropped_index_leaves_the_next_one_alone(tmp_path):
+def test_the_check_of_a_dropped_index_leaves_the_next_one_alone(tmp_path, file_syscalls):
     """An index dropped while its background check ran (a failure, a rebuild): when
     that check ends, the next index's own check is still to run, and the next index
     is not taken for checked."""
-    _fill(tmp_path, 10).list()
+    _fill(tmp_path, 10, syscalls=file_syscalls).list()
     _behind_its_back(tmp_path)
-    store = FileTaskStore(tmp_path, fsync=False)
+    store = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     listing = store._listing
     gates = [threading.Event(), threading.Event()]
     done = [threading.Event(), threading.Event()]

@@ -11,6 +11,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -21,7 +22,9 @@ from stores.file import FileTaskStore
 from stores.file import fsio as file_module
 from stores.file import store as store_module
 from stores.file.index import SNAPSHOT_NAME
+from stores.file.syscalls import Syscalls
 from stores.index import TaskIndex
+from tests.conftest import FILE_SYSCALLS, syscalls_backend
 from tests.paging_checks import assert_pages_like_the_full_scan
 from tests.test_store_index import make, ops, queries
 
@@ -40,28 +43,28 @@ class Reads:
         read_file = file_module.read_file
         prefix = str(directory) + os.sep
 
-        def counting(path: str | os.PathLike[str], *, to_end: bool = False) -> bytes:
+        def counting(path: str | os.PathLike[str], syscalls: Any, *, to_end: bool = False) -> bytes:
             name = os.fspath(path)
             if name.startswith(prefix) and name.endswith(".json") and os.sep + "." not in name[len(prefix) - 1 :]:
                 self.n += 1
-            return read_file(path, to_end=to_end)
+            return read_file(path, syscalls, to_end=to_end)
 
         monkeypatch.setattr(file_module, "read_file", counting)
 
 
-def _fill(directory: Path, n: int) -> FileTaskStore:
-    store = FileTaskStore(directory, fsync=False)
+def _fill(directory: Path, n: int, *, syscalls: Syscalls) -> FileTaskStore:
+    store = FileTaskStore(directory, fsync=False, syscalls=syscalls)
     for i in range(n):
         store.save(make(f"t{i:03d}", i, f"c{i % 3}", "completed" if i % 2 else "working", "alice" if i % 5 else ""))
     return store
 
 
-def test_a_restart_loads_the_snapshot_instead_of_reading_every_file(tmp_path, monkeypatch):
-    writer = _fill(tmp_path, 120)
+def test_a_restart_loads_the_snapshot_instead_of_reading_every_file(tmp_path, monkeypatch, file_syscalls):
+    writer = _fill(tmp_path, 120, syscalls=file_syscalls)
     assert _ids(writer)[:2] == ["t119", "t118"]  # the first listing builds the index and persists it
     assert (tmp_path / ".index" / SNAPSHOT_NAME).exists()
     reads = Reads(tmp_path, monkeypatch)
-    restarted = FileTaskStore(tmp_path, fsync=False)
+    restarted = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     page = restarted.list(TaskQuery(page_size=10))
     assert [t["id"] for t in page.tasks] == [f"t{i}" for i in range(119, 109, -1)]
     assert page.total_size == 120
@@ -73,15 +76,15 @@ def test_a_restart_loads_the_snapshot_instead_of_reading_every_file(tmp_path, mo
     )
 
 
-def test_writes_since_the_snapshot_are_replayed_from_the_journal(tmp_path, monkeypatch):
-    writer = _fill(tmp_path, 30)
+def test_writes_since_the_snapshot_are_replayed_from_the_journal(tmp_path, monkeypatch, file_syscalls):
+    writer = _fill(tmp_path, 30, syscalls=file_syscalls)
     writer.list()  # persisted at this point of the journal
-    other = FileTaskStore(tmp_path, fsync=False)  # another process, writing since
+    other = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)  # another process, writing since
     other.save(make("t001", 100, "c1", "failed", ""))
     other.save(make("new", 101, "c9", "working", ""))
     other.delete("t002")
     reads = Reads(tmp_path, monkeypatch)
-    restarted = FileTaskStore(tmp_path, fsync=False)
+    restarted = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     first = restarted.list(TaskQuery(page_size=2))
     assert reads.n <= 2 * 2 + 2  # the tasks touched since (found changed, then replayed), the page
     assert [t["id"] for t in first.tasks] == ["new", "t001"]
@@ -91,8 +94,8 @@ def test_writes_since_the_snapshot_are_replayed_from_the_journal(tmp_path, monke
     assert restarted._listing.last_build == "snapshot"
 
 
-def test_files_changed_behind_its_back_are_found_by_the_directory_check(tmp_path):
-    writer = _fill(tmp_path, 20)
+def test_files_changed_behind_its_back_are_found_by_the_directory_check(tmp_path, file_syscalls):
+    writer = _fill(tmp_path, 20, syscalls=file_syscalls)
     writer.list()
     # Written by something else (toolnexus, a copy, a writer killed before its journal line):
     (tmp_path / "foreign.json").write_bytes(orjson.dumps(make("foreign", 200, "c1", "completed", "")))
@@ -100,7 +103,7 @@ def test_files_changed_behind_its_back_are_found_by_the_directory_check(tmp_path
     replaced.write_bytes(orjson.dumps(make("t003", 300, "c1", "canceled", "")))
     os.replace(replaced, tmp_path / "t003.json")  # a new inode, as every atomic writer makes
     (tmp_path / "t004.json").unlink()
-    restarted = FileTaskStore(tmp_path, fsync=False)
+    restarted = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     _ids(restarted)  # the directory is checked from here (in the background: the boot is the same)
     assert restarted._listing.checked.wait(10)
     assert _ids(restarted)[:2] == ["t003", "foreign"]
@@ -110,11 +113,11 @@ def test_files_changed_behind_its_back_are_found_by_the_directory_check(tmp_path
     assert restarted._listing.last_build == "snapshot"
 
 
-def test_an_unchanged_directory_is_not_even_listed(tmp_path, monkeypatch):
+def test_an_unchanged_directory_is_not_even_listed(tmp_path, monkeypatch, file_syscalls):
     """A restart after a quiet spell: the directory's mtime is the one the index last
     agreed with, so not even a directory listing; once anything changes in it, the
     listing runs again and finds what changed."""
-    writer = _fill(tmp_path, 10)
+    writer = _fill(tmp_path, 10, syscalls=file_syscalls)
     writer.list()
     time.sleep(1.1)  # the last change to the directory is a second old
     writer._listing.rebuild()
@@ -123,10 +126,10 @@ def test_an_unchanged_directory_is_not_even_listed(tmp_path, monkeypatch):
     listings = []
     files = store_module._IndexSource.files
     monkeypatch.setattr(store_module._IndexSource, "files", lambda self: listings.append(1) or files(self))
-    assert FileTaskStore(tmp_path, fsync=False).list().total_size == 10
+    assert FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls).list().total_size == 10
     assert listings == []
     (tmp_path / "foreign.json").write_bytes(orjson.dumps(make("foreign", 200, "c1", "completed", "")))
-    restarted = FileTaskStore(tmp_path, fsync=False)
+    restarted = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     _ids(restarted)
     assert restarted._listing.checked.wait(10)
     assert _ids(restarted)[0] == "foreign"
@@ -137,8 +140,8 @@ def test_an_unchanged_directory_is_not_even_listed(tmp_path, monkeypatch):
     "damage",
     ["truncate", "flip", "garbage", "empty", "other-format"],
 )
-def test_a_torn_or_damaged_snapshot_is_rebuilt_from_the_files(tmp_path, damage, caplog):
-    writer = _fill(tmp_path, 25)
+def test_a_torn_or_damaged_snapshot_is_rebuilt_from_the_files(tmp_path, damage, caplog, file_syscalls):
+    writer = _fill(tmp_path, 25, syscalls=file_syscalls)
     expected = _ids(writer)
     path = tmp_path / ".index" / SNAPSHOT_NAME
     data = path.read_bytes()
@@ -154,56 +157,56 @@ def test_a_torn_or_damaged_snapshot_is_rebuilt_from_the_files(tmp_path, damage, 
     else:  # records out of order, and the rest: tests/test_store_index_mapped.py
         data = data.replace(b"a2a-task-index 2", b"a2a-task-index 9", 1)
     path.write_bytes(data)
-    restarted = FileTaskStore(tmp_path, fsync=False)
+    restarted = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     with caplog.at_level(logging.WARNING, logger="stores.file"):
         assert _ids(restarted) == expected
     assert restarted._listing.last_build == "full"
     assert "rebuilding" in caplog.text
     # ... and written again, whole: the next restart loads it
-    again = FileTaskStore(tmp_path, fsync=False)
+    again = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     assert _ids(again) == expected
     assert again._listing.last_build == "snapshot"
 
 
-def test_a_snapshot_older_than_the_journal_is_rebuilt(tmp_path):
-    writer = _fill(tmp_path, 5)
+def test_a_snapshot_older_than_the_journal_is_rebuilt(tmp_path, file_syscalls):
+    writer = _fill(tmp_path, 5, syscalls=file_syscalls)
     writer.list()
-    other = FileTaskStore(tmp_path, fsync=False)
+    other = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     other._listing.journal.max_bytes = 200  # a few lines a generation
     for i in range(40):  # several generations go by: the snapshot's position is gone
         other.save(make(f"t{i % 8:03d}", 50 + i, "c1", "completed", ""))
-    restarted = FileTaskStore(tmp_path, fsync=False)
+    restarted = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     assert _ids(restarted) == ["t007", "t006", "t005", "t004", "t003", "t002", "t001", "t000"]
     assert restarted._listing.last_build == "full"
 
 
-def test_a_journal_generation_reused_inode_is_not_taken_for_the_old_one(tmp_path):
+def test_a_journal_generation_reused_inode_is_not_taken_for_the_old_one(tmp_path, file_syscalls):
     """A position names its journal generation by the id on its first line, not by the
     file's inode number (which a later generation may be given again)."""
-    writer = _fill(tmp_path, 3)
+    writer = _fill(tmp_path, 3, syscalls=file_syscalls)
     writer.list()
     journal = tmp_path / ".locks" / "journal"
     lines = journal.read_bytes().split(b"\n", 1)
     assert lines[0].startswith(b"#")
     # the same file, another generation: as if the inode had been reused
     journal.write_bytes(b"#0000000000000000\n" + lines[1] + b"x" * 4096)
-    FileTaskStore(tmp_path, fsync=False).save(make("t000", 90, "c1", "failed", ""))
-    restarted = FileTaskStore(tmp_path, fsync=False)
+    FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls).save(make("t000", 90, "c1", "failed", ""))
+    restarted = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     assert _ids(restarted)[0] == "t000"
     assert restarted._listing.last_build == "full"
 
 
-def test_a_journal_an_older_version_wrote_is_moved_aside(tmp_path):
-    writer = _fill(tmp_path, 3)
+def test_a_journal_an_older_version_wrote_is_moved_aside(tmp_path, file_syscalls):
+    writer = _fill(tmp_path, 3, syscalls=file_syscalls)
     journal = tmp_path / ".locks" / "journal"
     journal.write_bytes(b'0123456789ab "t001"\n')  # no generation line
     assert _ids(writer) == ["t002", "t001", "t000"]
     assert journal.read_bytes().startswith(b"#")
-    assert FileTaskStore(tmp_path, fsync=False).list().total_size == 3
+    assert FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls).list().total_size == 3
 
 
-def test_the_snapshot_is_refreshed_as_changes_go_by(tmp_path):
-    store = _fill(tmp_path, 3)
+def test_the_snapshot_is_refreshed_as_changes_go_by(tmp_path, file_syscalls):
+    store = _fill(tmp_path, 3, syscalls=file_syscalls)
     store.list()
     store._listing.snapshots.every = 5
     path = tmp_path / ".index" / SNAPSHOT_NAME
@@ -216,17 +219,17 @@ def test_the_snapshot_is_refreshed_as_changes_go_by(tmp_path):
             break
         time.sleep(0.01)
     assert path.read_bytes() != before
-    restarted = FileTaskStore(tmp_path, fsync=False)
+    restarted = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     assert _ids(restarted)[0] == "n5"
 
 
-def test_odd_file_names_survive_a_restart(tmp_path, monkeypatch):
-    store = FileTaskStore(tmp_path, fsync=False)
+def test_odd_file_names_survive_a_restart(tmp_path, monkeypatch, file_syscalls):
+    store = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     for i, task_id in enumerate(["a.b", "nul\x00x", "é", "x" * 300, "plain"]):
         store.save(make(task_id, i, "c1", "completed", ""))
     expected = _ids(store)
     reads = Reads(tmp_path, monkeypatch)
-    restarted = FileTaskStore(tmp_path, fsync=False)
+    restarted = FileTaskStore(tmp_path, fsync=False, syscalls=file_syscalls)
     assert _ids(restarted) == expected
     assert restarted._listing.last_build == "snapshot"
     assert reads.n == len(expected)  # the page only: every file matched its stamp
@@ -252,13 +255,15 @@ def test_restore_refuses_columns_that_are_not_an_index():
             TaskIndex.restore(*bad)
 
 
+@pytest.mark.parametrize("backend", FILE_SYSCALLS)
 @settings(max_examples=40, deadline=None)
 @given(ops, ops, queries)
-def test_a_restarted_store_pages_like_the_full_scan(tmp_path_factory, before, after, query_args):
+def test_a_restarted_store_pages_like_the_full_scan(tmp_path_factory, backend, before, after, query_args):
     """Writes before the snapshot, more after it (some journaled, some behind its back),
     then a restart: every page as the full scan of the same tasks has it."""
+    file_syscalls = syscalls_backend(backend)  # (not the fixture: Hypothesis runs each example in one test)
     directory = tmp_path_factory.mktemp("tasks")
-    writer = FileTaskStore(directory, fsync=False)
+    writer = FileTaskStore(directory, fsync=False, syscalls=file_syscalls)
     tasks: dict = {}
 
     def apply(operations, *, journaled: bool) -> None:
@@ -284,24 +289,24 @@ def test_a_restarted_store_pages_like_the_full_scan(tmp_path_factory, before, af
     writer.list()  # persisted here
     apply(after[: len(after) // 2], journaled=True)
     apply(after[len(after) // 2 :], journaled=False)
-    reader = FileTaskStore(directory, fsync=False)
+    reader = FileTaskStore(directory, fsync=False, syscalls=file_syscalls)
     reader.list(TaskQuery(page_size=1))  # the directory is checked in the background from here
     assert reader._listing.checked.wait(10)
     assert_pages_like_the_full_scan(reader.list, tasks, query_args)
     assert reader._listing.last_build == "snapshot"
 
 
-def test_processes_sharing_the_directory_and_its_snapshot(tmp_path):
+def test_processes_sharing_the_directory_and_its_snapshot(tmp_path, file_syscalls):
     """Real processes: two write at once while a third lists and persists; a fourth
     starts from the snapshot and lists every task at its last state."""
     directory = tmp_path / "tasks"
-    _fill(directory, 10).list()
+    _fill(directory, 10, syscalls=file_syscalls).list()
     script = textwrap.dedent(
         """
         import sys
         from stores.file import FileTaskStore
         from tests.test_store_index import make
-        store = FileTaskStore(sys.argv[1], fsync=False)
+        store = FileTaskStore(sys.argv[1], fsync=False, syscalls=sys.argv[3])
         store._listing.snapshots.every = 7
         name = sys.argv[2]
         for i in range(60):
@@ -311,9 +316,12 @@ def test_processes_sharing_the_directory_and_its_snapshot(tmp_path):
         store._listing.close()
         """
     )
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(directory), name], cwd=ROOT) for name in ("p", "q")]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(directory), name, file_syscalls.name], cwd=ROOT)
+        for name in ("p", "q")
+    ]
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
-    restarted = FileTaskStore(directory, fsync=False)
+    restarted = FileTaskStore(directory, fsync=False, syscalls=file_syscalls)
     assert restarted.list().total_size == 50
     assert restarted.list(TaskQuery(state="working")).total_size == 5  # t000..t009: half working
     assert restarted.list(TaskQuery(state="completed")).total_size == 45

@@ -4,8 +4,9 @@ retry loop, the v1.0 fallback, the long-poll and the event reader.
 Each step is a *plan*: a generator that yields the I/O it needs (an :class:`Effect`:
 send this request, sleep, read a line...) and is sent back the result, or has the
 transport error thrown in. :class:`~a2a.client.Client` runs the plans with blocking
-calls, :class:`~a2a.client.AsyncClient` with ``await``: their own code is only that, and
-the operations' signatures (httpx's shared base client, taken one step further).
+calls, :class:`~a2a.client.AsyncClient` with ``await``: their own code is only that
+(httpx's shared base client, taken one step further); each operation's signature,
+docstring and plan are written once, in :mod:`a2a.client.operations`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A 1.1 agent numbers its task's events: each Task and update carries the task's
 generation after it, one more per event. The client keeps a parsed task's in
-:data:`KEY` (and an update's in ``StreamItem.seq``); :class:`Order` follows one stream's
+:data:`stores.fields.GENERATION` (and an update's in ``StreamItem.seq``); :class:`Order` follows one stream's
 numbers: a gap means events were missed (the clients then read the task again and hand it
 on as a snapshot), an event at or below a snapshot's number is already in it (dropped),
 and a 0, or one number twice in a row, means the agent does not implement generations
@@ -14,9 +14,7 @@ from __future__ import annotations
 from typing import Literal
 
 from a2a.protocol.model import StreamItem, Task
-
-#: Where a task parsed by the client keeps its generation (a private key: never sent).
-KEY = "_generation"
+from stores.fields import GENERATION
 
 Verdict = Literal["new", "old", "gap"]
 
@@ -25,7 +23,7 @@ def generation_of(item: Task | StreamItem | None) -> int | None:
     """The generation a task or stream item carries; None when the agent sent none."""
     if isinstance(item, StreamItem):
         return item.seq if item.kind != "task" else generation_of(item.task)
-    value = item.get(KEY) if isinstance(item, dict) else None
+    value = item.get(GENERATION) if isinstance(item, dict) else None
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 

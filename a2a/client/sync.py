@@ -5,18 +5,17 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Generator, Iterator
-from typing import Any, Unpack
+from typing import Any
 
 import httpx
 
 from a2a.client import core
-from a2a.client.bindings import Binding
-from a2a.client.core import ClientCore, Effect, Outgoing, Plan, SendOptions, Steps, T
-from a2a.protocol.model import Message, StreamItem, Task
-from stores.base import TaskPage
+from a2a.client.core import Effect, Plan, Steps, T
+from a2a.client.operations import Operations
+from a2a.protocol.model import StreamItem
 
 
-class Client(ClientCore):
+class Client(Operations):
     """An A2A client for one remote agent (sync; :class:`~a2a.client.AsyncClient` is the
     same with ``await``).
 
@@ -47,16 +46,6 @@ class Client(ClientCore):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    # --- the card and the wire -------------------------------------------------------------
-
-    def fetch_card(self) -> dict[str, Any]:
-        """Fetch (again) the agent's card, check it, pick its interface; the card."""
-        return self._call(self._fetch_card())
-
-    def connect(self) -> Binding:
-        """The binding spoken, the card fetched first if need be."""
-        return self._call(self._connect())
 
     def _call(self, plan: Plan[T]) -> T:
         """The result of ``plan`` (one that emits nothing), run here."""
@@ -96,64 +85,3 @@ class Client(ClientCore):
         assert isinstance(effect, core.Locked), effect
         with self.lock:
             return self._call(effect.plan)
-
-    # --- the operations --------------------------------------------------------------------
-
-    def send(self, message: Outgoing, *, blocking: bool = True, **options: Unpack[SendOptions]) -> Task | Message:
-        """SendMessage: the task (settled, unless ``blocking=False``) or the agent's message.
-        ``config``: ``history_length``, ``accepted_output_modes``, ``push_config``, ``metadata``."""
-        return self._call(self._sending("send", message, options, blocking=blocking))
-
-    def stream(self, message: Outgoing, **options: Unpack[SendOptions]) -> Iterator[StreamItem]:
-        """SendStreamingMessage: the task, then each status and artifact update, as
-        :class:`~a2a.protocol.model.StreamItem` (close the iterator to stop listening)."""
-        return self._steps(self._sending("stream", message, options))
-
-    def get_task(
-        self, task_id: str, *, history_length: int | None = None, current_generation: int | None = None
-    ) -> Task:
-        """GetTask; with ``current_generation`` (a 1.1 agent), a long-poll: the agent
-        answers once the task is past that generation, or after its own timeout."""
-        return self._call(
-            self._run("get", task_id, history_length=history_length, current_generation=current_generation)
-        )
-
-    def poll(self, task: Task, *, interval: float = 0.5) -> Task:
-        """``task`` as it is next: when the agent numbers its tasks (1.1), one long-poll
-        GetTask past ``task``'s generation (the agent holds it until the task moves);
-        otherwise GetTask after ``interval`` seconds."""
-        return self._call(self._poll(task, interval))
-
-    def list_tasks(self, **query: Any) -> TaskPage:
-        """ListTasks: ``context_id``, ``state``, ``page_size``, ``page_token``,
-        ``history_length``, ``include_artifacts``, ``updated_after`` (ISO 8601)."""
-        return self._call(self._run("list", **query))
-
-    def cancel_task(self, task_id: str, *, metadata: dict[str, Any] | None = None) -> Task:
-        """CancelTask: the task as the agent has it after the request."""
-        return self._call(self._run("cancel", task_id, metadata=metadata))
-
-    def subscribe(self, task_id: str) -> Iterator[StreamItem]:
-        """SubscribeToTask: the task, then its updates until it ends."""
-        return self._steps(self._events("subscribe", task_id))
-
-    def set_push_config(self, task_id: str, url: str, **config: Any) -> dict[str, Any]:
-        """CreateTaskPushNotificationConfig: ``id``, ``token``, ``authentication``
-        (``{"schemes": [...], "credentials"?}``); the config as saved."""
-        return self._call(self._run("push_set", task_id, {"url": url, **config}))
-
-    def get_push_config(self, task_id: str, config_id: str) -> dict[str, Any]:
-        """GetTaskPushNotificationConfig."""
-        return self._call(self._run("push_get", task_id, config_id))
-
-    def list_push_configs(self, task_id: str) -> list[dict[str, Any]]:
-        """ListTaskPushNotificationConfigs."""
-        return self._call(self._run("push_list", task_id))
-
-    def delete_push_config(self, task_id: str, config_id: str) -> None:
-        """DeleteTaskPushNotificationConfig."""
-        self._call(self._run("push_delete", task_id, config_id))
-
-    def extended_card(self) -> dict[str, Any]:
-        """GetExtendedAgentCard (the agent's card for authenticated callers)."""
-        return self._call(self._run("extended_card"))

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from a2a.client import generation
 from a2a.client.errors import InvalidResponseError
 from a2a.protocol import V03, V03_REST, V1_VERSIONS, V10, V11, Dialect
 from a2a.protocol.errors import A2AError
 from a2a.protocol.model import (
+    INT64_MAX,
     SETTLED_STATES,
     Artifact,
     Message,
@@ -28,6 +28,7 @@ from a2a.protocol.model import (
     want_string,
 )
 from stores.base import TaskPage
+from stores.fields import GENERATION
 
 T = TypeVar("T")
 _ARTIFACT_KEYS = ("name", "description", "metadata", "extensions")
@@ -163,13 +164,13 @@ def parse_task(d: Dialect, raw: Any, path: str = "task") -> Task:
     if raw.get("metadata"):
         task["metadata"] = want_object(raw["metadata"], f"{path}.metadata")
     if (number := parse_generation(raw, path)) is not None:
-        task[generation.KEY] = number
+        task[GENERATION] = number
     return task
 
 
 def parse_generation(raw: dict[str, Any], path: str) -> int | None:
     """The ``generation`` of a 1.1 Task or update (ProtoJSON: an int64 as a string)."""
-    return want_int(raw.get("generation"), f"{path}.generation", minimum=0)
+    return want_int(raw.get("generation"), f"{path}.generation", minimum=0, maximum=INT64_MAX)
 
 
 def _ids(raw: dict[str, Any], path: str) -> Task:

@@ -39,11 +39,10 @@ from a2a.agents import Agent
 from a2a.conf import a2a_settings
 from a2a.protocol.errors import InvalidParamsError, PayloadTooLargeError
 from a2a.protocol.model import Artifact, Message, Part, Task
+from stores.fields import FILE_BYTES
 from stores.retention import tasks_deleted
 from stores.scope import task_tenant
 
-#: Private task field: the bytes of file content its messages carried, for A2A_FILES_MAX_TASK_BYTES.
-FILE_BYTES = "_fileBytes"
 #: Base64 characters decoded at a time (a multiple of 4): 1 MiB of content.
 _CHUNK = 4 * 256 * 1024
 #: The key :func:`offload` gives a file: 32 random hex digits, then its (valid) filename.

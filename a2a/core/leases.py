@@ -30,16 +30,28 @@ LEASED_STATES = ("submitted", "working")
 #: With A2A_RETRY_ON_LOST_LEASE, a task is run at most this many times in all.
 MAX_RUNS = 3
 
-_owner: tuple[int, str] | None = None
+
+def _new_owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+#: Minted once, at import (and again in a forked child: another owner). Never lazily:
+#: threads that minted it at once would each lease tasks under a name of their own, and
+#: the tasks leased under the name that lost would never start here.
+_owner = _new_owner()
+
+
+def _forked() -> None:
+    global _owner
+    _owner = _new_owner()
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def owner_id() -> str:
     """This process's name on its leases: host, pid and a random token (a pid is reused)."""
-    global _owner
-    pid = os.getpid()
-    if _owner is None or _owner[0] != pid:  # a forked child is another owner
-        _owner = (pid, f"{socket.gethostname()}:{pid}:{secrets.token_hex(4)}")
-    return _owner[1]
+    return _owner
 
 
 def lease_seconds() -> float:
@@ -50,7 +62,7 @@ def new_lease(*, runs: int = 0, now: dt.datetime | None = None, queued: bool = F
     """A lease for this process, valid for ``A2A_LEASE_SECONDS`` from ``now``.
 
     ``queued``: the task waits on the queue of ``A2A_EXECUTOR = "tasks"`` for any
-    worker to start it (:func:`may_start`); this process only put it there, and when
+    worker to start it (:func:`held_elsewhere`); this process only put it there, and when
     the lease runs out before a worker started it, the reaper enqueues it again."""
     now = now or dt.datetime.now(dt.UTC)
     lease = {
@@ -101,9 +113,13 @@ def is_queued(task: Task) -> bool:
     return lease is not None and lease.get("queued") is True
 
 
-def may_start(task: Task) -> bool:
-    """This process may start the task: no lease, ours, a queued one, or an expired one."""
-    return lease_of(task) is None or is_ours(task) or is_queued(task) or is_expired(task)
+def held_elsewhere(task: Task) -> str | None:
+    """Why this process may not start the task, or None when it may (no lease, ours, a
+    queued one, or an expired one): another owner's live lease."""
+    lease = lease_of(task)
+    if lease is None or is_ours(task) or is_queued(task) or is_expired(task):
+        return None
+    return f"its lease is held by {lease.get('owner')} until {lease.get('expires')}"
 
 
 def runs(task: Task) -> int:

@@ -29,6 +29,7 @@ from a2a.http.common import origin, request_agent
 from a2a.http.media import A2A_JSON, JSON
 from a2a.http.rest import PARAM, ROUTES, Route
 from a2a.protocol import V1_VERSIONS
+from a2a.protocol.model import INT64_MAX
 
 OPENAPI_VERSION = "3.2.0"  # 3.2 describes each event of an SSE stream (itemSchema)
 #: Request fields bound to the path (or, ``tenant``, to a tenant path not served here),
@@ -55,7 +56,12 @@ EXAMPLES = {
     },
 }
 #: int64 in ProtoJSON: a number or a string of digits in a request, a string in an answer.
-_INT64_IN = {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": "^[0-9]+$"}]}
+_INT64_IN = {
+    "anyOf": [
+        {"type": "integer", "minimum": 0, "maximum": INT64_MAX},
+        {"type": "string", "pattern": "^[0-9]{1,19}$"},
+    ]
+}
 _GENERATION = {"type": "string", "pattern": "^[0-9]+$"}
 _DRAFT = "A2A 1.1 draft (section 3.2.7 Task Generation Semantics): "
 #: The A2A 1.1 draft's fields, added to the v1.0 schemas: schema -> {(JSON name, proto name): schema}.

@@ -5,6 +5,7 @@ lines; copy between stores."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from a2a.core.lifecycle import is_terminal, transition_sync
 from a2a.protocol.model import agent_message, set_status
 from a2a.runtime import retention
 from a2a.runtime.runner import get_runner
-from stores.base import MAX_PAGE_SIZE, STATES, TERMINAL_STATES, Task, TaskQuery, TaskStore
+from stores.base import MAX_PAGE_SIZE, STATES, TERMINAL_STATES, Task, TaskQuery, TaskStore, list_all
 from stores.fields import check_task, task_state, task_updated, task_updated_at, without_event_log
 from stores.retention import Policy
 from stores.retention import parse_age as parse_age  # where the commands and tests have it
@@ -47,13 +48,12 @@ class Selection:
         if unknown:
             raise ValueError(f"unknown state {unknown[0]!r}; expected one of {', '.join(STATES)}")
 
-    def query(self, page_token: str | None = None) -> TaskQuery:
+    def query(self) -> TaskQuery:
         return TaskQuery(
             context_id=self.context_id,
             state=self.states[0] if len(self.states) == 1 else None,
             updated_after=self.now - self.newer_than if self.newer_than else None,
             page_size=MAX_PAGE_SIZE,
-            page_token=page_token,
             all_owners=True,  # staff tools see every caller's tasks, in every caller's contexts
         )
 
@@ -72,17 +72,11 @@ class Selection:
 
     def select(self, store: TaskStore) -> Iterator[Task]:
         """Every matching task, newest-updated first, a page at a time."""
-        token: str | None = None
-        while True:
-            page = store.list(self.query(token))
-            yield from (task for task in page.tasks if self.matches(task))
-            token = page.next_page_token
-            if not token:
-                return
+        return (task for task in list_all(store, self.query()) if self.matches(task))
 
     def estimate(self, store: TaskStore) -> int:
         """How many tasks the store's filters leave (an upper bound with an age or several states)."""
-        return store.list(TaskQuery(**{**self.query().__dict__, "page_size": 1})).total_size
+        return store.list(dataclasses.replace(self.query(), page_size=1)).total_size
 
 
 # --- State changes through the lifecycle ---------------------------------------------------

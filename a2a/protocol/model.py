@@ -31,6 +31,8 @@ Artifact = dict[str, Any]
 INTERRUPTED_STATES = frozenset({"input-required", "auth-required"})
 #: States after which SendMessage stops waiting.
 SETTLED_STATES = TERMINAL_STATES | INTERRUPTED_STATES
+#: The largest int64 (a proto ``int64`` field: the 1.1 draft's generations).
+INT64_MAX = 2**63 - 1
 
 __all__ = [
     "INTERRUPTED_STATES",

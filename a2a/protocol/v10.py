@@ -195,7 +195,10 @@ class V10Dialect(V03Dialect):
         config = params.get("configuration")
         if isinstance(config, dict):
             parsed.if_generation_match = model.want_int(
-                model.pick(config, "ifGenerationMatch"), "configuration.ifGenerationMatch", minimum=0
+                model.pick(config, "ifGenerationMatch"),
+                "configuration.ifGenerationMatch",
+                minimum=0,
+                maximum=model.INT64_MAX,
             )
         return parsed
 
@@ -203,7 +206,7 @@ class V10Dialect(V03Dialect):
         """v0.3's, with A2A 1.1's ``currentGeneration`` (a GetTask long-poll)."""
         parsed = super().parse_get(params)
         parsed.current_generation = model.want_int(
-            model.pick(params, "currentGeneration"), "currentGeneration", minimum=0
+            model.pick(params, "currentGeneration"), "currentGeneration", minimum=0, maximum=model.INT64_MAX
         )
         return parsed
 

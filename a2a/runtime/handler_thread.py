@@ -30,7 +30,7 @@ from a2a.handlers import (
 )
 from a2a.protocol.model import set_status
 from a2a.runtime.refusals import Unsavable, refused_by_store
-from stores.base import Task, TaskStore
+from stores.base import TERMINAL_STATES, Task, TaskStore
 from stores.fields import task_state
 
 logger = logging.getLogger(__name__)
@@ -45,8 +45,15 @@ class Running:
 
 
 def start_working(task: Task) -> Task | None:
-    if task["status"]["state"] != "submitted" or not leases.may_start(task):
-        return None  # canceled, or taken by another process, before it started
+    """``submitted`` -> ``working`` under this process's lease; None (logged, with the
+    reason) when this process may not start it: a task left unstarted is never silent."""
+    state = task_state(task)
+    reason = f"it is {state} already" if state != "submitted" else leases.held_elsewhere(task)
+    if reason is not None:
+        # Canceled (or otherwise settled) before it started: nothing is wrong.
+        level = logging.INFO if state in TERMINAL_STATES else logging.WARNING
+        logger.log(level, "task %s (%s) not started here: %s", task["id"], state, reason)
+        return None
     leases.start(task)  # the lease says this process runs it (see a2a.core.leases)
     return set_status(task, "working")
 

@@ -61,6 +61,7 @@ from a2a.runtime.handler_thread import (
     start_working,
     without_files,
 )
+from a2a.runtime.pool import DaemonPool
 from a2a.runtime.refusals import Unsavable, refused_by_store, unsavable
 from stores.base import StaleTaskError, Task, TaskStore
 from stores.fields import task_version
@@ -150,7 +151,7 @@ class Runner:
     def __init__(self, workers: int) -> None:
         self.workers = workers
         self._thread = LoopThread("a2a-runner", on_start=self._on_loop_start, at_exit=self.shutdown)
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._pool: DaemonPool | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._jobs: dict[str, asyncio.Task[None]] = {}
         self._agents: dict[str, str] = {}  # task id -> the name of its agent (whose store holds it)
@@ -174,8 +175,9 @@ class Runner:
         self._thread.start()
 
     def _on_loop_start(self, loop: asyncio.AbstractEventLoop) -> None:
-        # Sync handlers get a pool of their own; store I/O uses the loop's default one.
-        self._pool = concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="a2a-handler")
+        # Sync handlers get a pool of their own (daemon threads: a stop does not wait for
+        # them after the grace); store I/O uses the loop's default one.
+        self._pool = DaemonPool(self.workers, "a2a-handler")
         # Lease heartbeats and expired-lease checks (a2a.runtime.reaper), for the loop's life.
         self._maintenance = asyncio.run_coroutine_threadsafe(reaper.maintain(self), loop)
 

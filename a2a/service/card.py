@@ -14,6 +14,7 @@ the card both generations read, its v1.0 reading too).
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from a2a import auth
 from a2a.agents import Agent
@@ -53,6 +54,23 @@ def _handler_skills(conf: Any) -> list[dict[str, Any]]:
 
 def _conf(agent: Agent | None) -> Any:
     return a2a_settings if agent is None else agent.settings
+
+
+#: The card's fields a reader may follow as a link (``provider.url`` is the provider's).
+LINK_FIELDS = ("documentationUrl", "iconUrl")
+
+
+def web_url(value: Any) -> str:
+    """``value`` when it is an absolute http(s) URL with a host, else "": the only URLs
+    the card publishes and the agent page links to from settings (a ``javascript:`` or
+    ``data:`` one never becomes a live link, even with its check, a2a.E032, silenced)."""
+    if not isinstance(value, str):
+        return ""
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return ""
+    return value if parts.scheme.lower() in ("http", "https") and parts.hostname else ""
 
 
 def normalize_skill(skill: dict[str, Any]) -> dict[str, Any]:
@@ -119,8 +137,8 @@ def _build_card(endpoint: str, *, version: str, rest: str | None = None, agent: 
             for protocol in ("1.0", "1.1")
         ]
     if conf.PROVIDER_ORGANIZATION:
-        card["provider"] = {"organization": conf.PROVIDER_ORGANIZATION, "url": conf.PROVIDER_URL}
-    if conf.DOCUMENTATION_URL:
+        card["provider"] = {"organization": conf.PROVIDER_ORGANIZATION, "url": web_url(conf.PROVIDER_URL)}
+    if web_url(conf.DOCUMENTATION_URL):
         card["documentationUrl"] = conf.DOCUMENTATION_URL
     extended = extended_card_available(agent)
     if version in V1_VERSIONS:  # (a 1.1 card is a v1.0 one)
@@ -158,7 +176,7 @@ def build_extended_card(
     agent) over it (its ``skills`` are added to the public ones), signed when a signing
     key is configured."""
     card = _build_card(endpoint, version=version, rest=rest, agent=agent)
-    extra = dict(_conf(agent).EXTENDED_CARD or {})
+    extra = {k: v for k, v in (_conf(agent).EXTENDED_CARD or {}).items() if k not in LINK_FIELDS or web_url(v)}
     extra_skills = [normalize_skill(s) for s in extra.pop("skills", [])]
     card.update(extra)
     card["skills"] = [*card["skills"], *extra_skills]

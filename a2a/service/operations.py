@@ -49,13 +49,14 @@ from a2a.protocol.model import (
 )
 from a2a.runtime.executors import adispatch, get_executor
 from a2a.runtime.runner import get_runner
-from a2a.service import push_configs, streams
+from a2a.service import page_tokens, push_configs, streams
 from a2a.service.context import INTERNAL, CallContext, load_task
 from stores.base import TaskPage, TaskQuery
 from stores.fields import (
     AGENT,
     CALL,
     DELEGATIONS,
+    FILE_BYTES,
     LEASE,
     OWNER,
     REPLY,
@@ -163,7 +164,7 @@ async def send_message(params: SendParams, ctx: CallContext = INTERNAL) -> Task 
         async with _direct_answer(ctx, params) as (events, answer):
             if _is_message(answer) or not params.blocking:
                 return answer if _is_message(answer) else with_history(answer, params.history_length)
-            return await _settled(ctx, events, answer["id"], params)
+            return await _settled(ctx, events, answer, params)
     task = await _start(ctx, params)
     task_id = task["id"]
     if not params.blocking:
@@ -172,17 +173,19 @@ async def send_message(params: SendParams, ctx: CallContext = INTERNAL) -> Task 
     with bus.subscribe(task_id, ctx.store) as events:  # subscribe first: no transition can slip by
         await events.ready()
         await adispatch(task_id, ctx.agent_name)
-        return await _settled(ctx, events, task_id, params)
+        return await _settled(ctx, events, task, params)
 
 
-async def _settled(ctx: CallContext, events: Subscription, task_id: str, params: SendParams) -> Task | Message:
-    """The task once it settles (or ``A2A_BLOCKING_TIMEOUT`` passed), as stored; the
-    handler's reply Message if it answered with one."""
-    await streams.settle(events)
-    with tracing.store("get", task_id):
-        settled = await ctx.store.aget(task_id)
-    if settled is None:
-        raise TaskNotFoundError(task_id)
+async def _settled(ctx: CallContext, events: Subscription, task: Task, params: SendParams) -> Task | Message:
+    """The task once the turn ``task`` began settles (or ``A2A_BLOCKING_TIMEOUT`` passed),
+    as stored; as the turn ended, when another caller's follow-up began the next one
+    meanwhile (:func:`streams.turn_answer`). The handler's reply Message if it answered with one."""
+    ended = await streams.settle(events, task)
+    with tracing.store("get", task["id"]):
+        stored = await ctx.store.aget(task["id"])
+    if stored is None:
+        raise TaskNotFoundError(task["id"])
+    settled = streams.turn_answer(ended, stored)
     if settled.get(REPLY) and settled["status"].get("message"):
         return settled["status"]["message"]
     return with_history(settled, params.history_length)
@@ -297,7 +300,7 @@ async def _continue(ctx: CallContext, message: Message, expected: int | None = N
         if expected is not None and task_generation(task) != expected:
             raise TaskGenerationMismatchError(task_id, expected, task_generation(task))
         if file_bytes is not None:
-            task[files.FILE_BYTES] = file_bytes
+            task[FILE_BYTES] = file_bytes
         if lifecycle.is_terminal(task):
             raise UnsupportedOperationError(
                 f"Task {task_id} is {state} and cannot take more messages; start a new task "
@@ -334,7 +337,7 @@ async def _offload_follow_up(ctx: CallContext, message: Message) -> tuple[int | 
     task = dict(await load_task(message["taskId"], ctx))
     base = ctx.origin + ctx.agent.path("jsonrpc")
     written = await asyncio.to_thread(files.offload_message, message, task, base=base)
-    return int(task.get(files.FILE_BYTES) or 0), written
+    return int(task.get(FILE_BYTES) or 0), written
 
 
 def _discarded_unless_saved(
@@ -396,20 +399,23 @@ async def cancel_task(params: CancelParams, ctx: CallContext = INTERNAL) -> Task
 
 @tracing.traced("ListTasks")
 async def list_tasks(params: ListParams, ctx: CallContext = INTERNAL) -> TaskPage:
-    """ListTasks: the caller's tasks in the request's tenant, a page at a time."""
+    """ListTasks: the caller's tasks in the request's tenant, a page at a time; its page
+    tokens are sealed to the caller and the filters (:mod:`a2a.service.page_tokens`)."""
+    bound = page_tokens.task_listing(params, ctx)
     try:
         query = TaskQuery(
             context_id=params.context_id,
             state=params.state,
             updated_after=params.updated_after,
             page_size=params.page_size,
-            page_token=params.page_token,
+            page_token=page_tokens.unseal(params.page_token, bound) if params.page_token else None,
             owner=ctx.scope,  # the caller's own tasks, in the request's tenant
         )
         with tracing.store("list"):
             page = await ctx.store.alist(query)
     except ValueError as exc:
-        raise InvalidParamsError(str(exc), field="pageToken" if "token" in str(exc) else None) from None
+        raise InvalidParamsError(str(exc)) from None
+    page.next_page_token = page_tokens.seal(page.next_page_token, bound)
     tasks = []
     for task in page.tasks:
         task = with_history(task, params.history_length)

@@ -13,6 +13,7 @@ from a2a.core import tracing
 from a2a.protocol.errors import A2AError, InvalidParamsError, PushNotificationNotSupportedError, TaskNotFoundError
 from a2a.protocol.model import PushConfigListParams, PushConfigParams, PushConfigRef, new_id
 from a2a.push import delivery, guard
+from a2a.service import page_tokens
 from a2a.service.context import CallContext, load_task
 from stores.cursors import decode_cursor, encode_cursor
 from stores.push_configs import PushConfig, PushConfigStore, config_order
@@ -89,17 +90,15 @@ async def get_config(ctx: CallContext, params: PushConfigRef) -> PushConfig:
 async def list_configs(ctx: CallContext, params: PushConfigListParams) -> PushConfigPage:
     """A task's configs, oldest first; ``page_size`` None or 0 means all of them."""
     await load_task(params.task_id, ctx)
+    bound = page_tokens.listing("ListTaskPushNotificationConfigs", ctx, params.task_id)
     configs = await push_configs(ctx).alist_push_configs(params.task_id)
     if params.page_token:
-        try:
-            after = decode_cursor(params.page_token)
-        except ValueError:
-            raise InvalidParamsError("is not a token from a previous page", field="pageToken") from None
+        after = decode_cursor(page_tokens.unseal(params.page_token, bound))
         configs = [c for c in configs if config_order(c) > after]
     token = ""
     if params.page_size and len(configs) > params.page_size:
         configs = configs[: params.page_size]
-        token = encode_cursor(*config_order(configs[-1]))
+        token = page_tokens.seal(encode_cursor(*config_order(configs[-1])), bound)
     return PushConfigPage(configs, token)
 
 

@@ -31,7 +31,7 @@ from a2a.core.events import Subscription, TaskEvent, artifacts_shape, with_chunk
 from a2a.protocol.errors import InvalidParamsError
 from a2a.protocol.model import SETTLED_STATES, TERMINAL_STATES, StreamItem, Task, task_state, with_history
 from a2a.service.context import CallContext
-from stores.fields import task_generation, task_seq, task_version
+from stores.fields import task_call, task_generation, task_seq, task_version
 
 
 async def follow(
@@ -185,13 +185,63 @@ async def numbered(items: AsyncIterator[StreamItem], ctx: CallContext) -> AsyncI
         await items.aclose()  # type: ignore[attr-defined]
 
 
-async def settle(events: Subscription) -> None:
-    """Return once an event says the task settled (terminal or interrupted), or when
-    ``A2A_BLOCKING_TIMEOUT`` passed first (the task goes on in the background)."""
+async def settle(events: Subscription, task: Task) -> TaskEvent | None:
+    """The event that says this turn of ``task`` (the version the caller's message
+    saved) settled (terminal or interrupted); None when ``A2A_BLOCKING_TIMEOUT`` passed
+    first (the task goes on in the background). Events of earlier versions are old
+    news, late from their publisher: another turn's."""
+    version = task_version(task)
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(a2a_settings.BLOCKING_TIMEOUT):
-            while task_state((await _next(events)).task) not in SETTLED_STATES:
-                pass
+            while True:
+                event = await _next(events)
+                if event.version > version and task_state(event.task) in SETTLED_STATES:
+                    return event
+    return None
+
+
+def turn_answer(settled: TaskEvent | None, stored: Task) -> Task:
+    """What a wait for one turn answers: ``stored`` (the task read after ``settled``,
+    the event that settled the turn), unless another caller's turn began meanwhile;
+    then the task as the turn's own end saved it. An event from another process leaves
+    out the history (and, when big, the artifacts): they are taken from ``stored``, as
+    far as that turn had them."""
+    if settled is None or _turn(stored) == _turn(settled.task):
+        return stored
+    task = dict(settled.task)
+    if "history" not in task:
+        task["history"] = _history_before(stored, _turn(stored) - _turn(settled.task))
+    if settled.partial is not None:
+        task["artifacts"] = _artifacts_shaped(stored.get("artifacts") or [], settled.partial)
+    return task
+
+
+def _turn(task: Task) -> int:
+    turn = task_call(task).get("turn")
+    return turn if isinstance(turn, int) else 1
+
+
+def _history_before(task: Task, later: int) -> list:
+    """``task``'s history without the last ``later`` turns: each began with its caller's
+    message, the only messages of the user role."""
+    history = list(task.get("history") or ())
+    for _ in range(max(later, 0)):
+        starts = [i for i, message in enumerate(history) if message.get("role") == "user"]
+        if not starts:
+            break
+        history = history[: starts[-1]]
+    return history
+
+
+def _artifacts_shaped(artifacts: list, shape: list) -> list:
+    """The artifacts an event's ``shape`` (:func:`artifacts_shape`) says it had, from
+    ``artifacts`` (later versions append parts; they are left out)."""
+    by_id = {a.get("artifactId"): a for a in artifacts}
+    return [
+        {**by_id[artifact_id], "parts": (by_id[artifact_id].get("parts") or [])[:count]}
+        for artifact_id, count in shape
+        if artifact_id in by_id
+    ]
 
 
 async def _next(events: Subscription) -> TaskEvent:

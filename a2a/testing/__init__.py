@@ -1,7 +1,7 @@
 """The test kit for agent authors (and this project's own suite), loaded by pytest as the
 plugin ``a2a.testing.plugin``: a wire-level client to the project's ASGI app or a live
 server (and its operations over every binding and version), a fake model server for
-the LLM handler, a scripted fake remote agent, and assertions on tasks and event
+the LLM handler, a scripted fake remote agent (and the JSON-RPC answers of one), and assertions on tasks and event
 sequences. docs/testing.md shows a first test."""
 
 from a2a.testing.agent import AgentUnderTest, Turn
@@ -16,6 +16,7 @@ from a2a.testing.assertions import (
 )
 from a2a.testing.binding import Binding, WireError
 from a2a.testing.client import WireClient, message, result_of, v03_message, v10_message
+from a2a.testing.envelopes import rpc_error, rpc_result, sse_event
 from a2a.testing.fake_agent import FakeAgent, Step, fake_agent
 from a2a.testing.fake_model import (
     FakeModel,
@@ -49,7 +50,10 @@ __all__ = [
     "openai_reply",
     "openai_tool_call",
     "result_of",
+    "rpc_error",
+    "rpc_result",
     "short_state",
+    "sse_event",
     "state_of",
     "task_of",
     "v03_message",

@@ -14,7 +14,6 @@ import contextlib
 import copy
 import dataclasses
 import itertools
-import json
 import threading
 import time
 import uuid
@@ -22,6 +21,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+from a2a.testing.envelopes import rpc_error, rpc_result, sse_event
 from a2a.testing.loopback import QuietHandler, Seen, serving
 
 #: The states after which a task changes no more, and those that wait for the client.
@@ -297,12 +297,11 @@ def handler_for(agent: FakeAgent) -> type[QuietHandler]:
                     self.stream(request_id, params)
                     return
                 result = dispatch(agent, str(body.get("method")), params)
-                self.answer(200, {"jsonrpc": "2.0", "id": request_id, "result": result})
+                self.answer(200, rpc_result(result, request_id))
             except Dropped:
                 self.close_connection = True
             except RpcError as error:
-                answer = {"code": error.code, "message": str(error)}
-                self.answer(200, {"jsonrpc": "2.0", "id": request_id, "error": answer})
+                self.answer(200, rpc_error(error.code, str(error), request_id))
 
         def stream(self, request_id: Any, params: dict[str, Any]) -> None:
             task, steps = agent.start(params["message"])
@@ -313,8 +312,7 @@ def handler_for(agent: FakeAgent) -> type[QuietHandler]:
             self.end_headers()
             with contextlib.suppress(Dropped, BrokenPipeError, ConnectionResetError):
                 for event in itertools.chain([{"task": agent.snapshot(task)}], agent.play(task, steps)):
-                    frame = {"jsonrpc": "2.0", "id": request_id, "result": event}
-                    self.wfile.write(b"data: " + json.dumps(frame).encode() + b"\n\n")
+                    self.wfile.write(sse_event(rpc_result(event, request_id)))
                     self.wfile.flush()
 
     return Handler

@@ -38,7 +38,7 @@ from django.utils import timezone
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from stores.base import MAX_PAGE_SIZE, STATES, TERMINAL_STATES, Task, TaskQuery, TaskStore
+from stores.base import MAX_PAGE_SIZE, STATES, TERMINAL_STATES, Task, TaskQuery, TaskStore, list_all
 from stores.fields import CREATED, joined_parts, task_state, task_updated
 from stores.models import TaskRecord
 from stores.orm import OrmTaskStore
@@ -130,17 +130,7 @@ def collect(store: TaskStore, now: dt.datetime | None = None) -> Stats:
     """The dashboard's numbers for ``store`` (see the module's docstring for the bounds)."""
     if isinstance(store, OrmTaskStore):
         return _collect_orm(TaskRecord.objects.using(store.using), now)
-    return collect_tasks(_recent(store), now)
-
-
-def _recent(store: TaskStore) -> Iterable[Task]:
-    token: str | None = None
-    while True:
-        page = store.list(TaskQuery(all_owners=True, page_size=MAX_PAGE_SIZE, page_token=token))
-        yield from page.tasks
-        token = page.next_page_token
-        if not token:
-            return
+    return collect_tasks(list_all(store, TaskQuery(all_owners=True, page_size=MAX_PAGE_SIZE)), now)
 
 
 def collect_tasks(tasks: Iterable[Task], now: dt.datetime | None = None) -> Stats:

@@ -21,7 +21,7 @@ from django.db import connections
 from django.db.models import BooleanField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from stores.base import MAX_PAGE_SIZE, Task, TaskPage, TaskQuery, TaskStore
+from stores.base import MAX_PAGE_SIZE, Task, TaskPage, TaskQuery, TaskStore, list_all
 from stores.cursors import encode_cursor
 from stores.fields import task_updated
 from stores.models import TaskRecord
@@ -178,18 +178,13 @@ def scan_search(
     where this read stopped), how many tasks were read, and whether the limit cut it."""
     matches: list[Task] = []
     scanned = 0
-    cursor = token
-    while True:
-        listed = store.list(TaskQuery(**query, page_size=MAX_PAGE_SIZE, page_token=cursor))
-        for task in listed.tasks:
-            if match(task):
-                if len(matches) == size:  # one more: the next page starts after the last shown
-                    last = matches[-1]
-                    return TaskPage(matches, encode_cursor(task_updated(last), last["id"])), scanned, False
-                matches.append(task)
-            scanned += 1
-            if scanned >= SEARCH_SCAN_LIMIT:
-                return TaskPage(matches, encode_cursor(task_updated(task), task["id"])), scanned, True
-        cursor = listed.next_page_token or None
-        if cursor is None:
-            return TaskPage(matches, ""), scanned, False
+    for task in list_all(store, TaskQuery(**query, page_size=MAX_PAGE_SIZE, page_token=token)):
+        if match(task):
+            if len(matches) == size:  # one more: the next page starts after the last shown
+                last = matches[-1]
+                return TaskPage(matches, encode_cursor(task_updated(last), last["id"])), scanned, False
+            matches.append(task)
+        scanned += 1
+        if scanned >= SEARCH_SCAN_LIMIT:
+            return TaskPage(matches, encode_cursor(task_updated(task), task["id"])), scanned, True
+    return TaskPage(matches, ""), scanned, False

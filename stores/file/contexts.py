@@ -22,6 +22,7 @@ from pathlib import Path
 import orjson
 
 from stores.file import fsio
+from stores.file.syscalls import Syscalls
 from stores.file.taskfile import TaskLocks
 
 logger = logging.getLogger(__name__)
@@ -43,7 +44,8 @@ class Conversations:
     """The conversations' locks (striped ``flock`` files, as the tasks' are) and the
     records of their deletes under way, under ``lock_dir``."""
 
-    def __init__(self, lock_dir: str | os.PathLike[str]) -> None:
+    def __init__(self, lock_dir: str | os.PathLike[str], syscalls: Syscalls) -> None:
+        self.syscalls = syscalls
         self._locks = TaskLocks(os.path.join(lock_dir, LOCKS))
         self.deleting = Path(lock_dir, DELETING)
 
@@ -63,7 +65,7 @@ class Conversations:
         removals do; like them (a delete is never fsynced) it may not outlive a power loss."""
         self.deleting.mkdir(parents=True, exist_ok=True)
         record = {"owner": context[0], "context": context[1], "tasks": versions}
-        fsio.atomic_write(self.deleting / f"{_name(context)}.json", orjson.dumps(record), fsync=False)
+        fsio.atomic_write(self.deleting / f"{_name(context)}.json", orjson.dumps(record), self.syscalls, fsync=False)
 
     def end(self, context: Context) -> None:
         """The delete of ``context`` is done: forget its record."""
@@ -87,7 +89,7 @@ class Conversations:
 
     def _read(self, path: Path) -> tuple[Context, dict[str, int]] | None:
         try:
-            record = orjson.loads(fsio.read_file(path, to_end=True))
+            record = orjson.loads(fsio.read_file(path, self.syscalls, to_end=True))
             return (record["owner"], record["context"]), {str(k): int(v) for k, v in record["tasks"].items()}
         except FileNotFoundError:
             return None

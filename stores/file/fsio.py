@@ -14,14 +14,11 @@ is let go of in a forked child.
 Reads that fail for a reason that says nothing about the file (:data:`TRANSIENT_ERRNOS`)
 are the store's to turn into :class:`~stores.base.StoreUnavailable`.
 
-Each ``os`` call lets go of the GIL for its system call, and a thread that lets go of it
-while the event loop is busy waits to take it back, once per call. Where the optional
-C extension :mod:`stores.file._syscalls` is built (a C compiler at install; the stable
-ABI), the calls of a temp file's write and rename, of a file's read, and of a kept
-directory's check and fsync (and, in the journal, of a line's append and its check) are
-each made in one release of the GIL: the same calls, in the same order, as the Python
-code here, which runs where it is not built (and under the tests that watch or fail
-``os`` calls: they set :data:`SYSCALLS` to None).
+The calls that follow one another with nothing for Python to do between them (a temp
+file's write and rename, a file's read, a kept directory's check and fsync; in the
+journal, a line's append and its check) go through the store's system-call backend
+(:mod:`stores.file.syscalls`), which each function here is given: the same calls from
+Python, or from the C companion in one release of the GIL.
 """
 
 from __future__ import annotations
@@ -40,13 +37,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-try:
-    import stores.file._syscalls as _built
-except ImportError:  # not built (no C compiler at install): the same calls from Python
-    _built = None  # type: ignore[assignment]
+from stores.file.syscalls import Syscalls, write_all
 
-#: The C extension making a group of calls in one release of the GIL, or None.
-SYSCALLS = _built
 TEMP_PREFIX = ".tmp-"
 #: Temp files older than this (seconds) are left-overs of a dead writer.
 STALE_TEMP_SECONDS = 60.0
@@ -168,27 +160,14 @@ def clean_temp_files(directory: str | os.PathLike[str], older_than: float = STAL
 _READ_SIZE = 1 << 16
 
 
-def read_file(path: str | os.PathLike[str], *, to_end: bool = False) -> bytes:
-    """The file's bytes: ``Path.read_bytes`` without the buffered file object (whose
-    extra ``fstat``, ``ioctl`` and ``lseek`` each let go of the GIL, which a thread then
-    waits to take back while the event loop runs). A ``read`` that returns less than
-    asked is taken for the end (what a regular file's read does on Linux), without the
-    empty ``read`` that would confirm it; ``to_end``: read until that empty one (a
-    caller about to call the file damaged reads it so first)."""
-    if SYSCALLS is not None:
-        return SYSCALLS.read(path, _READ_SIZE, to_end)
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        chunks = []
-        while chunk := os.read(fd, _READ_SIZE):
-            chunks.append(chunk)
-            if len(chunk) < _READ_SIZE and not to_end:
-                break
-    finally:
-        os.close(fd)
-    if not chunks:
-        return b""
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+def read_file(path: str | os.PathLike[str], syscalls: Syscalls, *, to_end: bool = False) -> bytes:
+    """The file's bytes, read by ``syscalls``: ``Path.read_bytes`` without the buffered
+    file object (whose extra ``fstat``, ``ioctl`` and ``lseek`` each let go of the GIL,
+    which a thread then waits to take back while the event loop runs). A ``read`` that
+    returns less than asked is taken for the end (what a regular file's read does on
+    Linux), without the empty ``read`` that would confirm it; ``to_end``: read until that
+    empty one (a caller about to call the file damaged reads it so first)."""
+    return syscalls.read(path, _READ_SIZE, to_end)
 
 
 #: What :func:`read_if_cached` answers when the read would wait for the disk.
@@ -247,73 +226,72 @@ def _create_temp(directory: str) -> tuple[int, str]:
     raise _no_free_name(directory)  # pragma: no cover
 
 
-def _write_temp(directory: str, chunks: Iterable[bytes], *, fsync: bool, mode: int | None) -> tuple[str, int]:
+def _write_temp(directory: str, chunks: Iterable[bytes], *, fsync: bool, mode: int | None) -> str:
     """A temp file in ``directory`` holding ``chunks`` (fsynced with ``fsync``; its
-    permissions ``mode`` less the umask, else 0600): (its path, its inode)."""
+    permissions ``mode`` less the umask, else 0600): its path."""
     fd, tmp = _create_temp(directory)
     try:
-        try:  # no buffered file object: fewer system calls, each of which lets go of the GIL
+        try:
             for chunk in chunks:
-                view = memoryview(chunk)
-                while view:
-                    view = view[os.write(fd, view) :]
+                write_all(fd, chunk)
             if mode is not None:
                 os.fchmod(fd, mode & ~_umask())
             if fsync:
                 os.fsync(fd)
-            inode = os.fstat(fd).st_ino
         finally:
             os.close(fd)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    return tmp, inode
+    return tmp
 
 
 def atomic_write(
     target: str | os.PathLike[str],
-    data: bytes | Iterable[bytes],
+    data: bytes,
+    syscalls: Syscalls,
     *,
     fsync: bool = True,
-    written: Callable[[str], object] | None = None,
     keep_directory_open: bool = False,
 ) -> int:
-    """Write ``data`` (bytes, or chunks of them) to ``target`` atomically: a temp file
-    in the same directory, flushed and fsynced, ``os.replace``d over the target, then
-    the directory synced (:func:`sync_directory`). A reader sees the old file or the new
+    """Write ``data`` to ``target`` atomically: a temp file in the same directory,
+    written and fsynced, renamed over the target (``syscalls.write_replace``), then the
+    directory synced (:func:`sync_directory`). A reader sees the old file or the new
     one, never a partial one; with ``fsync`` the new one survives power loss once this
-    returns. ``written(temp path)`` runs before the rename (what was written, whoever
-    renames over it next); ``keep_directory_open``: see :func:`sync_directory`.
-    Returns the new file's inode number."""
+    returns. ``keep_directory_open``: see :func:`sync_directory`. Returns the new
+    file's inode number."""
     target = os.fspath(target)  # str operations: a Path's .parent is a new object
     directory = os.path.dirname(target) or "."
-    if SYSCALLS is not None and written is None and isinstance(data, bytes):
-        inode = _write_replace(directory, target, data, fsync=fsync)
-    else:
-        tmp, inode = _write_temp(directory, [data] if isinstance(data, bytes) else data, fsync=fsync, mode=None)
-        try:
-            if written is not None:
-                written(tmp)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+    for path in _temp_names(directory):
+        inode = syscalls.write_replace(path, target, data, fsync)
+        if inode is not None:  # None: the name was taken
+            break
+    else:  # pragma: no cover
+        raise _no_free_name(directory)
     if fsync:
-        sync_directory(directory, keep_open=keep_directory_open)
+        sync_directory(directory, syscalls if keep_directory_open else None)
     return inode
 
 
-def _write_replace(directory: str, target: str, data: bytes, *, fsync: bool) -> int:
-    """:func:`_write_temp` then ``os.replace``, in one release of the GIL (:data:`SYSCALLS`):
-    the temp file's inode number."""
-    assert SYSCALLS is not None
-    for path in _temp_names(directory):
-        inode = SYSCALLS.write_replace(path, target, data, fsync)
-        if inode is not None:  # None: the name was taken
-            return inode
-    raise _no_free_name(directory)  # pragma: no cover
+def atomic_write_chunks(
+    target: str | os.PathLike[str], chunks: Iterable[bytes], *, fsync: bool, written: Callable[[str], object]
+) -> None:
+    """:func:`atomic_write` of ``chunks`` (a file too big to join first), from Python:
+    ``written(temp path)`` runs before the rename (what was written, whoever renames
+    over it next)."""
+    target = os.fspath(target)
+    directory = os.path.dirname(target) or "."
+    tmp = _write_temp(directory, chunks, fsync=fsync, mode=None)
+    try:
+        written(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if fsync:
+        sync_directory(directory)
 
 
 def atomic_create(target: str | os.PathLike[str], data: bytes, *, mode: int = 0o666) -> bool:
@@ -321,7 +299,7 @@ def atomic_create(target: str | os.PathLike[str], data: bytes, *, mode: int = 0o
     place, so no one ever sees it partly written. Its permissions are ``mode`` less the
     umask. Whether this call created it (False: another writer did first)."""
     target = os.fspath(target)
-    tmp, _ = _write_temp(os.path.dirname(target) or ".", [data], fsync=False, mode=mode)
+    tmp = _write_temp(os.path.dirname(target) or ".", [data], fsync=False, mode=mode)
     try:
         os.link(tmp, target)
     except FileExistsError:
@@ -353,17 +331,18 @@ def fsync_directory(directory: str | os.PathLike[str], fd: int | None = None) ->
         os.close(fd)
 
 
-def sync_directory(directory: str | os.PathLike[str], *, keep_open: bool = False) -> None:
+def sync_directory(directory: str | os.PathLike[str], kept_by: Syscalls | None = None) -> None:
     """Make the renames and unlinks already done in ``directory`` durable: returns once
     a :func:`fsync_directory` of it that *began after this call* has completed. Group
     commit: the threads of this process that call it at once share one fsync
-    (:class:`DirectorySync`). ``keep_open``: the directory is synced often (a task
-    directory): its descriptor is kept open between fsyncs."""
-    key = os.fspath(directory)
+    (:class:`DirectorySync`). ``kept_by``: the directory is synced often (a task
+    directory): its descriptor is kept open between fsyncs, each checked and synced by
+    this backend."""
+    key = (os.fspath(directory), kept_by)
     group = _SYNC_GROUPS.get(key)
     if group is None:
         with _SYNC_GROUPS_LOCK:
-            group = _SYNC_GROUPS.setdefault(key, DirectorySync(directory, keep_open=keep_open))
+            group = _SYNC_GROUPS.setdefault(key, DirectorySync(directory, kept_by=kept_by))
     group.sync()
 
 
@@ -380,23 +359,23 @@ class DirectorySync:
     fsync fails every caller it was to cover (its renames may not be on disk: Linux
     may not report the error again to a retry) and the next caller starts another.
 
-    With ``keep_open`` the directory's descriptor stays open between fsyncs (one
-    ``stat`` and the ``fsync`` instead of ``open``, ``fsync``, ``close``): before each
-    fsync the path is checked to still name the directory open (same device and
-    inode), else it is opened again, so a directory removed and made again, or
+    With ``kept_by`` (a system-call backend) the directory's descriptor stays open
+    between fsyncs (one ``stat`` and the ``fsync``, ``kept_by.fsync_if_same``, instead
+    of ``open``, ``fsync``, ``close``): before each fsync the path is checked to still
+    name the directory open (same device and inode), else it is opened again, so a directory removed and made again, or
     moved away and replaced, is the one synced. A forked child never uses its
     parent's (see :func:`_after_fork`).
     """
 
-    def __init__(self, directory: str | os.PathLike[str], *, keep_open: bool = False) -> None:
+    def __init__(self, directory: str | os.PathLike[str], *, kept_by: Syscalls | None = None) -> None:
         self.directory = directory
-        self.keep_open = keep_open
+        self.kept_by = kept_by
         self._cond = threading.Condition(threading.Lock())
         self._started = 0  # generations begun
         self._done = 0  # the last generation completed
         self._running = False
         self._failed: tuple[int, OSError] | None = None  # the last failed generation
-        self._fd: int | None = None  # with keep_open: the directory, as (device, inode) says
+        self._fd: int | None = None  # with kept_by: the directory, as (device, inode) says
         self._identity = (0, 0)
 
     def sync(self) -> None:
@@ -435,13 +414,12 @@ class DirectorySync:
 
     def _fsync(self) -> None:
         """One fsync of the directory (only ever one thread at a time: the one running)."""
-        if not self.keep_open:
-            fsync_directory(self.directory)  # a module global: tests (and the shim) replace it
+        if self.kept_by is None:
+            fsync_directory(self.directory)
             return
-        # the stat and the fsync in one release of the GIL, while the path names the one open
         fd = self._fd
-        if fd is not None and SYSCALLS is not None and SYSCALLS.fsync_if_same(self.directory, fd, *self._identity):
-            return
+        if fd is not None and self.kept_by.fsync_if_same(self.directory, fd, *self._identity):
+            return  # the path still names the one open
         st = os.stat(self.directory)
         if self._fd is None or (st.st_dev, st.st_ino) != self._identity:
             self.close()
@@ -458,8 +436,9 @@ class DirectorySync:
                 os.close(fd)
 
 
-#: Directory (as given) -> its :class:`DirectorySync`, shared by every store of the process.
-_SYNC_GROUPS: dict[str, DirectorySync] = {}
+#: Directory (as given) and the backend keeping it open -> its :class:`DirectorySync`,
+#: shared by every store of the process.
+_SYNC_GROUPS: dict[tuple[str, Syscalls | None], DirectorySync] = {}
 _SYNC_GROUPS_LOCK = threading.Lock()
 
 

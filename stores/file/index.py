@@ -27,6 +27,7 @@ from stores.file.journal import Journal
 from stores.file.live import LiveIndex
 from stores.file.mapped import IndexSource, MappedIndex
 from stores.file.snapshot import SnapshotDamaged
+from stores.file.syscalls import Syscalls
 from stores.index import TaskIndex
 
 logger = logging.getLogger(__name__)
@@ -162,6 +163,7 @@ class SharedIndex:
         self,
         journal_dir: os.PathLike[str] | str,
         source: IndexSource,
+        syscalls: Syscalls,
         *,
         snapshot_dir: os.PathLike[str] | str | None = None,
         fsync: bool = True,
@@ -171,7 +173,7 @@ class SharedIndex:
     ) -> None:
         self.source = source
         snapshots = Path(snapshot_dir) if snapshot_dir is not None else None
-        self.journal = Journal(journal_dir, max_bytes=max_journal_bytes, moved=journal_moved)
+        self.journal = Journal(journal_dir, syscalls, max_bytes=max_journal_bytes, moved=journal_moved)
         self.live = LiveIndex(source, snapshots if snapshots is not None else journal_dir)
         self.snapshots = SnapshotKeeper(snapshots, self.live, self.journal, fsync=fsync, every=snapshot_every)
         self.checker = DirectoryCheck(self.live, source, self.snapshots.persist_if_due)

@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from stores.file import fsio
+from stores.file.syscalls import Syscalls
 
 try:
     import fcntl
@@ -41,29 +42,22 @@ GENERATION_MARK = b"#"
 Position = dict[str, Any]
 
 
-def _append(fd: int, line: bytes, path: Path) -> tuple[int, int, int] | None:
-    """Write ``line`` to ``fd`` (one write of a short line with ``O_APPEND``: never
-    interleaved), then what ``path`` names now: (device, inode, size), None when nothing.
-    In one release of the GIL where the C extension is built (:data:`fsio.SYSCALLS`)."""
-    if fsio.SYSCALLS is not None:
-        return fsio.SYSCALLS.append(fd, line, path)
-    os.write(fd, line)
-    try:
-        now = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return now.st_dev, now.st_ino, now.st_size
-
-
 class Journal:
     """This process's end of the journal in ``directory``: it appends this writer's
     lines and reads the others' (see the module doc). Not thread-safe: the caller locks
     around the reading methods; :meth:`append` may run from any thread."""
 
     def __init__(
-        self, directory: os.PathLike[str] | str, *, max_bytes: int = 16 << 20, moved: Callable[[], None] | None = None
+        self,
+        directory: os.PathLike[str] | str,
+        syscalls: Syscalls,
+        *,
+        max_bytes: int = 16 << 20,
+        moved: Callable[[], None] | None = None,
     ) -> None:
         self.directory = Path(directory)
+        #: Appends a line and checks what the path names now, in one call (see :meth:`append`).
+        self.syscalls = syscalls
         #: Called when the file appended to is found moved aside or gone (rotated, or the
         #: directory replaced): the lock files beside it are opened again.
         self.moved = moved
@@ -96,7 +90,8 @@ class Journal:
         with self._append_lock:
             for _ in range(100):
                 fd, device, inode = self._appending or self._open_for_append()
-                now = _append(fd, line, self.path)
+                # one write of a short line with O_APPEND: never interleaved
+                now = self.syscalls.append(fd, line, self.path)
                 if now is not None and now[:2] == (device, inode):
                     break
                 self._close_appending()  # moved aside (or gone) meanwhile: again, into the current one

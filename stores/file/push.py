@@ -10,6 +10,7 @@ from pathlib import Path
 import orjson
 
 from stores.file import fsio
+from stores.file.syscalls import Syscalls, backend_named
 from stores.file.taskfile import unique_stem
 from stores.push_configs import PushConfig, PushConfigStore, check_config, config_order
 
@@ -29,9 +30,13 @@ class FilePushConfigStore(PushConfigStore):
     #: :meth:`has_configs` is one ``stat``: cheap enough for the publisher's thread.
     cheap_has_configs = True
 
-    def __init__(self, directory: str | os.PathLike[str], *, fsync: bool = True) -> None:
+    def __init__(
+        self, directory: str | os.PathLike[str], *, fsync: bool = True, syscalls: Syscalls | str | None = None
+    ) -> None:
         self.directory = Path(directory)
         self.fsync = fsync
+        #: Writes each config (:func:`stores.file.syscalls.backend_named`: the file store's).
+        self.syscalls = backend_named(syscalls)
 
     def _task_dir(self, task_id: str) -> Path:
         return self.directory / unique_stem(task_id)
@@ -68,7 +73,7 @@ class FilePushConfigStore(PushConfigStore):
         directory.mkdir(parents=True, exist_ok=True)
         if created and self.fsync:
             fsio.fsync_directory(directory.parent)
-        fsio.atomic_write(self.path(task_id, config_id), orjson.dumps(config), fsync=self.fsync)
+        fsio.atomic_write(self.path(task_id, config_id), orjson.dumps(config), self.syscalls, fsync=self.fsync)
         return config
 
     def get_push_config(self, task_id: str, config_id: str) -> PushConfig | None:

@@ -354,14 +354,14 @@ def load(path: Path) -> StoredSnapshot | None:
 
 def store(path: Path, rows: Iterable[Row], meta: dict[str, Any], *, fsync: bool) -> MappedSnapshot:
     """Write a snapshot of ``rows`` to ``path`` whole or not at all (see
-    :func:`stores.file.fsio.atomic_write`), and return it mapped: the file written,
+    :func:`stores.file.fsio.atomic_write_chunks`), and return it mapped: the file written,
     whoever renames over it next. Raises ValueError (and :class:`SnapshotDamaged`)
     as :func:`write_snapshot` does, TypeError or ``orjson.JSONEncodeError`` for meta
     that no JSON can hold."""
     chunks = write_snapshot(rows, meta)
     path.parent.mkdir(parents=True, exist_ok=True)
     mapped: list[MappedSnapshot] = []
-    fsio.atomic_write(path, chunks, fsync=fsync, written=lambda tmp: mapped.append(MappedSnapshot(tmp)))
+    fsio.atomic_write_chunks(path, chunks, fsync=fsync, written=lambda tmp: mapped.append(MappedSnapshot(tmp)))
     return mapped[0]
 
 

@@ -40,7 +40,7 @@ from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 import orjson
-from django.core.checks import CheckMessage, Error
+from django.core.checks import CheckMessage, Error, Info
 
 from stores.base import (
     StaleTaskError,
@@ -57,6 +57,7 @@ from stores.file import fsio
 from stores.file.contexts import Context, Conversations
 from stores.file.index import SharedIndex
 from stores.file.push import FILE_SUBDIRECTORY, FilePushConfigStore
+from stores.file.syscalls import Syscalls, backend_named
 from stores.file.taskfile import DamageLog, TaskLocks, file_stem, move_aside, parse
 from stores.push_configs import PushConfigStore
 from stores.scope import task_context
@@ -84,7 +85,9 @@ class FileTaskStore(TaskStore):
     ``fsync=False`` skips the two fsyncs (atomic still, durable only to a process
     crash), e.g. for throwaway test directories. ``stale_temp_seconds``: on first use,
     temp files of dead writers of this host are removed, and any other temp file
-    older than this (None: none are removed).
+    older than this (None: none are removed). ``syscalls``: who makes the system calls
+    of a save and a read (:mod:`stores.file.syscalls`): ``"auto"`` (the default: the C
+    companion when it is installed), ``"python"`` or ``"c"``.
     """
 
     durable = True
@@ -97,14 +100,17 @@ class FileTaskStore(TaskStore):
         *,
         fsync: bool = True,
         stale_temp_seconds: float | None = fsio.STALE_TEMP_SECONDS,
+        syscalls: Syscalls | str | None = None,
     ) -> None:
         self.directory = Path(directory)
+        #: The system-call backend every part of the store makes its calls through.
+        self.syscalls = backend_named(syscalls)
         self.fsync = fsync
         self.stale_temp_seconds = stale_temp_seconds
         # The hot paths (each save, each read) build their paths as str: cheaper than Paths.
         self._prefix = os.path.join(self.directory, "")
         self._locks = TaskLocks(os.path.join(self.directory, LOCK_DIRECTORY))
-        self._conversations = Conversations(self.directory / LOCK_DIRECTORY)
+        self._conversations = Conversations(self.directory / LOCK_DIRECTORY, self.syscalls)
         self._damaged = DamageLog()
         self._opened = False
         self._open_lock = threading.Lock()
@@ -113,6 +119,7 @@ class FileTaskStore(TaskStore):
         self._listing = SharedIndex(
             self.directory / LOCK_DIRECTORY,
             _IndexSource(self),
+            self.syscalls,
             snapshot_dir=self.directory / INDEX_DIRECTORY,
             fsync=fsync,
             journal_moved=self._lock_files_moved,
@@ -145,23 +152,25 @@ class FileTaskStore(TaskStore):
             logger.warning("removed %d temp file(s) left in %s by an interrupted write", len(removed), self.directory)
 
     def check(self, *, databases: Collection[str] | None = None) -> builtins.list[CheckMessage]:
-        """``stores.E003`` when the directory cannot be created or written: tried (a
-        temporary file or directory, removed at once), not read off the permission bits,
-        which root bypasses."""
+        """``stores.I001``: which system-call backend is in use; ``stores.E003`` when the
+        directory cannot be created or written: tried (a temporary file or directory,
+        removed at once), not read off the permission bits, which root bypasses."""
+        backend = Info(f"file store system calls: {self.syscalls.description}", id="stores.I001")
         problem = directory_problem(self.directory)
         if problem is None:
-            return []
+            return [backend]
         return [
+            backend,
             Error(
                 f"TASK_STORE is the file store in {self.directory}, which {problem}.",
                 hint="Point TASK_STORE at a directory this process may create and write "
                 '(e.g. "file:./tasks", under BASE_DIR), or create it and give this user write access.',
                 id="stores.E003",
-            )
+            ),
         ]
 
     def create_push_configs(self) -> PushConfigStore:
-        return FilePushConfigStore(self.directory / FILE_SUBDIRECTORY, fsync=self.fsync)
+        return FilePushConfigStore(self.directory / FILE_SUBDIRECTORY, fsync=self.fsync, syscalls=self.syscalls)
 
     def path(self, task_id: str) -> Path:
         """Where the task with this id lives."""
@@ -238,7 +247,7 @@ class FileTaskStore(TaskStore):
         """(the task in ``path``, "") or (None, what is wrong with the file; "" when there
         is none). Raises StoreUnavailable when the read failed for now."""
         try:
-            data = fsio.read_file(path, to_end=to_end)
+            data = fsio.read_file(path, self.syscalls, to_end=to_end)
         except FileNotFoundError:
             return None, ""
         except OSError as exc:
@@ -318,14 +327,14 @@ class FileTaskStore(TaskStore):
                 self._check_version(path, task["id"], expected_version)
             elif path.name in self._damaged:
                 self._set_aside_if_damaged(path)
-            stamp = fsio.atomic_write(path, data, fsync=self.fsync, keep_directory_open=True)
+            stamp = fsio.atomic_write(path, data, self.syscalls, fsync=self.fsync, keep_directory_open=True)
             self._listing.saved(task, stamp)
 
     def _check_version(self, path: Path, task_id: str, expected: int) -> None:
         """Raise StaleTaskError unless ``path`` holds ``task_id`` at version ``expected``
         (a missing file is version 0). Under the task's lock."""
         try:
-            data = fsio.read_file(path)
+            data = fsio.read_file(path, self.syscalls)
         except FileNotFoundError:
             data = None
         found = None

@@ -21,7 +21,7 @@ from tests.push.support import DIALECTS, PUSH_METHODS, V03, V10, a_task, create,
 
 
 @ALL_DATABASES  # the ORM stores, from the runner's threads too
-@pytest.mark.parametrize("store_kind", ["memory", "file", "orm-sqlite"])
+@pytest.mark.parametrize("store_kind", ["memory", "file", "file-c", "orm-sqlite"])
 def test_v10_create_get_list_delete(use_store):
     task_id = a_task(use_store)
     url = "https://hooks.example.com/a2a"  # never called: nothing happens to the task
@@ -51,7 +51,7 @@ def test_v10_create_get_list_delete(use_store):
 
 
 @ALL_DATABASES
-@pytest.mark.parametrize("store_kind", ["memory", "file", "orm-sqlite"])
+@pytest.mark.parametrize("store_kind", ["memory", "file", "file-c", "orm-sqlite"])
 def test_a_config_created_while_its_task_is_deleted_is_not_kept(use_store, monkeypatch):
     """The task is deleted (with its configs) while the webhook URL is checked: the
     create answers task-not-found and leaves no config behind."""
@@ -71,7 +71,7 @@ def test_a_config_created_while_its_task_is_deleted_is_not_kept(use_store, monke
 
 
 @ALL_DATABASES  # the ORM stores, from the runner's threads too
-@pytest.mark.parametrize("store_kind", ["memory", "file", "orm-sqlite"])
+@pytest.mark.parametrize("store_kind", ["memory", "file", "file-c", "orm-sqlite"])
 def test_v03_set_get_list_delete(use_store):
     task_id = a_task(use_store)
     set_, get, list_, delete = PUSH_METHODS[V03]

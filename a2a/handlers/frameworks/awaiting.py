@@ -19,9 +19,8 @@ from a2a.handlers.request import HandlerRequest
 from a2a.handlers.results import InputRequired
 from a2a.protocol.model import Part, Task, data_part, text_part
 from stores.base import TaskStore
+from stores.fields import PAUSED
 
-#: The task's private field holding a paused run's state (never rendered to a client).
-PAUSED = "_paused"
 #: Questions quote a tool's arguments up to this many characters.
 MAX_QUOTE = 200
 #: The key of a graph's interrupt value that asks for a person's approval: the reply

@@ -38,13 +38,13 @@ from tqdm import tqdm
 
 from a2a.agents import Agent, UnknownAgent, get_agent, task_stores_in_use
 from a2a.conf import a2a_settings
-from a2a.core.files import FILE_BYTES
 from a2a.handlers.tools import parts_text
 from a2a.ops import bulk as maintenance
 from a2a.runtime.retention import policy as retention_policy
 from a2a.runtime.retention import sweep_store
 from stores.backends import get_task_store, resolve_store
 from stores.base import STATES, TERMINAL_STATES, Task, TaskStore
+from stores.fields import FILE_BYTES
 from stores.file import FileTaskStore
 from stores.retention import Policy, delete_tasks
 from stores.scope import agent_name

@@ -1,12 +1,13 @@
 /* A file save's and a file read's system calls, each group made in one release of the
- * interpreter lock (stores.file.fsio says why and when these are used): a temp file
+ * interpreter lock (django-a2a-agent's stores/file/syscalls.py says why and when these
+ * are used: its CompanionSyscalls backend is these functions): a temp file
  * written and renamed, a file read, a journal line appended and the journal's path
  * checked, a directory's path checked and the directory synced.
  *
  * Every os.* call lets go of the lock for its system call; when the event loop (or
  * another store thread) takes it meanwhile, the calling thread then waits to get it
  * back, once per call. The functions here make the same calls, in the same order and
- * with the same flags, as fsio's Python fallback, and let go of the lock once for all
+ * with the same flags, as its PythonSyscalls backend, and let go of the lock once for all
  * of them. Nothing is kept between calls (no descriptor, no state): a fork is safe.
  *
  * Built against the stable ABI (Python 3.11+): one build serves every later Python.
@@ -263,7 +264,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "stores.file._syscalls", "A file save's system calls in one release of the GIL.", 0,
+    PyModuleDef_HEAD_INIT, "a2a_fsio._syscalls", "A file save's system calls in one release of the GIL.", 0,
     methods, NULL, NULL, NULL, NULL,
 };
 

@@ -1,4 +1,4 @@
-# The C extension stores/file/_syscalls.c (optional: stores.file.fsio.SYSCALLS is None without it).
+# The C extension a2a_fsio/_syscalls.c (django-a2a-agent's stores.file.syscalls.CompanionSyscalls).
 import os
 
 def write_replace(
