@@ -220,7 +220,7 @@ def one(config: str, tasks: int) -> float:
 def counted(config: str, tasks: int) -> float:
     """In this process (under callgrind, instrumentation off): warm up, then ``tasks``
     tasks of ``config`` with instrumentation on; the instructions per task."""
-    from a2a.handlers.frameworks.base import AnswerStream
+    from a2a.handlers.frameworks.answer import AnswerStream
 
     AnswerStream.interval = 3600.0  # one save per answer, as natively (see the module's docstring)
     run = prepared(config)

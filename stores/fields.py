@@ -45,7 +45,7 @@ EVENT_LOG = "_events"
 #: A2A_FILES_MAX_TASK_BYTES; a task with files has its offloaded files deleted with it.
 FILE_BYTES = "_fileBytes"
 #: A framework agent's paused run, kept while the task waits for an answer
-#: (a2a.handlers.frameworks): the next message resumes it, in any process.
+#: (a2a.handlers.frameworks.awaiting): the next message resumes it, in any process.
 PAUSED = "_paused"
 #: On a task the A2A client parsed, the agent's generation for it (a2a.client.generation):
 #: the agent's own number, never this app's (that is ``_seq``).

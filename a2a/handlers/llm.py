@@ -41,7 +41,8 @@ from a2a.agents import DEFAULT_AGENT
 from a2a.conf import SETTINGS, a2a_settings
 from a2a.core import metrics, retry
 from a2a.handlers import HandlerRequest, Result, TaskFailed, llm_stream
-from a2a.handlers.frameworks import base
+from a2a.handlers.frameworks.answer import AnswerStream, completed
+from a2a.handlers.frameworks.awaiting import Question, answered, pause, paused_state
 from a2a.handlers.skills import Skill, get_skill, get_skills, requested_skill
 from a2a.handlers.tools import (
     ApprovalNeeded,
@@ -293,7 +294,7 @@ class LLMClient:
 
 
 class Streamed(Protocol):
-    """Where a streamed answer's text goes (:class:`a2a.handlers.frameworks.base.AnswerStream`)."""
+    """Where a streamed answer's text goes (:class:`a2a.handlers.frameworks.answer.AnswerStream`)."""
 
     def add(self, delta: str) -> None: ...
 
@@ -416,10 +417,10 @@ class LLMHandler:
             lambda agent, message: self.delegate(request, agent, message),
             conf.LLM_MAX_ROUNDS,
         )
-        paused = await base.paused_state(request)
+        paused = await paused_state(request)
         pending = await self.pending(request, paused, client.style) if paused else None
         messages = paused["state"]["messages"] if paused else await self.conversation(request)
-        stream = base.AnswerStream(request)  # each round's text streams; a tool call's round restarts it
+        stream = AnswerStream(request)  # each round's text streams; a tool call's round restarts it
 
         async def chat(system: str, turns: list[dict[str, Any]], specs: list[dict[str, Any]]) -> ChatResult:
             return await client.chat(system, turns, specs, stream)
@@ -435,21 +436,19 @@ class LLMHandler:
             stream.close()  # text before the call is not the answer: the resumed turn streams that
             metadata = {"llm": self.usage(request, client.style, client.model, skill, loop)}
             calls = [[c.id, c.name, c.arguments] for c in asked.calls]
-            question = base.Question([{"id": c.id, "tool": c.name, "args": c.arguments} for c in asked.asking], [])
-            await base.pause(request, question, {"messages": asked.messages, "calls": calls}, metadata)
+            question = Question([{"id": c.id, "tool": c.name, "args": c.arguments} for c in asked.asking], [])
+            await pause(request, question, {"messages": asked.messages, "calls": calls}, metadata)
         except BaseException:  # canceled where it stands
             stream.close()
             raise
         metadata = {"llm": self.usage(request, client.style, result.model, skill, loop)}
-        return await base.completed(stream, result.text, metadata)
+        return await completed(stream, result.text, metadata)
 
     async def pending(self, request: HandlerRequest, paused: dict[str, Any], style: str) -> Pending:
         """The calls the paused loop waits on, and the client's answer (asked again when
         it is neither yes nor no)."""
-        approved = base.approval(request)
-        if approved is None:
-            before = request.metadata.get("llm")
-            await base.unanswered(request, paused, {"llm": before} if before else {})
+        before = request.metadata.get("llm")
+        approved = await answered(request, paused, {"llm": before} if before else {})
         return Pending([ToolCall(*call) for call in paused["state"]["calls"]], bool(approved))
 
     def usage(

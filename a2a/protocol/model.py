@@ -93,6 +93,10 @@ def text_part(text: str) -> Part:
     return {"kind": "text", "text": text}
 
 
+def data_part(data: Any) -> Part:
+    return {"kind": "data", "data": data}
+
+
 def message_text(message: Message) -> str:
     """The text parts of a message, joined by newlines."""
     return "\n".join(p["text"] for p in message.get("parts", ()) if p.get("kind") == "text")

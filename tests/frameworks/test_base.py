@@ -1,11 +1,11 @@
-"""The mapping the adapters share (a2a/handlers/frameworks/base.py), where a unit shows
+"""The mapping the adapters share (a2a/handlers/frameworks/), where a unit shows
 more than the wire: a tool call's arguments as one shape whatever a framework gives."""
 
 from __future__ import annotations
 
 import pytest
 
-from a2a.handlers.frameworks.base import arguments
+from a2a.handlers.frameworks.awaiting import arguments
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 
-from a2a.handlers.frameworks.base import AnswerStream
+from a2a.handlers.frameworks.answer import AnswerStream
 from a2a.testing import WireClient
 from a2a.testing.fake_agent import artifact, completed, failed
 from tests.conftest import ALL_DATABASES

@@ -1,9 +1,11 @@
 """Agents built with a framework, served as handlers: ``A2A_HANDLER`` (or an agent's
 ``HANDLER``) may name a PydanticAI ``Agent``, a compiled LangGraph graph or an OpenAI
 Agents SDK ``Agent`` directly, and :func:`as_handler` wraps it in its framework's adapter
-(:mod:`.pydantic_ai`, :mod:`.langgraph`, :mod:`.openai_agents`; the mapping they share is
-:mod:`.base`). Nothing here imports a framework: an adapter module is imported only for
-an object of its framework, which the project's own module imported already.
+(:mod:`.pydantic_ai`, :mod:`.langgraph`, :mod:`.openai_agents`: each a
+:class:`~.adapter.FrameworkHandler`, the run skeleton they share, and the modules beside
+it: :mod:`.answer`, :mod:`.progress`, :mod:`.awaiting`, :mod:`.usage`, :mod:`.history`,
+:mod:`.message`, :mod:`.remote`). Nothing here imports a framework: an adapter module is
+imported only for an object of its framework, which the project's own module imported already.
 docs/frameworks.md has the mapping table."""
 
 from __future__ import annotations

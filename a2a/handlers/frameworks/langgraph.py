@@ -33,12 +33,17 @@ from langgraph.errors import EmptyInputError, GraphRecursionError, InvalidUpdate
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Durability, Interrupt, StreamMode, interrupt
 
-from a2a.handlers.frameworks import base
+from a2a.handlers.frameworks.adapter import FrameworkHandler, Outcome, Run, option
+from a2a.handlers.frameworks.answer import AnswerStream, jsonable
+from a2a.handlers.frameworks.awaiting import APPROVAL, Question, is_approval, reply_value
+from a2a.handlers.frameworks.history import earlier_turns
+from a2a.handlers.frameworks.message import pieces
+from a2a.handlers.frameworks.progress import tool_called, tool_returned
+from a2a.handlers.frameworks.remote import asker, remote_description
+from a2a.handlers.frameworks.usage import Usage
 from a2a.handlers.request import HandlerRequest
 from a2a.handlers.results import Result
 
-NAME = "LangGraph"
-_ERRORS = (GraphRecursionError, InvalidUpdateError, EmptyInputError, LangChainException)
 _MEDIA = ("image", "audio", "video")
 MODES: list[StreamMode] = ["messages", "updates", "values"]
 #: The steps a run may take unless the ``config`` option or the graph sets
@@ -92,7 +97,7 @@ def _untyped(value: list[str]) -> tuple[str, bytes]:
     return value[0], base64.b64decode(value[1])
 
 
-class LangGraphHandler(base.FrameworkHandler):
+class LangGraphHandler(FrameworkHandler):
     """A compiled LangGraph graph served as a handler. ``config``: the run's config (a
     dict, or a callable of the request; its ``configurable.thread_id`` is set here);
     ``input``: a callable of the request and the earlier messages making the graph's
@@ -101,6 +106,8 @@ class LangGraphHandler(base.FrameworkHandler):
     the final state as a data part)."""
 
     framework = "langgraph"
+    label = "LangGraph"
+    errors = (GraphRecursionError, InvalidUpdateError, EmptyInputError, LangChainException)
 
     def __init__(
         self,
@@ -130,89 +137,82 @@ class LangGraphHandler(base.FrameworkHandler):
             return request.task_id
         return "/".join((request.agent_name, request.tenant, request.caller, request.context_id or request.task_id))
 
-    def run_config(self, request: HandlerRequest, thread: str) -> RunnableConfig:
-        """The run's config: the ``config`` option's, on the checkpointer's ``thread``, with
+    def run_config(self, request: HandlerRequest) -> RunnableConfig:
+        """The run's config: the ``config`` option's, on the checkpointer's thread, with
         the :data:`RECURSION_LIMIT` unless it or the graph (``with_config``) sets one."""
-        config = RunnableConfig(**(base.option(self.config, request) or {}))
-        config["configurable"] = {**config.get("configurable", {}), "thread_id": thread}
+        config = RunnableConfig(**(option(self.config, request) or {}))
+        config["configurable"] = {**config.get("configurable", {}), "thread_id": self.thread(request)}
         if "recursion_limit" not in config and "recursion_limit" not in (self.graph.config or {}):
             config["recursion_limit"] = RECURSION_LIMIT
         return config
 
     async def handle(self, request: HandlerRequest) -> Result:
-        paused = await base.paused_state(request)
-        thread = self.thread(request)
-        config = self.run_config(request, thread)
         try:
-            if paused is not None:
-                command = await resume(request, paused, self.framework)
-                if self.saver is not None:
-                    self.saver.restore(thread, paused["state"])
-                return await self.run(request, command, config)
-            earlier = [] if self.saver is None else conversation(await base.earlier_turns(request))
-            graph_input = (
-                self.input(request, earlier) if self.input else {"messages": [*earlier, user_message(request)]}
-            )
-            return await self.run(request, graph_input, config)
+            return await super().handle(request)
         finally:
             if self.saver is not None:
-                self.saver.delete_thread(thread)  # kept on the task when paused; never in this process
+                self.saver.delete_thread(self.thread(request))  # kept on the task when paused; never in this process
 
-    async def run(self, request: HandlerRequest, graph_input: Any, config: RunnableConfig) -> Result:
-        """One run of the graph, streamed; the task completes, pauses or fails with it."""
-        stream = base.AnswerStream(request)
-        run = _Run(request, stream)
-        try:
-            with base.running(request):
-                async for mode, chunk in self.graph.astream(
-                    graph_input, config, stream_mode=MODES, durability=self.durability
-                ):
-                    await run.on(mode, chunk)
-        except _ERRORS as exc:
-            stream.close()
-            raise base.failed(NAME, exc, run.metadata(self.framework)) from exc
-        except BaseException:
-            stream.close()
-            raise
-        metadata = run.metadata(self.framework)
-        if run.interrupts:
-            await stream.settle()
-            state = self.saver.export(config["configurable"]["thread_id"]) if self.saver is not None else None
-            await base.pause(request, question(run.interrupts), state, metadata)
-        return await base.completed(stream, self.output(run.values), metadata)
+    async def start(self, request: HandlerRequest) -> GraphRun:
+        config = self.run_config(request)
+        earlier = [] if self.saver is None else conversation(await earlier_turns(request))
+        graph_input = self.input(request, earlier) if self.input else {"messages": [*earlier, user_message(request)]}
+        return GraphRun(self, request, graph_input, config)
+
+    async def resume(self, request: HandlerRequest, paused: dict[str, Any], approved: bool | None) -> GraphRun:
+        config = self.run_config(request)
+        command = resume_command(request, paused, approved)
+        if self.saver is not None:
+            self.saver.restore(config["configurable"]["thread_id"], paused["state"])
+        return GraphRun(self, request, command, config)
 
     def output(self, values: Any) -> Any:
         """The answer in the graph's final state."""
         if not isinstance(values, dict):
-            return base.jsonable(values)
+            return values
         if self.output_key is not None:
-            return base.jsonable(values.get(self.output_key))
+            return values.get(self.output_key)
         messages = values.get("messages")
         if isinstance(messages, list):
             answers = [m for m in messages if isinstance(m, AIMessage)]
             return answers[-1].text if answers else ""
-        return base.jsonable(values)
+        return values
 
 
-class _Run:
-    """What one run streamed: text to the answer, tools to progress, interrupts, usage."""
+class GraphRun(Run):
+    """One run of the graph (``astream``): text to the answer, tools to progress,
+    interrupts, usage."""
 
-    def __init__(self, request: HandlerRequest, stream: base.AnswerStream) -> None:
-        self.request, self.stream = request, stream
+    def __init__(self, handler: LangGraphHandler, request: HandlerRequest, graph_input: Any, config: RunnableConfig):
+        self.handler, self.request, self.graph_input, self.config = handler, request, graph_input, config
         self.interrupts: list[Interrupt] = []
         self.values: Any = None
         self.model = ""
         self.input_tokens = self.output_tokens = 0
 
-    def metadata(self, framework: str) -> dict[str, Any]:
-        """The task's ``llm`` metadata: the usage of the model calls the run made (a failed run's too)."""
-        return base.usage_metadata(self.request, framework, self.model, self.input_tokens, self.output_tokens)
+    async def execute(self, stream: AnswerStream) -> None:
+        graph, durability = self.handler.graph, self.handler.durability
+        async for mode, chunk in graph.astream(self.graph_input, self.config, stream_mode=MODES, durability=durability):
+            await self.on(stream, mode, chunk)
 
-    async def on(self, mode: str, chunk: Any) -> None:
+    def usage(self) -> Usage:
+        """The usage of the model calls the run made."""
+        return Usage(self.model, self.input_tokens, self.output_tokens)
+
+    def outcome(self) -> Outcome:
+        """The answer in the final state; interrupts ask the client, the thread's
+        checkpoints kept (on this adapter's checkpointer)."""
+        if not self.interrupts:
+            return Outcome(self.handler.output(self.values))
+        saver = self.handler.saver
+        state = saver.export(self.config["configurable"]["thread_id"]) if saver is not None else None
+        return Outcome(question=question(self.interrupts), state=state)
+
+    async def on(self, stream: AnswerStream, mode: str, chunk: Any) -> None:
         if mode == "messages":
             message = chunk[0]
             if isinstance(message, AIMessage):  # (an AIMessageChunk too) a tool's message is not the answer
-                self.stream.add(message.text)
+                stream.add(message.text)
         elif mode == "values":
             self.values = chunk
         elif mode == "updates":
@@ -220,9 +220,9 @@ class _Run:
                 if node == "__interrupt__":
                     self.interrupts += list(update)
                 else:
-                    await self.messages(update.get("messages") if isinstance(update, dict) else None)
+                    await self.messages(stream, update.get("messages") if isinstance(update, dict) else None)
 
-    async def messages(self, messages: Any) -> None:
+    async def messages(self, stream: AnswerStream, messages: Any) -> None:
         """A node's new messages: the model's tool calls and usage, the tools' answers."""
         for message in messages if isinstance(messages, list) else [messages] if messages else []:
             if isinstance(message, AIMessage):
@@ -231,18 +231,16 @@ class _Run:
                     self.output_tokens += message.usage_metadata["output_tokens"]
                 self.model = str(message.response_metadata.get("model_name") or self.model)
                 for call in message.tool_calls:
-                    self.stream.restart()  # the text before a tool call was not the answer
-                    await base.tool_called(self.request, call["name"])
+                    stream.restart()  # the text before a tool call was not the answer
+                    await tool_called(self.request, call["name"])
             elif isinstance(message, ToolMessage):
-                await base.tool_returned(self.request, message.name or "tool", failed=message.status == "error")
+                await tool_returned(self.request, message.name or "tool", failed=message.status == "error")
 
 
 def remote_agents(*names: str) -> list[BaseTool]:
     """The remote A2A agents ``names`` (entries of ``A2A_REMOTE_AGENTS``) as LangChain tools,
     one each, run by delegation from the task: ``ToolNode([*remote_agents("billing")])``."""
-    return [
-        StructuredTool.from_function(coroutine=base.asker(n), description=base.remote_description(n)) for n in names
-    ]
+    return [StructuredTool.from_function(coroutine=asker(n), description=remote_description(n)) for n in names]
 
 
 def ask_approval(question: str) -> bool:
@@ -250,30 +248,27 @@ def ask_approval(question: str) -> bool:
     ``question``: True when the reply approves (``yes``, ``{"approved": true}``), False
     when it denies; any other reply asks again. A plain ``interrupt()`` resumes with
     whatever the reply is, which a graph must not read as a yes."""
-    return interrupt({base.APPROVAL: question}) is True
+    return interrupt({APPROVAL: question}) is True
 
 
-async def resume(request: HandlerRequest, paused: dict[str, Any], framework: str) -> Command[Any]:
+def resume_command(request: HandlerRequest, paused: dict[str, Any], approved: bool | None) -> Command[Any]:
     """The client's reply as the paused graph's resume value, one for each interrupt:
-    an approval's (:func:`ask_approval`) True or False, asked again when the reply is
-    neither; a free question's True / False for yes / no, else the reply's data or text."""
-    approved = base.approval(request)
+    an approval's (:func:`ask_approval`) True or False; a free question's True / False
+    for yes / no, else the reply's data or text."""
     interrupts = paused.get("interrupts") or []
-    if approved is None and any(base.is_approval(i["value"]) for i in interrupts):
-        await base.unanswered(request, paused, base.usage_metadata(request, framework, "", 0, 0))
-    value = approved if approved is not None else base.reply_value(request)
-    values = {i["id"]: approved if base.is_approval(i["value"]) else value for i in interrupts}
+    value = approved if approved is not None else reply_value(request)
+    values = {i["id"]: approved if is_approval(i["value"]) else value for i in interrupts}
     return Command(resume=values if len(values) > 1 else value)
 
 
-def question(interrupts: list[Interrupt]) -> base.Question:
-    return base.Question([], [], [{"id": i.id, "value": base.jsonable(i.value)} for i in interrupts])
+def question(interrupts: list[Interrupt]) -> Question:
+    return Question([], [], [{"id": i.id, "value": jsonable(i.value)} for i in interrupts])
 
 
 def user_message(request: HandlerRequest) -> HumanMessage:
     """The message's parts as a LangChain human message (files as content blocks)."""
     blocks: list[str | dict[str, Any]] = []
-    for piece in base.pieces(request.parts):
+    for piece in pieces(request.parts):
         kind = next((k for k in _MEDIA if piece.media_type.startswith(k + "/")), "file")
         if piece.text is not None:
             blocks.append({"type": "text", "text": piece.text})

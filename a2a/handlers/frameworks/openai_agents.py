@@ -23,11 +23,15 @@ from agents.models import get_default_model
 from agents.models.fake_id import FAKE_RESPONSES_ID
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent
 
-from a2a.handlers.frameworks import base
+from a2a.handlers.frameworks.adapter import FrameworkHandler, Outcome, Run, options
+from a2a.handlers.frameworks.answer import AnswerStream
+from a2a.handlers.frameworks.awaiting import Question, arguments
+from a2a.handlers.frameworks.history import earlier_turns
+from a2a.handlers.frameworks.message import pieces
+from a2a.handlers.frameworks.progress import tool_called, tool_returned
+from a2a.handlers.frameworks.remote import asker, remote_description
+from a2a.handlers.frameworks.usage import Usage
 from a2a.handlers.request import HandlerRequest
-from a2a.handlers.results import Result
-
-NAME = "OpenAI Agents"
 
 
 def serves(obj: Any) -> OpenAIAgentsHandler | None:
@@ -35,12 +39,14 @@ def serves(obj: Any) -> OpenAIAgentsHandler | None:
     return OpenAIAgentsHandler(obj) if isinstance(obj, Agent) else None
 
 
-class OpenAIAgentsHandler(base.FrameworkHandler):
+class OpenAIAgentsHandler(FrameworkHandler):
     """An OpenAI Agents SDK agent served as a handler. Each option is a value or a
     callable of the :class:`~a2a.handlers.HandlerRequest` (made per task): ``context``
     (the run's context object), ``run_config`` (a ``RunConfig``), ``max_turns``."""
 
     framework = "openai-agents"
+    label = "OpenAI Agents"
+    errors = (AgentsException,)
 
     def __init__(
         self, agent: Agent[Any], *, context: Any = None, run_config: Any = None, max_turns: Any = None
@@ -53,76 +59,20 @@ class OpenAIAgentsHandler(base.FrameworkHandler):
         tools = [str(getattr(tool, "name", "")) for tool in self.agent.tools if getattr(tool, "name", "")]
         return self.agent.name, self.agent.handoff_description or instructions, tools
 
-    async def handle(self, request: HandlerRequest) -> Result:
-        paused = await base.paused_state(request)
-        if paused is None:
-            items = [*conversation(await base.earlier_turns(request)), user_item(request)]
-            return await self.run(request, items, (0, 0))
+    async def start(self, request: HandlerRequest) -> AgentRun:
+        items = [*conversation(await earlier_turns(request)), user_item(request)]
+        return AgentRun(self, request, items, (0, 0))
+
+    async def resume(self, request: HandlerRequest, paused: dict[str, Any], approved: bool | None) -> AgentRun:
+        """The paused run's state, each tool call waiting on approval approved or rejected."""
         state = await RunState.from_json(self.agent, paused["state"]["run"])
-        approved = base.approval(request)
-        if approved is None:
-            await base.unanswered(request, paused, base.usage_metadata(request, self.framework, "", 0, 0))
         for item in state.get_interruptions():
             if approved:
                 state.approve(item)
             else:
                 state.reject(item, rejection_message="The user denied this tool call.")
         spent = paused["state"]["usage"]
-        return await self.run(request, state, (spent[0], spent[1]))
-
-    async def run(
-        self, request: HandlerRequest, run_input: list[TResponseInputItem] | RunState[Any], spent: tuple[int, int]
-    ) -> Result:
-        """One run of the agent, streamed; the task completes, pauses or fails with it.
-        ``spent``: the tokens the resumed state counted already (reported on its turn)."""
-        stream = base.AnswerStream(request)
-        options = {key: base.option(value, request) for key, value in self.options.items() if value is not None}
-        with base.running(request):
-            result = Runner.run_streamed(self.agent, run_input, **options)
-        try:
-            await self.follow(request, stream, result)
-        except AgentsException as exc:
-            stream.close()
-            raise base.failed(NAME, exc, self.usage(request, result, options, spent)[0]) from exc
-        except BaseException:
-            result.cancel()  # the SDK's run goes on in a task of its own: stop it where it stands
-            stream.close()
-            raise
-        metadata, tokens = self.usage(request, result, options, spent)
-        if result.interruptions:
-            await stream.settle()
-            state = {"run": result.to_state().to_json(), "usage": list(tokens)}
-            await base.pause(request, question(result.interruptions), state, metadata)
-        return await base.completed(stream, base.jsonable(result.final_output), metadata)
-
-    async def follow(self, request: HandlerRequest, stream: base.AnswerStream, result: RunResultStreaming) -> None:
-        """The run's events: text deltas to the answer, tool calls and outputs as progress."""
-        names: dict[str, str] = {}
-        async for event in result.stream_events():
-            if isinstance(event, RawResponsesStreamEvent) and event.data.type == "response.output_text.delta":
-                stream.add(event.data.delta)
-            elif isinstance(event, RunItemStreamEvent) and event.name == "tool_called":
-                raw = event.item.raw_item
-                name = str(getattr(raw, "name", None) or "tool")
-                names[str(getattr(raw, "call_id", ""))] = name
-                stream.restart()  # text before a tool call was not the answer
-                await base.tool_called(request, name)
-            elif isinstance(event, RunItemStreamEvent) and event.name == "tool_output":
-                raw = event.item.raw_item
-                call_id = raw.get("call_id") if isinstance(raw, dict) else getattr(raw, "call_id", None)
-                await base.tool_returned(request, names.get(str(call_id), "tool"))
-
-    def usage(
-        self, request: HandlerRequest, result: RunResultStreaming, options: dict[str, Any], spent: tuple[int, int]
-    ) -> tuple[dict[str, Any], tuple[int, int]]:
-        """The task's ``llm`` metadata for this run (a failed one too: the tokens its model
-        calls spent), and the tokens the run's state counts."""
-        usage = result.context_wrapper.usage
-        tokens = (usage.input_tokens, usage.output_tokens)
-        metadata = base.usage_metadata(
-            request, self.framework, self.model(options), tokens[0] - spent[0], tokens[1] - spent[1]
-        )
-        return metadata, tokens
+        return AgentRun(self, request, state, (spent[0], spent[1]))
 
     def model(self, options: dict[str, Any]) -> str:
         """The model's name: the run config's model, else the agent's (a string, or a
@@ -137,27 +87,92 @@ class OpenAIAgentsHandler(base.FrameworkHandler):
         return get_default_model()
 
 
+class AgentRun(Run):
+    """One run of the agent (``Runner.run_streamed``). ``spent``: the tokens the resumed
+    state counted already (reported on its turn)."""
+
+    def __init__(
+        self,
+        handler: OpenAIAgentsHandler,
+        request: HandlerRequest,
+        run_input: list[TResponseInputItem] | RunState[Any],
+        spent: tuple[int, int],
+    ) -> None:
+        self.handler, self.request, self.run_input, self.spent = handler, request, run_input, spent
+        self.options = options(handler.options, request)
+        self.result: RunResultStreaming | None = None
+
+    async def execute(self, stream: AnswerStream) -> None:
+        self.result = Runner.run_streamed(self.handler.agent, self.run_input, **self.options)
+        try:
+            await follow(self.request, stream, self.result)
+        except AgentsException:
+            raise  # the run ended with it
+        except BaseException:
+            self.result.cancel()  # the SDK's run goes on in a task of its own: stop it where it stands
+            raise
+
+    def tokens(self) -> tuple[int, int]:
+        """The tokens the run's state counts (the resumed state's among them)."""
+        if self.result is None:
+            return self.spent
+        usage = self.result.context_wrapper.usage
+        return usage.input_tokens, usage.output_tokens
+
+    def usage(self) -> Usage:
+        """This run's usage (a failed one's too: the tokens its model calls spent)."""
+        tokens = self.tokens()
+        return Usage(self.handler.model(self.options), tokens[0] - self.spent[0], tokens[1] - self.spent[1])
+
+    def outcome(self) -> Outcome:
+        """The final output; tool calls waiting on approval ask the client, the run's
+        state (``RunState.to_json()``) and its tokens kept."""
+        assert self.result is not None  # (executed)
+        if not self.result.interruptions:
+            return Outcome(self.result.final_output)
+        state = {"run": self.result.to_state().to_json(), "usage": list(self.tokens())}
+        return Outcome(question=question(self.result.interruptions), state=state)
+
+
+async def follow(request: HandlerRequest, stream: AnswerStream, result: RunResultStreaming) -> None:
+    """The run's events: text deltas to the answer, tool calls and outputs as progress."""
+    names: dict[str, str] = {}
+    async for event in result.stream_events():
+        if isinstance(event, RawResponsesStreamEvent) and event.data.type == "response.output_text.delta":
+            stream.add(event.data.delta)
+        elif isinstance(event, RunItemStreamEvent) and event.name == "tool_called":
+            raw = event.item.raw_item
+            name = str(getattr(raw, "name", None) or "tool")
+            names[str(getattr(raw, "call_id", ""))] = name
+            stream.restart()  # text before a tool call was not the answer
+            await tool_called(request, name)
+        elif isinstance(event, RunItemStreamEvent) and event.name == "tool_output":
+            raw = event.item.raw_item
+            call_id = raw.get("call_id") if isinstance(raw, dict) else getattr(raw, "call_id", None)
+            await tool_returned(request, names.get(str(call_id), "tool"))
+
+
 def remote_agents(*names: str) -> list[FunctionTool]:
     """The remote A2A agents ``names`` (entries of ``A2A_REMOTE_AGENTS``) as function tools,
     one each, run by delegation from the task: ``Agent(..., tools=[*remote_agents("billing")])``."""
-    return [function_tool(base.asker(n), description_override=base.remote_description(n)) for n in names]
+    return [function_tool(asker(n), description_override=remote_description(n)) for n in names]
 
 
-def question(interruptions: list[ToolApprovalItem]) -> base.Question:
+def question(interruptions: list[ToolApprovalItem]) -> Question:
     """What the paused run asks the client: approve each tool call."""
     approvals = []
     for item in interruptions:
         raw = item.raw_item
         args = raw.get("arguments") if isinstance(raw, dict) else getattr(raw, "arguments", None)
         call_id = raw.get("call_id") if isinstance(raw, dict) else getattr(raw, "call_id", None)
-        approvals.append({"id": str(call_id or ""), "tool": item.tool_name or "tool", "args": base.arguments(args)})
-    return base.Question(approvals, [])
+        approvals.append({"id": str(call_id or ""), "tool": item.tool_name or "tool", "args": arguments(args)})
+    return Question(approvals, [])
 
 
 def user_item(request: HandlerRequest) -> TResponseInputItem:
     """The message's parts as the Responses API's user input (files as input images or files)."""
     content: list[dict[str, Any]] = []
-    for piece in base.pieces(request.parts):
+    for piece in pieces(request.parts):
         if piece.text is not None:
             content.append({"type": "input_text", "text": piece.text})
             continue

@@ -50,11 +50,16 @@ from pydantic_ai.messages import (
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import RunContext
 
-from a2a.handlers.frameworks import base
+from a2a.handlers.frameworks.adapter import FrameworkHandler, Outcome, Run, options
+from a2a.handlers.frameworks.answer import AnswerStream
+from a2a.handlers.frameworks.awaiting import Question, arguments, reply_value
+from a2a.handlers.frameworks.history import earlier_turns
+from a2a.handlers.frameworks.message import pieces
+from a2a.handlers.frameworks.progress import tool_called, tool_returned
+from a2a.handlers.frameworks.remote import asker, remote_description
+from a2a.handlers.frameworks.usage import Usage
 from a2a.handlers.request import HandlerRequest
-from a2a.handlers.results import Result
 
-NAME = "PydanticAI"
 _URLS = {"image": ImageUrl, "audio": AudioUrl, "video": VideoUrl}
 
 
@@ -63,12 +68,14 @@ def serves(obj: Any) -> PydanticAIHandler | None:
     return PydanticAIHandler(obj) if isinstance(obj, AbstractAgent) else None
 
 
-class PydanticAIHandler(base.FrameworkHandler):
+class PydanticAIHandler(FrameworkHandler):
     """A PydanticAI agent served as a handler. Each option is a value or a callable of
     the :class:`~a2a.handlers.HandlerRequest` (made per task): ``deps`` (the run's
     dependencies), ``model``, ``model_settings``, ``usage_limits``."""
 
     framework = "pydantic-ai"
+    label = "PydanticAI"
+    errors = (AgentRunError, UserError)
 
     def __init__(
         self,
@@ -87,92 +94,78 @@ class PydanticAIHandler(base.FrameworkHandler):
         description = self.agent.description if isinstance(self.agent.description, str) else ""
         return self.agent.name or "agent", description, tools
 
-    async def handle(self, request: HandlerRequest) -> Result:
-        paused = await base.paused_state(request)
-        if paused is None:
-            history = conversation(await base.earlier_turns(request))
-            return await self.run(request, user_prompt(request), history, None)
-        results = await self.answers(request, paused)
-        return await self.run(request, None, ModelMessagesTypeAdapter.validate_python(paused["state"]), results)
+    async def start(self, request: HandlerRequest) -> AgentRun:
+        history = conversation(await earlier_turns(request))
+        return AgentRun(self, request, user_prompt(request), history, None)
 
-    async def answers(self, request: HandlerRequest, paused: dict[str, Any]) -> DeferredToolResults:
-        """The client's reply as the paused run's deferred tool results (asked again when an
-        approval's reply is neither yes nor no)."""
+    async def resume(self, request: HandlerRequest, paused: dict[str, Any], approved: bool | None) -> AgentRun:
+        """The client's reply as the paused run's deferred tool results."""
         results = DeferredToolResults()
-        if paused["approvals"]:
-            approved = base.approval(request)
-            if approved is None:
-                await base.unanswered(request, paused, base.usage_metadata(request, self.framework, "", 0, 0))
-            for call in paused["approvals"]:
-                results.approvals[call["id"]] = True if approved else ToolDenied("The user denied this tool call.")
+        for call in paused["approvals"]:
+            results.approvals[call["id"]] = True if approved else ToolDenied("The user denied this tool call.")
         for call in paused["calls"]:
-            results.calls[call["id"]] = base.reply_value(request)
-        return results
+            results.calls[call["id"]] = reply_value(request)
+        history = ModelMessagesTypeAdapter.validate_python(paused["state"])
+        return AgentRun(self, request, None, history, results)
 
-    async def run(
+
+class AgentRun(Run):
+    """One run of the agent (``run`` with an ``event_stream_handler``)."""
+
+    def __init__(
         self,
+        handler: PydanticAIHandler,
         request: HandlerRequest,
         prompt: str | list[UserContent] | None,
         history: list[ModelMessage],
         results: DeferredToolResults | None,
-    ) -> Result:
-        """One run of the agent, streamed; the task completes, pauses or fails with it."""
-        stream = base.AnswerStream(request)
-        options = {key: base.option(value, request) for key, value in self.options.items() if value is not None}
-        try:
-            with base.running(request), capture_run_messages() as messages:
-                result = await self.streamed(request, stream, prompt, history, results, options)
-        except (AgentRunError, UserError) as exc:
-            stream.close()
-            raise base.failed(NAME, exc, self.spent(request, messages[len(history) :])) from exc
-        except BaseException:
-            stream.close()
-            raise
-        usage = result.usage
-        model = result.response.model_name or ""
-        metadata = base.usage_metadata(request, self.framework, model, usage.input_tokens, usage.output_tokens)
-        if isinstance(result.output, DeferredToolRequests):
-            await stream.settle()
-            state = ModelMessagesTypeAdapter.dump_python(result.all_messages(), mode="json")
-            await base.pause(request, question(result.output), state, metadata)
-        return await base.completed(stream, base.jsonable(result.output), metadata)
+    ) -> None:
+        self.agent, self.request = handler.agent, request
+        self.prompt, self.history, self.results = prompt, history, results
+        self.options = options(handler.options, request)
+        self.messages: list[ModelMessage] = []  # the run's messages, the history first
+        self.result: AgentRunResult[Any] | None = None
 
-    def spent(self, request: HandlerRequest, messages: list[ModelMessage]) -> dict[str, Any]:
-        """The ``llm`` metadata of a run that failed: the usage of the model's responses it got."""
-        responses = [m for m in messages if isinstance(m, ModelResponse)]
-        model = next((r.model_name for r in reversed(responses) if r.model_name), "")
-        tokens = [sum(getattr(r.usage, kind) for r in responses) for kind in ("input_tokens", "output_tokens")]
-        return base.usage_metadata(request, self.framework, model or "", tokens[0], tokens[1])
-
-    async def streamed(
-        self,
-        request: HandlerRequest,
-        stream: base.AnswerStream,
-        prompt: str | list[UserContent] | None,
-        history: list[ModelMessage],
-        results: DeferredToolResults | None,
-        options: dict[str, Any],
-    ) -> AgentRunResult[Any]:
+    async def execute(self, stream: AnswerStream) -> None:
         """The run, its events mapped as they come (the handler of ``run``'s event streams,
         in the run's own task: ``run_stream_events`` would pass them through a channel
-        and a task group, for the same events); its result."""
+        and a task group, for the same events)."""
 
         async def follow(ctx: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
             async for event in events:
-                await on_event(request, stream, event)
+                await on_event(self.request, stream, event)
 
         output_type: Any = [self.agent.output_type, DeferredToolRequests]
-        return await self.agent.run(
-            prompt,
-            message_history=history or None,
-            deferred_tool_results=results,
-            output_type=output_type,
-            event_stream_handler=follow,
-            **options,
-        )
+        with capture_run_messages() as self.messages:
+            self.result = await self.agent.run(
+                self.prompt,
+                message_history=self.history or None,
+                deferred_tool_results=self.results,
+                output_type=output_type,
+                event_stream_handler=follow,
+                **self.options,
+            )
+
+    def usage(self) -> Usage:
+        """The run's usage; a failed run's: the usage of the model's responses it got."""
+        if self.result is not None:
+            usage = self.result.usage
+            return Usage(self.result.response.model_name or "", usage.input_tokens, usage.output_tokens)
+        responses = [m for m in self.messages[len(self.history) :] if isinstance(m, ModelResponse)]
+        model = next((r.model_name for r in reversed(responses) if r.model_name), "")
+        tokens = [sum(getattr(r.usage, kind) for r in responses) for kind in ("input_tokens", "output_tokens")]
+        return Usage(model or "", tokens[0], tokens[1])
+
+    def outcome(self) -> Outcome:
+        """The output; deferred tool calls ask the client, the run's messages kept."""
+        assert self.result is not None  # (executed)
+        if isinstance(self.result.output, DeferredToolRequests):
+            state = ModelMessagesTypeAdapter.dump_python(self.result.all_messages(), mode="json")
+            return Outcome(question=question(self.result.output), state=state)
+        return Outcome(self.result.output)
 
 
-async def on_event(request: HandlerRequest, stream: base.AnswerStream, event: Any) -> None:
+async def on_event(request: HandlerRequest, stream: AnswerStream, event: Any) -> None:
     """One event of the run: text to the answer, a tool call or result as progress."""
     if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
         stream.add(event.part.content)
@@ -180,30 +173,30 @@ async def on_event(request: HandlerRequest, stream: base.AnswerStream, event: An
         stream.add(event.delta.content_delta)
     elif isinstance(event, FunctionToolCallEvent):
         stream.restart()  # text before a tool call was the model thinking aloud, not the answer
-        await base.tool_called(request, event.part.tool_name)
+        await tool_called(request, event.part.tool_name)
     elif isinstance(event, FunctionToolResultEvent):
-        await base.tool_returned(request, event.part.tool_name, failed=isinstance(event.part, RetryPromptPart))
+        await tool_returned(request, event.part.tool_name, failed=isinstance(event.part, RetryPromptPart))
 
 
 def remote_agents(*names: str) -> FunctionToolset[Any]:
     """The remote A2A agents ``names`` (entries of ``A2A_REMOTE_AGENTS``) as a toolset, one
     tool each, run by delegation from the task: ``Agent(..., toolsets=[remote_agents("billing")])``."""
-    return FunctionToolset([Tool(base.asker(n), description=base.remote_description(n)) for n in names])
+    return FunctionToolset([Tool(asker(n), description=remote_description(n)) for n in names])
 
 
-def question(requests: DeferredToolRequests) -> base.Question:
+def question(requests: DeferredToolRequests) -> Question:
     """What the paused run asks the client."""
 
     def calls(parts: list[Any]) -> list[dict[str, Any]]:
-        return [{"id": p.tool_call_id, "tool": p.tool_name, "args": base.arguments(p.args)} for p in parts]
+        return [{"id": p.tool_call_id, "tool": p.tool_name, "args": arguments(p.args)} for p in parts]
 
-    return base.Question(calls(requests.approvals), calls(requests.calls))
+    return Question(calls(requests.approvals), calls(requests.calls))
 
 
 def user_prompt(request: HandlerRequest) -> str | list[UserContent]:
     """The message's parts as PydanticAI's user content: text, files as binary content or URLs."""
     found: list[UserContent] = []
-    for piece in base.pieces(request.parts):
+    for piece in pieces(request.parts):
         if piece.text is not None:
             found.append(piece.text)
         elif piece.content is not None:
