@@ -23,7 +23,8 @@ def scripted(request: HandlerRequest) -> object:
     ``sleep:S`` wait S seconds (stopping early when canceled); ``wait:PATH`` wait
     until the file PATH exists (a gate the test opens); ``ask:X`` input
     required; ``approve:TOOL`` input required as a framework agent's approval of a call
-    of TOOL (the reply, yes or no, answers "approved: TOOL" or "denied: TOOL"); ``auth:X`` auth required; ``fail:X`` raise TaskFailed(X); ``reply:X`` a direct
+    of TOOL (the reply, yes or no, answers "approved: TOOL" or "denied: TOOL"); ``auth:X``
+    auth required; ``fail:X`` raise TaskFailed(X); ``reply:X`` a direct
     Message; ``data:JSON`` answer with a data part. After an ``ask``, the follow-up
     message's text is the script.
     """
