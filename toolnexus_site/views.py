@@ -9,10 +9,11 @@ from django.urls import NoReverseMatch, reverse
 
 from a2a.agents import agents
 from a2a.conf import project_name
+from a2a.service.mcp_endpoint import mcp_url
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    """Each agent (its card, its JSON-RPC endpoint, its page), the admin and the catalog."""
+    """Each agent (its card, its JSON-RPC and MCP endpoints, its page), the admin and the catalog."""
     served = []
     for agent in agents().values():
         try:
@@ -20,9 +21,8 @@ def home(request: HttpRequest) -> HttpResponse:
         except NoReverseMatch:  # an agent no URLconf serves (a2a.W110 says so)
             continue
         name = agent.settings.AGENT_NAME or (project_name() if agent.is_default else agent.name)
-        served.append(
-            {"name": name, **{route.replace("-", "_").replace(":", "_"): url for route, url in routes.items()}}
-        )
+        urls = {route.replace("-", "_").replace(":", "_"): url for route, url in routes.items()}
+        served.append({"name": name, **urls, "mcp": mcp_url(agent, request)})
     context = {
         "agents": served,
         "admin": reverse("admin:index"),

@@ -44,6 +44,7 @@ from a2a.protocol.errors import A2AError, InvalidParamsError
 from a2a.protocol.model import CancelParams, GetParams, Message, SendParams, Task, new_id, task_state
 from a2a.service import card, operations
 from a2a.service.context import CallContext
+from a2a.service.mcp_endpoint import mcp_url
 from stores.fields import task_delegations
 
 #: The states after which the conversation with a task is over.
@@ -270,6 +271,7 @@ def _page(
         "cancel_url": request_agent(request).path("browse:cancel"),
         "admin_url_template": admin_url("TASKID"),
         "card_url": request_agent(request).path("agent-card"),
+        "mcp_url": mcp_url(request_agent(request), request),
     }
     return render(request, "a2a/agent.html", context, status=status)
 
