@@ -45,7 +45,7 @@ def test_two_callers_cannot_see_or_continue_each_others_tasks():
     error(modern("tasks/get", {"taskId": handle["taskId"]}, caps=TASKS, **bob), 200, -32602)
     error(modern("tasks/cancel", {"taskId": handle["taskId"]}, caps=TASKS, **bob), 200, -32602)
     asked = result(modern("tools/call", {"name": "echo", "arguments": {"message": "ask:?"}}, caps=ELICIT, **alice))
-    (key,) = asked["inputResponses"] if "inputResponses" in asked else asked["inputRequests"]
+    (key,) = asked["inputRequests"]
     retry = {"name": "echo", "arguments": {"message": "x"}, "requestState": asked["requestState"]}
     retry["inputResponses"] = {key: {"action": "accept", "content": {"answer": "mine now"}}}
     error(modern("tools/call", retry, caps=ELICIT, **bob), 200, -32602)
