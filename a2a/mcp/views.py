@@ -144,6 +144,9 @@ def _call(message: Request, headers: dict[str, str], ctx: Any) -> Call:
     """The request's revision and client capabilities, checked (the transport's
     "Server Validation"; a 2025-11-25 request's session)."""
     version = headers.get("mcp-protocol-version")
+    stated = meta(message.params).get(META_VERSION)
+    if version is not None and stated is not None and stated != version:
+        raise header_mismatch(f"MCP-Protocol-Version does not match _meta[{META_VERSION!r}] ({str(stated)[:40]!r})")
     if message.method == "initialize":
         caps = message.params.get("capabilities")
         return Call(ctx, LEGACY, message.params, caps if isinstance(caps, dict) else {}, message.id)

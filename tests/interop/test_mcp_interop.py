@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ import httpx
 import pytest
 
 from tests.interop.support import HERE, client_runner, server_env
+from tests.ports import free_port
 from tests.server import ROOT, manage, postgres_database, running_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop]
@@ -93,15 +95,17 @@ def mcp_env(tmp: Path, store: str, database_url: str = "") -> dict[str, str]:
 
 
 class Site:
-    """A running site: ``base`` its URL (it moves on a restart), ``endpoint`` its MCP endpoint."""
+    """A running site: ``base`` its URL (the same after a restart: a 2025-11-25 client
+    answers an elicitation at the URL it connected to), ``endpoint`` its MCP endpoint."""
 
     def __init__(self, tmp: Path, env: dict[str, str], stack: contextlib.ExitStack) -> None:
         self.tmp, self.env, self.stack, self.starts = tmp, env, stack, 0
+        self.port = free_port()
         self.start()
 
     def start(self) -> None:
         self.log = self.tmp / f"server-{self.starts}.log"
-        self.server = self.stack.enter_context(running_server(self.env, log=self.log))
+        self.server = self.stack.enter_context(running_server(self.env, log=self.log, port=self.port))
         self.base = str(self.server)
         self.starts += 1
 
@@ -110,9 +114,10 @@ class Site:
         return f"{self.base}/mcp"
 
     def restart(self) -> str:
-        """Stop the server (SIGTERM, waited for) and start it again on the same store and
-        database: the new endpoint."""
-        os.kill(self.server.pid, 15)
+        """Kill the server (SIGKILL, as a crash or a hard stop: a graceful stop would wait
+        for the open MCP response streams) and start it again on the same port, store and
+        database: its endpoint."""
+        os.kill(self.server.pid, signal.SIGKILL)
         while _alive(self.server.pid):
             time.sleep(0.05)
         self.start()
@@ -266,26 +271,37 @@ def test_python_modern_approval_answered_after_a_restart(run_py, durable_site, t
 def test_python_legacy_approval_answered_after_a_restart(mcp_python, durable_site, tmp_path):
     """2025-11-25: the elicitation/create is answered only once the server has restarted;
     the answer reaches the new process and the same A2A task completes, approved."""
-    gate = tmp_path / "gate"
-    before = {t["id"] for t in a2a_tasks(durable_site.base)}
     command = [str(mcp_python), str(HERE / "clients" / "mcp_client.py"), durable_site.endpoint, "restart-legacy"]
-    command += ["--revision", LEGACY, "--token", ALICE, "--state", str(gate)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    legacy_restart(durable_site, [*command, "--revision", LEGACY, "--token", ALICE], tmp_path)
+
+
+def legacy_restart(running: Site, command: list[str], tmp: Path, cwd: Path | None = None) -> None:
+    """Run a client's ``restart-legacy`` scenario: restart the server once the client is
+    asked, then let it answer; the same A2A task ends completed, approved."""
+    gate = tmp / "gate"
+    before = {t["id"] for t in a2a_tasks(running.base)}
+    command = [*command, "--state", str(gate)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd or tmp)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 90
         while not gate.with_suffix(".asked").exists():
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the client was never asked"
             time.sleep(0.05)
-        durable_site.restart()
+        running.restart()
         gate.write_text("open")
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, err
-    created = _ended(durable_site, before)
-    assert created["status"]["state"] == "TASK_STATE_COMPLETED", (created, out)
+    observed = json.loads(out.strip().splitlines()[-1])
+    assert observed["asked"][0]["message"] == "deploy({}) needs your approval: reply yes or no.", observed
+    assert observed["statuses"][-1] == "completed", (observed, err[-2000:])  # seen by the client's session
+    created = _ended(running, before)
+    assert created["id"] == observed["asked"][0]["taskId"]
+    created = a2a_task(running.base, created["id"])["result"]  # with its artifacts (ListTasks leaves them out)
+    assert created["status"]["state"] == "TASK_STATE_COMPLETED", created
     assert created["artifacts"][-1]["parts"][0]["text"] == "approved: deploy"
 
 
@@ -465,24 +481,5 @@ def test_typescript_bad_input_is_a_protocol_error(run_ts, mcp_site):
 
 def test_typescript_approval_answered_after_a_restart(node, durable_site, tmp_path):
     """As the Python SDK's 2025-11-25 restart: the elicitation answered once the server restarted."""
-    gate = tmp_path / "gate"
-    before = {t["id"] for t in a2a_tasks(durable_site.base)}
     command = [str(node), str(HERE / "js" / "mcp_client.mjs"), durable_site.endpoint, "restart-legacy"]
-    command += ["--token", ALICE, "--state", str(gate)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE / "js")
-    try:
-        deadline = time.monotonic() + 60
-        while not gate.with_suffix(".asked").exists():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the client was never asked"
-            time.sleep(0.05)
-        durable_site.restart()
-        gate.write_text("open")
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, err
-    created = _ended(durable_site, before)
-    assert created["status"]["state"] == "TASK_STATE_COMPLETED", (created, out)
-    assert created["artifacts"][-1]["parts"][0]["text"] == "approved: deploy"
+    legacy_restart(durable_site, [*command, "--token", ALICE], tmp_path, cwd=HERE / "js")

@@ -15,7 +15,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import mcp
 import mcp_types as types
@@ -39,6 +39,12 @@ class CreateTaskResult(types.Result):
     status: str
 
 
+class AnyResult(types.Result):
+    """A result kept whole (``types.Result`` drops the fields it does not name)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
 class Tasks(ClientExtension):
     """The tasks extension as this script uses it: declared, and its handle claimed (the
     scenarios poll it themselves)."""
@@ -57,6 +63,12 @@ class Raw(types.Request[dict[str, Any] | None, str]):
 
     method: str
     params: dict[str, Any] | None = None
+
+
+class TaskRequest(Raw):
+    """A tasks method: the extension says its ``Mcp-Name`` header mirrors ``params.taskId``."""
+
+    name_param: ClassVar[str | None] = "taskId"
 
 
 def client(args: argparse.Namespace, **options: Any) -> Client:
@@ -81,22 +93,50 @@ def error_of(exc: MCPError) -> dict[str, Any]:
 async def raw(session: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """``method`` with ``params``: its result as a dict, or ``{"error": ...}``."""
     try:
-        result = await session.send_request(Raw(method=method, params=params), types.Result)
+        if method == "tools/call" and "task" in params:  # a 2025-11-25 task-augmented call
+            return await _task_augmented(session, params)
+        kind = TaskRequest if method in ("tasks/get", "tasks/update", "tasks/cancel") else Raw
+        result = await session.send_request(kind(method=method, params=params), AnyResult)
     except MCPError as exc:
         return {"error": error_of(exc)}
     return result.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
-def answering(approve: bool | None = None, answer: str | None = None, *, seen: list[Any], gate: Path | None = None):
+async def _task_augmented(session: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """A 2025-11-25 task-augmented ``tools/call``. The SDK (2.3.0) has no verb for it and
+    checks every ``tools/call`` result as a ``CallToolResult``, which a ``CreateTaskResult``
+    is not: the request goes out on the session's own dispatcher (its transport, session
+    id and version header, stamped as ``send_request`` stamps them), its check skipped."""
+    data: dict[str, Any] = {"method": "tools/call", "params": params}
+    opts: dict[str, Any] = {}
+    session._stamp(data, opts)
+    try:
+        return dict(await session._dispatcher.send_raw_request("tools/call", data["params"], opts))
+    except MCPError as exc:
+        return {"error": error_of(exc)}
+
+
+def answering(
+    approve: bool | None = None,
+    answer: str | None = None,
+    *,
+    seen: list[Any],
+    gate: Path | None = None,
+    opened: asyncio.Event | None = None,
+):
     """An elicitation callback: records what was asked, answers the approval form with
-    ``approve`` (or the question with ``answer``), after ``gate`` exists when given."""
+    ``approve`` (or the question with ``answer``), after ``gate`` exists when given (then
+    sets ``opened``)."""
 
     async def callback(context: Any, params: Any) -> types.ElicitResult:
-        seen.append({"message": params.message, "schema": params.requested_schema})
+        related = (getattr(params, "meta", None) or {}).get("io.modelcontextprotocol/related-task") or {}
+        seen.append({"message": params.message, "schema": params.requested_schema, "taskId": related.get("taskId")})
         if gate is not None:
             gate.with_suffix(".asked").write_text("asked")
             while not gate.exists():
                 await asyncio.sleep(0.05)
+            if opened is not None:
+                opened.set()
         content = {"approved": approve} if approve is not None else {"answer": answer}
         return types.ElicitResult(action="accept", content=content)
 
@@ -150,7 +190,7 @@ async def approval(args: argparse.Namespace) -> dict[str, Any]:
 async def ask(args: argparse.Namespace) -> dict[str, Any]:
     """The first half of a restart (2026-07-28): the question and its requestState, kept
     in ``--state`` for :func:`answer`, which runs in another process after the restart."""
-    async with client(args) as c:
+    async with client(args, elicitation_callback=answering(approve=True, seen=[])) as c:  # declares elicitation
         result = await c.session.call_tool(args.tool, {"message": "approve:deploy"}, allow_input_required=True)
     assert isinstance(result, types.InputRequiredResult), result
     kept = result.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -161,7 +201,7 @@ async def ask(args: argparse.Namespace) -> dict[str, Any]:
 async def answer(args: argparse.Namespace) -> dict[str, Any]:
     kept = json.loads(Path(args.state).read_text())
     responses = {key: {"action": "accept", "content": {"approved": True}} for key in kept["inputRequests"]}
-    async with client(args) as c:
+    async with client(args, elicitation_callback=answering(approve=True, seen=[])) as c:
         try:
             result = await c.call_tool(
                 args.tool, {"message": "approve:deploy"}, input_responses=responses, request_state=kept["requestState"]
@@ -174,16 +214,26 @@ async def answer(args: argparse.Namespace) -> dict[str, Any]:
 async def restart_legacy(args: argparse.Namespace) -> dict[str, Any]:
     """A 2025-11-25 restart: the elicitation/create answered only after the test restarted
     the server (it opens ``--state``'s gate then); the answer goes to the new process. The
-    call's own response stream died with the old one: the task's end is checked by the test."""
+    call's own response stream died with the old process: the session (signed, so the new
+    process knows it) then follows the task the question named with ``tasks/get`` until the
+    answer has continued it."""
     seen: list[Any] = []
-    callback = answering(approve=True, seen=seen, gate=Path(args.state))
+    opened = asyncio.Event()
+    callback = answering(approve=True, seen=seen, gate=Path(args.state), opened=opened)
     async with client(args, elicitation_callback=callback, read_timeout_seconds=20) as c:
         try:
             result = await c.call_tool(args.tool, {"message": "approve:deploy"})
-            outcome: dict[str, Any] = observed_result(result)
+            return {"asked": seen, **observed_result(result)}
         except Exception as exc:  # the old process's stream is gone: the SDK says so its way
-            outcome = {"callError": type(exc).__name__}
-    return {"asked": seen, **outcome}
+            outcome: dict[str, Any] = {"callError": type(exc).__name__}
+        await opened.wait()  # the new process listens: a request now reaches it
+        statuses: list[str] = []
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and statuses[-1:] not in (["completed"], ["failed"], ["cancelled"]):
+            got = await raw(c.session, "tasks/get", {"taskId": seen[0]["taskId"]})
+            statuses.append(got.get("status", str(got.get("error"))))
+            await asyncio.sleep(0.1)
+    return {"asked": seen, "statuses": statuses, **outcome}
 
 
 async def task_poll(args: argparse.Namespace) -> dict[str, Any]:
@@ -219,14 +269,16 @@ async def task_poll(args: argparse.Namespace) -> dict[str, Any]:
 async def isolation(args: argparse.Namespace) -> dict[str, Any]:
     """The caller of ``--token`` asks (a question left open; a task handle left running);
     the caller of ``--other`` tries to read, continue and cancel them."""
-    async with client(args, extensions=[Tasks()]) as c:
-        if args.revision == "2026-07-28":
+    state = None
+    if args.revision == "2026-07-28":  # a client without the tasks extension is asked in the call
+        async with client(args, elicitation_callback=answering(approve=True, seen=[])) as c:
             asked = await c.session.call_tool(args.tool, {"message": "approve:deploy"}, allow_input_required=True)
             state = asked.request_state
+    async with client(args, extensions=[Tasks()]) as c:
+        if args.revision == "2026-07-28":
             running = await c.session.call_tool(args.tool, {"message": "sleep:20"}, allow_claimed=True)
             task_id = running.task_id
         else:
-            state = None
             params = {"name": args.tool, "arguments": {"message": "sleep:20"}, "task": {"ttl": 60000}}
             task_id = (await raw(c.session, "tools/call", params))["task"]["taskId"]
     other = argparse.Namespace(**{**vars(args), "token": args.other})

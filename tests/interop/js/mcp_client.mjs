@@ -53,7 +53,8 @@ async function attempt(promise) {
 
 function answering(approve, seen, gate) {
   return async (request) => {
-    seen.push({ message: request.params.message, schema: request.params.requestedSchema });
+    const related = request.params._meta?.["io.modelcontextprotocol/related-task"] ?? {};
+    seen.push({ message: request.params.message, schema: request.params.requestedSchema, taskId: related.taskId ?? null });
     if (gate) {
       writeFileSync(`${gate}.asked`, "asked"); // the test restarts the server, then opens the gate
       while (!existsSync(gate)) await sleep(50);
@@ -101,11 +102,21 @@ const scenarios = {
   async "restart-legacy"() {
     const asked = [];
     const client = await connect(opts.token, { elicit: answering(true, asked, opts.state) });
+    let callError;
     try {
       return { asked, ...observed(await call(client, "approve:deploy", { timeout: 20000 })) };
     } catch (err) {
-      return { asked, callError: errorOf(err) }; // the old process's stream died with it
+      callError = errorOf(err); // the old process's stream died with it
     }
+    // The session (signed: the new process knows it) follows the task the question named
+    // until the answer, sent to the new process, has continued it.
+    const statuses = [];
+    for (const deadline = Date.now() + 120000; Date.now() < deadline; await sleep(100)) {
+      const got = await attempt(client.experimental.tasks.getTask(asked[0]?.taskId ?? ""));
+      statuses.push(got.status ?? "unreachable");
+      if (["completed", "failed", "cancelled"].includes(got.status)) break;
+    }
+    return { asked, callError, statuses };
   },
   async "task-poll"() {
     const client = await connect(opts.token);
