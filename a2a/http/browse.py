@@ -45,7 +45,7 @@ from a2a.protocol.model import CancelParams, GetParams, Message, SendParams, Tas
 from a2a.service import card, operations
 from a2a.service.context import CallContext
 from a2a.service.mcp_endpoint import mcp_url
-from stores.fields import task_delegations
+from stores.fields import task_binding, task_delegations
 
 #: The states after which the conversation with a task is over.
 FINAL = frozenset({"completed", "canceled", "failed", "rejected"})
@@ -236,6 +236,7 @@ def task_view(task: Task | Message, sent: Message | None = None) -> dict[str, An
         "conversation": conversation(task),
         "admin_url": admin_url(task["id"]),
         "delegations": task_delegations(task),  # the remote tasks its handler started
+        "binding": task_binding(task),  # where its latest message came from (MCP, an A2A binding)
     }
 
 
