@@ -2,13 +2,19 @@
 a 2025-11-25 session id, both signed (``django.core.signing``, the project's
 ``SECRET_KEY``) and bound to the caller and the agent, so a client can neither forge one
 nor use another caller's: nothing is kept on the server, so they hold across processes
-and restarts (the A2A task they name is durable in its store)."""
+and restarts (the A2A task they name is durable in its store). The one thing kept is a
+session's end (``DELETE``): a row of ``stores.models.EndedMcpSession`` in the project's
+database, which every process reads, until the session would have expired anyway."""
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.core import signing
+from django.utils import timezone
 
 from a2a.conf import a2a_settings
 from a2a.mcp.wire import invalid_params
@@ -74,3 +80,28 @@ def read_session(value: str, caller: str, agent: str) -> dict[str, Any] | None:
         return None
     caps = found.get("caps")
     return caps if isinstance(caps, dict) else {}
+
+
+def _ended_key(session: str) -> str:
+    return hashlib.sha256(session.encode()).hexdigest()
+
+
+def _end_session(session: str) -> None:
+    from stores.models import EndedMcpSession
+
+    now = timezone.now()
+    EndedMcpSession.objects.filter(expires__lt=now).delete()  # ends no longer needed: the ids expired
+    expires = now + dt.timedelta(seconds=a2a_settings.MCP_STATE_MAX_AGE)
+    EndedMcpSession.objects.update_or_create(key=_ended_key(session), defaults={"expires": expires})
+
+
+def _session_ended(session: str) -> bool:
+    from stores.models import EndedMcpSession
+
+    return EndedMcpSession.objects.filter(key=_ended_key(session)).exists()
+
+
+#: Record the end of a 2025-11-25 session (its client's ``DELETE``), for every process.
+end_session = sync_to_async(_end_session, thread_sensitive=False)
+#: Whether a 2025-11-25 session was ended (by any process).
+session_ended = sync_to_async(_session_ended, thread_sensitive=False)

@@ -18,7 +18,6 @@ from urllib.parse import urlsplit
 
 import orjson
 from django.conf import settings
-from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.http.request import split_domain_port, validate_host
 from django.http.response import HttpResponseBase
@@ -37,6 +36,7 @@ from a2a.mcp.wire import (
     METHOD_NOT_FOUND,
     MODERN,
     PARSE_ERROR,
+    SUPPORTED,
     McpError,
     Request,
     check_modern,
@@ -80,12 +80,6 @@ def _challenge(request: HttpRequest) -> str:
     return challenge
 
 
-def _ended_key(session: str) -> str:
-    import hashlib
-
-    return "a2a.mcp.ended:" + hashlib.sha256(session.encode()).hexdigest()
-
-
 @csrf_exempt
 async def endpoint(request: HttpRequest) -> HttpResponseBase:
     """The agent's MCP endpoint (both revisions)."""
@@ -113,7 +107,7 @@ async def endpoint(request: HttpRequest) -> HttpResponseBase:
     ctx = call_context(request, caller, "mcp")
     headers = {k.lower(): v for k, v in request.headers.items()}
     if request.method == "DELETE":
-        return _end_session(headers, ctx.caller, ctx.agent_name)
+        return await _end_session(headers, ctx.caller, ctx.agent_name)
     try:
         payload = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
@@ -121,31 +115,31 @@ async def endpoint(request: HttpRequest) -> HttpResponseBase:
     request_id = payload.get("id") if isinstance(payload, dict) else None
     try:
         message = envelope(payload)
-        call = _call(message, headers, ctx)
+        call = await _call(message, headers, ctx)
         return await _answer(message, call)
     except McpError as exc:
         return _error(exc, request_id if isinstance(request_id, str | int) else None)
 
 
-def _end_session(headers: dict[str, str], caller: str, agent: str) -> HttpResponse:
+async def _end_session(headers: dict[str, str], caller: str, agent: str) -> HttpResponse:
     session = headers.get(SESSION_HEADER.lower())
     if session is None:
         return _error(
             McpError(-32600, "DELETE ends a session: name it in Mcp-Session-Id", status=405),
             headers={"Allow": "POST, DELETE"},
         )
-    if state.read_session(session, caller, agent) is None or cache.get(_ended_key(session)):
+    if state.read_session(session, caller, agent) is None or await state.session_ended(session):
         return _error(McpError(-32600, "Unknown session", status=404))
-    cache.set(_ended_key(session), True, timeout=int(a2a_settings.MCP_STATE_MAX_AGE))
+    await state.end_session(session)
     return HttpResponse(status=204)
 
 
-def _call(message: Request, headers: dict[str, str], ctx: Any) -> Call:
+async def _call(message: Request, headers: dict[str, str], ctx: Any) -> Call:
     """The request's revision and client capabilities, checked (the transport's
     "Server Validation"; a 2025-11-25 request's session)."""
     version = headers.get("mcp-protocol-version")
     stated = meta(message.params).get(META_VERSION)
-    if version is not None and stated is not None and stated != version:
+    if version in SUPPORTED and stated is not None and stated != version:  # (an unknown one: -32022 below)
         raise header_mismatch(f"MCP-Protocol-Version does not match _meta[{META_VERSION!r}] ({str(stated)[:40]!r})")
     if message.method == "initialize":
         caps = message.params.get("capabilities")
@@ -159,7 +153,7 @@ def _call(message: Request, headers: dict[str, str], ctx: Any) -> Call:
         if session is None:
             raise McpError(-32600, "A 2025-11-25 request needs its Mcp-Session-Id (send initialize first)", status=400)
         caps = state.read_session(session, ctx.caller, ctx.agent_name)
-        if caps is None or cache.get(_ended_key(session)):
+        if caps is None or await state.session_ended(session):
             raise McpError(-32600, "Unknown or ended session: initialize again", status=404)
         return Call(ctx, LEGACY, message.params, caps, message.id, session)
     if version is None:

@@ -78,19 +78,21 @@ def events(response: httpx.Response) -> list[dict[str, Any]]:
     return [json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: ")]
 
 
-def legacy_session(caps: dict[str, Any] | None = None, path: str = "/mcp") -> str:
+def legacy_session(
+    caps: dict[str, Any] | None = None, path: str = "/mcp", headers: dict[str, str] | None = None
+) -> str:
     body = {
         "jsonrpc": "2.0",
         "id": 0,
         "method": "initialize",
         "params": {"protocolVersion": LEGACY, "capabilities": caps or {}, "clientInfo": {"name": "t", "version": "1"}},
     }
-    response = post(body, {"Content-Type": "application/json", "Accept": ACCEPT}, path)
+    response = post(body, {"Content-Type": "application/json", "Accept": ACCEPT, **(headers or {})}, path)
     assert response.status_code == 200, response.text
     assert response.json()["result"]["protocolVersion"] == LEGACY
     session = response.headers["Mcp-Session-Id"]
     note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    assert post(note, legacy_headers(session), path).status_code == 202
+    assert post(note, legacy_headers(session) | (headers or {}), path).status_code == 202
     return session
 
 
@@ -104,6 +106,12 @@ def legacy_headers(session: str) -> dict[str, str]:
 
 
 def legacy(
-    session: str, method: str, params: dict[str, Any] | None = None, id: Any = 1, path: str = "/mcp"
+    session: str,
+    method: str,
+    params: dict[str, Any] | None = None,
+    id: Any = 1,
+    path: str = "/mcp",
+    headers: dict[str, str] | None = None,
 ) -> httpx.Response:
-    return post({"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}}, legacy_headers(session), path)
+    body = {"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}}
+    return post(body, legacy_headers(session) | (headers or {}), path)

@@ -7,7 +7,8 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 
-from tests.mcp.support import ELICIT, TASKS, error, modern, result
+from stores.backends import resolve_store
+from tests.mcp.support import ELICIT, TASKS, error, legacy, legacy_session, modern, result
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -39,11 +40,20 @@ def test_no_token_is_401_with_a_challenge(settings):
     assert document["resource"] == "http://testserver/mcp"
 
 
-def test_two_callers_cannot_see_or_continue_each_others_tasks():
+@pytest.mark.parametrize("kind", ["memory", "file", "orm"])
+def test_two_callers_cannot_see_or_continue_each_others_tasks(settings, tmp_path, kind):
+    settings.TASK_STORE = resolve_store({"memory": "memory", "file": f"file:{tmp_path}", "orm": "orm"}[kind])
     alice, bob = bearer("alice"), bearer("bob")
     handle = result(modern("tools/call", {"name": "echo", "arguments": {"message": "ask:?"}}, caps=TASKS, **alice))
     error(modern("tasks/get", {"taskId": handle["taskId"]}, caps=TASKS, **bob), 200, -32602)
     error(modern("tasks/cancel", {"taskId": handle["taskId"]}, caps=TASKS, **bob), 200, -32602)
+    responses = {"inputResponses": {"a2a-turn-1": {"action": "accept", "content": {"answer": "bob's"}}}}
+    error(modern("tasks/update", {"taskId": handle["taskId"], **responses}, caps=TASKS, **bob), 200, -32602)
+    mine = result(modern("tasks/get", {"taskId": handle["taskId"]}, caps=TASKS, **alice))
+    assert mine["status"] == "input_required"  # bob's cancel and answer did nothing
+    session = legacy_session(headers=alice)  # a 2025-11-25 session is its caller's alone
+    error(legacy(session, "tools/list", headers=bob), 404, -32600)
+    assert "tools" in result(legacy(session, "tools/list", headers=alice))
     asked = result(modern("tools/call", {"name": "echo", "arguments": {"message": "ask:?"}}, caps=ELICIT, **alice))
     (key,) = asked["inputRequests"]
     retry = {"name": "echo", "arguments": {"message": "x"}, "requestState": asked["requestState"]}

@@ -20,6 +20,8 @@ from tests.mcp.support import (
     result,
 )
 
+pytestmark = pytest.mark.django_db  # a 2025-11-25 session's end is a row of the database
+
 
 @pytest.fixture(autouse=True)
 def mcp_on(settings):
@@ -176,6 +178,7 @@ def test_legacy_initialize_list_and_call():
     assert result(legacy(session, "ping")) == {}
 
 
+@pytest.mark.django_db(transaction=True)  # the DELETE writes from the app's thread
 def test_legacy_session_is_required_and_ends():
     error(
         post(
