@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import secrets
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -69,8 +70,10 @@ def read_elicitation_id(value: Any, caller: str, agent: str) -> tuple[str, int] 
 
 
 def session_id(caller: str, agent: str, capabilities: dict[str, Any]) -> str:
-    """A new 2025-11-25 session: the client's capabilities, for this caller and agent."""
-    return _sign({"c": caller, "a": agent, "caps": capabilities}, _SESSION_SALT)
+    """A new 2025-11-25 session: the client's capabilities, for this caller and agent. A
+    random nonce makes each one its own: two clients of one caller initializing in the
+    same second must not share an id (one's DELETE would end the other's session)."""
+    return _sign({"c": caller, "a": agent, "caps": capabilities, "n": secrets.token_urlsafe(9)}, _SESSION_SALT)
 
 
 def read_session(value: str, caller: str, agent: str) -> dict[str, Any] | None:

@@ -19,6 +19,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +146,57 @@ def mcp_site(tmp_path_factory) -> Iterator[Site]:
         yield running
 
 
+PROGRESS = "progress:step one;chunk:c1:Hello,;last:c1:world;progress:done"
+#: The scenarios on the memory site, each client running them all in one process (the
+#: SDK's start is most of a scenario's time): name -> scenario and options.
+STEPS = [
+    {"name": "connect", "scenario": "connect"},
+    {"name": "complete", "scenario": "complete", "text": "artifact:first"},
+    {"name": "fail", "scenario": "fail", "text": "fail:boom"},
+    {"name": "progress", "scenario": "progress", "text": PROGRESS},
+    {"name": "approve", "scenario": "approve"},
+    {"name": "deny", "scenario": "deny"},
+    {"name": "task-poll", "scenario": "task-poll", "text": "sleep:0.5;artifact:late"},
+    {"name": "task-cancel", "scenario": "task-cancel", "text": "sleep:30"},
+    {"name": "isolation", "scenario": "isolation", "other": BOB},
+    {"name": "bad", "scenario": "bad"},
+]
+
+
+class Runs:
+    """What a client's suite observed, by scenario: ``runs[name]`` fails the test that
+    reads a scenario that crashed."""
+
+    def __init__(self, observed: dict[str, Any]) -> None:
+        self.observed = observed
+
+    def __getitem__(self, name: str) -> dict[str, Any]:
+        found = self.observed["runs"][name]
+        assert "crashed" not in found, found
+        return found
+
+
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("mcp-plan") / "steps.json"
+    path.write_text(json.dumps(STEPS))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def py_runs(run_py, mcp_site, plan) -> dict[str, Runs]:
+    """The Python SDK's suite on each revision (the two at once)."""
+    with ThreadPoolExecutor(2) as pool:
+        found = pool.map(lambda r: Runs(run_py(mcp_site.endpoint, "suite", r, "--state", plan)), (MODERN, LEGACY))
+        return dict(zip((MODERN, LEGACY), found, strict=True))
+
+
+@pytest.fixture(scope="module")
+def ts_runs(run_ts, mcp_site, plan) -> Runs:
+    """The TypeScript SDK's suite (2025-11-25)."""
+    return Runs(run_ts(mcp_site.endpoint, "suite", "--state", plan))
+
+
 @pytest.fixture(params=["file", "postgres"])
 def durable_site(request, tmp_path) -> Iterator[Site]:
     """The site on a durable store (the file store; the ORM store on PostgreSQL), to restart."""
@@ -221,8 +273,8 @@ def expect_protocol_error(error: dict[str, Any] | None, *codes: int) -> None:
 
 
 @PYTHON_REVISIONS
-def test_python_connects_and_lists_one_tool_per_skill(run_py, mcp_site, revision):
-    observed = run_py(mcp_site.endpoint, "connect", revision)
+def test_python_connects_and_lists_one_tool_per_skill(py_runs, revision):
+    observed = py_runs[revision]["connect"]
     assert observed["protocolVersion"] == revision  # auto: server/discover; legacy: initialize
     assert observed["capabilities"]["tools"] is not None
     if revision == MODERN:
@@ -231,29 +283,28 @@ def test_python_connects_and_lists_one_tool_per_skill(run_py, mcp_site, revision
 
 
 @PYTHON_REVISIONS
-def test_python_a_call_completes_and_its_task_is_the_callers(run_py, mcp_site, revision):
-    before = {t["id"] for t in a2a_tasks(mcp_site.base)}
-    expect_completed(run_py(mcp_site.endpoint, "complete", revision, "--text", "artifact:first"))
-    created = [t for t in a2a_tasks(mcp_site.base) if t["id"] not in before]
-    assert len(created) == 1 and created[0]["status"]["state"] == "TASK_STATE_COMPLETED"  # an A2A task, alice's
-    assert created[0]["id"] not in {t["id"] for t in a2a_tasks(mcp_site.base, BOB)}
+def test_python_a_call_completes_and_its_task_is_the_callers(py_runs, mcp_site, revision):
+    observed = py_runs[revision]["complete"]
+    expect_completed(observed)
+    task = a2a_task(mcp_site.base, observed["taskId"])["result"]  # an A2A task, alice's
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert observed["taskId"] not in {t["id"] for t in a2a_tasks(mcp_site.base, BOB)}
 
 
 @PYTHON_REVISIONS
-def test_python_a_failed_task_is_a_tool_error(run_py, mcp_site, revision):
-    expect_failed(run_py(mcp_site.endpoint, "fail", revision, "--text", "fail:boom"))
+def test_python_a_failed_task_is_a_tool_error(py_runs, revision):
+    expect_failed(py_runs[revision]["fail"])
 
 
 @PYTHON_REVISIONS
-def test_python_progress_streams_while_the_task_runs(run_py, mcp_site, revision):
-    script = "progress:step one;chunk:c1:Hello,;last:c1:world;progress:done"
-    expect_progress(run_py(mcp_site.endpoint, "progress", revision, "--text", script))
+def test_python_progress_streams_while_the_task_runs(py_runs, revision):
+    expect_progress(py_runs[revision]["progress"])
 
 
 @PYTHON_REVISIONS
 @pytest.mark.parametrize("scenario", ["approve", "deny"])
-def test_python_an_approval_through_elicitation(run_py, mcp_site, revision, scenario):
-    expect_approval(run_py(mcp_site.endpoint, scenario, revision), approved=scenario == "approve")
+def test_python_an_approval_through_elicitation(py_runs, revision, scenario):
+    expect_approval(py_runs[revision][scenario], approved=scenario == "approve")
 
 
 def test_python_modern_approval_answered_after_a_restart(run_py, durable_site, tmp_path):
@@ -318,8 +369,8 @@ def _ended(running: Site, before: set[str]) -> dict[str, Any]:
 
 
 @PYTHON_REVISIONS
-def test_python_a_task_handle_polled_to_its_end(run_py, mcp_site, revision):
-    observed = run_py(mcp_site.endpoint, "task-poll", revision, "--text", "sleep:0.5;artifact:late")
+def test_python_a_task_handle_polled_to_its_end(py_runs, mcp_site, revision):
+    observed = py_runs[revision]["task-poll"]
     assert observed["taskId"] and observed["statuses"][-1] == "completed"
     assert set(observed["statuses"][:-1]) <= {"working"}
     final = observed["final"]
@@ -330,16 +381,16 @@ def test_python_a_task_handle_polled_to_its_end(run_py, mcp_site, revision):
 
 
 @PYTHON_REVISIONS
-def test_python_a_task_handle_cancelled(run_py, mcp_site, revision):
-    observed = run_py(mcp_site.endpoint, "task-cancel", revision, "--text", "sleep:30")
+def test_python_a_task_handle_cancelled(py_runs, mcp_site, revision):
+    observed = py_runs[revision]["task-cancel"]
     assert "error" not in observed["cancelled"], observed["cancelled"]
     assert observed["statuses"][-1] == "cancelled"
     assert a2a_task(mcp_site.base, observed["taskId"])["result"]["status"]["state"] == "TASK_STATE_CANCELED"
 
 
 @PYTHON_REVISIONS
-def test_python_one_caller_cannot_see_or_continue_anothers_task(run_py, mcp_site, revision):
-    observed = run_py(mcp_site.endpoint, "isolation", revision, "--other", BOB)
+def test_python_one_caller_cannot_see_or_continue_anothers_task(py_runs, mcp_site, revision):
+    observed = py_runs[revision]["isolation"]
     expect_protocol_error(observed["get"].get("error"))
     expect_protocol_error(observed["cancel"].get("error"))
     if revision == MODERN:
@@ -350,8 +401,8 @@ def test_python_one_caller_cannot_see_or_continue_anothers_task(run_py, mcp_site
 
 
 @PYTHON_REVISIONS
-def test_python_bad_input_is_a_protocol_error(run_py, mcp_site, revision):
-    observed = run_py(mcp_site.endpoint, "bad", revision)
+def test_python_bad_input_is_a_protocol_error(py_runs, revision):
+    observed = py_runs[revision]["bad"]
     for name in ("unknownTool", "wrongArguments", "notAString"):
         expect_protocol_error(observed[name].get("error"), -32602)
     if revision == MODERN:
@@ -436,29 +487,28 @@ def test_raw_no_token_is_401_with_a_challenge(mcp_site):
 # --- the TypeScript SDK (2025-11-25) ----------------------------------------------------------
 
 
-def test_typescript_initializes_and_lists_one_tool_per_skill(run_ts, mcp_site):
-    expect_tools(run_ts(mcp_site.endpoint, "connect"))
+def test_typescript_initializes_and_lists_one_tool_per_skill(ts_runs):
+    expect_tools(ts_runs["connect"])
 
 
-def test_typescript_a_call_completes_and_one_fails(run_ts, mcp_site):
-    expect_completed(run_ts(mcp_site.endpoint, "complete", "--text", "artifact:first"))
-    expect_failed(run_ts(mcp_site.endpoint, "fail", "--text", "fail:boom"))
+def test_typescript_a_call_completes_and_one_fails(ts_runs, mcp_site):
+    expect_completed(ts_runs["complete"])
+    assert a2a_task(mcp_site.base, ts_runs["complete"]["taskId"])["result"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    expect_failed(ts_runs["fail"])
 
 
-def test_typescript_progress(run_ts, mcp_site):
-    script = "progress:step one;chunk:c1:Hello,;last:c1:world;progress:done"
-    expect_progress(run_ts(mcp_site.endpoint, "progress", "--text", script))
+def test_typescript_progress(ts_runs):
+    expect_progress(ts_runs["progress"])
 
 
 @pytest.mark.parametrize("scenario", ["approve", "deny"])
-def test_typescript_an_approval_through_elicitation(run_ts, mcp_site, scenario):
-    expect_approval(run_ts(mcp_site.endpoint, scenario), approved=scenario == "approve")
+def test_typescript_an_approval_through_elicitation(ts_runs, scenario):
+    expect_approval(ts_runs[scenario], approved=scenario == "approve")
 
 
 @pytest.mark.parametrize("scenario", ["task-poll", "task-cancel"])
-def test_typescript_a_task_polled_and_one_cancelled(run_ts, mcp_site, scenario):
-    text = "sleep:0.5;artifact:late" if scenario == "task-poll" else "sleep:30"
-    observed = run_ts(mcp_site.endpoint, scenario, "--text", text)
+def test_typescript_a_task_polled_and_one_cancelled(ts_runs, mcp_site, scenario):
+    observed = ts_runs[scenario]
     end = {"task-poll": ("completed", "TASK_STATE_COMPLETED"), "task-cancel": ("cancelled", "TASK_STATE_CANCELED")}
     assert observed["statuses"][-1] == end[scenario][0], observed
     assert a2a_task(mcp_site.base, observed["taskId"])["result"]["status"]["state"] == end[scenario][1]
@@ -466,15 +516,15 @@ def test_typescript_a_task_polled_and_one_cancelled(run_ts, mcp_site, scenario):
         assert any("done: sleep:0.5;artifact:late" in t for t in observed["final"]["text"])
 
 
-def test_typescript_one_caller_cannot_see_or_cancel_anothers_task(run_ts, mcp_site):
-    observed = run_ts(mcp_site.endpoint, "isolation", "--other", BOB)
+def test_typescript_one_caller_cannot_see_or_cancel_anothers_task(ts_runs):
+    observed = ts_runs["isolation"]
     expect_protocol_error(observed["get"]["error"])
     expect_protocol_error(observed["cancel"]["error"])
     assert observed["ownerStatus"] == "working"
 
 
-def test_typescript_bad_input_is_a_protocol_error(run_ts, mcp_site):
-    observed = run_ts(mcp_site.endpoint, "bad")
+def test_typescript_bad_input_is_a_protocol_error(ts_runs):
+    observed = ts_runs["bad"]
     for name in ("unknownTool", "wrongArguments"):
         expect_protocol_error(observed[name]["error"], -32602)
 

@@ -193,3 +193,16 @@ def test_legacy_session_is_required_and_ends():
 
     assert http("DELETE", "/mcp", headers={"Mcp-Session-Id": session}).status_code == 204
     error(legacy(session, "tools/list"), 404, -32600)
+
+
+@pytest.mark.django_db(transaction=True)  # the DELETE writes from the app's thread
+def test_two_sessions_of_one_caller_are_two_and_one_ends_alone():
+    """Two clients of one caller with the same capabilities, initialized at once: ending
+    one leaves the other (ids signed within the same second were once the same)."""
+    from tests.helpers import http
+
+    first, second = legacy_session(), legacy_session()
+    assert first != second
+    assert http("DELETE", "/mcp", headers={"Mcp-Session-Id": first}).status_code == 204
+    error(legacy(first, "tools/list"), 404, -32600)
+    assert "tools" in result(legacy(second, "tools/list"))

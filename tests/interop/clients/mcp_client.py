@@ -83,7 +83,13 @@ def text_of(result: Any) -> list[str]:
 
 
 def observed_result(result: types.CallToolResult) -> dict[str, Any]:
-    return {"isError": bool(result.is_error), "text": text_of(result), "structured": result.structured_content}
+    task = (result.meta or {}).get("a2a/taskId")
+    return {
+        "isError": bool(result.is_error),
+        "text": text_of(result),
+        "structured": result.structured_content,
+        "taskId": task,
+    }
 
 
 def error_of(exc: MCPError) -> dict[str, Any]:
@@ -333,6 +339,23 @@ async def bad(args: argparse.Namespace) -> dict[str, Any]:
     return found
 
 
+async def suite(args: argparse.Namespace) -> dict[str, Any]:
+    """Several scenarios at once (``--state``: a JSON list of ``{"name", "scenario",
+    "text"?, "other"?}``), each with its own client, concurrently: what each observed, by
+    name (a scenario that raised: ``{"crashed": ...}``). One process for them all: the
+    SDK's import is most of a scenario's time."""
+    plan = json.loads(Path(args.state).read_text())
+
+    async def one(step: dict[str, Any]) -> tuple[str, Any]:
+        options = argparse.Namespace(**{**vars(args), **{k: v for k, v in step.items() if k != "name"}})
+        try:
+            return step["name"], await SCENARIOS[step["scenario"]](options)
+        except Exception as exc:
+            return step["name"], {"crashed": repr(exc)}
+
+    return {"runs": dict(await asyncio.gather(*(one(step) for step in plan)))}
+
+
 SCENARIOS = {
     "connect": connect,
     "complete": call,
@@ -347,6 +370,7 @@ SCENARIOS = {
     "task-cancel": task_poll,
     "isolation": isolation,
     "bad": bad,
+    "suite": suite,
 }
 
 

@@ -15,7 +15,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 
 const TOOL = "echo"; // the site's default agent's one skill
-const [endpoint, scenario, ...rest] = process.argv.slice(2);
+const [endpoint, first, ...rest] = process.argv.slice(2);
+let scenario = first; // a suite's steps set it in turn
 const { values: opts } = parseArgs({
   args: rest,
   options: {
@@ -40,7 +41,12 @@ async function connect(token, { elicit } = {}) {
 }
 
 const textOf = (result) => result.content.filter((c) => c.type === "text").map((c) => c.text);
-const observed = (result) => ({ isError: Boolean(result.isError), text: textOf(result), structured: result.structuredContent ?? null });
+const observed = (result) => ({
+  isError: Boolean(result.isError),
+  text: textOf(result),
+  structured: result.structuredContent ?? null,
+  taskId: result._meta?.["a2a/taskId"] ?? null,
+});
 const errorOf = (err) => (err instanceof McpError ? { code: err.code, message: err.message } : { code: null, message: String(err) });
 
 async function attempt(promise) {
@@ -146,6 +152,22 @@ const scenarios = {
     await attempt(owner.experimental.tasks.cancelTask(taskId));
     return { taskId, get, cancel, ownerStatus };
   },
+  // Several scenarios in one process (--state: a JSON list of {name, scenario, text?, other?}),
+  // one after another (they share the options): what each observed, by name.
+  async suite() {
+    const runs = {};
+    const base = { ...opts };
+    for (const step of JSON.parse(readFileSync(opts.state, "utf8"))) {
+      scenario = step.scenario;
+      Object.assign(opts, base, step);
+      try {
+        runs[step.name] = await scenarios[step.scenario]();
+      } catch (err) {
+        runs[step.name] = { crashed: String(err) };
+      }
+    }
+    return { runs };
+  },
   async bad() {
     const client = await connect(opts.token);
     const unknownTool = await attempt(client.callTool({ name: "no-such-tool", arguments: { message: "hi" } }));
@@ -157,5 +179,5 @@ const scenarios = {
 const sdkPackage = new URL("./node_modules/@modelcontextprotocol/sdk/package.json", import.meta.url);
 const sdkVersion = JSON.parse(readFileSync(sdkPackage)).version;
 const found = await scenarios[scenario]();
-console.log(JSON.stringify({ scenario, sdk: { version: sdkVersion }, protocolVersion: negotiated, ...found }));
+console.log(JSON.stringify({ scenario: first, sdk: { version: sdkVersion }, protocolVersion: negotiated, ...found }));
 process.exit(0);
