@@ -57,13 +57,14 @@ async function attempt(promise) {
   }
 }
 
-function answering(approve, seen, gate) {
+function answering(approve, seen, gate, opened = () => {}) {
   return async (request) => {
     const related = request.params._meta?.["io.modelcontextprotocol/related-task"] ?? {};
     seen.push({ message: request.params.message, schema: request.params.requestedSchema, taskId: related.taskId ?? null });
     if (gate) {
       writeFileSync(`${gate}.asked`, "asked"); // the test restarts the server, then opens the gate
       while (!existsSync(gate)) await sleep(50);
+      opened(); // the new process listens
     }
     return { action: "accept", content: { approved: approve } };
   };
@@ -107,13 +108,12 @@ const scenarios = {
   },
   async "restart-legacy"() {
     const asked = [];
-    const client = await connect(opts.token, { elicit: answering(true, asked, opts.state) });
-    let callError;
-    try {
-      return { asked, ...observed(await call(client, "approve:deploy", { timeout: 20000 })) };
-    } catch (err) {
-      callError = errorOf(err); // the old process's stream died with it
-    }
+    let opened;
+    const gateOpened = new Promise((resolve) => (opened = resolve));
+    const client = await connect(opts.token, { elicit: answering(true, asked, opts.state, opened) });
+    let callError = null; // the call's stream died with the old process: the SDK says so its way
+    const pending = call(client, "approve:deploy", { timeout: 120000 }).catch((err) => (callError = errorOf(err)));
+    await Promise.race([pending, gateOpened]);
     // The session (signed: the new process knows it) follows the task the question named
     // until the answer, sent to the new process, has continued it.
     const statuses = [];
