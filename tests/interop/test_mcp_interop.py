@@ -4,8 +4,10 @@
 older, not 2026-07-28), driving the real site under uvicorn with ``A2A_MCP`` on and
 bearer tokens (two callers, alice and bob).
 
-Each scenario runs a client script (tests/interop/clients/mcp_client.py,
-tests/interop/js/mcp_client.mjs) that prints one JSON line of what the SDK observed.
+Each scenario runs in a client script (tests/interop/clients/mcp_client.py,
+tests/interop/js/mcp_client.mjs) that prints one JSON line of what the SDK observed; the
+memory site's scenarios run as one "suite" per client and revision (the SDK's start was
+most of a scenario's time), the restarts each on their own.
 The bad input the SDKs cannot send (no or an unknown protocol version, a header that
 disagrees with the body) goes as raw HTTP from here.
 """
