@@ -6,6 +6,8 @@ PY := $(VENV)/bin/python
 INTEROP_VENV ?= .venv-interop
 # a2a-sdk 0.3, the v0.3 generation's own client (its "a2a" clashes with a2a-sdk 1.x too).
 INTEROP03_VENV ?= .venv-interop03
+# The official MCP Python SDK (mcp 2.x): .venv-interop's a2a-sdk pins mcp 1.x.
+MCP_VENV ?= .venv-mcp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 WORKERS ?= 1
@@ -35,7 +37,10 @@ $(INTEROP_VENV)/.requirements.sha256: tests/interop/requirements.txt tests/inter
 $(INTEROP03_VENV)/.requirements.sha256: tests/interop/requirements-v03.txt tests/interop/setup-venv.sh
 	bash tests/interop/setup-venv.sh $(abspath $(INTEROP03_VENV)) tests/interop/requirements-v03.txt
 
-# The official A2A JavaScript SDK of the interop tests (tests/interop/js): npm ci, from its lock file.
+$(MCP_VENV)/.requirements.sha256: tests/interop/requirements-mcp.txt tests/interop/setup-venv.sh
+	bash tests/interop/setup-venv.sh $(abspath $(MCP_VENV)) tests/interop/requirements-mcp.txt
+
+# The official A2A JavaScript and MCP TypeScript SDKs of the interop tests (tests/interop/js): npm ci, from its lock file.
 INTEROP_JS := tests/interop/js/node_modules/.package-lock.sha256
 $(INTEROP_JS): tests/interop/js/package-lock.json tests/interop/setup-node.sh
 	bash tests/interop/setup-node.sh
@@ -70,7 +75,7 @@ cluster: $(VENV)/.dev-deps
 ## Install and run lint (ruff, mypy) and the whole suite (the interop tests included,
 ## with their venv). The ORM store's tests also run on PostgreSQL when
 ## A2A_TEST_POSTGRES_URL is set (.ci/run sets it).
-test: $(VENV)/.dev-deps $(FSIO_BUILT) $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_VENV)/.requirements.sha256 $(INTEROP_JS)
+test: $(VENV)/.dev-deps $(FSIO_BUILT) $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_VENV)/.requirements.sha256 $(MCP_VENV)/.requirements.sha256 $(INTEROP_JS)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
@@ -85,8 +90,8 @@ test-quick: $(VENV)/.dev-deps $(FSIO_BUILT)
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -m "not slow and not interop and not thirdparty" $(PYTEST_ARGS)
 
-## Only the interop tests: our server driven by the official A2A SDKs (Python, JavaScript) and toolnexus.
-interop: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_VENV)/.requirements.sha256 $(INTEROP_JS)
+## Only the interop tests: our server driven by the official A2A and MCP SDKs (Python, JavaScript) and toolnexus.
+interop: $(VENV)/.dev-deps $(INTEROP_VENV)/.requirements.sha256 $(INTEROP03_VENV)/.requirements.sha256 $(MCP_VENV)/.requirements.sha256 $(INTEROP_JS)
 	$(PY) -m pytest -m interop $(PYTEST_ARGS)
 
 ## The code's shape, counted (tests/shape.py; tests/test_shape.py holds each at zero): modules over
@@ -131,4 +136,4 @@ bench-quick: $(VENV)/.dev-deps
 	$(PY) -m bench.run --quick $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(INTEROP_VENV) $(INTEROP03_VENV) tests/interop/js/node_modules .venv-bench-sdk .venv-bench-toolnexus staticfiles site .pytest_cache .ruff_cache .nox .mypy_cache build dist *.egg-info $(FSIO)/build $(FSIO)/*.egg-info
+	rm -rf $(VENV) $(INTEROP_VENV) $(INTEROP03_VENV) $(MCP_VENV) tests/interop/js/node_modules .venv-bench-sdk .venv-bench-toolnexus staticfiles site .pytest_cache .ruff_cache .nox .mypy_cache build dist *.egg-info $(FSIO)/build $(FSIO)/*.egg-info

@@ -80,6 +80,7 @@ PER_AGENT: tuple[str, ...] = (
     "LLM_TOOLS",
     "LLM_REMOTE_TOOLS",
     "LLM_MAX_ROUNDS",
+    "MCP",
 )
 
 #: The options only an agent has (docs/agents.md): whether the discovery catalogs name the

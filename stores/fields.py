@@ -74,6 +74,21 @@ def task_call(task: Task) -> dict[str, Any]:
     return call if isinstance(call, dict) else {}
 
 
+def task_binding(task: Task) -> str:
+    """Where the task's latest message came from, for a person: ``MCP``, or the A2A
+    binding and version (``A2A JSONRPC 1.0``); "" for a task saved without a ``_call``."""
+    call = task_call(task)
+    binding = str(call.get("binding") or "")
+    if binding in ("", "mcp"):
+        return binding.upper()
+    named = _BINDINGS.get(binding, binding)
+    return f"A2A {named} {call.get('version') or ''}".strip()
+
+
+#: The protocol's names of the bindings a ``_call`` records in lower case.
+_BINDINGS = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON", "grpc": "GRPC", "browser": "agent page"}
+
+
 def task_state(task: Task) -> str:
     """The task's ``status.state`` ("unknown" when it has none)."""
     status = task.get("status")

@@ -142,3 +142,17 @@ class PushConfigRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task_id}/{self.config_id}"
+
+
+class EndedMcpSession(models.Model):
+    """A 2025-11-25 MCP session its client ended (``DELETE``): the session id's SHA-256,
+    and when the id expires anyway (a row past it may go). The session itself is a
+    signed token (``a2a.mcp.state``): only its end needs keeping, here in the project's
+    database, so that every process refuses it."""
+
+    key = models.CharField(max_length=64, primary_key=True)
+    expires = models.DateTimeField(db_index=True)
+
+    class Meta:
+        verbose_name = "ended MCP session"
+        default_permissions = ()

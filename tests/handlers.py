@@ -12,6 +12,7 @@ from typing import Any
 
 from a2a.core.files import open_part
 from a2a.handlers import AuthRequired, HandlerRequest, InputRequired, Reply, TaskFailed
+from a2a.handlers.frameworks.awaiting import Question, approval
 
 
 def scripted(request: HandlerRequest) -> object:
@@ -21,10 +22,14 @@ def scripted(request: HandlerRequest) -> object:
     ``last:ID:X`` chunks of artifact ID (the second and later appended);
     ``sleep:S`` wait S seconds (stopping early when canceled); ``wait:PATH`` wait
     until the file PATH exists (a gate the test opens); ``ask:X`` input
-    required; ``auth:X`` auth required; ``fail:X`` raise TaskFailed(X); ``reply:X`` a direct
+    required; ``approve:TOOL`` input required as a framework agent's approval of a call
+    of TOOL (the reply, yes or no, answers "approved: TOOL" or "denied: TOOL"); ``auth:X``
+    auth required; ``fail:X`` raise TaskFailed(X); ``reply:X`` a direct
     Message; ``data:JSON`` answer with a data part. After an ``ask``, the follow-up
     message's text is the script.
     """
+    if (asked := _approval_asked(request)) is not None:
+        return f"{'approved' if approval(request) else 'denied'}: {asked}"
     started_chunks: set[str] = set()
     for step in request.text.split(";"):
         verb, _, arg = step.strip().partition(":")
@@ -46,6 +51,8 @@ def scripted(request: HandlerRequest) -> object:
                     break
         elif verb == "ask":
             raise InputRequired(arg)
+        elif verb == "approve":
+            raise InputRequired(Question([{"id": "call-1", "tool": arg, "args": {}}], []).parts())
         elif verb == "auth":
             raise AuthRequired(arg)
         elif verb == "fail":
@@ -55,6 +62,20 @@ def scripted(request: HandlerRequest) -> object:
         elif verb == "data":
             return {"kind": "data", "data": json.loads(arg)}
     return f"done: {request.text}"
+
+
+def _approval_asked(request: HandlerRequest) -> str | None:
+    """The tool whose approval the task's last question asked (``approve:TOOL``), or None."""
+    if not request.is_continuation or not request.history:
+        return None
+    for message in reversed(request.history):
+        if message.get("role") in ("agent", "ROLE_AGENT"):
+            for part in message.get("parts", []):
+                awaiting = (part.get("data") or {}).get("a2a.awaiting") if isinstance(part.get("data"), dict) else None
+                if isinstance(awaiting, dict) and awaiting.get("approvals"):
+                    return str(awaiting["approvals"][0]["tool"])
+            return None
+    return None
 
 
 def slow(request: HandlerRequest) -> str:

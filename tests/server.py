@@ -100,10 +100,12 @@ def running_server(
     log: Path | None = None,
     nofile: tuple[int, int] | None = None,
     http: str = "a2a.http.protocol:HttpToolsProtocol",
+    port: int | None = None,
 ) -> Iterator[ServerURL]:
     """Serve the site with uvicorn as ``make run`` does; yield its base URL; stop it
-    with SIGTERM (graceful). ``nofile``: the (soft, hard) open-file limit it starts with."""
-    port = free_port()
+    with SIGTERM (graceful). ``nofile``: the (soft, hard) open-file limit it starts with;
+    ``port``: the one to listen on (a restarted server's, that its clients reach again)."""
+    port = port or free_port()
     command = uvicorn_command(port, "--workers", str(workers), "--no-access-log", "--loop", "uvloop", "--http", http)
     with running_process(command, port, env=env, cwd=ROOT, log=log, nofile=nofile) as base:
         yield base

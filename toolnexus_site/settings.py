@@ -108,6 +108,8 @@ LOGGING = {
 
 # --- The A2A agent (defaults in a2a/conf/declarations.py; each overridable by an env var)
 TASK_STORE = "file:./tasks"
+# Every agent an MCP server too, at <agent>/mcp (a2a/mcp/, docs/mcp.md).
+A2A_MCP = True
 A2A_AGENT_NAME = "toolnexus-agent"
 A2A_SKILLS = [
     {

@@ -168,6 +168,13 @@ FEATURES: dict[str, dict[str, Setting]] = {
     "tracing": {
         "A2A_TRACING": Setting(bool, False),
     },
+    # MCP: every agent an MCP server too (a2a/mcp/).
+    "mcp": {
+        "A2A_MCP": Setting(bool, False),
+        "A2A_MCP_ALLOWED_ORIGINS": Setting(list, [], check_id="a2a.E140"),
+        "A2A_MCP_AUTHORIZATION_SERVERS": Setting(list, [], check_id="a2a.E140"),
+        "A2A_MCP_STATE_MAX_AGE": Setting(float, 7 * 86400.0, min=60),
+    },
     # The A2A 1.1 draft's long-polling GetTask.
     "long_poll": {
         "A2A_LONG_POLL_TIMEOUT": Setting(float, 30.0, min=0),

@@ -44,7 +44,8 @@ from a2a.protocol.errors import A2AError, ContentTypeNotSupportedError, InvalidP
 from a2a.protocol.model import CancelParams, GetParams, Message, SendParams, Task, new_id, task_state
 from a2a.service import card, operations
 from a2a.service.context import CallContext
-from stores.fields import joined_parts, task_delegations
+from a2a.service.mcp_endpoint import mcp_url
+from stores.fields import joined_parts, task_binding, task_delegations
 
 #: The states after which the conversation with a task is over.
 FINAL = frozenset({"completed", "canceled", "failed", "rejected"})
@@ -266,6 +267,7 @@ def task_view(task: Task | Message, sent: Message | None = None) -> dict[str, An
         "conversation": conversation(task),
         "admin_url": admin_url(task["id"]),
         "delegations": task_delegations(task),  # the remote tasks its handler started
+        "binding": task_binding(task),  # where its latest message came from (MCP, an A2A binding)
     }
 
 
@@ -303,6 +305,7 @@ def _page(
         "cancel_url": request_agent(request).path("browse:cancel"),
         "admin_url_template": admin_url("TASKID"),
         "card_url": request_agent(request).path("agent-card"),
+        "mcp_url": mcp_url(request_agent(request), request),
     }
     return render(request, "a2a/agent.html", context, status=status)
 

@@ -21,6 +21,7 @@ from a2a.conf import a2a_settings
 from a2a.http.common import error_document, origin
 from a2a.protocol.errors import InvalidRequestError
 from a2a.service import discovery
+from a2a.service.mcp_endpoint import mcp_url
 
 JSON = "application/json"
 
@@ -33,7 +34,12 @@ def agent_url(request: HttpRequest, agent: Agent, route: str) -> str:
 def listings(request: HttpRequest) -> list[discovery.Listing]:
     """The listed agents with their card's and endpoint's absolute URLs, as this request reaches them."""
     return [
-        discovery.Listing(agent, agent_url(request, agent, "agent-card"), agent_url(request, agent, "jsonrpc"))
+        discovery.Listing(
+            agent,
+            agent_url(request, agent, "agent-card"),
+            agent_url(request, agent, "jsonrpc"),
+            mcp_url(agent, request),
+        )
         for agent in discovery.listed_agents()
     ]
 

@@ -10,6 +10,7 @@ from django.urls import NoReverseMatch, reverse
 
 from a2a.conf import a2a_settings, project_name
 from a2a.service.discovery import listed_agents
+from a2a.service.mcp_endpoint import mcp_url
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -24,9 +25,8 @@ def home(request: HttpRequest) -> HttpResponse:
         except NoReverseMatch:  # an agent no URLconf serves (a2a.W110 says so)
             continue
         name = agent.settings.AGENT_NAME or (project_name() if agent.is_default else agent.name)
-        served.append(
-            {"name": name, **{route.replace("-", "_").replace(":", "_"): url for route, url in routes.items()}}
-        )
+        urls = {route.replace("-", "_").replace(":", "_"): url for route, url in routes.items()}
+        served.append({"name": name, **urls, "mcp": mcp_url(agent, request)})
     try:
         admin = reverse("admin:index")
     except NoReverseMatch:  # a project without the admin

@@ -26,6 +26,11 @@ def _data(payload: bytes, seq: int | None = None) -> bytes:
     return frame if seq is None else b"id: %d\n" % seq + frame
 
 
+def frame(payload: bytes) -> bytes:
+    """One SSE ``data:`` frame of ``payload`` (JSON), for a binding that writes its own events."""
+    return _data(payload)
+
+
 def _frame(item: StreamItem, render: Callable[[StreamItem], bytes]) -> bytes:
     """The SSE frame of ``item``: a comment for a keepalive (a resumed stream with nothing
     to replay opens with one)."""

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from a2a import auth
-from a2a.agents import Agent
+from a2a.agents import Agent, default_agent
 from a2a.conf import a2a_settings
 from a2a.core import replay
 from a2a.handlers import load_handler
@@ -27,6 +27,7 @@ from a2a.protocol.errors import ExtendedAgentCardNotConfiguredError, Unsupported
 from a2a.protocol.signing import Signer
 from a2a.push import tokens
 from a2a.service.context import CallContext
+from a2a.service.mcp_endpoint import mcp_url
 
 V03_PROTOCOL_VERSION = "0.3.0"
 
@@ -100,6 +101,28 @@ def signed(card: dict[str, Any], agent: Agent | None = None) -> dict[str, Any]:
     return card_signer.sign(card) if card_signer else card
 
 
+#: The card extension that names an agent's MCP endpoint (docs/mcp.md). Not an entry of
+#: ``supportedInterfaces``: those are A2A bindings (spec 5.8; a reader picks one and sends
+#: A2A operations to it), and MCP is another protocol at that URL.
+MCP_EXTENSION_URI = "https://django-a2a-agent.readthedocs.io/extensions/mcp/v1"
+
+
+def mcp_extension(endpoint: str, agent: Agent | None) -> dict[str, Any] | None:
+    """The card's declaration of ``agent``'s MCP endpoint (its URL beside the JSON-RPC
+    ``endpoint``'s origin), or None when the agent serves no MCP."""
+    path = mcp_url(agent or default_agent())
+    if path is None:
+        return None
+    if not path.startswith(("http://", "https://")):
+        parts = urlsplit(endpoint)
+        path = f"{parts.scheme}://{parts.netloc}{path}"
+    return {
+        "uri": MCP_EXTENSION_URI,
+        "description": "This agent is an MCP server too (Streamable HTTP): one tool per skill, a call an A2A task.",
+        "params": {"url": path, "protocolVersions": ["2026-07-28", "2025-11-25"]},
+    }
+
+
 def build_card(endpoint: str, *, version: str, rest: str | None = None, agent: Agent | None = None) -> dict[str, Any]:
     """The card of ``agent`` (None: the default agent) for the JSON-RPC ``endpoint`` and
     the HTTP+JSON base URL ``rest`` (absolute URLs) in dialect ``version``, signed when a
@@ -131,6 +154,8 @@ def _build_card(endpoint: str, *, version: str, rest: str | None = None, agent: 
         "defaultOutputModes": list(conf.OUTPUT_MODES),
         "skills": skills(agent),
     }
+    if declared := mcp_extension(endpoint, agent):
+        card["capabilities"]["extensions"].append(declared)
     if a2a_settings.GRPC_URL:  # the gRPC binding (a2a.grpc): the 1.1 draft's a2a.proto, which is 1.0's and more
         card["supportedInterfaces"] += [
             {"url": a2a_settings.GRPC_URL, "protocolBinding": "GRPC", "protocolVersion": protocol}

@@ -31,6 +31,8 @@ AI_CATALOG_MEDIA_TYPE = "application/ai-catalog+json"
 AI_CATALOG_SPEC_VERSION = "1.0"
 #: An entry's ``type`` for an A2A Agent Card (the draft's list of known types).
 A2A_CARD_TYPE = "application/a2a-agent-card+json"
+#: An entry's ``type`` for an MCP server's Streamable HTTP endpoint.
+MCP_ENDPOINT_TYPE = "application/mcp"
 #: RFC 9727 section 4.2: a linkset, with the profile of an API catalog.
 API_CATALOG_PROFILE = "https://www.rfc-editor.org/info/rfc9727"
 API_CATALOG_MEDIA_TYPE = f'application/linkset+json; profile="{API_CATALOG_PROFILE}"'
@@ -43,6 +45,8 @@ class Listing:
     agent: Agent
     card_url: str
     endpoint_url: str
+    #: Its MCP endpoint's absolute URL (None: it serves no MCP).
+    mcp_url: str | None = None
 
 
 def listed_agents() -> list[Agent]:
@@ -68,6 +72,17 @@ def ai_catalog(listings: list[Listing], publisher: str) -> dict[str, Any]:
     entries = [
         {"identifier": identifier(publisher, listing.agent), "type": A2A_CARD_TYPE, "url": listing.card_url}
         for listing in listings
+    ]
+    # An agent that serves MCP: a second entry, its MCP endpoint (the draft names no MCP
+    # document type yet; the card's MCP extension says the same).
+    entries += [
+        {
+            "identifier": identifier(publisher, listing.agent).replace(":a2a:", ":mcp:", 1),
+            "type": MCP_ENDPOINT_TYPE,
+            "url": listing.mcp_url,
+        }
+        for listing in listings
+        if listing.mcp_url
     ]
     return {"specVersion": AI_CATALOG_SPEC_VERSION, "host": host, "entries": entries}
 

@@ -8,6 +8,7 @@ from django.urls import URLPattern, URLResolver, include, path, re_path
 
 from a2a.http import browse, discovery, files, openapi, rest, views
 from a2a.http import health as ops_views
+from a2a.mcp import views as mcp_views
 
 app_name = "a2a"
 
@@ -32,6 +33,8 @@ def agent_patterns(wrap: Callable[[Any], Any]) -> list[URLPattern | URLResolver]
         path("a2a/browse/", include((browse_patterns, "browse"))),
         path("a2a/", wrap(views.jsonrpc_endpoint), name="jsonrpc"),
         path("a2a", wrap(views.jsonrpc_endpoint)),
+        # MCP over Streamable HTTP (a2a/mcp/, A2A_MCP): the same agent, its tools its skills.
+        path("mcp", wrap(mcp_views.endpoint), name="mcp"),
         # Offloaded file parts (a2a.core.files), served to their task's owner only.
         path("a2a/files/<str:task_id>/<str:key>", wrap(files.download), name="file"),
         # HTTP+JSON (REST), spec section 11; v0.3 clients put "/v1" before each path. The routes
@@ -54,5 +57,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     # Discovery of every listed agent (a2a/http/discovery.py): the AI Catalog and RFC 9727's API catalog.
     path(".well-known/ai-catalog.json", discovery.ai_catalog, name="ai-catalog"),
     path(".well-known/api-catalog", discovery.api_catalog, name="api-catalog"),
+    # RFC 9728: the MCP endpoints' protected resource metadata (A2A_MCP_AUTHORIZATION_SERVERS).
+    re_path(r"^\.well-known/oauth-protected-resource/(?P<resource>.+)$", mcp_views.protected_resource),
     *agent_patterns(lambda view: view),
 ]

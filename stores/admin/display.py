@@ -17,7 +17,7 @@ from django.utils.text import Truncator
 from django.utils.timesince import timesince, timeuntil
 
 from stores.base import STATES, Task
-from stores.fields import joined_parts, task_updated, without_event_log
+from stores.fields import joined_parts, task_binding, task_updated, without_event_log
 from stores.retention import Policy, kept
 from stores.scope import agent_name
 from stores.timestamps import parse_timestamp
@@ -150,6 +150,7 @@ def task_sections(task: Task, download: DownloadURL | None = None) -> dict[str, 
         entry["speaker"] = agent if entry["role"] == "agent" else entry["role"]
     return {
         "agent": agent,
+        "binding": task_binding(task),
         "message": status_entries,
         "artifacts": made,
         "history": said,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the interop tests' JavaScript client (tests/interop/js: the official A2A
-# JavaScript SDK, @a2a-js/sdk, pinned in package-lock.json) with `npm ci`, from the npm
+# JavaScript SDK, @a2a-js/sdk, and the official MCP TypeScript SDK,
+# @modelcontextprotocol/sdk, pinned in package-lock.json) with `npm ci`, from the npm
 # registry only. Idempotent: node_modules installed from the current lock file is left
 # as it is (a stamp holds the lock file's checksum).
 # Without node or npm it says so and does nothing (the tests then skip, saying why).
@@ -25,6 +26,6 @@ if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
   exit 0
 fi
 (cd "$js" && npm ci --no-audit --no-fund --loglevel=error)
-(cd "$js" && node --input-type=module -e 'await import("@a2a-js/sdk/client")')
+(cd "$js" && node --input-type=module -e 'await import("@a2a-js/sdk/client"); await import("@modelcontextprotocol/sdk/client/index.js")')
 echo "$want" > "$stamp"
 echo "interop JavaScript client ready: $js/node_modules"

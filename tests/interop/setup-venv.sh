@@ -2,7 +2,8 @@
 # Build .venv-interop: the virtualenv of the third-party A2A clients the interop tests
 # run as subprocesses (the official a2a-sdk and toolnexus). Their top-level "a2a"
 # package clashes with ours, so they never go into .venv. With a second argument,
-# another requirements file: requirements-v03.txt (a2a-sdk 0.3) goes in .venv-interop03.
+# another requirements file: requirements-v03.txt (a2a-sdk 0.3) goes in .venv-interop03,
+# requirements-mcp.txt (the MCP Python SDK, mcp 2.x; a2a-sdk pins mcp 1.x) in .venv-mcp.
 #
 # Idempotent: a venv built from the current requirements is left as it is (a stamp
 # holds the requirements' checksum); otherwise it is (re)installed.
@@ -37,6 +38,8 @@ rm -f "$stamp"
 # The clients must import from the venv (not from this repository).
 if [[ "$(basename "$requirements")" == requirements-v03.txt ]]; then
   check="import a2a.client.transports.rest"  # a2a-sdk 0.3
+elif [[ "$(basename "$requirements")" == requirements-mcp.txt ]]; then
+  check="import mcp.client.streamable_http, mcp_types.version"  # the MCP Python SDK
 else
   check="import a2a.client, a2a.compat.v0_3.jsonrpc_transport, a2a.client.transports.grpc, toolnexus.a2a, fasta2a.client"
 fi

@@ -8,6 +8,13 @@ when a check fails (``--list``: print the entries without contacting them)::
     manage.py a2a_agents
     billing  ok    Billing: JSONRPC 1.0 at https://billing.example/a2a/ (offers ...); signature verified (kid k1)
     search   FAIL  Cannot reach https://search.internal/.well-known/agent-card.json (search): ...
+
+``--own`` lists this project's agents instead (``A2A_AGENTS``): each one's card and, when it
+serves MCP, its MCP endpoint (absolute with ``A2A_PUBLIC_URL``, else the path)::
+
+    manage.py a2a_agents --own
+    default  card /.well-known/agent-card.json  mcp /mcp
+    billing  card /agents/billing/.well-known/agent-card.json  mcp /agents/billing/mcp
 """
 
 from __future__ import annotations
@@ -16,21 +23,30 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from a2a.agents import agents
 from a2a.client import ClientError, remote
 from a2a.client.card import interfaces
 from a2a.client.sync import Client
 from a2a.conf import a2a_settings
 from a2a.core.retry import RetryPolicy
+from a2a.service.mcp_endpoint import mcp_url
 
 
 class Command(BaseCommand):
-    help = "List the remote agents of A2A_REMOTE_AGENTS and check each (card, version and bindings, signature)."
+    help = (
+        "List the remote agents of A2A_REMOTE_AGENTS and check each (card, version and bindings, signature);"
+        " --own: this project's agents and their MCP endpoints."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("names", nargs="*", help="only these agents (default: all)")
         parser.add_argument("--list", action="store_true", help="only list the entries; contact no agent")
+        parser.add_argument("--own", action="store_true", help="list this project's agents and their MCP endpoints")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["own"]:
+            self.list_own(options["names"])
+            return
         problems = remote.check_setting(a2a_settings.REMOTE_AGENTS)
         if problems:
             raise CommandError("A2A_REMOTE_AGENTS is not valid:\n  " + "\n  ".join(problems))
@@ -72,3 +88,17 @@ class Command(BaseCommand):
         if not client.verify_signature and card.get("signatures"):
             signature = "signed (not verified: VERIFY_SIGNATURE is off)"
         return True, f"{card.get('name', '?')}: {client.interface} (offers {offered}); {signature}"
+
+    def list_own(self, names: list[str]) -> None:
+        """This project's agents (those of ``names``): the card's URL and the MCP endpoint."""
+        own = agents()
+        unknown = [name for name in names if name not in own]
+        if unknown:
+            raise CommandError(f"Not in A2A_AGENTS: {', '.join(unknown)} (configured: {', '.join(own)})")
+        chosen = [own[name] for name in names or own]
+        width = max(len(agent.name) for agent in chosen)
+        for agent in chosen:
+            base = a2a_settings.PUBLIC_URL.rstrip("/") if a2a_settings.PUBLIC_URL else ""
+            card = base + agent.path("agent-card")
+            mcp = mcp_url(agent) or "off (A2A_MCP)"
+            self.stdout.write(f"{agent.name:<{width}}  card {card}  mcp {mcp}")

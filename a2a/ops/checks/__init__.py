@@ -19,6 +19,7 @@ from a2a.ops.checks.handler import check_handler
 from a2a.ops.checks.limits import check_limits
 from a2a.ops.checks.llm import check_llm
 from a2a.ops.checks.long_poll import check_long_poll
+from a2a.ops.checks.mcp import check_mcp
 from a2a.ops.checks.push import check_push
 from a2a.ops.checks.registry import BODIES, OWNERS, Messages, concern
 from a2a.ops.checks.remote import check_remote_agents
@@ -48,6 +49,7 @@ __all__ = [
     "check_limits",
     "check_llm",
     "check_long_poll",
+    "check_mcp",
     "check_push",
     "check_remote_agents",
     "check_retention",
