@@ -17,6 +17,7 @@ from a2a.grpc import a2a_pb2_grpc
 from a2a.grpc.server import start
 from a2a.testing.client import WireClient
 from tests.conftest import ALL_DATABASES
+from tests.test_generation_match import _scripted, _waiting_task  # noqa: F401 (_scripted: its autouse fixture)
 
 pytestmark = ALL_DATABASES
 
@@ -24,17 +25,6 @@ V11 = WireClient(version="1.1")
 INT64_MAX = 2**63 - 1
 PAST_INT64 = [2**63, str(2**63), 2**64 - 1, str(2**64 - 1)]
 TOO_LARGE = f"must be at most {INT64_MAX}"
-
-
-@pytest.fixture(autouse=True)
-def _scripted(settings):
-    settings.A2A_HANDLER = "tests.handlers.scripted"
-
-
-def _waiting_task() -> tuple[str, int]:
-    task = V11.send("ask:more?")["task"]
-    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
-    return task["id"], int(task["generation"])
 
 
 def _follow_up(task_id: str, expected: Any) -> dict:

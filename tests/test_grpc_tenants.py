@@ -20,17 +20,10 @@ from tests.conftest import ALL_DATABASES, STORE_KINDS
 from tests.helpers import call
 from tests.helpers import rpc10 as rpc
 from tests.test_grpc import collect, error_info, fails, message, run, status_of
+from tests.test_tenants import MEMORY, _agent  # noqa: F401 (_agent: the tenants tests' autouse fixture)
 
 V10 = {"A2A-Version": "1.0"}
 HOOK = "http://127.0.0.1:9/hook"
-MEMORY = pytest.mark.parametrize("store_kind", ["memory"])
-
-
-@pytest.fixture(autouse=True)
-def _agent(settings):
-    settings.A2A_HANDLER = "tests.handlers.scripted"
-    settings.A2A_PUSH_NOTIFICATIONS = True
-    settings.A2A_PUSH_ALLOW_PRIVATE_URLS = True  # configs on a loopback URL (never delivered to)
 
 
 def message_request(text: str, tenant: str = "", task_id: str = "") -> pb.SendMessageRequest:

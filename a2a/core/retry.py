@@ -112,6 +112,31 @@ class RetryPolicy:
     idempotent_statuses: frozenset[int] = MAYBE_TAKEN
     errors: tuple[type[BaseException], ...] = (httpx.TransportError,)
 
+    @classmethod
+    def repeatable(
+        cls,
+        *,
+        attempts: int,
+        backoff: float,
+        cap: float,
+        statuses: frozenset[int],
+        errors: tuple[type[BaseException], ...] = (httpx.TransportError,),
+    ) -> RetryPolicy:
+        """The policy of a request a repeat cannot harm (a webhook's notification, a
+        model's completion): ``statuses`` and ``errors`` retried whatever was sent, waits
+        and a ``Retry-After`` at most ``cap`` seconds."""
+        return cls(
+            attempts=attempts,
+            backoff=backoff,
+            max_backoff=cap,
+            max_retry_after=cap,
+            cap_retry_after=True,
+            retry_writes=True,
+            statuses=statuses,
+            idempotent_statuses=frozenset(),
+            errors=errors,
+        )
+
     def after_error(self, exc: BaseException, attempt: int, *, write: bool) -> float | None:
         """Seconds to wait before attempt ``attempt + 1`` after ``exc``; None: raise it."""
         if attempt >= self.attempts or not isinstance(exc, self.errors):

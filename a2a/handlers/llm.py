@@ -247,15 +247,8 @@ class LLMClient:
         """The model requests' retries: connection errors, timeouts and
         :data:`RETRY_STATUSES`, ``max_retries`` more times, a ``Retry-After`` honoured up
         to :data:`MAX_BACKOFF`."""
-        return retry.RetryPolicy(
-            attempts=self.max_retries + 1,
-            backoff=self.backoff,
-            max_backoff=MAX_BACKOFF,
-            max_retry_after=MAX_BACKOFF,
-            cap_retry_after=True,
-            retry_writes=True,
-            statuses=RETRY_STATUSES,
-            idempotent_statuses=frozenset(),
+        return retry.RetryPolicy.repeatable(
+            attempts=self.max_retries + 1, backoff=self.backoff, cap=MAX_BACKOFF, statuses=RETRY_STATUSES
         )
 
     def _failure(self, exc: BaseException | None, url: str, attempts: int) -> LLMError:

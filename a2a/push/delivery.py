@@ -52,15 +52,11 @@ RETRIED_STATUSES = frozenset({429, *range(500, 600)})
 def policy() -> retry.RetryPolicy:
     """The delivery's retries: ``A2A_PUSH_MAX_ATTEMPTS`` in all, ``A2A_PUSH_RETRY_DELAY``
     seconds doubled each time, a ``Retry-After`` honoured up to :data:`MAX_RETRY_DELAY`."""
-    return retry.RetryPolicy(
+    return retry.RetryPolicy.repeatable(
         attempts=max(1, a2a_settings.PUSH_MAX_ATTEMPTS),
         backoff=a2a_settings.PUSH_RETRY_DELAY,
-        max_backoff=MAX_RETRY_DELAY,
-        max_retry_after=MAX_RETRY_DELAY,
-        cap_retry_after=True,
-        retry_writes=True,
+        cap=MAX_RETRY_DELAY,
         statuses=RETRIED_STATUSES,
-        idempotent_statuses=frozenset(),
         errors=RETRIED_ERRORS,
     )
 
