@@ -15,26 +15,28 @@ from tests.server import running_server
 # --- the interop venv and the clients ---------------------------------------------------------
 
 
+def built_venv(venv: Path, requirements: str | None = None) -> Path:
+    """``venv``'s Python, the venv built (or brought up to date) first from
+    ``requirements`` (tests/interop/requirements.txt by default): the setup script is
+    idempotent and returns at once when the venv is current."""
+    command = ["bash", str(HERE / "setup-venv.sh"), str(venv), *([str(HERE / requirements)] if requirements else [])]
+    try:
+        subprocess.run(command, check=True, capture_output=True, text=True, timeout=900)
+    except subprocess.CalledProcessError as exc:
+        pytest.fail(f"could not build {venv}:\n{exc.stdout}\n{exc.stderr}")
+    return venv / "bin" / "python"
+
+
 @pytest.fixture(scope="session")
 def interop_python() -> Path:
-    """The interop venv's Python, the venv built (or brought up to date) first: the
-    setup script is idempotent and returns at once when the venv is current."""
-    try:
-        subprocess.run(["bash", str(HERE / "setup-venv.sh")], check=True, capture_output=True, text=True, timeout=900)
-    except subprocess.CalledProcessError as exc:
-        pytest.fail(f"could not build {VENV}:\n{exc.stdout}\n{exc.stderr}")
-    return VENV / "bin" / "python"
+    """The interop venv's Python (the official a2a-sdk, toolnexus)."""
+    return built_venv(VENV)
 
 
 @pytest.fixture(scope="session")
 def interop03_python() -> Path:
-    """.venv-interop03's Python (a2a-sdk 0.3), the venv built or brought up to date first."""
-    command = ["bash", str(HERE / "setup-venv.sh"), str(VENV03), str(HERE / "requirements-v03.txt")]
-    try:
-        subprocess.run(command, check=True, capture_output=True, text=True, timeout=900)
-    except subprocess.CalledProcessError as exc:
-        pytest.fail(f"could not build {VENV03}:\n{exc.stdout}\n{exc.stderr}")
-    return VENV03 / "bin" / "python"
+    """.venv-interop03's Python (a2a-sdk 0.3)."""
+    return built_venv(VENV03, "requirements-v03.txt")
 
 
 @pytest.fixture(scope="session")

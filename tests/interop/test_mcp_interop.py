@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.interop.conftest import built_venv
 from tests.interop.support import HERE, client_runner, server_env
 from tests.ports import free_port
 from tests.server import ROOT, manage, postgres_database, running_server
@@ -47,12 +48,8 @@ PROTOCOL_ERRORS = {-32700, -32600, -32601, -32602, -32020, -32021, -32022}
 
 @pytest.fixture(scope="session")
 def mcp_python() -> Path:
-    command = ["bash", str(HERE / "setup-venv.sh"), str(MCP_VENV), str(HERE / "requirements-mcp.txt")]
-    try:
-        subprocess.run(command, check=True, capture_output=True, text=True, timeout=900)
-    except subprocess.CalledProcessError as exc:
-        pytest.fail(f"could not build {MCP_VENV}:\n{exc.stdout}\n{exc.stderr}")
-    return MCP_VENV / "bin" / "python"
+    """.venv-mcp's Python (the official MCP Python SDK)."""
+    return built_venv(MCP_VENV, "requirements-mcp.txt")
 
 
 @pytest.fixture(scope="session")
