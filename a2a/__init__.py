@@ -1,3 +1,3 @@
 """A2A (Agent2Agent protocol) for Django: Agent Card, JSON-RPC, background fulfilment."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
