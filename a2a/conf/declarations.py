@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from a2a import __version__
 from a2a.setting import Setting
 
 #: Feature -> setting name -> declaration, in the order of docs/settings.md's sections.
@@ -35,7 +36,7 @@ FEATURES: dict[str, dict[str, Setting]] = {
         "A2A_PUBLIC_URL": Setting(str, None, check_id="a2a.E004"),
         "A2A_AGENT_NAME": Setting(str, None, check_id="a2a.E031"),
         "A2A_AGENT_DESCRIPTION": Setting(str, "An A2A agent served by Django."),
-        "A2A_AGENT_VERSION": Setting(str, "0.1.0"),
+        "A2A_AGENT_VERSION": Setting(str, __version__),  # the package's, until the project sets its own
         "A2A_PROVIDER_ORGANIZATION": Setting(str, ""),
         "A2A_PROVIDER_URL": Setting(str, "", check_id="a2a.E032"),
         "A2A_DOCUMENTATION_URL": Setting(str, "", check_id="a2a.E032"),
