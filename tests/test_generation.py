@@ -21,7 +21,7 @@ pytestmark = ALL_DATABASES
 V11 = WireClient(version="1.1")
 #: Events: submitted, working, one, first, aa, bb, input-required (generations 1..7).
 FIRST_TURN = "progress:one;artifact:first;chunk:c:aa;last:c:bb;ask:more?"
-#: The follow-up's: submitted, working, two, the result, completed (8..12).
+#: The follow-up's: its message (8, on no stream), submitted, working, two, the result, completed (9..13).
 SECOND_TURN = "progress:two"
 
 
