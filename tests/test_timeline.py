@@ -106,7 +106,8 @@ def test_the_same_timeline_on_http_json_and_grpc(use_store):
     assert rest == V11.result("GetTask", {"id": task_id})
     grpc_task = grpc_call("GetTask", pb.GetTaskRequest(id=task_id))
     assert _steps(grpc_task) == EXPECTED
-    assert [(a["startGeneration"], a.get("endGeneration")) for a in grpc_task["artifacts"]] == [("4", "5"), ("11", "11")]
+    spans = [(a["startGeneration"], a.get("endGeneration")) for a in grpc_task["artifacts"]]
+    assert spans == [("4", "5"), ("11", "11")]
 
 
 def test_a_streaming_artifact_has_no_end_generation_yet(use_store, tmp_path):
