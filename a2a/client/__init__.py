@@ -43,6 +43,7 @@ from a2a.client.errors import (
 )
 from a2a.client.events import apply
 from a2a.client.generation import generation_of
+from a2a.client.timeline import interaction
 from a2a.client.remote import RemoteAgent, UnknownRemoteAgent, async_client_for, client_for, remote_agent, remote_agents
 from a2a.client.remote import async_client as async_remote_client
 from a2a.client.remote import client as remote_client
@@ -86,6 +87,7 @@ __all__ = [
     "async_remote_client",
     "client_for",
     "generation_of",
+    "interaction",
     "remote_agent",
     "remote_agents",
     "remote_client",
