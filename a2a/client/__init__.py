@@ -43,11 +43,11 @@ from a2a.client.errors import (
 )
 from a2a.client.events import apply
 from a2a.client.generation import generation_of
-from a2a.client.timeline import interaction
 from a2a.client.remote import RemoteAgent, UnknownRemoteAgent, async_client_for, client_for, remote_agent, remote_agents
 from a2a.client.remote import async_client as async_remote_client
 from a2a.client.remote import client as remote_client
 from a2a.client.sync import Client
+from a2a.client.timeline import interaction
 from a2a.core.retry import RetryPolicy
 
 __all__ = [
