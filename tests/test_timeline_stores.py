@@ -153,3 +153,14 @@ def _strict_v10(name: str) -> jsonschema.Draft202012Validator:
     resource = referencing.Resource.from_contents(doc, default_specification=referencing.jsonschema.DRAFT202012)
     registry = referencing.Registry().with_resource("urn:v10", resource)
     return jsonschema.Draft202012Validator({"$ref": f"urn:v10#/components/schemas/{name}"}, registry=registry)
+
+
+def test_a_file_an_earlier_status_said_stays_referenced_while_the_timeline_shows_it(use_store):
+    from a2a.core import files
+
+    task_id = V11.send("ask:more?")["task"]["id"]
+    stored = use_store.get(task_id)
+    name = f"{files.prefix(task_id)}/{uuid.uuid4().hex}-chart.png"
+    part = {"kind": "file", "file": {"uri": f"http://testserver/a2a/files/{task_id}/{name.rsplit('/', 1)[1]}"}}
+    stored[TIMELINE][1]["status"]["message"] = {"role": "agent", "messageId": "p", "parts": [part]}
+    assert name in files.referenced(stored)  # not in its history, nor its current status
