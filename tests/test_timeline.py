@@ -218,3 +218,11 @@ def grpc_call(method: str, request: Any, version: str = "1.1") -> dict[str, Any]
             await server.stop(None)
 
     return json_format.MessageToDict(asyncio.run(go()))
+
+
+def test_timeline_length_on_send_streaming_message(use_store):
+    asked = V11.send("ask:name?")["task"]
+    message = _message("ask:again?", taskId=asked["id"])
+    frames = V11.stream_rpc("SendStreamingMessage", {"message": message, "configuration": {"timelineLength": 2}})
+    opening = frames[0]["result"]["task"]
+    assert _steps(opening) == [(4, "message", "ask:again?"), (5, "TASK_STATE_SUBMITTED", "")]

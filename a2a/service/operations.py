@@ -213,14 +213,16 @@ async def stream_message(params: SendParams, ctx: CallContext = INTERNAL) -> Asy
             if _is_message(answer):
                 yield StreamItem("message", message=answer)
                 return
-            async for item in streams.numbered(streams.follow(events, answer, params.history_length), ctx):
+            opening = timeline.with_timeline(answer, params.timeline_length)
+            async for item in streams.numbered(streams.follow(events, opening, params.history_length), ctx):
                 yield item
         return
     task = await _start(ctx, params, followed=True)
     with bus.subscribe(task["id"], ctx.store) as events:
         await events.ready()
         await adispatch(task["id"], ctx.agent_name)
-        stream = streams.follow(events, task, params.history_length, until=SETTLED_STATES)
+        opening = timeline.with_timeline(task, params.timeline_length)  # (the first item's)
+        stream = streams.follow(events, opening, params.history_length, until=SETTLED_STATES)
         async for item in streams.numbered(stream, ctx):
             yield item
 
