@@ -226,3 +226,16 @@ def test_timeline_length_on_send_streaming_message(use_store):
     frames = V11.stream_rpc("SendStreamingMessage", {"message": message, "configuration": {"timelineLength": 2}})
     opening = frames[0]["result"]["task"]
     assert _steps(opening) == [(4, "message", "ask:again?"), (5, "TASK_STATE_SUBMITTED", "")]
+
+
+
+def test_a_resumed_stream_skips_the_follow_up_s_message_and_get_task_has_it(use_store):
+    opened = V11.stream_rpc("SendStreamingMessage", {"message": _message("ask:name?")})  # kept: a stream follows it
+    task_id = opened[0]["result"]["task"]["id"]  # message 1, working 2, input-required 3
+    V11.send(SECOND_TURN, task_id=task_id)
+    frames = [f["result"] for f in V11.stream_rpc("SubscribeToTask", {"id": task_id}, headers={"Last-Event-ID": "3"})]
+    numbers = [int(next(iter(f.values()))["generation"]) for f in frames]
+    # 4, the follow-up's message, is on no stream (spec 3.2.8): a gap of one, and no other
+    assert numbers == list(range(5, 5 + len(numbers))) and len(numbers) == 5, frames
+    reconciled = V11.result("GetTask", {"id": task_id})  # what a client that saw the gap reads
+    assert (4, "message", SECOND_TURN) in _steps(reconciled)
