@@ -228,7 +228,6 @@ def test_timeline_length_on_send_streaming_message(use_store):
     assert _steps(opening) == [(4, "message", "ask:again?"), (5, "TASK_STATE_SUBMITTED", "")]
 
 
-
 def test_a_resumed_stream_skips_the_follow_up_s_message_and_get_task_has_it(use_store):
     opened = V11.stream_rpc("SendStreamingMessage", {"message": _message("ask:name?")})  # kept: a stream follows it
     task_id = opened[0]["result"]["task"]["id"]  # message 1, working 2, input-required 3
