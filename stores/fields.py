@@ -50,6 +50,16 @@ PAUSED = "_paused"
 #: On a task the A2A client parsed, the agent's generation for it (a2a.client.generation):
 #: the agent's own number, never this app's (that is ``_seq``).
 GENERATION = "_generation"
+#: The task's timeline (A2A 1.1 draft, spec 3.2.8; a2a.protocol.timeline): its client
+#: messages and agent statuses, each with the event number (generation) it was given,
+#: saved with the transition that appended them.
+TIMELINE = "_timeline"
+#: The generations at which each artifact first appeared and was completed
+#: (``{artifactId: [start, end or None]}``; a2a.protocol.timeline).
+ARTIFACT_GENERATIONS = "_artifactGenerations"
+#: Set by a change on the client messages it adds to the task (a follow-up), read and
+#: removed by the save that numbers them (a2a.core.replay): never stored.
+CLIENT_MESSAGES = "_clientMessages"
 
 
 def check_task(task: Any) -> str:

@@ -87,10 +87,11 @@ def test_a_wait_on_one_process_wakes_when_another_moves_the_task(setup, tmp_path
         _wait_state(other, task_id, "TASK_STATE_INPUT_REQUIRED", past=generation)
         second = v11(other).result("SendMessage", {"message": _message("progress:two", taskId=task_id)})["task"]
         assert second["status"]["state"] == "TASK_STATE_COMPLETED"
-        # ask:again? is submitted, working, input-required; progress:two submitted,
-        # working, two, the result, completed.
+        # ask:again? is its message, submitted, working, input-required; progress:two its
+        # message, submitted, working, two, the result, completed (each follow-up's
+        # message is a step of its own: the 1.1 draft's timeline).
         assert [v11(base).result("GetTask", {"id": task_id})["generation"] for base in (one, other)] == [
-            str(generation + 8)
+            str(generation + 10)
         ] * 2
 
 

@@ -47,6 +47,7 @@ from a2a.client.remote import RemoteAgent, UnknownRemoteAgent, async_client_for,
 from a2a.client.remote import async_client as async_remote_client
 from a2a.client.remote import client as remote_client
 from a2a.client.sync import Client
+from a2a.client.timeline import interaction
 from a2a.core.retry import RetryPolicy
 
 __all__ = [
@@ -86,6 +87,7 @@ __all__ = [
     "async_remote_client",
     "client_for",
     "generation_of",
+    "interaction",
     "remote_agent",
     "remote_agents",
     "remote_client",

@@ -28,7 +28,7 @@ from a2a.protocol.model import (
     want_string,
 )
 from stores.base import TaskPage
-from stores.fields import GENERATION
+from stores.fields import ARTIFACT_GENERATIONS, GENERATION, TIMELINE
 
 T = TypeVar("T")
 _ARTIFACT_KEYS = ("name", "description", "metadata", "extensions")
@@ -165,7 +165,38 @@ def parse_task(d: Dialect, raw: Any, path: str = "task") -> Task:
         task["metadata"] = want_object(raw["metadata"], f"{path}.metadata")
     if (number := parse_generation(raw, path)) is not None:
         task[GENERATION] = number
+    _parse_timeline(d, raw, task, path)
     return task
+
+
+def _parse_timeline(d: Dialect, raw: dict[str, Any], task: Task, path: str) -> None:
+    """Keep a 1.1 Task's ``timeline`` and its artifacts' generations in ``task`` (in place):
+    :mod:`a2a.client.timeline` reads them."""
+    entries = []
+    for i, entry in enumerate(raw.get("timeline") or ()):
+        at = f"{path}.timeline[{i}]"
+        entry = want_object(entry, at)
+        generation = _entry_generation(entry.get("generation"), f"{at}.generation")
+        if entry.get("message") is not None:
+            entries.append({"g": generation, "message": d.parse_message(entry["message"], f"{at}.message")})
+        elif entry.get("status") is not None:
+            entries.append({"g": generation, "status": parse_status(d, entry["status"], f"{at}.status")})
+        # else: a kind of entry this client does not know: skipped, not a gap (spec 3.2.8)
+    if "timeline" in raw:
+        task[TIMELINE] = sorted(entries, key=lambda e: e["g"])
+    spans = {}
+    for i, artifact in enumerate(raw.get("artifacts") or ()):  # (parse_task checked each is an object)
+        at = f"{path}.artifacts[{i}]"
+        start = _entry_generation(artifact.get("startGeneration"), f"{at}.startGeneration")
+        if start:
+            end = _entry_generation(artifact.get("endGeneration"), f"{at}.endGeneration")
+            spans[artifact.get("artifactId", "")] = [start, end or None]
+    if spans:
+        task[ARTIFACT_GENERATIONS] = spans
+
+
+def _entry_generation(value: Any, path: str) -> int:
+    return want_int(value, path, minimum=0, maximum=INT64_MAX) or 0
 
 
 def parse_generation(raw: dict[str, Any], path: str) -> int | None:

@@ -37,6 +37,7 @@ from django.utils.text import get_valid_filename
 
 from a2a.agents import Agent
 from a2a.conf import a2a_settings
+from a2a.protocol import timeline
 from a2a.protocol.errors import InvalidParamsError, PayloadTooLargeError
 from a2a.protocol.model import Artifact, Message, Part, Task
 from stores.fields import FILE_BYTES
@@ -209,9 +210,11 @@ def task_file(part: Part, task_id: str) -> str | None:
 
 def referenced(task: Task) -> set[str]:
     """The storage names of the files ``task`` references: the offloaded parts of its
-    history, its status message and its artifacts, under its own prefix (a part naming
-    another task's file is not this task's)."""
-    messages = [*(task.get("history") or ()), (task.get("status") or {}).get("message") or {}]
+    history, its status message, its timeline's messages (a2a.protocol.timeline: an
+    earlier status's too) and its artifacts, under its own prefix (a part naming another
+    task's file is not this task's)."""
+    said = [e.get("message") or (e.get("status") or {}).get("message") or {} for e in timeline.entries(task)]
+    messages = [*(task.get("history") or ()), (task.get("status") or {}).get("message") or {}, *said]
     parts = [p for m in messages for p in m.get("parts") or ()]
     parts += [p for a in task.get("artifacts") or () for p in a.get("parts") or ()]
     return {name for part in parts if (name := task_file(part, task["id"])) is not None}

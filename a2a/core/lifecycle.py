@@ -43,12 +43,12 @@ from typing import ParamSpec, TypedDict, TypeVar, Unpack
 
 from a2a.core import leases, replay, tracing
 from a2a.core.events import TaskEvent, bus
-from a2a.protocol import limits
+from a2a.protocol import limits, timeline
 from a2a.protocol.errors import InternalError
 from a2a.protocol.model import Part, agent_message, set_status
 from stores.base import STATES, TERMINAL_STATES, StaleTaskError, StoreError, Task, TaskStore
 from stores.durability import not_an_acknowledgement
-from stores.fields import CREATED, EVENT_SEQ, LEASE, REPLY, VERSION, task_state, task_updated, task_version
+from stores.fields import CREATED, EVENT_SEQ, LEASE, REPLY, TIMELINE, VERSION, task_state, task_updated, task_version
 from stores.timestamps import now_iso
 
 logger = logging.getLogger(__name__)
@@ -244,6 +244,7 @@ def _next_version(store: TaskStore, task_id: str, change: Change, beside: bool =
         return None
     version = task_version(task)
     current = task_state(task)
+    task.setdefault(TIMELINE, timeline.entries(task))  # an earlier release's task: its own, made once
     before_artifacts = list(task.get("artifacts") or ())  # (a change may replace them in place)
     new = change(task)
     if new is None:
@@ -341,6 +342,7 @@ async def _off_loop(store: TaskStore, blocking: Callable[P, R], *args: P.args, *
 def _first_version(task: Task, *, queued: bool, runs: int) -> None:
     task[VERSION] = 1
     task[EVENT_SEQ] = 1  # the task as created: the first event of its streams
+    task[TIMELINE] = timeline.created(task)
     task.setdefault(CREATED, task_updated(task) or now_iso())
     if task_state(task) in leases.LEASED_STATES:
         task[LEASE] = leases.new_lease(queued=queued, runs=runs)

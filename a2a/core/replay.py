@@ -6,13 +6,15 @@ follows the task (:func:`follow`), appends them to the task's bounded log (``_ev
 ``A2A_STREAM_REPLAY_EVENTS`` entries and ``A2A_STREAM_REPLAY_MAX_AGE`` seconds at most)
 **in the same compare-and-swap save**: the log is part of the task, so it survives a
 restart, every process sees it, and every store keeps it with no store API of its own.
-Lease renewals publish nothing, so they number nothing: ``_seq`` is contiguous over what
-streams show, ``_version`` is not. A task no stream ever followed keeps no log: a
+Lease renewals publish nothing, so they number nothing: ``_seq`` is contiguous over
+the task's steps (its generation, A2A 1.1), ``_version`` is not; a client message added
+to the task (a follow-up) takes a number no stream shows. A task no stream ever followed keeps no log: a
 number is only ever shown on a stream, so no client holds one to resume after.
 
 A stream event (an *entry*) is what one stream item shows: ``{"s": seq, "at": time,
 "k": "s", "status": ...}`` (a status update) or ``{"s", "at", "k": "a", "artifact",
-"append", "last"}`` (an artifact update). One save can make several (a result's new
+"append", "last"}`` (an artifact update), or ``{"s", "at", "k": "m"}`` (a client
+message, numbered and never shown: :mod:`a2a.protocol.timeline` keeps it). One save can make several (a result's new
 artifacts, then its status), each its own number, so a stream can be cut between them.
 
 A client that reconnects names the last number it saw (SSE ``Last-Event-ID``, or the
@@ -32,6 +34,7 @@ from typing import Any
 
 from a2a.conf import a2a_settings
 from a2a.core.events import TaskEvent
+from a2a.protocol import timeline
 from a2a.protocol.errors import InvalidParamsError
 from a2a.protocol.model import StreamItem
 from stores.base import Task
@@ -81,11 +84,15 @@ def record(new: Task, event: TaskEvent, before_artifacts: list[dict[str, Any]]) 
     place, before the save: the log is saved with the transition."""
     now = round(time.time(), 3)
     seq = task_seq(new) or 1  # (a task saved before sequence numbers: from 1 on)
-    made = _entries(event, before_artifacts)
+    messages = timeline.added_messages(new)
+    # A client message added (a follow-up) is a step too (A2A 1.1 draft, spec 3.2.7): its
+    # number comes first, and no stream shows it (:func:`visible`).
+    made = [*({"k": "m"} for _ in messages), *_entries(event, before_artifacts)]
     for entry in made:
         seq += 1
         entry["s"], entry["at"] = seq, now
     new[EVENT_SEQ] = seq
+    timeline.append(new, made, messages)
     if EVENT_LOG not in new:  # no stream follows the task (see follow)
         return tuple(made)
     keep = a2a_settings.STREAM_REPLAY_EVENTS
@@ -123,7 +130,13 @@ def after(task: Task, last: int) -> list[Entry] | None:
     if last >= task_seq(task):
         return []
     newer = [e for e in _fresh(task.get(EVENT_LOG), time.time() - a2a_settings.STREAM_REPLAY_MAX_AGE) if e["s"] > last]
-    return newer if newer and newer[0]["s"] == last + 1 else None
+    return visible(newer) if newer and newer[0]["s"] == last + 1 else None
+
+
+def visible(entries: Iterable[Entry]) -> list[Entry]:
+    """The stream events of ``entries`` a stream shows: not a client message's number
+    (spec 3.2.8: a client message is seen through GetTask, not as a stream event)."""
+    return [e for e in entries if e.get("k") != "m"]
 
 
 def logged(event: TaskEvent, sent: int) -> list[Entry] | None:
@@ -135,7 +148,7 @@ def logged(event: TaskEvent, sent: int) -> list[Entry] | None:
         return None  # a stream of a task saved before sequence numbers
     entries = event.entries
     if entries and entries[0]["s"] <= sent + 1 <= entries[-1]["s"] + 1:
-        return [e for e in entries if e["s"] > sent]
+        return visible(e for e in entries if e["s"] > sent)
     if EVENT_LOG in event.task or event.kind == "sync":
         return after(event.task, sent)
     return None

@@ -44,26 +44,29 @@ ROLE_USER: Role
 ROLE_AGENT: Role
 
 class SendMessageConfiguration(_message.Message):
-    __slots__ = ("accepted_output_modes", "task_push_notification_config", "history_length", "return_immediately", "if_generation_match")
+    __slots__ = ("accepted_output_modes", "task_push_notification_config", "history_length", "timeline_length", "return_immediately", "if_generation_match")
     ACCEPTED_OUTPUT_MODES_FIELD_NUMBER: _ClassVar[int]
     TASK_PUSH_NOTIFICATION_CONFIG_FIELD_NUMBER: _ClassVar[int]
     HISTORY_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    TIMELINE_LENGTH_FIELD_NUMBER: _ClassVar[int]
     RETURN_IMMEDIATELY_FIELD_NUMBER: _ClassVar[int]
     IF_GENERATION_MATCH_FIELD_NUMBER: _ClassVar[int]
     accepted_output_modes: _containers.RepeatedScalarFieldContainer[str]
     task_push_notification_config: TaskPushNotificationConfig
     history_length: int
+    timeline_length: int
     return_immediately: bool
     if_generation_match: int
-    def __init__(self, accepted_output_modes: _Optional[_Iterable[str]] = ..., task_push_notification_config: _Optional[_Union[TaskPushNotificationConfig, _Mapping]] = ..., history_length: _Optional[int] = ..., return_immediately: bool = ..., if_generation_match: _Optional[int] = ...) -> None: ...
+    def __init__(self, accepted_output_modes: _Optional[_Iterable[str]] = ..., task_push_notification_config: _Optional[_Union[TaskPushNotificationConfig, _Mapping]] = ..., history_length: _Optional[int] = ..., timeline_length: _Optional[int] = ..., return_immediately: bool = ..., if_generation_match: _Optional[int] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ("id", "context_id", "status", "artifacts", "history", "metadata", "generation")
+    __slots__ = ("id", "context_id", "status", "artifacts", "history", "timeline", "metadata", "generation")
     ID_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
     HISTORY_FIELD_NUMBER: _ClassVar[int]
+    TIMELINE_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     GENERATION_FIELD_NUMBER: _ClassVar[int]
     id: str
@@ -71,9 +74,10 @@ class Task(_message.Message):
     status: TaskStatus
     artifacts: _containers.RepeatedCompositeFieldContainer[Artifact]
     history: _containers.RepeatedCompositeFieldContainer[Message]
+    timeline: _containers.RepeatedCompositeFieldContainer[TimelineEntry]
     metadata: _struct_pb2.Struct
     generation: int
-    def __init__(self, id: _Optional[str] = ..., context_id: _Optional[str] = ..., status: _Optional[_Union[TaskStatus, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[Artifact, _Mapping]]] = ..., history: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., generation: _Optional[int] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., context_id: _Optional[str] = ..., status: _Optional[_Union[TaskStatus, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[Artifact, _Mapping]]] = ..., history: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., timeline: _Optional[_Iterable[_Union[TimelineEntry, _Mapping]]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., generation: _Optional[int] = ...) -> None: ...
 
 class TaskStatus(_message.Message):
     __slots__ = ("state", "message", "timestamp")
@@ -124,20 +128,34 @@ class Message(_message.Message):
     def __init__(self, message_id: _Optional[str] = ..., context_id: _Optional[str] = ..., task_id: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., extensions: _Optional[_Iterable[str]] = ..., reference_task_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Artifact(_message.Message):
-    __slots__ = ("artifact_id", "name", "description", "parts", "metadata", "extensions")
+    __slots__ = ("artifact_id", "name", "description", "parts", "metadata", "extensions", "start_generation", "end_generation")
     ARTIFACT_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     PARTS_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     EXTENSIONS_FIELD_NUMBER: _ClassVar[int]
+    START_GENERATION_FIELD_NUMBER: _ClassVar[int]
+    END_GENERATION_FIELD_NUMBER: _ClassVar[int]
     artifact_id: str
     name: str
     description: str
     parts: _containers.RepeatedCompositeFieldContainer[Part]
     metadata: _struct_pb2.Struct
     extensions: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, artifact_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., extensions: _Optional[_Iterable[str]] = ...) -> None: ...
+    start_generation: int
+    end_generation: int
+    def __init__(self, artifact_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., extensions: _Optional[_Iterable[str]] = ..., start_generation: _Optional[int] = ..., end_generation: _Optional[int] = ...) -> None: ...
+
+class TimelineEntry(_message.Message):
+    __slots__ = ("message", "status", "generation")
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    message: Message
+    status: TaskStatus
+    generation: int
+    def __init__(self, message: _Optional[_Union[Message, _Mapping]] = ..., status: _Optional[_Union[TaskStatus, _Mapping]] = ..., generation: _Optional[int] = ...) -> None: ...
 
 class TaskStatusUpdateEvent(_message.Message):
     __slots__ = ("task_id", "context_id", "status", "metadata", "generation")
@@ -503,25 +521,28 @@ class SendMessageRequest(_message.Message):
     def __init__(self, tenant: _Optional[str] = ..., message: _Optional[_Union[Message, _Mapping]] = ..., configuration: _Optional[_Union[SendMessageConfiguration, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class GetTaskRequest(_message.Message):
-    __slots__ = ("tenant", "id", "history_length", "current_generation")
+    __slots__ = ("tenant", "id", "history_length", "timeline_length", "current_generation")
     TENANT_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     HISTORY_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    TIMELINE_LENGTH_FIELD_NUMBER: _ClassVar[int]
     CURRENT_GENERATION_FIELD_NUMBER: _ClassVar[int]
     tenant: str
     id: str
     history_length: int
+    timeline_length: int
     current_generation: int
-    def __init__(self, tenant: _Optional[str] = ..., id: _Optional[str] = ..., history_length: _Optional[int] = ..., current_generation: _Optional[int] = ...) -> None: ...
+    def __init__(self, tenant: _Optional[str] = ..., id: _Optional[str] = ..., history_length: _Optional[int] = ..., timeline_length: _Optional[int] = ..., current_generation: _Optional[int] = ...) -> None: ...
 
 class ListTasksRequest(_message.Message):
-    __slots__ = ("tenant", "context_id", "status", "page_size", "page_token", "history_length", "status_timestamp_after", "include_artifacts")
+    __slots__ = ("tenant", "context_id", "status", "page_size", "page_token", "history_length", "timeline_length", "status_timestamp_after", "include_artifacts")
     TENANT_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     HISTORY_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    TIMELINE_LENGTH_FIELD_NUMBER: _ClassVar[int]
     STATUS_TIMESTAMP_AFTER_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
     tenant: str
@@ -530,9 +551,10 @@ class ListTasksRequest(_message.Message):
     page_size: int
     page_token: str
     history_length: int
+    timeline_length: int
     status_timestamp_after: _timestamp_pb2.Timestamp
     include_artifacts: bool
-    def __init__(self, tenant: _Optional[str] = ..., context_id: _Optional[str] = ..., status: _Optional[_Union[TaskState, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., history_length: _Optional[int] = ..., status_timestamp_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., include_artifacts: bool = ...) -> None: ...
+    def __init__(self, tenant: _Optional[str] = ..., context_id: _Optional[str] = ..., status: _Optional[_Union[TaskState, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., history_length: _Optional[int] = ..., timeline_length: _Optional[int] = ..., status_timestamp_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., include_artifacts: bool = ...) -> None: ...
 
 class ListTasksResponse(_message.Message):
     __slots__ = ("tasks", "next_page_token", "page_size", "total_size")

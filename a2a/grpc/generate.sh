@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Regenerate a2a_pb2.py, a2a_pb2.pyi and a2a_pb2_grpc.py from a2a.proto (the A2A v1.1
-# draft's, copied verbatim: v1.0's plus the task generation fields, so a v1.0 client's
+# draft's, copied verbatim: v1.0's plus the task generation and timeline fields, so a v1.0 client's
 # messages read the same) with grpcio-tools; the generated files are committed
 # (as the official SDK does), so installing the `grpc` extra needs no compiler.
 # google/api/*.proto come from googleapis-common-protos, google/protobuf/*.proto from
 # grpcio-tools. The committed files were made with grpcio-tools 1.73.1 (protobuf 6.31
 # gencode, so they run on protobuf 6.31+ and grpcio 1.73.1+: the `grpc` extra's bounds)
-# from a2a.proto of the A2A v1.1 draft, dev-1.1 after pull request 1810
-# (sha256 132233188254f216309f809d32e80590e8e8928cf8b0d24484eccc5999c7c981).
+# from a2a.proto of the A2A v1.1 draft, dev-1.1 after pull request 2129 (the timeline)
+# (sha256 6b4185659e832adc84dd334908122e4feba0a9df417e4aaad6db6748bc2d65af).
 # A newer grpcio-tools raises both bounds: change the extra with it.
 # Usage: a2a/grpc/generate.sh [PYTHON] (default: .venv/bin/python; one with grpcio-tools)
 set -euo pipefail

@@ -9,7 +9,7 @@ servicer method is the JSON-RPC binding's method of the same name
 1.1``), called with ``CallContext(binding="grpc", version="1.0", caller=...)``.
 
 Service parameters come as metadata (spec 10.2): ``a2a-version`` (empty or ``1.0``, or
-``1.1``: the proto is the 1.1 draft's, v1.0's plus the generation fields, which only a
+``1.1``: the proto is the 1.1 draft's, v1.0's plus the generation and timeline fields, which only a
 1.1 call is answered with), ``a2a-extensions``, and the credentials the
 authentication classes read (``authorization``, ``x-api-key``). The ``tenant`` field of
 every request message scopes the call's tasks, checked as the other bindings check

@@ -101,6 +101,40 @@ DRAFT_11_FIELDS: dict[str, dict[tuple[str, str], dict[str, Any]]] = {
         }
     },
 }
+_TIMELINE = "A2A 1.1 draft (section 3.2.8 Task Timeline Semantics): "
+_TIMELINE_LENGTH = {
+    "anyOf": [{"type": "integer", "minimum": 0, "maximum": 2147483647}, {"type": "string", "pattern": "^[0-9]+$"}],
+    "description": _TIMELINE + "at most this many most recent timeline entries (unset: all, 0: none). "
+    "Only with A2A-Version: 1.1.",
+}
+_ENTRY = {
+    "type": "object",
+    "title": "TimelineEntry",
+    "description": "A client message or an agent status, with the generation at which it was appended.",
+    "properties": {
+        "message": {"$ref": SCHEMAS + "Message"},
+        "status": {"$ref": SCHEMAS + "TaskStatus"},
+        "generation": _GENERATION,
+    },
+}
+DRAFT_11_FIELDS["Task"][("timeline", "timeline")] = {
+    "type": "array",
+    "items": _ENTRY,
+    "description": _TIMELINE + "the client messages and agent statuses in generation order (gaps are "
+    "artifact updates). Only in answers to A2A-Version: 1.1.",
+}
+DRAFT_11_FIELDS["Artifact"] = {
+    ("startGeneration", "start_generation"): {
+        **_GENERATION,
+        "description": _TIMELINE + "the generation at which the artifact first appeared.",
+    },
+    ("endGeneration", "end_generation"): {
+        **_GENERATION,
+        "description": _TIMELINE + "the generation at which it was completed; unset while it streams.",
+    },
+}
+for _request in ("SendMessageConfiguration", "GetTaskRequest", "ListTasksRequest"):
+    DRAFT_11_FIELDS.setdefault(_request, {})[("timelineLength", "timeline_length")] = _TIMELINE_LENGTH
 #: The answer to a follow-up whose ``ifGenerationMatch`` is not the task's generation.
 GENERATION_MISMATCH = {
     "description": _DRAFT + "TaskGenerationMismatchError (status ABORTED, ErrorInfo reason "

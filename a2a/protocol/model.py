@@ -161,6 +161,8 @@ class SendParams:
     push_config: PushConfigParams | None = None
     #: A follow-up's precondition (A2A 1.1 ``ifGenerationMatch``): the task's generation it expects.
     if_generation_match: int | None = None
+    #: How many recent timeline entries the answer shows (A2A 1.1 ``timelineLength``).
+    timeline_length: int | None = None
 
 
 @dataclass
@@ -175,6 +177,8 @@ class GetParams:
     #: GetTask long-poll (A2A 1.1 ``currentGeneration``): answer once the task's
     #: generation is past it (or the wait times out); None answers at once.
     current_generation: int | None = None
+    #: How many recent timeline entries the answer shows (A2A 1.1 ``timelineLength``).
+    timeline_length: int | None = None
 
 
 @dataclass
@@ -197,6 +201,8 @@ class ListParams:
     page_token: str | None = None
     history_length: int | None = None
     include_artifacts: bool = False
+    #: How many recent timeline entries each task shows (A2A 1.1 ``timelineLength``).
+    timeline_length: int | None = None
 
 
 @dataclass

@@ -20,7 +20,7 @@ from a2a.core import files, leases, lifecycle, replay, tracing
 from a2a.core.events import Subscription, bus
 from a2a.handlers import answers_directly, call_record
 from a2a.handlers.credentials import hold_credentials
-from a2a.protocol import limits
+from a2a.protocol import limits, timeline
 from a2a.protocol.errors import (
     ContentTypeNotSupportedError,
     InvalidParamsError,
@@ -55,6 +55,7 @@ from stores.base import TaskPage, TaskQuery
 from stores.fields import (
     AGENT,
     CALL,
+    CLIENT_MESSAGES,
     DELEGATIONS,
     FILE_BYTES,
     LEASE,
@@ -66,6 +67,12 @@ from stores.fields import (
 )
 
 logger = logging.getLogger(__name__)
+
+
+def _shaped(task: Task, params: SendParams | GetParams | ListParams) -> Task:
+    """``task`` as the request asked for it: its last ``historyLength`` messages and its
+    last ``timelineLength`` timeline entries (spec 3.2.4; the timeline only 1.1 shows)."""
+    return with_history(timeline.with_timeline(task, params.timeline_length), params.history_length)
 
 
 def _new_task(ctx: CallContext, params: SendParams, followed: bool) -> Task:
@@ -163,13 +170,13 @@ async def send_message(params: SendParams, ctx: CallContext = INTERNAL) -> Task 
     if _direct(ctx, params):
         async with _direct_answer(ctx, params) as (events, answer):
             if _is_message(answer) or not params.blocking:
-                return answer if _is_message(answer) else with_history(answer, params.history_length)
+                return answer if _is_message(answer) else _shaped(answer, params)
             return await _settled(ctx, events, answer, params)
     task = await _start(ctx, params)
     task_id = task["id"]
     if not params.blocking:
         await adispatch(task_id, ctx.agent_name)
-        return with_history(task, params.history_length)
+        return _shaped(task, params)
     with bus.subscribe(task_id, ctx.store) as events:  # subscribe first: no transition can slip by
         await events.ready()
         await adispatch(task_id, ctx.agent_name)
@@ -188,7 +195,7 @@ async def _settled(ctx: CallContext, events: Subscription, task: Task, params: S
     settled = streams.turn_answer(ended, stored)
     if settled.get(REPLY) and settled["status"].get("message"):
         return settled["status"]["message"]
-    return with_history(settled, params.history_length)
+    return _shaped(settled, params)
 
 
 @tracing.traced("SendStreamingMessage")
@@ -206,14 +213,16 @@ async def stream_message(params: SendParams, ctx: CallContext = INTERNAL) -> Asy
             if _is_message(answer):
                 yield StreamItem("message", message=answer)
                 return
-            async for item in streams.numbered(streams.follow(events, answer, params.history_length), ctx):
+            opening = timeline.with_timeline(answer, params.timeline_length)
+            async for item in streams.numbered(streams.follow(events, opening, params.history_length), ctx):
                 yield item
         return
     task = await _start(ctx, params, followed=True)
     with bus.subscribe(task["id"], ctx.store) as events:
         await events.ready()
         await adispatch(task["id"], ctx.agent_name)
-        stream = streams.follow(events, task, params.history_length, until=SETTLED_STATES)
+        opening = timeline.with_timeline(task, params.timeline_length)  # (the first item's)
+        stream = streams.follow(events, opening, params.history_length, until=SETTLED_STATES)
         async for item in streams.numbered(stream, ctx):
             yield item
 
@@ -310,7 +319,9 @@ async def _continue(ctx: CallContext, message: Message, expected: int | None = N
             raise UnsupportedOperationError(f"Task {task_id} is still {state}; wait for it or cancel it")
         if message.get("contextId") and message["contextId"] != task.get("contextId"):
             raise InvalidParamsError("does not match the task's contextId", field="message.contextId")
-        task["history"] = [*(task.get("history") or ()), {**message, "contextId": task.get("contextId", "")}]
+        added = {**message, "contextId": task.get("contextId", "")}
+        task["history"] = [*(task.get("history") or ()), added]
+        task[CLIENT_MESSAGES] = [added]  # a step of its own, and a timeline entry (A2A 1.1 draft)
         turn = task_call(task).get("turn") or 1
         task[CALL] = call_record(ctx.version, ctx.binding, ctx.extensions, turn=int(turn) + 1)
         limits.keep_history(task)  # at most A2A_MAX_HISTORY messages: the oldest go
@@ -372,7 +383,7 @@ async def get_task(params: GetParams, ctx: CallContext = INTERNAL) -> Task:
             await events.ready()
             task = await load_task(params.id, ctx)
             task = await streams.past(events, task, params.current_generation, lambda: load_task(params.id, ctx))
-    return with_history(task, params.history_length)
+    return _shaped(task, params)
 
 
 @tracing.traced("CancelTask", task_id="id")
@@ -418,7 +429,7 @@ async def list_tasks(params: ListParams, ctx: CallContext = INTERNAL) -> TaskPag
     page.next_page_token = page_tokens.seal(page.next_page_token, bound)
     tasks = []
     for task in page.tasks:
-        task = with_history(task, params.history_length)
+        task = _shaped(task, params)
         if not params.include_artifacts and "artifacts" in task:
             task = {k: v for k, v in task.items() if k != "artifacts"}
         tasks.append(task)

@@ -83,9 +83,13 @@ def test_each_config_gets_its_dialects_payload(memory, receiver):
     assert hits["/v10"].body["task"]["status"]["state"] == "TASK_STATE_CANCELED"
     assert hits["/v10"].headers["content-type"] == "application/a2a+json"
     assert "generation" not in hits["/v10"].body["task"]  # the strict v1.0 Task has none
-    # A 1.1 config's deliveries are 1.1 documents: the v1.0 Task with its generation.
+    # A 1.1 config's deliveries are 1.1 documents: the v1.0 Task with its generation and
+    # timeline (the cancel its last entry).
     generation = task_generation(memory.get(task_id))
-    assert hits["/v11"].body == {"task": {**hits["/v10"].body["task"], "generation": str(generation)}}
+    v11_task = dict(hits["/v11"].body["task"])
+    timeline = v11_task.pop("timeline")
+    assert v11_task == {**hits["/v10"].body["task"], "generation": str(generation)}
+    assert timeline[-1]["generation"] == str(generation) and timeline[-1]["status"]["state"] == "TASK_STATE_CANCELED"
     assert hits["/v11"].headers["content-type"] == "application/a2a+json"
     assert hits["/v03"].body["status"]["state"] == "canceled" and hits["/v03"].body["kind"] == "task"
     assert hits["/v03"].headers["content-type"] == "application/json"
