@@ -198,6 +198,8 @@ def _instrument() -> Counter[str]:
     from django.db.backends.base.base import BaseDatabaseWrapper
     from django.db.backends.utils import CursorWrapper
 
+    from a2a.runtime.pool import DaemonPool
+
     counts: Counter[str] = Counter()
     main = threading.main_thread()
 
@@ -216,6 +218,7 @@ def _instrument() -> Counter[str]:
     counting("_executemany", CursorWrapper, lambda *_: "query executemany")
     counting("connect", BaseDatabaseWrapper, lambda *_: "connection opened")
     counting("submit", concurrent.futures.ThreadPoolExecutor, lambda *_: "job to a thread pool")
+    counting("submit", DaemonPool, lambda *_: "job to a thread pool")  # the sync handlers' pool
     counting("call_soon_threadsafe", asyncio.BaseEventLoop, lambda *_: "loop woken from a thread")
     return counts
 

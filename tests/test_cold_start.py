@@ -65,7 +65,12 @@ def burst(endpoint: str) -> list[tuple[float, str]]:
         return list(pool.map(send, range(BURST)))
 
 
-@pytest.mark.parametrize("kind", STORE_KINDS)
+#: The site's file store takes its backend as a new project's does ("auto": the C
+#: companion where installed): one file kind, not one per backend.
+SITE_KINDS = [kind for kind in STORE_KINDS if kind != "file-c"]
+
+
+@pytest.mark.parametrize("kind", SITE_KINDS)
 def test_a_burst_right_after_start_waits_for_no_lease(kind, tmp_path):
     with site_database(kind, tmp_path) as (store, database_url):
         env = site_env(

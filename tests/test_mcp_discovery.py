@@ -13,9 +13,10 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from a2a.service.card import MCP_EXTENSION_URI
+from a2a.testing import v10_message
 from stores.backends import resolve_store
 from tests.agents_support import AGENTS
-from tests.helpers import call
+from tests.helpers import call, rpc10
 from tests.mcp.support import modern, result
 
 V10 = {"A2A-Version": "1.0"}
@@ -97,14 +98,9 @@ def test_the_admin_and_the_agent_page_show_where_a_task_came_from(settings, admi
     settings.A2A_MCP = True
 
     mcp_task = result(modern("tools/call", {"name": "echo", "arguments": {"message": "hi"}}))["_meta"]["a2a/taskId"]
-    sent = call("POST", "/a2a/", json=send_body("hi"), headers=V10).json()["result"]["task"]["id"]
+    sent = rpc10("SendMessage", {"message": v10_message("hi")})["result"]["task"]["id"]
     for task_id, shown in ((mcp_task, "MCP"), (sent, "A2A JSONRPC 1.0")):
         page = admin_client.get(reverse("admin:stores_taskrecord_change", args=[quote(task_id)])).content.decode()
         assert f'<label>Came over:</label><div class="readonly">{shown}</div>' in page, re.findall("Came.{0,80}", page)
         page = admin_client.get(f"/a2a/browse/?task={task_id}").content.decode()
         assert f'<span id="task-binding" class="muted">over {shown}</span>' in page
-
-
-def send_body(text: str) -> dict:
-    message = {"role": "ROLE_USER", "messageId": f"m-{text}", "parts": [{"text": text}]}
-    return {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}

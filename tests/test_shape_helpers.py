@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ALLOWED = {
     "tests/helpers.py": "the suite's shared helpers",
     "tests/jsonrpc/": "the JSON-RPC binding's own tests: the envelope is what they check",
+    "tests/mcp/": "the MCP binding's own tests: MCP's envelopes (its _meta, its headers) are what they check",
     "tests/test_fuzz.py": "the fuzz tests send raw bodies: that is what they test",
     "tests/fuzz_": "the fuzz tests' strategies and checks",
     "tests/interop/clients/": "run by other SDKs' virtualenvs, which never import the project",

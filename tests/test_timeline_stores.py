@@ -18,7 +18,7 @@ from google.protobuf import json_format
 from a2a.grpc import a2a_pb2 as pb
 from a2a.http import openapi
 from a2a.ops import bulk
-from a2a.testing.client import WireClient
+from a2a.testing.client import WireClient, rpc_body
 from stores.backends import resolve_store
 from stores.fields import ARTIFACT_GENERATIONS, TIMELINE
 from tests.conftest import ALL_DATABASES, STORE_KINDS, make_store
@@ -128,8 +128,8 @@ def test_export_import_and_copy_carry_the_timeline(use_store, tmp_path):
 def test_a_v10_answer_is_what_it_was_before_the_timeline(use_store):
     task_id = two_turns()
     asked = {
-        "get": lambda: V10.rpc_raw(_rpc("GetTask", {"id": task_id})).content,
-        "list": lambda: V10.rpc_raw(_rpc("ListTasks", {})).content,
+        "get": lambda: V10.rpc_raw(_envelope("GetTask", {"id": task_id})).content,
+        "list": lambda: V10.rpc_raw(_envelope("ListTasks", {})).content,
         "rest": lambda: V10.rest("GET", f"/tasks/{task_id}").content,
         "grpc": lambda: str(grpc_call("GetTask", pb.GetTaskRequest(id=task_id), version="1.0")).encode(),
     }
@@ -143,8 +143,8 @@ def test_a_v10_answer_is_what_it_was_before_the_timeline(use_store):
     assert json_format.ParseDict(task, pb.Task())  # and the proto reads it
 
 
-def _rpc(method: str, params: dict) -> bytes:
-    return orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+def _envelope(method: str, params: dict) -> bytes:
+    return orjson.dumps(rpc_body(method, params))
 
 
 def _strict_v10(name: str) -> jsonschema.Draft202012Validator:

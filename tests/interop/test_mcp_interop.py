@@ -28,6 +28,8 @@ from typing import Any
 import httpx
 import pytest
 
+from a2a.testing.client import rpc_body
+from tests.helpers import live_rpc
 from tests.interop.conftest import built_venv
 from tests.interop.support import HERE, client_runner, server_env
 from tests.ports import free_port
@@ -212,15 +214,12 @@ def durable_site(request, tmp_path) -> Iterator[Site]:
 
 def a2a_task(base: str, task_id: str, token: str = ALICE) -> dict[str, Any]:
     """The A2A task ``task_id`` as GetTask (v1.0 JSON-RPC) shows it to ``token``'s caller."""
-    body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task_id}}
-    headers = {"A2A-Version": "1.0", "Authorization": f"Bearer {token}"}
-    return httpx.post(f"{base}/a2a/", json=body, headers=headers, timeout=10).json()
+    return live_rpc(base, "GetTask", {"id": task_id}, {"A2A-Version": "1.0", "Authorization": f"Bearer {token}"})
 
 
 def a2a_tasks(base: str, token: str = ALICE) -> list[dict[str, Any]]:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}
     headers = {"A2A-Version": "1.0", "Authorization": f"Bearer {token}"}
-    return httpx.post(f"{base}/a2a/", json=body, headers=headers, timeout=10).json()["result"]["tasks"]
+    return live_rpc(base, "ListTasks", {}, headers)["result"]["tasks"]
 
 
 # --- what each scenario must show (both SDKs) -----------------------------------------------
@@ -411,7 +410,7 @@ def test_python_bad_input_is_a_protocol_error(py_runs, revision):
 # --- bad input no SDK sends: raw HTTP ---------------------------------------------------------
 
 
-def post(endpoint: str, body: Any, headers: dict[str, str], token: str = ALICE) -> httpx.Response:
+def raw_mcp(endpoint: str, body: Any, headers: dict[str, str], token: str = ALICE) -> httpx.Response:
     headers = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {token}", **headers}
     return httpx.post(endpoint, content=json.dumps(body), headers={"Content-Type": "application/json", **headers})
 
@@ -421,7 +420,7 @@ def modern_call(name: str = "echo", version: str | None = MODERN) -> dict[str, A
     if version is not None:
         meta["io.modelcontextprotocol/protocolVersion"] = version
     params = {"name": name, "arguments": {"message": "hi"}, "_meta": meta}
-    return {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+    return rpc_body("tools/call", params, request_id=7)
 
 
 def modern_headers(name: str = "echo", version: str = MODERN) -> dict[str, str]:
@@ -438,13 +437,13 @@ def error_answer(response: httpx.Response, status: int, *codes: int) -> dict[str
 
 def test_raw_an_unknown_protocol_version_is_the_specs_error(mcp_site):
     body = modern_call(version="2099-01-01")
-    error = error_answer(post(mcp_site.endpoint, body, modern_headers(version="2099-01-01")), 400, -32022)
+    error = error_answer(raw_mcp(mcp_site.endpoint, body, modern_headers(version="2099-01-01")), 400, -32022)
     assert set(error["data"]["supported"]) >= {MODERN, LEGACY}
 
 
 def test_raw_a_missing_protocol_version_is_a_protocol_error(mcp_site):
     headers = {"Mcp-Method": "tools/call", "Mcp-Name": "echo"}
-    error_answer(post(mcp_site.endpoint, modern_call(version=None), headers), 400)
+    error_answer(raw_mcp(mcp_site.endpoint, modern_call(version=None), headers), 400)
 
 
 @pytest.mark.parametrize(
@@ -458,7 +457,7 @@ def test_raw_a_missing_protocol_version_is_a_protocol_error(mcp_site):
     ids=["name", "method", "version", "missing-name"],
 )
 def test_raw_a_header_that_disagrees_with_the_body_is_header_mismatch(mcp_site, headers):
-    error_answer(post(mcp_site.endpoint, modern_call(), headers), 400, -32020)
+    error_answer(raw_mcp(mcp_site.endpoint, modern_call(), headers), 400, -32020)
 
 
 @pytest.mark.parametrize("body", ["{not json", [], {"jsonrpc": "2.0", "id": 1}], ids=["json", "batch", "no-method"])
