@@ -150,18 +150,20 @@ def lines(page: str) -> list[tuple[str, str]]:
 
 
 def test_the_task_reads_as_a_conversation(client_staff, scripted):
-    """The user's message, then the agent's replies: an artifact's chunks joined in one,
-    the handler's answer; no line for a status without a message (no "submitted: task ...")."""
+    """The user's message, then the agent's progress and replies in the order they came
+    (the timeline): an artifact's chunks joined in one, the handler's answer; no line for
+    a status without a message (no "submitted: task ...")."""
     script = "progress:Reading;chunk:r:Hel;chunk:r:lo;last:r: world"
     page = submit(client_staff, text=script).content.decode()
     (task,) = _tasks()
     assert lines(page) == [
         ("message user", f"you{script}"),
+        ("status", "working: Reading"),
         ("message agent artifact", "toolnexus-agentHello world"),
         ("message agent artifact", f"toolnexus-agentdone: {script}"),
     ]
     assert page.count(f'data-reply="{task["id"]}/r"') == 1
-    assert "submitted:" not in page and ">working<" not in page
+    assert "submitted:" not in page and page.count(">working<") == 1  # the progress line, once
 
 
 def test_a_status_message_is_a_line_a_question_a_message(client_staff, scripted):

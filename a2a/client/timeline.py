@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from a2a.protocol.model import Task
-from stores.fields import ARTIFACT_GENERATIONS, TIMELINE
+from stores.timeline import in_order
 
 Step = tuple[Literal["message", "status", "artifact"], dict[str, Any]]
 
@@ -23,16 +23,9 @@ def interaction(task: Task) -> list[Step]:
     entries in generation order, each artifact placed where it first appeared (an
     artifact without a generation last); without one, the history, the status, then the
     artifacts (all a 1.0 agent tells)."""
-    artifacts = task.get("artifacts") or []
-    if not isinstance(task.get(TIMELINE), list):
+    ordered = in_order(task)
+    if ordered is None:
         steps: list[Step] = [("message", m) for m in task.get("history") or ()]
+        artifacts = task.get("artifacts") or []
         return [*steps, ("status", task.get("status") or {}), *(("artifact", a) for a in artifacts)]
-    spans = task.get(ARTIFACT_GENERATIONS) or {}
-    placed: list[tuple[float, int, Step]] = []
-    for entry in task[TIMELINE]:
-        kind: Literal["message", "status"] = "message" if "message" in entry else "status"
-        placed.append((entry["g"], 0, (kind, entry[kind])))
-    for artifact in artifacts:
-        start = (spans.get(artifact.get("artifactId")) or [float("inf")])[0]
-        placed.append((start, 1, ("artifact", artifact)))
-    return [step for _, _, step in sorted(placed, key=lambda p: (p[0], p[1]))]
+    return [(kind, item) for kind, _, item in ordered]

@@ -46,9 +46,12 @@ from a2a.service import card, operations
 from a2a.service.context import CallContext
 from a2a.service.mcp_endpoint import mcp_url
 from stores.fields import joined_parts, task_binding, task_delegations
+from stores.timeline import Step, in_order
 
 #: The states after which the conversation with a task is over.
 FINAL = frozenset({"completed", "canceled", "failed", "rejected"})
+#: The states in which the task waits on the user (its status message a question).
+ANSWERABLE = frozenset({"input-required", "auth-required"})
 
 
 View = Callable[[HttpRequest], Awaitable[HttpResponseBase]]
@@ -227,28 +230,42 @@ def _said(role: str, parts: list[dict[str, Any]], *, extra: str = "", artifact: 
 
 
 def conversation(task: Task) -> list[dict[str, Any]]:
-    """The task as a conversation: its history (the user's messages, the agent's
-    questions), then its artifacts as the agent's replies (a streamed artifact's chunks
-    are one reply), then its status message when the history does not hold it (why it
-    failed, what it waits for). No line for a status without a message."""
-    history = task.get("history") or []
+    """The task as a conversation: its timeline in order (the user's messages, the agent's
+    statuses, each artifact where it began; :func:`stores.timeline.in_order`), or for a
+    task kept without one its history, then its artifacts; then its status message when
+    not yet shown (why it failed, what it waits for). An artifact's streamed chunks are
+    one reply; no line for a status without a message."""
     message = (task.get("status") or {}).get("message")
-    answerable = task_state(task) in ("input-required", "auth-required")
+    answerable = task_state(task) in ANSWERABLE
     asked = message.get("messageId") if message and answerable else None
-    lines = [
-        _said(
-            "user" if m.get("role") == "user" else "agent",
-            m.get("parts", []),
-            extra="question" if asked and m.get("messageId") == asked else "",
-        )
-        for m in history
-    ]
-    lines += [_said("agent", a.get("parts", []), extra="artifact", artifact=a) for a in task.get("artifacts") or []]
-    if message and message.get("messageId") not in {m.get("messageId") for m in history}:
-        lines.append(
-            _said("agent", message["parts"], extra="question") if answerable else _said("status", message["parts"])
-        )
+    ordered: list[Step] | None = in_order(task)
+    if ordered is None:
+        ordered = [("message", i, m) for i, m in enumerate(task.get("history") or ())]
+        ordered += [("artifact", i, a) for i, a in enumerate(task.get("artifacts") or ())]
+    lines: list[dict[str, Any]] = []
+    shown: set[Any] = set()
+    for kind, _, item in ordered:
+        said = item if kind == "message" else item.get("message")
+        if kind == "artifact":
+            lines.append(_said("agent", item.get("parts", []), extra="artifact", artifact=item))
+        elif isinstance(said, dict) and not (said.get("messageId") and said["messageId"] in shown):
+            shown.add(said.get("messageId"))
+            state = task_state(task) if kind == "message" else str(item.get("state") or "")
+            lines.append(_line(said, asked, kind == "message" or state in ANSWERABLE, state))
+    if message and message.get("messageId") not in shown:
+        lines.append(_line(message, asked, answerable, task_state(task)))
     return lines
+
+
+def _line(message: Message, asked: str | None, spoken: bool, state: str) -> dict[str, Any]:
+    """A message's line: the user's, the agent's (a question when it is the one the task
+    waits on), or, for an agent status message no question (progress, a failure), a
+    status line naming the ``state`` it came with."""
+    if message.get("role") == "user":
+        return _said("user", message.get("parts", []))
+    if asked and message.get("messageId") == asked:
+        return _said("agent", message.get("parts", []), extra="question")
+    return {**_said("agent" if spoken else "status", message.get("parts", [])), "state": state}
 
 
 def task_view(task: Task | Message, sent: Message | None = None) -> dict[str, Any]:
@@ -263,7 +280,7 @@ def task_view(task: Task | Message, sent: Message | None = None) -> dict[str, An
         "contextId": task.get("contextId", ""),
         "state": state,
         "final": state in FINAL,
-        "answerable": state in ("input-required", "auth-required"),
+        "answerable": state in ANSWERABLE,
         "conversation": conversation(task),
         "admin_url": admin_url(task["id"]),
         "delegations": task_delegations(task),  # the remote tasks its handler started

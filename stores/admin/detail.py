@@ -29,7 +29,7 @@ from stores.admin.display import (
 from stores.admin.source import store_or_error
 from stores.backends import get_task_store
 from stores.base import TERMINAL_STATES
-from stores.fields import task_delegations, task_state
+from stores.fields import TIMELINE, task_delegations, task_state
 
 #: The detail page's buttons: (action, label).
 DETAIL_ACTIONS = (
@@ -68,6 +68,9 @@ class TaskDetailMixin:
                 holder = task["status"]["message"]  # type: ignore[index]
             elif section in ("history", "artifacts"):
                 holder = task[section][item]  # type: ignore[index]
+            elif section == "timeline":  # a client message or an agent status of the timeline
+                entry = task[TIMELINE][item]  # type: ignore[index]
+                holder = entry["message"] if "message" in entry else entry["status"]["message"]
             else:
                 raise KeyError(section)
             file = holder["parts"][part]["file"]

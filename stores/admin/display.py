@@ -20,6 +20,7 @@ from stores.base import STATES, Task
 from stores.fields import joined_parts, task_binding, task_updated, without_event_log
 from stores.retention import Policy, kept
 from stores.scope import agent_name
+from stores.timeline import Step, in_order
 from stores.timestamps import parse_timestamp
 
 #: Builds the URL that downloads an inline (base64) file part: (section, item, part) -> URL.
@@ -120,11 +121,29 @@ def _entry(item: Any, *title_keys: str, download: Callable[[int], str] | None = 
     }
 
 
+def _in_order(
+    ordered: list[Step], replies: dict[int, dict[str, Any]], links: Callable[[str, int], Callable[[int], str] | None]
+) -> tuple[list[dict[str, Any]], set[Any]]:
+    """The conversation read from a timeline (:func:`~stores.timeline.in_order`): its
+    messages each once, the artifacts in place; and the ids of the messages shown."""
+    conversation: list[dict[str, Any]] = []
+    shown: set[Any] = set()
+    for kind, i, item in ordered:
+        said = item if kind == "message" else item.get("message")
+        if kind == "artifact":
+            conversation += [replies[i]] if i in replies else []
+        elif isinstance(said, dict) and not (said.get("messageId") and said["messageId"] in shown):
+            shown.add(said.get("messageId"))
+            conversation.append(_entry(said, "role", "messageId", download=links("timeline", i)))
+    return conversation, shown
+
+
 def task_sections(task: Task, download: DownloadURL | None = None) -> dict[str, Any]:
     """What the detail pages show of ``task``: its status message, artifacts and history
     as entries (a title, the role, who speaks, the parts rendered one by one, the item's
-    JSON), the conversation (the history, then the agent's artifacts and its status
-    message when the history does not hold it, as the agent's replies), and its
+    JSON), the conversation (its timeline in order, artifacts in place, or for a task kept
+    without one the history, then the artifacts; then the status message when not yet
+    shown, as the agent's replies), and its
     metadata and whole self as pretty JSON. ``download`` makes the links of inline file
     parts."""
     status: dict[str, Any] = task["status"] if isinstance(task.get("status"), dict) else {}
@@ -135,16 +154,24 @@ def task_sections(task: Task, download: DownloadURL | None = None) -> dict[str, 
         return (lambda j: download(section, i, j)) if download else None
 
     said = [_entry(m, "role", "messageId", download=links("history", i)) for i, m in enumerate(history or []) if m]
-    made = [
-        _entry(a, "name", "description", "artifactId", download=links("artifacts", i))
+    replies = {
+        i: {
+            **_entry(a, "name", "description", "artifactId", download=links("artifacts", i)),
+            "role": "agent",
+            "artifact": True,
+        }
         for i, a in enumerate(artifacts or [])
         if a
-    ]
+    }
     status_entries = [_entry(message, "role", "messageId", download=links("status", 0))] if message else []
-    in_history = {m.get("messageId") for m in history or [] if isinstance(m, dict)}
-    repeated = isinstance(message, dict) and message.get("messageId") in in_history
-    unsaid = [] if repeated else status_entries
-    conversation = [*said, *({**entry, "role": "agent", "artifact": True} for entry in made), *unsaid]
+    ordered = in_order(task)
+    if ordered is None:  # kept without a timeline: the history, the artifacts, then the status
+        conversation = [*said, *replies.values()]
+        shown = {m.get("messageId") for m in history or [] if isinstance(m, dict)}
+    else:
+        conversation, shown = _in_order(ordered, replies, links)
+    repeated = isinstance(message, dict) and message.get("messageId") in shown
+    conversation += [] if repeated else status_entries
     agent = agent_name(task)
     for entry in conversation:
         entry["speaker"] = agent if entry["role"] == "agent" else entry["role"]
@@ -152,7 +179,7 @@ def task_sections(task: Task, download: DownloadURL | None = None) -> dict[str, 
         "agent": agent,
         "binding": task_binding(task),
         "message": status_entries,
-        "artifacts": made,
+        "artifacts": list(replies.values()),
         "history": said,
         "conversation": conversation,
         "metadata": pretty_json(task["metadata"]) if task.get("metadata") else "",
