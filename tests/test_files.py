@@ -169,7 +169,8 @@ def test_system_check_names_an_unknown_storage(settings):
 
 def test_the_admin_links_and_downloads_an_offloaded_part(agent, admin_client):
     task = WireClient(headers=agent["alice"]).send(file_message(CONTENT), configuration=BLOCKING)["task"]
-    download = reverse("admin:stores_taskrecord_download", args=[quote(task["id"]), "history", 0, 0])
+    # the conversation reads the task's timeline: the user's message is its first entry
+    download = reverse("admin:stores_taskrecord_download", args=[quote(task["id"]), "timeline", 0, 0])
     body = admin_client.get(reverse("admin:stores_taskrecord_change", args=[quote(task["id"])])).content.decode()
     assert f'href="{download}"' in body
     response = admin_client.get(download)
